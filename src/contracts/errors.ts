@@ -1,0 +1,87 @@
+// Warden's error model: one base class with a stable string code, one subclass per
+// family. Expected outcomes (denials, failed verifications) are values, not errors;
+// these are thrown only for misuse and faults. Messages never carry secrets or tokens.
+
+/** Every error code Warden can throw, grouped by family. Codes are stable API. */
+export const ERROR_CODES = {
+  canon: [
+    "ERR_CANON_NON_FINITE_NUMBER",
+    "ERR_CANON_LONE_SURROGATE",
+    "ERR_CANON_UNSUPPORTED_TYPE",
+    "ERR_CANON_CYCLE",
+    "ERR_CANON_TOO_DEEP",
+    "ERR_JSON_SYNTAX",
+    "ERR_JSON_DUPLICATE_KEY",
+    "ERR_JSON_FORBIDDEN_KEY",
+    "ERR_JSON_TOO_LARGE",
+  ],
+  contract: ["ERR_CONTRACT_RECORD_INVALID", "ERR_CONTRACT_ID_INVALID", "ERR_CONTRACT_NAMESPACE"],
+  crypto: [
+    "ERR_CRYPTO_KEY_TYPE",
+    "ERR_CRYPTO_KEY_INVALID",
+    "ERR_CRYPTO_KEY_FILE_PERMISSIONS",
+    "ERR_CRYPTO_KEY_FILE_EXISTS",
+    "ERR_CRYPTO_KEY_NOT_PRIVATE",
+    "ERR_CRYPTO_SIGNATURE_ENCODING",
+  ],
+  cli: ["ERR_CLI_USAGE", "ERR_CLI_INPUT"],
+} as const;
+
+type Families = typeof ERROR_CODES;
+export type ErrorFamily = keyof Families;
+export type WardenErrorCode = Families[ErrorFamily][number];
+
+const ALL_CODES: ReadonlySet<string> = new Set(Object.values(ERROR_CODES).flat());
+
+export function isWardenErrorCode(code: string): code is WardenErrorCode {
+  return ALL_CODES.has(code);
+}
+
+export interface WardenErrorOptions {
+  cause?: unknown;
+  /** Structured, non-secret details (argument names, seq numbers, paths). */
+  details?: Record<string, unknown>;
+}
+
+export class WardenError extends Error {
+  readonly code: WardenErrorCode;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(code: WardenErrorCode, message: string, options: WardenErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.details = options.details;
+  }
+}
+
+type CodeOf<F extends ErrorFamily> = Families[F][number];
+
+export class CanonicalJsonError extends WardenError {
+  constructor(code: CodeOf<"canon">, message: string, options?: WardenErrorOptions) {
+    super(code, message, options);
+  }
+}
+
+export class ContractError extends WardenError {
+  constructor(code: CodeOf<"contract">, message: string, options?: WardenErrorOptions) {
+    super(code, message, options);
+  }
+}
+
+export class CryptoError extends WardenError {
+  constructor(code: CodeOf<"crypto">, message: string, options?: WardenErrorOptions) {
+    super(code, message, options);
+  }
+}
+
+export class CliError extends WardenError {
+  constructor(code: CodeOf<"cli">, message: string, options?: WardenErrorOptions) {
+    super(code, message, options);
+  }
+}
+
+/** Narrow an unknown thrown value to a WardenError with the given code. */
+export function hasErrorCode(err: unknown, code: WardenErrorCode): err is WardenError {
+  return err instanceof WardenError && err.code === code;
+}
