@@ -1,0 +1,59 @@
+// `warden keys generate|show`: key pairs on disk; `show` prints public information only.
+import { mkdirSync } from "node:fs";
+import type { Command } from "commander";
+import { CliError } from "../../contracts/index.js";
+import {
+  generateKeyPair,
+  KEY_TYPES,
+  type KeyType,
+  loadPublicKeyFile,
+  publicKeyInfo,
+  saveKeyPair,
+} from "../../crypto/index.js";
+import type { CliContext } from "../io.js";
+
+export function registerKeys(program: Command, ctx: CliContext): void {
+  const keys = program.command("keys").description("generate and inspect key pairs");
+  keys
+    .command("generate")
+    .description("generate a key pair and write it as PEM and JWK files (private files mode 0600)")
+    .requiredOption("--type <type>", "ed25519 (journal, messages) or p256 (contracts, credentials)")
+    .requiredOption("--out <dir>", "directory to write the key files to (created if missing)")
+    .option("--name <name>", "base file name (default: the key type)")
+    .option("--json", "print the result as JSON")
+    .action((opts: { type: string; out: string; name?: string; json?: boolean }) => {
+      if (!(KEY_TYPES as readonly string[]).includes(opts.type)) {
+        throw new CliError("ERR_CLI_USAGE", `--type must be one of ${KEY_TYPES.join(", ")}`);
+      }
+      mkdirSync(opts.out, { recursive: true, mode: 0o700 });
+      const pair = generateKeyPair(opts.type as KeyType);
+      const files = saveKeyPair(pair, opts.out, opts.name === undefined ? {} : { name: opts.name });
+      const info = publicKeyInfo(pair.publicKey);
+      if (opts.json) {
+        ctx.io.out(
+          `${JSON.stringify({ type: info.type, keyId: info.keyId, fingerprint: info.fingerprint, files }, null, 2)}\n`,
+        );
+        return;
+      }
+      ctx.io.out(
+        `type         ${info.type}\nkey id       ${info.keyId}\nfingerprint  ${info.fingerprint}\n` +
+          `private      ${files.privatePem} (0600), ${files.privateJwk} (0600)\n` +
+          `public       ${files.publicPem}, ${files.publicJwk}\n`,
+      );
+    });
+  keys
+    .command("show")
+    .description("print the public information of a key file (never private material)")
+    .argument("<file>", "PEM or JWK key file, public or private")
+    .option("--json", "print as JSON")
+    .action((file: string, opts: { json?: boolean }) => {
+      const info = publicKeyInfo(loadPublicKeyFile(file));
+      if (opts.json) {
+        ctx.io.out(`${JSON.stringify(info, null, 2)}\n`);
+        return;
+      }
+      ctx.io.out(
+        `type         ${info.type}\nkey id       ${info.keyId}\nfingerprint  ${info.fingerprint}\n${info.publicKeyPem}`,
+      );
+    });
+}
