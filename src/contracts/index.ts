@@ -25,6 +25,16 @@ export {
   type WardenErrorOptions,
 } from "./errors.js";
 export {
+  BUILTIN_TOOL_CLASSES,
+  DECISIONS,
+  Decision,
+  GateRequest,
+  type GateRequestInput,
+  TAINT_SOURCES,
+  TaintLabel,
+  TaintSource,
+} from "./gate-request.js";
+export {
   formatTraceparent,
   newSpanId,
   newTraceId,

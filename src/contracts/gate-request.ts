@@ -1,0 +1,73 @@
+// The Gate's input: a structured proposal (never natural language), with Ari Kernel's
+// ToolCall field names so Ari-style policies and scenarios carry over. Also the
+// structured facts the Gate hands to policy alongside the request: who the principal
+// is (from configuration, never from the request) and what the session has seen.
+import { z } from "zod";
+
+export const TAINT_SOURCES = [
+  "web",
+  "rag",
+  "email",
+  "retrieved-doc",
+  "model-generated",
+  "user-provided",
+  "tool-output",
+  "mcp",
+] as const;
+export const TaintSource = z.enum(TAINT_SOURCES);
+export type TaintSource = z.infer<typeof TaintSource>;
+
+export const BUILTIN_TOOL_CLASSES = [
+  "http",
+  "file",
+  "shell",
+  "database",
+  "retrieval",
+  "mcp",
+  "memory",
+  "message",
+  "delegate",
+] as const;
+
+const Name = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(/^[A-Za-z0-9_][A-Za-z0-9_.:/-]*$/, "letters, digits and _ . : / - only");
+
+export const TaintLabel = z.strictObject({
+  source: TaintSource,
+  origin: z.string().max(512),
+  confidence: z.number().min(0).max(1).optional(),
+  addedAt: z.string().max(64).optional(),
+  propagatedFrom: z.string().max(128).optional(),
+});
+export type TaintLabel = z.infer<typeof TaintLabel>;
+
+/** A proposal to the Gate. Parameters are plain JSON data, size-limited by the edge that parsed them. */
+export const GateRequest = z.strictObject({
+  principalId: Name,
+  runId: z.string().min(1).max(128),
+  /** A built-in tool class or a contract's own. */
+  toolClass: Name,
+  action: Name,
+  /** Contract name, when the call names a tool contract. */
+  tool: Name.optional(),
+  parameters: z.record(z.string().max(256), z.json()).default({}),
+  taintLabels: z.array(TaintLabel).max(256).default([]),
+  /** The user's original request (trusted input); used for value-level provenance. Never interpreted. */
+  originalRequest: z.string().max(1_000_000).optional(),
+  /** Free text from the model (reasoning, description). Hashed into the record at most, never interpreted. */
+  rationale: z.string().max(1_000_000).optional(),
+  traceId: z
+    .string()
+    .regex(/^[0-9a-f]{32}$/)
+    .optional(),
+});
+export type GateRequest = z.infer<typeof GateRequest>;
+export type GateRequestInput = z.input<typeof GateRequest>;
+
+/** The five decisions (OATS §7). */
+export const DECISIONS = ["allow", "deny", "modify", "step_up", "defer"] as const;
+export const Decision = z.enum(DECISIONS);
+export type Decision = z.infer<typeof Decision>;
