@@ -33,6 +33,29 @@ export const ERROR_CODES = {
     "ERR_CRYPTO_SIGNATURE_ENCODING",
   ],
   cli: ["ERR_CLI_USAGE", "ERR_CLI_INPUT"],
+  integrity: [
+    "ERR_INTEGRITY_CANONICAL",
+    "ERR_INTEGRITY_CANONICALIZATION_UNSUPPORTED",
+    "ERR_INTEGRITY_UNSIGNED",
+    "ERR_INTEGRITY_SIGNATURE_FILE_INVALID",
+    "ERR_INTEGRITY_SIGNATURE_ENCODING",
+    "ERR_INTEGRITY_SIGNATURE_INVALID",
+    "ERR_INTEGRITY_SIGNATURE_MISMATCH",
+    "ERR_INTEGRITY_KEY_TYPE",
+    "ERR_INTEGRITY_KEY_INVALID",
+    "ERR_INTEGRITY_KEY_UNKNOWN",
+    "ERR_INTEGRITY_KEY_REVOKED",
+    "ERR_INTEGRITY_KEY_NOT_PINNED",
+    "ERR_INTEGRITY_KEY_PIN_MISMATCH",
+    "ERR_INTEGRITY_DISCOVERY_INVALID",
+    "ERR_INTEGRITY_DOMAIN_MISMATCH",
+    "ERR_INTEGRITY_REVOCATION_INVALID",
+    "ERR_INTEGRITY_BUNDLE_INVALID",
+    "ERR_INTEGRITY_BUNDLE_UNSIGNED",
+    "ERR_INTEGRITY_BUNDLE_EXPIRED",
+    "ERR_INTEGRITY_PIN_STORE",
+    "ERR_INTEGRITY_FETCH",
+  ],
 } as const;
 
 type Families = typeof ERROR_CODES;
@@ -85,6 +108,13 @@ export class CryptoError extends WardenError {
 
 export class CliError extends WardenError {
   constructor(code: CodeOf<"cli">, message: string, options?: WardenErrorOptions) {
+    super(code, message, options);
+  }
+}
+
+/** Tool contract integrity: SchemaPin signatures, discovery, revocation, pins, bundles. */
+export class IntegrityError extends WardenError {
+  constructor(code: CodeOf<"integrity">, message: string, options?: WardenErrorOptions) {
     super(code, message, options);
   }
 }

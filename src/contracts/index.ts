@@ -19,6 +19,7 @@ export {
   ERROR_CODES,
   type ErrorFamily,
   hasErrorCode,
+  IntegrityError,
   isWardenErrorCode,
   WardenError,
   type WardenErrorCode,
