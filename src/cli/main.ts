@@ -13,20 +13,13 @@ export function buildProgram(ctx: CliContext): Command {
     .configureOutput({ writeOut: (s) => ctx.io.out(s), writeErr: (s) => ctx.io.err(s) });
   registerKeys(program, ctx);
   registerCanon(program, ctx);
-  for (const cmd of program.commands) propagate(cmd);
   return program;
-}
-
-function propagate(cmd: Command): void {
-  cmd.exitOverride();
-  for (const sub of cmd.commands) propagate(sub);
 }
 
 /** Runs the CLI with `argv` as in process.argv (node, script, ...args); resolves to the exit code. */
 export async function main(argv: string[], io: CliIo = processIo): Promise<number> {
   const ctx: CliContext = { io, exitCode: EXIT.ok };
   const program = buildProgram(ctx);
-  for (const cmd of program.commands) cmd.configureOutput({ writeOut: io.out, writeErr: io.err });
   try {
     await program.parseAsync(argv);
     return ctx.exitCode;
