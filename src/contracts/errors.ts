@@ -56,6 +56,20 @@ export const ERROR_CODES = {
     "ERR_INTEGRITY_PIN_STORE",
     "ERR_INTEGRITY_FETCH",
   ],
+  journal: [
+    "ERR_JOURNAL_TYPE_INVALID",
+    "ERR_JOURNAL_TYPE_UNKNOWN",
+    "ERR_JOURNAL_TYPE_EXISTS",
+    "ERR_JOURNAL_BODY_INVALID",
+    "ERR_JOURNAL_ENTRY_INVALID",
+    "ERR_JOURNAL_SENSITIVE_PATH",
+    "ERR_JOURNAL_KEY_TYPE",
+    "ERR_JOURNAL_KEY_MISMATCH",
+    "ERR_JOURNAL_CHAIN_BROKEN",
+    "ERR_JOURNAL_HEAD_INVALID",
+    "ERR_JOURNAL_CLOSED",
+    "ERR_JOURNAL_STORE",
+  ],
 } as const;
 
 type Families = typeof ERROR_CODES;
@@ -115,6 +129,12 @@ export class CliError extends WardenError {
 /** Tool contract integrity: SchemaPin signatures, discovery, revocation, pins, bundles. */
 export class IntegrityError extends WardenError {
   constructor(code: CodeOf<"integrity">, message: string, options?: WardenErrorOptions) {
+    super(code, message, options);
+  }
+}
+
+export class JournalError extends WardenError {
+  constructor(code: CodeOf<"journal">, message: string, options?: WardenErrorOptions) {
     super(code, message, options);
   }
 }

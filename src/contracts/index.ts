@@ -21,6 +21,7 @@ export {
   hasErrorCode,
   IntegrityError,
   isWardenErrorCode,
+  JournalError,
   WardenError,
   type WardenErrorCode,
   type WardenErrorOptions,
