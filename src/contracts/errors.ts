@@ -56,6 +56,39 @@ export const ERROR_CODES = {
     "ERR_INTEGRITY_PIN_STORE",
     "ERR_INTEGRITY_FETCH",
   ],
+  tool: [
+    "ERR_TOOL_MANIFEST_SYNTAX",
+    "ERR_TOOL_MANIFEST_INVALID",
+    "ERR_TOOL_TYPE_UNKNOWN",
+    "ERR_TOOL_TEMPLATE_INVALID",
+    "ERR_TOOL_CONDITION_INVALID",
+    "ERR_TOOL_ARGS_INVALID",
+    "ERR_TOOL_ARG_UNKNOWN",
+    "ERR_TOOL_ARG_MISSING",
+    "ERR_TOOL_ARG_TYPE",
+    "ERR_TOOL_ARG_TOO_LONG",
+    "ERR_TOOL_ARG_METACHAR",
+    "ERR_TOOL_ARG_INVISIBLE",
+    "ERR_TOOL_ARG_PATTERN",
+    "ERR_TOOL_ARG_RANGE",
+    "ERR_TOOL_ARG_ENUM",
+    "ERR_TOOL_ARG_FORMAT",
+    "ERR_TOOL_ARG_TRAVERSAL",
+    "ERR_TOOL_ARG_ABSOLUTE_PATH",
+    "ERR_TOOL_ARG_SCHEME",
+    "ERR_TOOL_ARG_OUT_OF_SCOPE",
+    "ERR_TOOL_ARG_FILE",
+    "ERR_TOOL_RUNTIME_VAR_MISSING",
+    "ERR_TOOL_SECRET_MISSING",
+    "ERR_TOOL_SECRET_INVALID",
+    "ERR_TOOL_OUTPUT_TOO_LARGE",
+    "ERR_TOOL_OUTPUT_PARSE",
+    "ERR_TOOL_OUTPUT_PARSER_UNSUPPORTED",
+    "ERR_TOOL_OUTPUT_SCHEMA",
+    "ERR_TOOL_REGISTRY_IO",
+    "ERR_TOOL_REGISTRY_DUPLICATE",
+    "ERR_TOOL_REGISTRY_UNVERIFIED",
+  ],
   journal: [
     "ERR_JOURNAL_TYPE_INVALID",
     "ERR_JOURNAL_TYPE_UNKNOWN",
@@ -135,6 +168,12 @@ export class IntegrityError extends WardenError {
 
 export class JournalError extends WardenError {
   constructor(code: CodeOf<"journal">, message: string, options?: WardenErrorOptions) {
+    super(code, message, options);
+  }
+}
+
+export class ToolError extends WardenError {
+  constructor(code: CodeOf<"tool">, message: string, options?: WardenErrorOptions) {
     super(code, message, options);
   }
 }

@@ -22,6 +22,7 @@ export {
   IntegrityError,
   isWardenErrorCode,
   JournalError,
+  ToolError,
   WardenError,
   type WardenErrorCode,
   type WardenErrorOptions,
