@@ -103,6 +103,23 @@ export const ERROR_CODES = {
     "ERR_JOURNAL_CLOSED",
     "ERR_JOURNAL_STORE",
   ],
+  policy: [
+    "ERR_POLICY_FILE",
+    "ERR_POLICY_TOO_LARGE",
+    "ERR_POLICY_YAML_SYNTAX",
+    "ERR_POLICY_SCHEMA",
+    "ERR_POLICY_DUPLICATE_RULE",
+    "ERR_POLICY_PRIORITY_LAYER",
+    "ERR_POLICY_REGEX_UNSAFE",
+    "ERR_POLICY_REGEX_INVALID",
+    "ERR_POLICY_MODIFY_PATH",
+    "ERR_POLICY_CEDAR_SCHEMA",
+    "ERR_POLICY_CEDAR_PARSE",
+    "ERR_POLICY_CEDAR_VALIDATION",
+    "ERR_POLICY_CEDAR_ANNOTATION",
+    "ERR_POLICY_CEDAR_EVALUATION",
+    "ERR_POLICY_EMPTY_BUNDLE",
+  ],
 } as const;
 
 type Families = typeof ERROR_CODES;
@@ -181,4 +198,10 @@ export class ToolError extends WardenError {
 /** Narrow an unknown thrown value to a WardenError with the given code. */
 export function hasErrorCode(err: unknown, code: WardenErrorCode): err is WardenError {
   return err instanceof WardenError && err.code === code;
+}
+
+export class PolicyError extends WardenError {
+  constructor(code: CodeOf<"policy">, message: string, options?: WardenErrorOptions) {
+    super(code, message, options);
+  }
 }

@@ -22,6 +22,7 @@ export {
   IntegrityError,
   isWardenErrorCode,
   JournalError,
+  PolicyError,
   ToolError,
   WardenError,
   type WardenErrorCode,
