@@ -33,6 +33,14 @@ export const ERROR_CODES = {
     "ERR_CRYPTO_SIGNATURE_ENCODING",
   ],
   cli: ["ERR_CLI_USAGE", "ERR_CLI_INPUT"],
+  context: [
+    "ERR_CONTEXT_CONFIG_INVALID",
+    "ERR_CONTEXT_RUN_MISMATCH",
+    "ERR_CONTEXT_SESSION_CLOSED",
+    "ERR_CONTEXT_FOREIGN_PREPARATION",
+    "ERR_CONTEXT_ALREADY_RECORDED",
+    "ERR_CONTEXT_INPUT_INVALID",
+  ],
   integrity: [
     "ERR_INTEGRITY_CANONICAL",
     "ERR_INTEGRITY_CANONICALIZATION_UNSUPPORTED",
@@ -191,6 +199,12 @@ export class JournalError extends WardenError {
 
 export class ToolError extends WardenError {
   constructor(code: CodeOf<"tool">, message: string, options?: WardenErrorOptions) {
+    super(code, message, options);
+  }
+}
+
+export class ContextError extends WardenError {
+  constructor(code: CodeOf<"context">, message: string, options?: WardenErrorOptions) {
     super(code, message, options);
   }
 }

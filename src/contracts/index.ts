@@ -14,6 +14,7 @@ export {
 export {
   CanonicalJsonError,
   CliError,
+  ContextError,
   ContractError,
   CryptoError,
   ERROR_CODES,
