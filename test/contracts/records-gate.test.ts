@@ -1,0 +1,119 @@
+// Records exported in the gate namespace must validate, unchanged, against the
+// published GATE JSON Schemas (draft 2020-12), and survive dare -> gate -> dare.
+import { readdirSync } from "node:fs";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import ajvFormats from "ajv-formats";
+import { describe, expect, it } from "vitest";
+import {
+  fromGateNamespace,
+  parseGateRecord,
+  parseRecord,
+  type RecordKind,
+  toGateNamespace,
+} from "../../src/contracts/index.js";
+import { readSharedJson, sharedPath } from "../helpers/shared.js";
+import { sampleLedgerEvent, samplesByKind } from "./records-samples.js";
+
+const GATE_SCHEMA_FILE: Record<RecordKind, string> = {
+  tool_request: "tool_envelope.schema.json",
+  tool_response: "tool_envelope.schema.json",
+  policy_decision: "policy_decision_record.schema.json",
+  ledger_event: "audit_ledger_event.schema.json",
+  agent_message: "multi_agent_envelope.schema.json",
+  replay_trace: "replay_trace.schema.json",
+  hitl_decision: "hitl_decision_record.schema.json",
+};
+
+// Strict mode stays on, so a typo'd keyword in our expectations would fail loudly;
+// "version" is GATE's own annotation keyword.
+const ajv = new Ajv2020({ strict: true, allErrors: true });
+// ajv-formats is CommonJS; under NodeNext its default import is module.exports.
+ajvFormats.default(ajv);
+ajv.addKeyword({ keyword: "version", schemaType: "string" });
+
+const validators = new Map(
+  readdirSync(sharedPath("vectors", "gate", "schemas"))
+    .filter((f) => f.endsWith(".schema.json"))
+    .map((f) => [f, ajv.compile(readSharedJson("vectors", "gate", "schemas", f) as object)]),
+);
+
+function gateValidator(kind: RecordKind) {
+  const v = validators.get(GATE_SCHEMA_FILE[kind]);
+  if (v === undefined) throw new Error(`missing GATE schema for ${kind}`);
+  return v;
+}
+
+const samples = samplesByKind();
+
+describe("gate export validates against the GATE JSON Schemas", () => {
+  for (const kind of Object.keys(samples) as RecordKind[]) {
+    for (const [name, record] of samples[kind]) {
+      it(`${kind} (${name})`, () => {
+        const gate = toGateNamespace(record);
+        const validate = gateValidator(kind);
+        const ok = validate(gate);
+        expect(validate.errors ?? []).toEqual([]);
+        expect(ok).toBe(true);
+        // And our own gate-namespace schema accepts it too.
+        const parsed = parseGateRecord(kind, gate);
+        expect(parsed).toMatchObject({ ok: true });
+      });
+    }
+  }
+
+  it("a dare-namespace record does not validate against GATE (the namespace matters)", () => {
+    const request = samples.tool_request[0]![1];
+    expect(gateValidator("tool_request")(request)).toBe(false);
+    expect(gateValidator("ledger_event")(sampleLedgerEvent())).toBe(false);
+  });
+
+  it("the GATE validator catches what GATE forbids (sanity check of the harness)", () => {
+    const gate = toGateNamespace(samples.policy_decision[0]![1]);
+    const broken = { ...gate, result: { ...gate.result, decision: "maybe" } };
+    expect(gateValidator("policy_decision")(broken)).toBe(false);
+  });
+});
+
+describe("dare -> gate -> dare round trip", () => {
+  for (const kind of Object.keys(samples) as RecordKind[]) {
+    for (const [name, record] of samples[kind]) {
+      it(`${kind} (${name})`, () => {
+        const before = structuredClone(record);
+        const gate = toGateNamespace(record);
+        const back = fromGateNamespace(gate);
+        expect(back).toEqual(record);
+        expect(record).toEqual(before); // the export copies, never mutates
+        expect(parseRecord(kind, back)).toEqual({ ok: true, record });
+      });
+    }
+  }
+
+  it("maps event_type dare.* to gate.* and back, nothing else", () => {
+    const request = samples.tool_request[0]![1];
+    const gate = toGateNamespace(request);
+    expect(gate.event_type).toBe("gate.tool.request");
+    expect({ ...gate, event_type: request.event_type }).toEqual(request);
+  });
+
+  it("records without event_type (ReplayTrace, HITLDecisionRecord) are the same in both namespaces", () => {
+    const trace = samples.replay_trace[0]![1];
+    const hitl = samples.hitl_decision[0]![1];
+    expect(toGateNamespace(trace)).toEqual(trace);
+    expect(toGateNamespace(hitl)).toEqual(hitl);
+  });
+
+  it("exports the DARE retention class tier_bounded_365d as GATE's prod_hot_365d, same event hash", () => {
+    const event = sampleLedgerEvent();
+    // The hash is taken over the gate form, so switching to the alias keeps it valid.
+    const aliased = {
+      ...event,
+      immutability: { ...event.immutability, retention_class: "tier_bounded_365d" as const },
+    };
+    expect(parseRecord("ledger_event", aliased)).toMatchObject({ ok: true });
+    const gate = toGateNamespace(aliased);
+    expect(gate.immutability.retention_class).toBe("prod_hot_365d");
+    expect(gate.hash_chain.event_hash).toBe(event.hash_chain.event_hash);
+    expect(gateValidator("ledger_event")(gate)).toBe(true);
+    expect(parseGateRecord("ledger_event", gate)).toMatchObject({ ok: true });
+  });
+});
