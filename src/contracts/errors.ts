@@ -128,6 +128,19 @@ export const ERROR_CODES = {
     "ERR_POLICY_CEDAR_EVALUATION",
     "ERR_POLICY_EMPTY_BUNDLE",
   ],
+  loop: ["ERR_LOOP_STALE_PHASE", "ERR_LOOP_FORGED_PHASE", "ERR_LOOP_CONFIG_INVALID"],
+  model: [
+    "ERR_MODEL_CONFIG_INVALID",
+    "ERR_MODEL_API_KEY_MISSING",
+    "ERR_MODEL_HTTP_STATUS",
+    "ERR_MODEL_RESPONSE_INVALID",
+    "ERR_MODEL_RESPONSE_TOO_LARGE",
+    "ERR_MODEL_TIMEOUT",
+    "ERR_MODEL_NETWORK",
+    "ERR_MODEL_ABORTED",
+    "ERR_MODEL_SCRIPT_INVALID",
+    "ERR_MODEL_SCRIPT_EXHAUSTED",
+  ],
 } as const;
 
 type Families = typeof ERROR_CODES;
@@ -216,6 +229,20 @@ export function hasErrorCode(err: unknown, code: WardenErrorCode): err is Warden
 
 export class PolicyError extends WardenError {
   constructor(code: CodeOf<"policy">, message: string, options?: WardenErrorOptions) {
+    super(code, message, options);
+  }
+}
+
+/** The ORGA loop: phase objects used out of order, forged, or misconfigured. */
+export class LoopError extends WardenError {
+  constructor(code: CodeOf<"loop">, message: string, options?: WardenErrorOptions) {
+    super(code, message, options);
+  }
+}
+
+/** Model adapters: transport, response parsing, scripts. */
+export class ModelError extends WardenError {
+  constructor(code: CodeOf<"model">, message: string, options?: WardenErrorOptions) {
     super(code, message, options);
   }
 }

@@ -23,6 +23,8 @@ export {
   IntegrityError,
   isWardenErrorCode,
   JournalError,
+  LoopError,
+  ModelError,
   PolicyError,
   ToolError,
   WardenError,
