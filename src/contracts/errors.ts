@@ -142,6 +142,45 @@ export const ERROR_CODES = {
     "ERR_MODEL_SCRIPT_INVALID",
     "ERR_MODEL_SCRIPT_EXHAUSTED",
   ],
+  executor: [
+    "ERR_EXEC_CONFIG_INVALID",
+    "ERR_EXEC_PARAMS_INVALID",
+    "ERR_EXEC_CIRCUIT_OPEN",
+    "ERR_EXEC_TIMEOUT",
+    "ERR_EXEC_CANCELLED",
+    "ERR_EXEC_OUTPUT_TOO_LARGE",
+    "ERR_EXEC_INPUT_TOO_LARGE",
+    "ERR_EXEC_TOOL_FAILED",
+    "ERR_EXEC_IO",
+    "ERR_EXEC_URL_INVALID",
+    "ERR_EXEC_SSRF_BLOCKED",
+    "ERR_EXEC_HOST_NOT_ALLOWED",
+    "ERR_EXEC_DNS",
+    "ERR_EXEC_REDIRECT_LIMIT",
+    "ERR_EXEC_CONTENT_TYPE",
+    "ERR_EXEC_PATH_INVALID",
+    "ERR_EXEC_PATH_INVISIBLE",
+    "ERR_EXEC_PATH_LOOKALIKE",
+    "ERR_EXEC_PATH_TRAVERSAL",
+    "ERR_EXEC_PATH_OUTSIDE_ROOT",
+    "ERR_EXEC_PATH_SYMLINK",
+    "ERR_EXEC_PATH_RACE",
+    "ERR_EXEC_PATH_NOT_FOUND",
+    "ERR_EXEC_PATH_TYPE",
+    "ERR_EXEC_PATH_EXISTS",
+    "ERR_EXEC_BINARY_UNTRUSTED",
+    "ERR_EXEC_BINARY_NOT_FOUND",
+    "ERR_EXEC_CWD_OUTSIDE",
+    "ERR_EXEC_SQL_MULTIPLE",
+    "ERR_EXEC_SQL_SYNTAX",
+    "ERR_EXEC_SQL_CLASS",
+    "ERR_EXEC_SQL_PARAMS",
+    "ERR_EXEC_SQL_ROW_LIMIT",
+    "ERR_EXEC_MCP_TOOL_UNKNOWN",
+    "ERR_EXEC_MCP_TOOL_CHANGED",
+    "ERR_EXEC_MCP_PIN_STORE",
+    "ERR_EXEC_MCP_PROTOCOL",
+  ],
 } as const;
 
 type Families = typeof ERROR_CODES;
@@ -244,6 +283,13 @@ export class LoopError extends WardenError {
 /** Model adapters: transport, response parsing, scripts. */
 export class ModelError extends WardenError {
   constructor(code: CodeOf<"model">, message: string, options?: WardenErrorOptions) {
+    super(code, message, options);
+  }
+}
+
+/** Executors: tickets, circuit breakers, SSRF, paths, binaries, SQL, MCP pins. */
+export class ExecutorError extends WardenError {
+  constructor(code: CodeOf<"executor">, message: string, options?: WardenErrorOptions) {
     super(code, message, options);
   }
 }

@@ -19,6 +19,7 @@ export {
   CryptoError,
   ERROR_CODES,
   type ErrorFamily,
+  ExecutorError,
   hasErrorCode,
   IntegrityError,
   isWardenErrorCode,
