@@ -1,8 +1,5 @@
 // Records exported in the gate namespace must validate, unchanged, against the
 // published GATE JSON Schemas (draft 2020-12), and survive dare -> gate -> dare.
-import { readdirSync } from "node:fs";
-import { Ajv2020 } from "ajv/dist/2020.js";
-import ajvFormats from "ajv-formats";
 import { describe, expect, it } from "vitest";
 import {
   fromGateNamespace,
@@ -11,37 +8,8 @@ import {
   type RecordKind,
   toGateNamespace,
 } from "../../src/contracts/index.js";
-import { readSharedJson, sharedPath } from "../helpers/shared.js";
+import { gateValidator } from "./records-ajv.js";
 import { sampleLedgerEvent, samplesByKind } from "./records-samples.js";
-
-const GATE_SCHEMA_FILE: Record<RecordKind, string> = {
-  tool_request: "tool_envelope.schema.json",
-  tool_response: "tool_envelope.schema.json",
-  policy_decision: "policy_decision_record.schema.json",
-  ledger_event: "audit_ledger_event.schema.json",
-  agent_message: "multi_agent_envelope.schema.json",
-  replay_trace: "replay_trace.schema.json",
-  hitl_decision: "hitl_decision_record.schema.json",
-};
-
-// Strict mode stays on, so a typo'd keyword in our expectations would fail loudly;
-// "version" is GATE's own annotation keyword.
-const ajv = new Ajv2020({ strict: true, allErrors: true });
-// ajv-formats is CommonJS; under NodeNext its default import is module.exports.
-ajvFormats.default(ajv);
-ajv.addKeyword({ keyword: "version", schemaType: "string" });
-
-const validators = new Map(
-  readdirSync(sharedPath("vectors", "gate", "schemas"))
-    .filter((f) => f.endsWith(".schema.json"))
-    .map((f) => [f, ajv.compile(readSharedJson("vectors", "gate", "schemas", f) as object)]),
-);
-
-function gateValidator(kind: RecordKind) {
-  const v = validators.get(GATE_SCHEMA_FILE[kind]);
-  if (v === undefined) throw new Error(`missing GATE schema for ${kind}`);
-  return v;
-}
 
 const samples = samplesByKind();
 

@@ -133,11 +133,17 @@ export type BuildAgentMessageInput = Omit<
   AgentMessageEnvelope,
   "schema_version" | "event_type" | "time" | "protocol" | "payload" | "hashes" | "signature"
 > & {
-  time?: string;
-  protocol?: { capabilities?: AgentCapability[]; nonce?: string; expires_at?: string };
-  payload: Omit<AgentMessagePayload, "task_id"> & { task_id?: string };
+  time?: string | undefined;
+  protocol?: {
+    capabilities?: AgentCapability[] | undefined;
+    nonce?: string | undefined;
+    expires_at?: string | undefined;
+  };
+  payload: Omit<AgentMessagePayload, "task_id"> & { task_id?: string | undefined };
   signer: MessageSigner;
 };
+
+const MESSAGE_FIXED = { schema_version: SCHEMA_VERSION, event_type: "dare.agent.message" } as const;
 
 /** Build and sign a dare.agent.message: fills version, type, time, nonce, expiry (60 s), task_id, payload_hash. */
 export function buildAgentMessage(input: BuildAgentMessageInput): AgentMessageEnvelope {
@@ -145,10 +151,10 @@ export function buildAgentMessage(input: BuildAgentMessageInput): AgentMessageEn
   const time = givenTime ?? nowTimestamp();
   const payload = { ...givenPayload, task_id: givenPayload.task_id ?? uuidv7() };
   const unsigned = {
-    schema_version: SCHEMA_VERSION,
-    event_type: "dare.agent.message" as const,
+    ...MESSAGE_FIXED,
     time,
     ...rest,
+    ...MESSAGE_FIXED, // after rest: a caller cannot override them
     protocol: {
       version: "1.0" as const,
       ...(protocol.capabilities !== undefined ? { capabilities: protocol.capabilities } : {}),

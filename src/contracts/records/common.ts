@@ -13,6 +13,8 @@ export const NAMESPACES: readonly Namespace[] = ["dare", "gate"];
 /** The only contract major version this code reads and writes. */
 export const SCHEMA_VERSION = "v1" as const;
 export const SchemaVersionSchema = z.literal(SCHEMA_VERSION);
+/** Spread after caller input in builders so the version cannot be overridden. */
+export const VERSION_FIXED = { schema_version: SCHEMA_VERSION } as const;
 
 export const Sha256HashSchema = z
   .string()
@@ -151,10 +153,14 @@ export function safeParseRecord<T>(schema: z.ZodType<T>, value: unknown): Record
     message: i.message,
     code: issueCode(i),
   }));
-  // A version we do not speak explains every other difference, so it wins.
+  // A version we do not speak explains every other difference, so it wins. Then
+  // a field-level (structural) problem: zod still runs refinements after
+  // non-aborting issues such as a failed pattern, and a hash or form verdict
+  // over a malformed record would point at the wrong thing.
+  const structural = r.error.issues.findIndex((i) => i.code !== "custom");
   const first =
     issues.find((i) => i.code === "ERR_CONTRACT_SCHEMA_VERSION") ??
-    issues.find((i) => i.code !== "ERR_CONTRACT_RECORD_INVALID") ??
+    (structural >= 0 ? issues[structural] : undefined) ??
     issues[0];
   const code = first?.code ?? "ERR_CONTRACT_RECORD_INVALID";
   const message = first === undefined ? "invalid record" : `${formatPath(first.path)}: ${first.message}`;

@@ -11,7 +11,6 @@ import {
   NonEmptyString,
   nowTimestamp,
   RiskTierSchema,
-  SCHEMA_VERSION,
   SchemaVersionSchema,
   Sha256HashSchema,
   SignatureTextSchema,
@@ -19,6 +18,7 @@ import {
   ToolCategorySchema,
   TraceIdSchema,
   UuidSchema,
+  VERSION_FIXED,
 } from "./common.js";
 
 export const HitlActionSchema = z.enum(["approve", "deny", "modify", "request_more_info"]);
@@ -92,8 +92,8 @@ export type BuildHitlDecisionInput = Omit<
   HITLDecisionRecord,
   "schema_version" | "approval_id" | "time" | "evidence"
 > & {
-  approval_id?: string;
-  time?: string;
+  approval_id?: string | undefined;
+  time?: string | undefined;
   evidence: Omit<HITLDecisionRecord["evidence"], "signature" | "signing_key_id">;
   signer: HitlSigner;
 };
@@ -102,10 +102,11 @@ export type BuildHitlDecisionInput = Omit<
 export function buildHitlDecision(input: BuildHitlDecisionInput): HITLDecisionRecord {
   const { approval_id, time, evidence, signer, ...rest } = input;
   return checkBuilt(HITLDecisionRecordSchema, {
-    schema_version: SCHEMA_VERSION,
+    ...VERSION_FIXED,
     approval_id: approval_id ?? uuidv7(),
     time: time ?? nowTimestamp(),
     ...rest,
+    ...VERSION_FIXED, // after rest: a caller cannot override it
     evidence: {
       signing_key_id: signer.signing_key_id,
       signature: signer.sign(hitlSigningInput(rest.decision)),

@@ -165,22 +165,24 @@ export type BuildLedgerEventInput = Omit<
   LedgerEvent,
   "schema_version" | "event_type" | "time" | "ledger_event_id" | "hash_chain" | "signatures"
 > & {
-  time?: string;
-  ledger_event_id?: string;
+  time?: string | undefined;
+  ledger_event_id?: string | undefined;
   /** Hash of the previous event in the partition, or "GENESIS". */
   prev_event_hash: Sha256Hash | typeof GENESIS;
   signer: LedgerSigner;
 };
 
+const LEDGER_FIXED = { schema_version: SCHEMA_VERSION, event_type: "dare.ledger.event" } as const;
+
 /** Build, seal (event_hash) and sign a dare.ledger.event. Throws on invalid input. */
 export function buildLedgerEvent(input: BuildLedgerEventInput): LedgerEvent {
   const { time, ledger_event_id, prev_event_hash, signer, ...rest } = input;
   const unsealed = {
-    schema_version: SCHEMA_VERSION,
-    event_type: "dare.ledger.event" as const,
+    ...LEDGER_FIXED,
     time: time ?? nowTimestamp(),
     ledger_event_id: ledger_event_id ?? uuidv7(),
     ...rest,
+    ...LEDGER_FIXED, // after rest: a caller cannot override them
     hash_chain: { prev_event_hash, event_hash: "" as Sha256Hash },
     signatures: { signing_key_id: signer.signing_key_id, signature: "" },
   };

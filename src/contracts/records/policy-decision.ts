@@ -129,16 +129,18 @@ export type GatePolicyDecisionRecord = z.infer<typeof GatePolicyDecisionRecordSc
 export type BuildPolicyDecisionInput = Omit<
   PolicyDecisionRecord,
   "schema_version" | "event_type" | "time" | "decision_id"
-> & { time?: string; decision_id?: string };
+> & { time?: string | undefined; decision_id?: string | undefined };
+
+const DECISION_FIXED = { schema_version: SCHEMA_VERSION, event_type: "dare.policy.decision" } as const;
 
 /** Build a dare.policy.decision: fills version, type, time and a UUIDv7 decision_id. Throws on invalid input. */
 export function buildPolicyDecision(input: BuildPolicyDecisionInput): PolicyDecisionRecord {
   const { time, decision_id, ...rest } = input;
   return checkBuilt(PolicyDecisionRecordSchema, {
-    schema_version: SCHEMA_VERSION,
-    event_type: "dare.policy.decision",
+    ...DECISION_FIXED,
     time: time ?? nowTimestamp(),
     decision_id: decision_id ?? uuidv7(),
     ...rest,
+    ...DECISION_FIXED, // after rest: a caller cannot override them
   });
 }

@@ -9,12 +9,12 @@ import {
   EnvironmentSchema,
   NonEmptyString,
   nowTimestamp,
-  SCHEMA_VERSION,
   SchemaVersionSchema,
   Sha256HashSchema,
   TimestampSchema,
   TraceIdSchema,
   UuidSchema,
+  VERSION_FIXED,
 } from "./common.js";
 
 export const ReplayStepTypeSchema = z.enum([
@@ -126,7 +126,7 @@ export const GateReplayTraceSchema = ReplayTraceSchema;
 export type GateReplayTrace = ReplayTrace;
 
 export type BuildReplayTraceInput = Omit<ReplayTrace, "schema_version" | "created_at" | "steps"> & {
-  created_at?: string;
+  created_at?: string | undefined;
   /** Steps in order; step_index is assigned 1, 2, 3, ... */
   steps: Omit<ReplayStep, "step_index">[];
 };
@@ -135,8 +135,9 @@ export type BuildReplayTraceInput = Omit<ReplayTrace, "schema_version" | "create
 export function buildReplayTrace(input: BuildReplayTraceInput): ReplayTrace {
   const { created_at, steps, ...rest } = input;
   return checkBuilt(ReplayTraceSchema, {
-    schema_version: SCHEMA_VERSION,
+    ...VERSION_FIXED,
     ...rest,
+    ...VERSION_FIXED, // after rest: a caller cannot override it
     created_at: created_at ?? nowTimestamp(),
     steps: steps.map((s, i) => ({ step_index: i + 1, ...s })),
   });

@@ -250,11 +250,13 @@ export type ToolRequestInputs =
   | { content_type?: string; payload_hash: Sha256Hash; payload_ref: PayloadRef };
 
 export type BuildToolRequestInput = Omit<ToolRequestEnvelope, Defaulted> & {
-  time?: string;
-  span_id?: string;
+  time?: string | undefined;
+  span_id?: string | undefined;
   inputs: ToolRequestInputs;
-  context?: ToolContext;
+  context?: ToolContext | undefined;
 };
+
+const TOOL_REQUEST_FIXED = { schema_version: SCHEMA_VERSION, event_type: "dare.tool.request" } as const;
 
 /** Build a dare.tool.request: fills version, type, time, span_id, payload/request hashes. Throws on invalid input. */
 export function buildToolRequest(input: BuildToolRequestInput): ToolRequestEnvelope {
@@ -266,10 +268,10 @@ export function buildToolRequest(input: BuildToolRequestInput): ToolRequestEnvel
       ? { content_type, payload: given.payload, payload_hash }
       : { content_type, payload_hash, payload_ref: given.payload_ref as PayloadRef };
   return checkBuilt(ToolRequestEnvelopeSchema, {
-    schema_version: SCHEMA_VERSION,
-    event_type: "dare.tool.request",
+    ...TOOL_REQUEST_FIXED,
     time: time ?? nowTimestamp(),
     ...rest,
+    ...TOOL_REQUEST_FIXED, // after rest: a caller cannot override them
     span_id: span_id ?? newSpanId(),
     inputs,
     hashes: { request_hash: toolRequestHash(rest.tool.name, { content_type, payload_hash }) },
@@ -281,22 +283,24 @@ export type BuildToolResponseInput = Omit<
   ToolResponseEnvelope,
   "schema_version" | "event_type" | "time" | "span_id" | "outputs" | "hashes"
 > & {
-  time?: string;
-  span_id?: string;
+  time?: string | undefined;
+  span_id?: string | undefined;
   /** The full tool output; only its hash is recorded. */
-  output?: JsonValue;
-  outputs?: Omit<ToolOutputs, "payload_hash">;
+  output?: JsonValue | undefined;
+  outputs?: Omit<ToolOutputs, "payload_hash"> | undefined;
 };
+
+const TOOL_RESPONSE_FIXED = { schema_version: SCHEMA_VERSION, event_type: "dare.tool.response" } as const;
 
 /** Build a dare.tool.response: fills version, type, time, span_id, output/response hashes. Throws on invalid input. */
 export function buildToolResponse(input: BuildToolResponseInput): ToolResponseEnvelope {
   const { output, outputs, time, span_id, ...rest } = input;
   const payload_hash = output === undefined ? undefined : sha256Of(output);
   return checkBuilt(ToolResponseEnvelopeSchema, {
-    schema_version: SCHEMA_VERSION,
-    event_type: "dare.tool.response",
+    ...TOOL_RESPONSE_FIXED,
     time: time ?? nowTimestamp(),
     ...rest,
+    ...TOOL_RESPONSE_FIXED, // after rest: a caller cannot override them
     span_id: span_id ?? newSpanId(),
     outputs: {
       ...(output !== undefined ? { content_type: "application/json" } : {}),
