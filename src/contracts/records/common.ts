@@ -61,7 +61,7 @@ export const RiskTierSchema = z.enum(["low", "medium", "high", "critical"]);
 export type RiskTier = z.infer<typeof RiskTierSchema>;
 
 /** Any JSON value (no undefined, no non-finite numbers). */
-export const JsonValueSchema = z.json();
+export const JsonValueSchema = z.json().meta({ id: "JsonValue", description: "Any JSON value." });
 export type JsonValue = z.infer<typeof JsonValueSchema>;
 
 /** Pointer to a payload kept out of the record (DARE "Sensitive payload handling"). */

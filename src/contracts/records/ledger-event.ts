@@ -81,10 +81,15 @@ function ledgerEventShape<N extends Namespace, R extends z.ZodType<string>>(ns: 
       hitl_approval_id: UuidSchema.optional(),
       invariant_bundle_hash: Sha256HashSchema.optional(),
     }),
-    hash_chain: z.strictObject({
-      prev_event_hash: z.union([Sha256HashSchema, z.literal(GENESIS)]),
-      event_hash: Sha256HashSchema,
-    }),
+    hash_chain: z
+      .strictObject({
+        prev_event_hash: z.union([Sha256HashSchema, z.literal(GENESIS)]),
+        event_hash: Sha256HashSchema,
+      })
+      .meta({
+        description:
+          "event_hash: sha256 of the canonical JSON of the gate-namespace form of the event without hash_chain.event_hash and signatures.",
+      }),
     signatures: z.strictObject({
       signing_key_id: NonEmptyString,
       algorithm: SignatureAlgorithmSchema.optional(),

@@ -101,6 +101,10 @@ export const ToolInputsSchema = z
         ]);
       }
     }
+  })
+  .meta({
+    description:
+      "Clear form: payload (payload_hash, if present, must be its hash). Reference form: payload_hash + payload_ref, no payload.",
   });
 export type ToolInputs = z.infer<typeof ToolInputsSchema>;
 
@@ -171,7 +175,8 @@ export const ToolOutputsSchema = z
     if (v.payload_ref !== undefined && v.payload_hash === undefined) {
       addWardenIssue(ctx, "ERR_CONTRACT_PAYLOAD_FORM", "payload_ref requires payload_hash", ["payload_hash"]);
     }
-  });
+  })
+  .meta({ description: "payload_hash is the hash of the full output; payload_ref requires payload_hash." });
 export type ToolOutputs = z.infer<typeof ToolOutputsSchema>;
 
 export const ToolStatusSchema = z.enum(["success", "error", "denied", "timeout"]);

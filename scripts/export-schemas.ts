@@ -1,0 +1,72 @@
+// Writes the JSON Schema (draft 2020-12) of each of Warden's own wire records to
+// schemas/<name>.schema.json, generated from the zod schemas with z.toJSONSchema.
+// Output is deterministic (keys sorted recursively, two-space indent, trailing
+// newline) so CI can regenerate in memory and compare with the checked-in files
+// (test/contracts/schemas-in-sync.test.ts). Run: npm run schemas.
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { z } from "zod";
+import {
+  AgentMessageEnvelopeSchema,
+  HITLDecisionRecordSchema,
+  LedgerEventSchema,
+  PolicyDecisionRecordSchema,
+  ReplayTraceSchema,
+  ToolRequestEnvelopeSchema,
+  ToolResponseEnvelopeSchema,
+} from "../src/contracts/index.js";
+
+/** File stem -> schema, dare namespace (the form Warden produces). */
+export const EXPORTED_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
+  "tool-request-envelope": ToolRequestEnvelopeSchema,
+  "tool-response-envelope": ToolResponseEnvelopeSchema,
+  "policy-decision-record": PolicyDecisionRecordSchema,
+  "ledger-event": LedgerEventSchema,
+  "replay-trace": ReplayTraceSchema,
+  "agent-message-envelope": AgentMessageEnvelopeSchema,
+  "hitl-decision-record": HITLDecisionRecordSchema,
+};
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value !== null && typeof value === "object") {
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(value).sort()) out[key] = sortKeys((value as Record<string, unknown>)[key]);
+    return out;
+  }
+  return value;
+}
+
+/** The JSON Schema object of one record schema. */
+export function recordJsonSchema(schema: z.ZodType): Record<string, unknown> {
+  // Refinements (payload form, hash checks, step rules) have no JSON Schema
+  // equivalent and are left out; the zod schema is the full contract.
+  return z.toJSONSchema(schema, { target: "draft-2020-12" }) as Record<string, unknown>;
+}
+
+/** File name -> exact file contents, for every exported schema. */
+export function renderSchemas(): Map<string, string> {
+  const files = new Map<string, string>();
+  for (const [name, schema] of Object.entries(EXPORTED_SCHEMAS)) {
+    files.set(`${name}.schema.json`, `${JSON.stringify(sortKeys(recordJsonSchema(schema)), null, 2)}\n`);
+  }
+  return files;
+}
+
+export function writeSchemas(outDir: string): string[] {
+  mkdirSync(outDir, { recursive: true });
+  const written: string[] = [];
+  for (const [file, text] of renderSchemas()) {
+    const path = join(outDir, file);
+    writeFileSync(path, text);
+    written.push(path);
+  }
+  return written;
+}
+
+const invokedAs = process.argv[1];
+if (invokedAs !== undefined && import.meta.url === pathToFileURL(resolve(invokedAs)).href) {
+  const outDir = resolve(process.argv[2] ?? "schemas");
+  for (const path of writeSchemas(outDir)) console.log(`wrote ${path}`);
+}

@@ -1,0 +1,223 @@
+// Configuration of the session context: classification levels, budgets, rate limits,
+// taint boundaries, provenance bounds, behavioural rules and quarantine. Operators write
+// it (YAML/JSON), so it is parsed once by a strict zod schema into plain data with every
+// default filled in; nothing here is ever read from a request. Patterns are plain
+// case-insensitive substrings, never regexes, so configuration cannot introduce ReDoS.
+import { z } from "zod";
+import { ContextError, TaintSource } from "../contracts/index.js";
+
+/** The six Ari Kernel sequence rules, in evaluation order (first match wins). */
+export const BEHAVIOURAL_RULE_IDS = [
+  "web_taint_sensitive_probe",
+  "denied_capability_then_escalation",
+  "sensitive_read_then_egress",
+  "tainted_database_write",
+  "tainted_shell_with_data",
+  "secret_access_then_any_egress",
+] as const;
+export type BehaviouralRuleId = (typeof BEHAVIOURAL_RULE_IDS)[number];
+
+/** `toolClass:action`, either side may be `*`. */
+const ActionPattern = z
+  .string()
+  .regex(/^(\*|[A-Za-z0-9_][A-Za-z0-9_.:/-]*):(\*|[A-Za-z0-9_][A-Za-z0-9_.-]*)$/, "toolClass:action");
+const Substring = z.string().min(1).max(256);
+const Limit = z.number().nonnegative().finite();
+
+const Budgets = z.strictObject({
+  toolCalls: z.number().int().nonnegative().optional(),
+  tokens: z.number().int().nonnegative().optional(),
+  wallTimeMs: z.number().int().nonnegative().optional(),
+  cost: Limit.optional(),
+});
+
+const Rules = z.strictObject({
+  enabled: z.array(z.enum(BEHAVIOURAL_RULE_IDS)).default([...BEHAVIOURAL_RULE_IDS]),
+  /** Events kept in the recent-event window (Ari: 20). */
+  windowSize: z.number().int().min(1).max(1000).default(20),
+  /** Sources that make data untrusted for the sequence rules. */
+  untrustedSources: z.array(TaintSource).default(["web", "rag", "email"]),
+  /**
+   * `window`: an untrusted label anywhere in the window arms the taint rules (Ari).
+   * `call`: only the proposed call's own effective taint does (relies on value provenance).
+   */
+  taintScope: z.enum(["window", "call"]).default("window"),
+  sensitivePaths: z
+    .array(Substring)
+    .default([
+      ".ssh",
+      ".env",
+      ".aws",
+      ".gnupg",
+      ".kube/config",
+      ".docker/config",
+      ".netrc",
+      ".npmrc",
+      ".pypirc",
+      ".git-credentials",
+      "credentials",
+      "id_rsa",
+      "id_ed25519",
+      "/etc/shadow",
+      "/etc/passwd",
+      "secrets",
+    ]),
+  /** Actions that read files (for sensitive reads). */
+  fileReads: z.array(ActionPattern).default(["file:read", "file:list", "file:stat"]),
+  /** Outbound writes (Ari: HTTP POST/PUT/PATCH/DELETE). */
+  egress: z
+    .array(ActionPattern)
+    .default(["http:post", "http:put", "http:patch", "http:delete", "message:send", "email:send"]),
+  /** Any outbound traffic, reads included (a GET can carry data in its URL). */
+  anyEgress: z.array(ActionPattern).default(["http:*", "message:*", "email:*", "delegate:*"]),
+  shellExec: z.array(ActionPattern).default(["shell:exec", "shell:run"]),
+  databaseWrites: z
+    .array(ActionPattern)
+    .default([
+      "database:write",
+      "database:exec",
+      "database:execute",
+      "database:mutate",
+      "database:insert",
+      "database:update",
+      "database:delete",
+    ]),
+  /** Commands longer than this (characters) count as "shell with data". Ari: 100. */
+  shellCommandLength: z.number().int().min(1).default(100),
+  /** Substrings of a database query/table naming secret storage. */
+  secretTables: z
+    .array(Substring)
+    .default(["secret", "credential", "password", "passwd", "api_key", "apikey", "private_key", "token"]),
+  /** Substrings of a URL naming a secret store. */
+  secretEndpoints: z
+    .array(Substring)
+    .default(["vault", "/v1/secret", "secretsmanager", "keyvault", "secretmanager"]),
+  /** Risk of each tool class for escalation (Ari: http=1 < database=2 < file=3 < shell=5). */
+  classRisk: z.record(z.string(), z.number()).default({ http: 1, database: 2, file: 3, shell: 5 }),
+});
+
+const Provenance = z.strictObject({
+  enabled: z.boolean().default(true),
+  /** Shared run of this many normalized characters (letters and digits) counts as copied. */
+  minSubstring: z.number().int().min(8).max(256).default(20),
+  /** Distinctive tokens (with a digit or `@ . / :`) at least this long are matched whole. */
+  minToken: z.number().int().min(4).max(256).default(8),
+  /** Characters indexed per output; text beyond it is summarized by an overflow entry. */
+  maxCharsPerOutput: z
+    .number()
+    .int()
+    .min(1)
+    .default(1 << 20),
+  /** Total k-gram fingerprints kept per run; beyond it outputs are not indexed but still count (fail closed). */
+  maxFingerprints: z
+    .number()
+    .int()
+    .min(1)
+    .default(1 << 21),
+  /** Characters of a request's parameters scanned; beyond it the request inherits all output taint. */
+  maxScanChars: z
+    .number()
+    .int()
+    .min(1)
+    .default(1 << 20),
+});
+
+export const ContextConfigSchema = z.strictObject({
+  /** Ordered from least to most sensitive. Unlabelled or unknown data counts as the last. */
+  classificationLevels: z
+    .array(z.string().min(1).max(64))
+    .min(1)
+    .default(["public", "internal", "confidential", "secret"]),
+  budgets: Budgets.default({}),
+  rateLimits: z
+    .strictObject({
+      maxCallsPerMinute: z.number().int().min(1).optional(),
+      perPrincipal: z.record(z.string(), z.number().int().min(1)).default({}),
+    })
+    .default({ perPrincipal: {} }),
+  taint: z
+    .strictObject({
+      /** Label every output of a tool class with this boundary source (Ari rule 1: ATTACH). */
+      boundaries: z
+        .record(z.string(), TaintSource)
+        .default({ http: "web", mcp: "mcp", retrieval: "rag", email: "email" }),
+      /** Every label seen in the run joins every later call's effective taint (strict, Ari run-level). */
+      sticky: z.boolean().default(false),
+    })
+    .default({ boundaries: { http: "web", mcp: "mcp", retrieval: "rag", email: "email" }, sticky: false }),
+  provenance: Provenance.default(Provenance.parse({})),
+  rules: Rules.default(Rules.parse({})),
+  quarantine: z
+    .strictObject({
+      /** Denials (counted over the run) that quarantine it. Ari: 5. */
+      denialThreshold: z.number().int().min(1).default(5),
+      /** Actions still permitted once quarantined (Ari: http.get/head/options, file.read, database.query). */
+      readOnly: z
+        .array(ActionPattern)
+        .default([
+          "http:get",
+          "http:head",
+          "http:options",
+          "file:read",
+          "file:list",
+          "file:stat",
+          "database:query",
+          "retrieval:*",
+          "memory:read",
+        ]),
+      /** Tool contract categories that are read-only (DARE `tool_category`). */
+      readOnlyCategories: z.array(z.string()).default(["read_only"]),
+    })
+    .default({
+      denialThreshold: 5,
+      readOnly: [
+        "http:get",
+        "http:head",
+        "http:options",
+        "file:read",
+        "file:list",
+        "file:stat",
+        "database:query",
+        "retrieval:*",
+        "memory:read",
+      ],
+      readOnlyCategories: ["read_only"],
+    }),
+  /** Decision events summarized in `SessionFacts.recentEvents`. */
+  recentEventsInFacts: z.number().int().min(0).max(1000).default(20),
+});
+
+export type ContextConfig = z.infer<typeof ContextConfigSchema>;
+export type ContextConfigInput = z.input<typeof ContextConfigSchema>;
+
+/** Parses operator configuration; throws ERR_CONTEXT_CONFIG_INVALID with the offending path. */
+export function parseContextConfig(input: unknown = {}): ContextConfig {
+  const parsed = ContextConfigSchema.safeParse(input ?? {});
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const path = issue?.path.join(".") ?? "";
+    throw new ContextError(
+      "ERR_CONTEXT_CONFIG_INVALID",
+      `invalid context configuration at ${path || "(root)"}: ${issue?.message ?? "invalid"}`,
+      { details: { path } },
+    );
+  }
+  const levels = parsed.data.classificationLevels;
+  if (new Set(levels).size !== levels.length) {
+    throw new ContextError("ERR_CONTEXT_CONFIG_INVALID", "classificationLevels must be distinct", {
+      details: { path: "classificationLevels" },
+    });
+  }
+  return parsed.data;
+}
+
+/** Matches `toolClass:action` against patterns where either side may be `*`. */
+export function matchesAction(patterns: readonly string[], toolClass: string, action: string): boolean {
+  for (const p of patterns) {
+    const i = p.lastIndexOf(":");
+    const c = p.slice(0, i);
+    const a = p.slice(i + 1);
+    if ((c === "*" || c === toolClass) && (a === "*" || a === action)) return true;
+  }
+  return false;
+}

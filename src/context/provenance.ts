@@ -1,0 +1,360 @@
+// Value-level provenance: an argument whose value (or a substantial part of it) occurs in a
+// tainted tool output, and not in the user's original request, inherits that output's
+// taint, even when the model copied it by hand. Two matchers, both over normalized text
+// (NFKC, lower case):
+//   - distinctive tokens, matched whole: URLs (also without query, and their host), email
+//     addresses (and their domain), host names, IBANs (spaces removed), digit runs of 8+
+//     digits (separators removed), and any token of `minToken`+ characters containing a
+//     digit or one of `@ / : . _`. Plain words never qualify, so prose does not trigger.
+//   - shared substrings: outputs are fingerprinted by winnowing (Schleimer et al., 2003)
+//     over their letters and digits with k-grams of k = max(8, t - 8) and window
+//     w = t - k + 1, which guarantees that any shared run of t = `minSubstring` letters and
+//     digits is found while indexing only about 2/(w+1) of the k-grams. Arguments are
+//     checked with all their k-grams.
+// Memory and time are bounded: per-output and per-run caps; when a cap is hit the index
+// fails closed (unindexed outputs still lend their taint to any substantial argument).
+// Collisions of the 52-bit fingerprints can only add taint, never remove it.
+import type { TaintLabel } from "../contracts/index.js";
+import { mergeTaint } from "./taint.js";
+
+export interface ProvenanceOptions {
+  minSubstring: number;
+  minToken: number;
+  maxCharsPerOutput: number;
+  maxFingerprints: number;
+  maxScanChars: number;
+}
+
+export type ProvenanceKind =
+  | "url"
+  | "email"
+  | "host"
+  | "iban"
+  | "digits"
+  | "token"
+  | "substring"
+  | "overflow";
+
+/** One argument (or output) that inherits taint, and why. */
+export interface ProvenanceHit {
+  /** Where in the scanned value: `to`, `body.lines[2]`, or `(parameters)` for the overflow rule. */
+  path: string;
+  kind: ProvenanceKind;
+  /** The normalized matched text, truncated to 64 characters (empty for overflow). */
+  match: string;
+  /** Session sequence numbers of the outputs the value was found in. */
+  outputs: number[];
+  labels: TaintLabel[];
+}
+
+interface Output {
+  seq: number;
+  labels: TaintLabel[];
+}
+
+interface Token {
+  kind: Exclude<ProvenanceKind, "substring" | "overflow">;
+  text: string;
+}
+
+interface Leaf {
+  path: string;
+  text: string;
+}
+
+const P1 = 2147483647; // 2^31 - 1
+const P2 = 2147483629; // 2^31 - 19
+const B1 = 65599;
+const B2 = 31337;
+const LOW21 = 2 ** 21;
+const MAX_DEPTH = 64;
+
+const SPLIT = /[\s"'<>()[\]{},;|`\\]+/u;
+const TRIM = /^[.,:;!?*#~=]+|[.,:;!?*#~=]+$/gu;
+const HOST = /^[a-z0-9-]+(?:\.[a-z0-9-]+)+$/;
+const TLD = /\.[a-z]{2,24}$/;
+const EMAIL = /^[^@]+@([a-z0-9-]+(?:\.[a-z0-9-]+)+)$/;
+const DISTINCT = /[0-9@/:._]/;
+const IBAN = /\b[a-z]{2}\d{2}(?: ?[a-z0-9]{4}){2,7}(?: ?[a-z0-9]{1,3})?\b/g;
+const DIGITS = /\d(?:[ -]?\d){7,}/g;
+const NOT_ALNUM = /[^\p{L}\p{N}]+/gu;
+
+const normalize = (s: string) => s.normalize("NFKC").toLowerCase();
+const compact = (normalized: string) => normalized.replace(NOT_ALNUM, "");
+const clip = (s: string) => (s.length > 64 ? s.slice(0, 64) : s);
+
+export class ProvenanceIndex {
+  readonly #opts: ProvenanceOptions;
+  readonly #k: number;
+  readonly #w: number;
+  readonly #outputs: Output[] = [];
+  readonly #tokens = new Map<string, number[]>();
+  readonly #grams = new Map<number, number>();
+  readonly #gramsMore = new Map<number, number[]>();
+  /** Outputs (ids) not fully indexed because a cap was hit. */
+  readonly #overflowed: number[] = [];
+  #trustedText = "";
+  #trustedCompact = "";
+  #trustedGrams = new Set<number>();
+
+  constructor(opts: ProvenanceOptions) {
+    this.#opts = opts;
+    this.#k = Math.max(8, opts.minSubstring - 8);
+    this.#w = opts.minSubstring - this.#k + 1;
+  }
+
+  /** Fingerprints held (tokens + winnowed k-grams). */
+  get size(): number {
+    return this.#tokens.size + this.#grams.size;
+  }
+
+  /** True when some output was not fully indexed and lends its taint to any substantial value. */
+  get overflowed(): boolean {
+    return this.#overflowed.length > 0;
+  }
+
+  /** The user's original request: values found in it never inherit taint. */
+  setTrusted(text: string): void {
+    const n = normalize(text);
+    this.#trustedText = n;
+    this.#trustedCompact = compact(n);
+    const grams = new Set<number>();
+    for (const leaf of compactRuns(n)) forEachGram(leaf, this.#k, (h) => grams.add(h));
+    this.#trustedGrams = grams;
+  }
+
+  /** Indexes a tool output carrying `labels`. Unlabelled outputs add nothing. */
+  addOutput(seq: number, data: unknown, labels: readonly TaintLabel[]): void {
+    if (labels.length === 0) return;
+    const id = this.#outputs.length;
+    this.#outputs.push({ seq, labels: mergeTaint(labels) });
+    const { leaves, truncated } = collectLeaves(data, this.#opts.maxCharsPerOutput);
+    let full = truncated;
+    for (const leaf of leaves) {
+      for (const t of extractTokens(leaf.text, this.#opts.minToken)) {
+        if (this.size >= this.#opts.maxFingerprints) {
+          full = true;
+          break;
+        }
+        const ids = this.#tokens.get(t.text);
+        if (ids === undefined) this.#tokens.set(t.text, [id]);
+        else if (ids[ids.length - 1] !== id) ids.push(id);
+      }
+      for (const run of compactRuns(normalize(leaf.text))) {
+        winnow(run, this.#k, this.#w, (h) => {
+          if (this.size >= this.#opts.maxFingerprints && !this.#grams.has(h)) {
+            full = true;
+            return;
+          }
+          const first = this.#grams.get(h);
+          if (first === undefined) this.#grams.set(h, id);
+          else if (first !== id) {
+            const more = this.#gramsMore.get(h);
+            if (more === undefined) this.#gramsMore.set(h, [id]);
+            else if (more[more.length - 1] !== id) more.push(id);
+          }
+        });
+      }
+    }
+    if (full) this.#overflowed.push(id);
+  }
+
+  /**
+   * Finds the parts of `value` that came from indexed outputs and not from the trusted
+   * request. `failClosed`: a value too large to scan inherits the taint of every output.
+   */
+  scan(value: unknown, failClosed = true): ProvenanceHit[] {
+    if (this.#outputs.length === 0) return [];
+    const { leaves, truncated } = collectLeaves(value, this.#opts.maxScanChars);
+    const hits: ProvenanceHit[] = [];
+    if (truncated && failClosed) {
+      hits.push(
+        this.#hit(
+          "(parameters)",
+          "overflow",
+          "",
+          this.#outputs.map((_, i) => i),
+        ),
+      );
+      return hits;
+    }
+    for (const leaf of leaves) {
+      const norm = normalize(leaf.text);
+      const seen = new Set<number>();
+      const tokens = extractTokens(leaf.text, this.#opts.minToken);
+      for (const t of tokens) {
+        const ids = this.#tokens.get(t.text);
+        if (ids === undefined || this.#isTrustedToken(t)) continue;
+        const fresh = ids.filter((i) => !seen.has(i));
+        if (fresh.length === 0) continue;
+        for (const i of fresh) seen.add(i);
+        hits.push(this.#hit(leaf.path, t.kind, t.text, fresh));
+      }
+      let substantial = false;
+      for (const run of compactRuns(norm)) {
+        if (run.length >= this.#k) substantial = true;
+        forEachGram(run, this.#k, (h, at) => {
+          const first = this.#grams.get(h);
+          if (first === undefined || this.#trustedGrams.has(h)) return;
+          const ids = [first, ...(this.#gramsMore.get(h) ?? [])].filter((i) => !seen.has(i));
+          if (ids.length === 0) return;
+          for (const i of ids) seen.add(i);
+          hits.push(this.#hit(leaf.path, "substring", run.slice(at, at + this.#k), ids));
+        });
+      }
+      if (failClosed && (substantial || tokens.length > 0)) {
+        const ids = this.#overflowed.filter((i) => !seen.has(i));
+        if (ids.length > 0 && !this.#trustedCompact.includes(compact(norm))) {
+          hits.push(this.#hit(leaf.path, "overflow", "", ids));
+        }
+      }
+    }
+    return hits;
+  }
+
+  #isTrustedToken(t: Token): boolean {
+    if (this.#trustedText.includes(t.text)) return true;
+    return (t.kind === "iban" || t.kind === "digits") && this.#trustedCompact.includes(t.text);
+  }
+
+  #hit(path: string, kind: ProvenanceKind, match: string, ids: number[]): ProvenanceHit {
+    const outs = ids.map((i) => this.#outputs[i]!);
+    return {
+      path,
+      kind,
+      match: clip(match),
+      outputs: outs.map((o) => o.seq),
+      labels: mergeTaint(...outs.map((o) => o.labels)),
+    };
+  }
+}
+
+/** String leaves (and object keys, and numbers) of a JSON-like value, within a character budget. */
+function collectLeaves(value: unknown, budget: number): { leaves: Leaf[]; truncated: boolean } {
+  const leaves: Leaf[] = [];
+  let left = budget;
+  let truncated = false;
+  const seen = new WeakSet<object>();
+  const push = (path: string, text: string) => {
+    if (text.length === 0) return;
+    if (text.length > left) {
+      truncated = true;
+      if (left > 0) leaves.push({ path, text: text.slice(0, left) });
+      left = 0;
+      return;
+    }
+    left -= text.length;
+    leaves.push({ path, text });
+  };
+  const walk = (v: unknown, path: string, depth: number): void => {
+    if (truncated) return;
+    if (typeof v === "string" || typeof v === "number" || typeof v === "bigint") {
+      push(path, String(v));
+      return;
+    }
+    if (v === null || typeof v !== "object") return;
+    if (depth >= MAX_DEPTH || seen.has(v)) {
+      truncated = true;
+      return;
+    }
+    seen.add(v);
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) walk(v[i], `${path}[${i}]`, depth + 1);
+      return;
+    }
+    for (const [key, item] of Object.entries(v)) {
+      const p = path === "" ? key : `${path}.${key}`;
+      push(p, key);
+      walk(item, p, depth + 1);
+    }
+  };
+  walk(value, "", 0);
+  return { leaves, truncated };
+}
+
+/** Distinctive tokens of a text, normalized; see the header for what qualifies. */
+export function extractTokens(text: string, minToken: number): Token[] {
+  const norm = normalize(text);
+  const out: Token[] = [];
+  const add = (kind: Token["kind"], t: string) => out.push({ kind, text: t });
+  for (const raw of norm.split(SPLIT)) {
+    const t = raw.replace(TRIM, "");
+    if (t.length < 4) continue;
+    if (t.includes("://")) {
+      add("url", t);
+      try {
+        const u = new URL(t);
+        if (u.hostname.length >= 4) add("host", u.hostname);
+        const base = `${u.protocol}//${u.host}${u.pathname}`;
+        if (base !== t) add("url", base);
+      } catch {
+        // not a parseable URL: the whole token is still matched
+      }
+      continue;
+    }
+    const email = EMAIL.exec(t);
+    if (email !== null) {
+      add("email", t);
+      add("host", email[1]!);
+      continue;
+    }
+    if (t.length >= minToken && HOST.test(t) && TLD.test(t)) {
+      add("host", t);
+      continue;
+    }
+    if (t.length >= minToken && DISTINCT.test(t)) add("token", t);
+  }
+  for (const m of norm.matchAll(IBAN)) add("iban", m[0].replace(/ /g, ""));
+  for (const m of norm.matchAll(DIGITS)) add("digits", m[0].replace(/[ -]/g, ""));
+  return out;
+}
+
+/** Letters and digits only, as one run: a copier can change spacing and punctuation freely. */
+function compactRuns(normalized: string): string[] {
+  const c = compact(normalized);
+  return c.length === 0 ? [] : [c];
+}
+
+/** Calls `fn(hash, position)` for every k-gram of `s` (rolling double-modulus hash, 52 bits). */
+function forEachGram(s: string, k: number, fn: (h: number, at: number) => void): void {
+  if (s.length < k) return;
+  let h1 = 0;
+  let h2 = 0;
+  let pow1 = 1;
+  let pow2 = 1;
+  for (let i = 0; i < k - 1; i++) {
+    pow1 = (pow1 * B1) % P1;
+    pow2 = (pow2 * B2) % P2;
+  }
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (i >= k) {
+      const out = s.charCodeAt(i - k);
+      h1 = (h1 - ((out * pow1) % P1) + P1) % P1;
+      h2 = (h2 - ((out * pow2) % P2) + P2) % P2;
+    }
+    h1 = (h1 * B1 + c) % P1;
+    h2 = (h2 * B2 + c) % P2;
+    if (i >= k - 1) fn(h1 * LOW21 + (h2 % LOW21), i - k + 1);
+  }
+}
+
+/** Winnowing: the rightmost minimum hash of every window of `w` consecutive k-grams. */
+function winnow(s: string, k: number, w: number, fn: (h: number) => void): void {
+  const hashes: number[] = [];
+  forEachGram(s, k, (h) => hashes.push(h));
+  if (hashes.length === 0) return;
+  if (hashes.length <= w) {
+    fn(Math.min(...hashes));
+    return;
+  }
+  let last = -1;
+  for (let start = 0; start + w <= hashes.length; start++) {
+    let at = start;
+    for (let j = start; j < start + w; j++) if (hashes[j]! <= hashes[at]!) at = j;
+    if (at !== last) {
+      fn(hashes[at]!);
+      last = at;
+    }
+  }
+}
