@@ -3,7 +3,7 @@
 // only (plain http solely for loopback hosts, and only when the caller opts in, which
 // is what tests use), no redirects, a timeout over the whole exchange, and a byte cap
 // enforced while streaming rather than after buffering.
-import { parseStrictJson } from "../../contracts/index.js";
+import { IntegrityError, parseStrictJson } from "../../contracts/index.js";
 import { attemptAsync, fail, type IntegrityResult } from "./result.js";
 
 export const WELL_KNOWN_PATH = "/.well-known/schemapin.json";
@@ -96,7 +96,7 @@ export async function fetchJsonDocument(
       }
       text = await readCapped(res, maxBytes);
     } catch (err) {
-      if ((err as { code?: string }).code?.startsWith("ERR_INTEGRITY_")) throw err;
+      if (err instanceof IntegrityError) throw err;
       const name = (err as Error).name;
       fail(
         "ERR_INTEGRITY_FETCH",
