@@ -1,0 +1,57 @@
+// Public face of the journal layer: the signed, hash-chained evidence log, its
+// stores, and the offline verifier. Imports only contracts and crypto.
+export {
+  ENTRY_TIME_PATTERN,
+  EVENT_TYPE_PATTERN,
+  entryHash,
+  entryJson,
+  GENESIS_HASH,
+  hashedText,
+  type JournalEntry,
+  JournalEntrySchema,
+  type JournalHead,
+  KEY_ID_PATTERN,
+  RUN_ID_PATTERN,
+  type SealedEntry,
+  SIGNATURE_PATTERN,
+  sealEntry,
+  signedText,
+} from "./entry.js";
+export {
+  type BodyCheck,
+  builtinEventTypes,
+  defaultEventTypes,
+  EventTypeRegistry,
+  KEY_ROTATED,
+  registerEventType,
+} from "./event-types.js";
+export {
+  HEAD_KIND,
+  type HeadCheck,
+  parseSignedHead,
+  type SignedHead,
+  SignedHeadSchema,
+  signHead,
+  verifyHead,
+} from "./head.js";
+export {
+  type AppendInput,
+  headOf,
+  Journal,
+  nextKeyId,
+  type OpenJournalOptions,
+  openJournal,
+} from "./journal.js";
+export { exportJsonl, MAX_LINE_LENGTH, readJsonl } from "./jsonl.js";
+export { type CredentialKind, type Redaction, redactCredentials, redactString } from "./redact.js";
+export { applySensitive, type SensitiveMark } from "./sensitive.js";
+export { SqliteJournalStore, type SqliteStoreOptions } from "./sqlite-store.js";
+export { type JournalQuery, type JournalStore, MalformedRecord } from "./store.js";
+export {
+  type JournalSource,
+  type VerifyFailure,
+  type VerifyFailureReason,
+  type VerifyOptions,
+  type VerifyReport,
+  verifyJournal,
+} from "./verify.js";

@@ -1,0 +1,151 @@
+// Credential masking. A journal is evidence that many people read and that is kept
+// for years, so a token that slipped into a tool parameter or an error message must
+// not be preserved in it. Every string in a body is scanned before the entry is
+// sealed; matches are replaced by `[REDACTED:<kind>]`, keeping enough context
+// (the header name, the URL's user and host) to stay useful to an auditor.
+// Patterns are linear-time: no nested quantifiers, and the PEM block ends at the
+// first END line or, if there is none, at the end of the string.
+
+export type CredentialKind =
+  | "private_key"
+  | "jwt"
+  | "aws_access_key_id"
+  | "aws_secret_access_key"
+  | "github_token"
+  | "openai_key"
+  | "anthropic_key"
+  | "slack_token"
+  | "stripe_key"
+  | "google_api_key"
+  | "bearer_token"
+  | "basic_auth"
+  | "url_password"
+  | "secret_assignment"
+  | "secret_field";
+
+export interface Redaction {
+  /** JSON Pointer (RFC 6901) of the string that held the credential. */
+  path: string;
+  kind: CredentialKind;
+}
+
+interface Rule {
+  kind: CredentialKind;
+  re: RegExp;
+  /** Replacement; the default replaces the whole match. */
+  replace?: (match: string, ...groups: string[]) => string;
+}
+
+const mask = (kind: CredentialKind) => `[REDACTED:${kind}]`;
+
+// Order matters: specific token shapes first, so that a JWT after "Bearer " is
+// reported as a bearer token with the scheme kept, and a PEM block is removed whole.
+const RULES: Rule[] = [
+  {
+    kind: "private_key",
+    re: /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----|[\s\S]*$)/g,
+  },
+  {
+    kind: "bearer_token",
+    re: /\b(Bearer)(\s+)([A-Za-z0-9._~+/=-]{8,})/gi,
+    // "Bearer responsibilities" is prose; a token has digits or symbols, or is long.
+    replace: (m, scheme, sp, token) =>
+      /[\d._~+/=-]/.test(token) || token.length >= 32 ? `${scheme}${sp}${mask("bearer_token")}` : m,
+  },
+  {
+    kind: "basic_auth",
+    re: /\b(Basic)(\s+)([A-Za-z0-9+/]{6,}={0,2})/g,
+    // Only what decodes to user:password, so "Basic understanding" stays.
+    replace: (m, scheme, sp, token) =>
+      Buffer.from(token, "base64").toString("latin1").includes(":")
+        ? `${scheme}${sp}${mask("basic_auth")}`
+        : m,
+  },
+  { kind: "jwt", re: /\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{8,}/g },
+  { kind: "aws_access_key_id", re: /\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b/g },
+  {
+    kind: "aws_secret_access_key",
+    re: /\b(aws_secret_access_key|aws_secret_key|secretaccesskey)(["']?\s*[=:]\s*["']?)[A-Za-z0-9/+=]{40}\b/gi,
+    replace: (_m, name, sep) => `${name}${sep}${mask("aws_secret_access_key")}`,
+  },
+  { kind: "github_token", re: /\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b/g },
+  { kind: "anthropic_key", re: /\bsk-ant-[A-Za-z0-9_-]{20,}/g },
+  { kind: "openai_key", re: /\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}/g },
+  { kind: "slack_token", re: /\bxox[abposre]-[A-Za-z0-9-]{10,}/g },
+  { kind: "stripe_key", re: /\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}\b/g },
+  { kind: "google_api_key", re: /\bAIza[0-9A-Za-z_-]{35}\b/g },
+  {
+    kind: "url_password",
+    re: /\b([a-z][a-z0-9+.-]{1,30}:\/\/)([^\s:@/?#]{1,256}):([^\s@/?#]{1,256})@/gi,
+    replace: (_m, scheme, user, pass) =>
+      pass.startsWith("[REDACTED:") ? _m : `${scheme}${user}:${mask("url_password")}@`,
+  },
+  {
+    kind: "secret_assignment",
+    re: /\b(password|passwd|pwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token|client[_-]?secret)(["']?\s*[=:]\s*["']?)([^\s"'&,;}]{4,})/gi,
+    replace: (m, name, sep, value) =>
+      value.startsWith("[REDACTED:") ? m : `${name}${sep}${mask("secret_assignment")}`,
+  },
+];
+
+/** Object members whose string value is a secret whatever it looks like. */
+const SECRET_FIELD =
+  /^(?:password|passwd|passphrase|secret|client_secret|api_key|apikey|access_token|refresh_token|id_token|auth_token|private_key|authorization|proxy_authorization|cookie|set_cookie|x_api_key)$/;
+
+function isSecretField(name: string): boolean {
+  return SECRET_FIELD.test(name.toLowerCase().replace(/-/g, "_"));
+}
+
+/** Masks credentials inside one string; returns the kinds found (empty when untouched). */
+export function redactString(s: string): { value: string; kinds: CredentialKind[] } {
+  const kinds: CredentialKind[] = [];
+  let out = s;
+  for (const rule of RULES) {
+    rule.re.lastIndex = 0;
+    if (!rule.re.test(out)) continue;
+    rule.re.lastIndex = 0;
+    const before = out;
+    out = rule.replace
+      ? out.replace(rule.re, rule.replace as (m: string, ...g: string[]) => string)
+      : out.replace(rule.re, mask(rule.kind));
+    if (out !== before) kinds.push(rule.kind);
+  }
+  return { value: out, kinds };
+}
+
+const escapePointer = (k: string) => k.replace(/~/g, "~0").replace(/\//g, "~1");
+
+/**
+ * Returns a copy of a JSON value with credentials masked, and where they were.
+ * Object keys are left as they are (they are schema field names), values are scanned.
+ */
+export function redactCredentials<T>(value: T): { value: T; redactions: Redaction[] } {
+  const redactions: Redaction[] = [];
+  const walk = (v: unknown, path: string, field: string | undefined): unknown => {
+    if (typeof v === "string") {
+      if (field !== undefined && isSecretField(field) && v.length > 0 && !v.startsWith("[REDACTED:")) {
+        redactions.push({ path, kind: "secret_field" });
+        return mask("secret_field");
+      }
+      const r = redactString(v);
+      for (const kind of r.kinds) redactions.push({ path, kind });
+      return r.value;
+    }
+    if (Array.isArray(v)) return v.map((x, i) => walk(x, `${path}/${i}`, undefined));
+    if (v !== null && typeof v === "object") {
+      const out: Record<string, unknown> = {};
+      for (const [k, x] of Object.entries(v)) {
+        // defineProperty: a "__proto__" member stays data and never becomes a prototype.
+        Object.defineProperty(out, k, {
+          value: walk(x, `${path}/${escapePointer(k)}`, k),
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      }
+      return out;
+    }
+    return v;
+  };
+  return { value: walk(value, "", undefined) as T, redactions };
+}

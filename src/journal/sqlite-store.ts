@@ -1,0 +1,275 @@
+// The embedded journal store: one SQLite file, WAL, synchronous=FULL (a commit is
+// fsynced before the append resolves). Appends run in BEGIN IMMEDIATE transactions
+// that read the head inside the lock, so writers in other processes serialize on
+// the file lock rather than forking the chain; seq is the primary key and
+// prev_hash is unique as defence in depth. better-sqlite3 is synchronous: a
+// commit blocks the event loop for its fsync, which is what makes group commit
+// (many appends, one transaction) pay off.
+import Database from "better-sqlite3";
+import { JournalError, parseStrictJson } from "../contracts/index.js";
+import type { JournalEntry, SealedEntry } from "./entry.js";
+import { type JournalQuery, type JournalStore, MalformedRecord } from "./store.js";
+
+const SCHEMA_VERSION = 1;
+
+// The decision column is generated from the body, so it can never disagree with
+// the signed content it is derived from; it exists only to be indexed.
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS journal_entries (
+  seq       INTEGER PRIMARY KEY CHECK (seq >= 1),
+  time      TEXT NOT NULL,
+  type      TEXT NOT NULL,
+  run_id    TEXT,
+  trace_id  TEXT,
+  prev_hash TEXT NOT NULL UNIQUE,
+  hash      TEXT NOT NULL UNIQUE,
+  key_id    TEXT NOT NULL,
+  signature TEXT NOT NULL,
+  body      TEXT NOT NULL,
+  decision  TEXT GENERATED ALWAYS AS (
+    CASE
+      WHEN type IN ('dare.policy.decision', 'gate.policy.decision') THEN json_extract(body, '$.result.decision')
+      WHEN type IN ('dare.tool.response', 'gate.tool.response') THEN json_extract(body, '$.policy.decision')
+      WHEN type IN ('dare.hitl.decision', 'gate.hitl.decision') THEN json_extract(body, '$.decision.action')
+    END
+  ) VIRTUAL
+) STRICT;
+CREATE INDEX IF NOT EXISTS journal_entries_run ON journal_entries (run_id, seq);
+CREATE INDEX IF NOT EXISTS journal_entries_time ON journal_entries (time);
+CREATE INDEX IF NOT EXISTS journal_entries_type ON journal_entries (type, seq);
+CREATE INDEX IF NOT EXISTS journal_entries_decision ON journal_entries (decision, seq);
+`;
+
+const COLUMNS = "seq, time, type, run_id, trace_id, prev_hash, hash, key_id, signature, body";
+const PAGE = 2000;
+
+interface Row {
+  seq: number;
+  time: string;
+  type: string;
+  run_id: string | null;
+  trace_id: string | null;
+  prev_hash: string;
+  hash: string;
+  key_id: string;
+  signature: string;
+  body: string;
+}
+
+function rowToEntry(row: Row): JournalEntry | MalformedRecord {
+  let body: unknown;
+  try {
+    body = parseStrictJson(row.body);
+  } catch (err) {
+    return new MalformedRecord(
+      `seq ${row.seq}`,
+      `body is not strict JSON: ${(err as Error).message}`,
+      row.seq,
+    );
+  }
+  return {
+    seq: row.seq,
+    time: row.time,
+    type: row.type,
+    run_id: row.run_id,
+    trace_id: row.trace_id,
+    body: body as Record<string, unknown>,
+    prev_hash: row.prev_hash as JournalEntry["prev_hash"],
+    hash: row.hash as JournalEntry["hash"],
+    key_id: row.key_id,
+    signature: row.signature,
+  };
+}
+
+function entryOrThrow(row: Row | undefined): JournalEntry | null {
+  if (row === undefined) return null;
+  const e = rowToEntry(row);
+  if (e instanceof MalformedRecord) {
+    throw new JournalError("ERR_JOURNAL_STORE", `unreadable entry at ${e.where}`, {
+      details: { seq: row.seq },
+    });
+  }
+  return e;
+}
+
+export interface SqliteStoreOptions {
+  /** Open an existing journal for reading only (verification, export). */
+  readonly?: boolean;
+  /** How long a writer waits for another process's write lock (default 10 s). */
+  busyTimeoutMs?: number;
+}
+
+export class SqliteJournalStore implements JournalStore {
+  readonly path: string;
+  readonly #db: Database.Database;
+  readonly #append: (build: (last: JournalEntry | null) => SealedEntry[]) => JournalEntry[];
+  readonly #last: Database.Statement<[], Row>;
+  readonly #get: Database.Statement<[number], Row>;
+  readonly #page: Database.Statement<[number, number], Row>;
+  #closed = false;
+
+  private constructor(path: string, db: Database.Database) {
+    this.path = path;
+    this.#db = db;
+    this.#last = db.prepare(`SELECT ${COLUMNS} FROM journal_entries ORDER BY seq DESC LIMIT 1`);
+    this.#get = db.prepare(`SELECT ${COLUMNS} FROM journal_entries WHERE seq = ?`);
+    this.#page = db.prepare(`SELECT ${COLUMNS} FROM journal_entries WHERE seq >= ? ORDER BY seq LIMIT ?`);
+    const insert = db.prepare(
+      `INSERT INTO journal_entries (${COLUMNS}) VALUES (@seq, @time, @type, @run_id, @trace_id, @prev_hash, @hash, @key_id, @signature, @body)`,
+    );
+    const tx = db.transaction((build: (last: JournalEntry | null) => SealedEntry[]) => {
+      const last = entryOrThrow(this.#last.get());
+      const sealed = build(last);
+      let prevSeq = last?.seq ?? 0;
+      let prevHash = last?.hash ?? null;
+      for (const { entry, bodyJson } of sealed) {
+        if (entry.seq !== prevSeq + 1 || (prevHash !== null && entry.prev_hash !== prevHash)) {
+          throw new JournalError(
+            "ERR_JOURNAL_CHAIN_BROKEN",
+            `entry ${entry.seq} does not extend seq ${prevSeq}`,
+            {
+              details: { seq: entry.seq },
+            },
+          );
+        }
+        insert.run({ ...entry, body: bodyJson });
+        prevSeq = entry.seq;
+        prevHash = entry.hash;
+      }
+      return sealed.map((s) => s.entry);
+    });
+    this.#append = (build) => tx.immediate(build);
+  }
+
+  /** Opens (creating unless readonly) the journal file at `path`. */
+  static open(path: string, options: SqliteStoreOptions = {}): SqliteJournalStore {
+    let db: Database.Database;
+    try {
+      db = new Database(path, options.readonly ? { readonly: true, fileMustExist: true } : {});
+    } catch (err) {
+      throw new JournalError("ERR_JOURNAL_STORE", `cannot open journal ${path}: ${(err as Error).message}`, {
+        cause: err,
+      });
+    }
+    try {
+      db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 10_000))}`);
+      if (!options.readonly) {
+        db.pragma("journal_mode = WAL");
+        db.pragma("synchronous = FULL");
+        db.transaction(() => {
+          const version = db.pragma("user_version", { simple: true }) as number;
+          if (version > SCHEMA_VERSION) {
+            throw new JournalError(
+              "ERR_JOURNAL_STORE",
+              `journal schema version ${version} is newer than this Warden`,
+            );
+          }
+          db.exec(SCHEMA);
+          db.pragma(`user_version = ${SCHEMA_VERSION}`);
+        }).immediate();
+      } else {
+        const found = db
+          .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'journal_entries'")
+          .get();
+        if (found === undefined) throw new JournalError("ERR_JOURNAL_STORE", `${path} holds no journal`);
+      }
+      return new SqliteJournalStore(path, db);
+    } catch (err) {
+      db.close();
+      if (err instanceof JournalError) throw err;
+      throw new JournalError("ERR_JOURNAL_STORE", `cannot open journal ${path}: ${(err as Error).message}`, {
+        cause: err,
+      });
+    }
+  }
+
+  #open(): void {
+    if (this.#closed) throw new JournalError("ERR_JOURNAL_CLOSED", "the journal store is closed");
+  }
+
+  async appendBatch(build: (last: JournalEntry | null) => SealedEntry[]): Promise<JournalEntry[]> {
+    this.#open();
+    try {
+      return this.#append(build);
+    } catch (err) {
+      if (err instanceof JournalError) throw err;
+      if (
+        err instanceof Error &&
+        "code" in err &&
+        typeof err.code === "string" &&
+        err.code.startsWith("SQLITE_")
+      ) {
+        throw new JournalError("ERR_JOURNAL_STORE", `append failed: ${err.code}`, { cause: err });
+      }
+      throw err;
+    }
+  }
+
+  async last(): Promise<JournalEntry | null> {
+    this.#open();
+    return entryOrThrow(this.#last.get());
+  }
+
+  async get(seq: number): Promise<JournalEntry | null> {
+    this.#open();
+    return entryOrThrow(this.#get.get(seq));
+  }
+
+  async count(): Promise<number> {
+    this.#open();
+    return (this.#db.prepare("SELECT count(*) AS n FROM journal_entries").get() as { n: number }).n;
+  }
+
+  async *entries(fromSeq = 1): AsyncIterable<JournalEntry | MalformedRecord> {
+    this.#open();
+    let next = fromSeq;
+    for (;;) {
+      // Pages, not one long iterate(): a live cursor would block appends on this connection.
+      const rows = this.#page.all(next, PAGE);
+      for (const row of rows) yield rowToEntry(row);
+      const lastRow = rows.at(-1);
+      if (rows.length < PAGE || lastRow === undefined) return;
+      next = lastRow.seq + 1;
+    }
+  }
+
+  async query(q: JournalQuery): Promise<JournalEntry[]> {
+    this.#open();
+    const where: string[] = [];
+    const args: (string | number)[] = [];
+    const add = (sql: string, v: string | undefined) => {
+      if (v === undefined) return;
+      where.push(sql);
+      args.push(v);
+    };
+    add("run_id = ?", q.run_id);
+    add("type = ?", q.type);
+    add("time >= ?", q.since === undefined ? undefined : normalizeTime(q.since));
+    add("time < ?", q.until === undefined ? undefined : normalizeTime(q.until));
+    add("decision = ?", q.decision);
+    const limit = q.limit === undefined ? -1 : Math.max(0, Math.floor(q.limit));
+    const sql =
+      `SELECT ${COLUMNS} FROM journal_entries${where.length ? ` WHERE ${where.join(" AND ")}` : ""}` +
+      ` ORDER BY seq ${q.descending ? "DESC" : "ASC"} LIMIT ${limit}`;
+    const out: JournalEntry[] = [];
+    for (const row of this.#db.prepare(sql).all(...args) as Row[]) {
+      const e = rowToEntry(row);
+      if (!(e instanceof MalformedRecord)) out.push(e);
+    }
+    return out;
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#db.close();
+  }
+}
+
+/** Entry times are ISO UTC with milliseconds, so a normalized bound compares as text. */
+function normalizeTime(t: string): string {
+  const ms = Date.parse(t);
+  if (Number.isNaN(ms))
+    throw new JournalError("ERR_JOURNAL_ENTRY_INVALID", "time bound is not an RFC 3339 instant");
+  return new Date(ms).toISOString();
+}
