@@ -1,0 +1,64 @@
+// Public face of the loop layer: the ORGA loop as a typestate (Observe → Reason → Gate →
+// Act, where skipping the Gate does not compile), the ports it drives, and the model
+// adapters (OpenAI-compatible chat completions, scripted turns).
+export type {
+  ChatMessage,
+  ModelAdapter,
+  ModelCallOptions,
+  ModelRequest,
+  ModelResponse,
+  ModelTool,
+  ProposedArguments,
+  ProposedToolCall,
+  TokenUsage,
+  ToolCallMessagePart,
+} from "./model.js";
+export { parseToolArguments } from "./model.js";
+export {
+  OpenAICompatibleAdapter,
+  type OpenAICompatibleOptions,
+  parseRetryAfter,
+} from "./openai-adapter.js";
+export {
+  type AgentLoop,
+  DEFAULT_LIMITS,
+  type DecisionCounts,
+  type DecisionStage,
+  type DecisionView,
+  Dispatching,
+  type LoopLimits,
+  type LoopObserver,
+  type LoopOptions,
+  type LoopResult,
+  Observing,
+  type Phase,
+  type PhaseTypes,
+  PolicyCheck,
+  type ProposalView,
+  Reasoning,
+  type ResultStatus,
+  type ResultView,
+  runLoop,
+  startLoop,
+  type TerminationReason,
+} from "./phases.js";
+export type {
+  ExecutionOutcome,
+  ExecutorPort,
+  GatePort,
+  GateVerdict,
+  JournalPort,
+  LoopEvent,
+  ResolvedCall,
+  TicketLike,
+  ToolCatalog,
+} from "./ports.js";
+export {
+  loadScriptFile,
+  parseScript,
+  type Script,
+  ScriptedAdapter,
+  type ScriptedAdapterOptions,
+  ScriptSchema,
+  type ScriptTurn,
+} from "./scripted-adapter.js";
