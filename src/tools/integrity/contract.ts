@@ -47,7 +47,7 @@ export function verifyContractIntegrity(
   contract: ToolContract,
   manifestPath: string,
   options: ContractIntegrityOptions,
-): IntegrityResult<Verified> {
+): IntegrityResult<Verified & { contractHash: string }> {
   const sig = readSignatureFile(manifestPath);
   if (!sig.ok) return sig;
   return verifyCanonicalContract(contractToCanonical(contract), contract.tool.name, sig.file, options);

@@ -155,7 +155,7 @@ export function verifyCanonicalContract(
   toolName: string,
   file: ContractSignatureFile,
   options: ContractVerifyOptions,
-): IntegrityResult<Verified> {
+): IntegrityResult<Verified & { contractHash: string }> {
   if (file.tool_name !== toolName) {
     return {
       ok: false,
@@ -170,6 +170,8 @@ export function verifyCanonicalContract(
       message: `signature file names domain ${file.domain}, expected ${options.domain}`,
     };
   }
+  const contractHash = attempt(() => ({ hash: sha256Hex(schemapinCanonicalBytes(canonical)) }));
+  if (!contractHash.ok) return contractHash;
   const result = verifyArtefact(
     {
       value: canonical,
@@ -181,11 +183,9 @@ export function verifyCanonicalContract(
     },
     options,
   );
-  if (!result.ok && result.code === "ERR_INTEGRITY_SIGNATURE_INVALID") {
-    const actual = attempt(() => ({ hash: sha256Hex(schemapinCanonicalBytes(canonical)) }));
-    if (actual.ok && actual.hash !== file.contract_hash) {
-      return { ...result, message: `${result.message} (the contract changed since it was signed)` };
-    }
+  if (result.ok) return { ...result, contractHash: contractHash.hash };
+  if (result.code === "ERR_INTEGRITY_SIGNATURE_INVALID" && contractHash.hash !== file.contract_hash) {
+    return { ...result, message: `${result.message} (the contract changed since it was signed)` };
   }
   return result;
 }
