@@ -230,3 +230,24 @@ describe("registry", () => {
     expect(recordSchemaFor("dare.tool.request")?.safeParse(event).success).toBe(false);
   });
 });
+
+describe("types", () => {
+  it("are checked by tsc (@ts-expect-error lines fail the build if they stop being errors)", () => {
+    const request = sampleToolRequest();
+    const gate = toGateNamespace(request);
+    const eventType: "gate.tool.request" = gate.event_type;
+    // @ts-expect-error a gate record cannot be exported again
+    expect(() => toGateNamespace(gate)).toThrow();
+    const r = parseRecord("policy_decision", samplePolicyDecision());
+    if (r.ok) {
+      const decision: "allow" | "deny" | "invariant_halt" = r.record.result.decision;
+      expect(decision).toBe("allow");
+    } else {
+      // @ts-expect-error a failure has no record
+      expect(r.record).toBeUndefined();
+    }
+    // @ts-expect-error time is an RFC 3339 string
+    expect(() => buildPolicyDecision({ ...samplePolicyDecision(), time: 5 })).toThrow();
+    expect(eventType).toBe("gate.tool.request");
+  });
+});
