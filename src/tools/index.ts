@@ -1,6 +1,9 @@
 // Public face of the tools layer: ToolClad-compatible tool contracts — manifest parsing,
-// typed argument validation, invocation templates, output validation, the model's view.
+// typed argument validation, invocation templates, output validation, the model's view,
+// and the contract registry. Integrity (signing, pinning) is in ./integrity.
+export type { ArgValue } from "./arg-types.js";
 export { contractToCanonical } from "./canonical.js";
+export { type CompiledTool, type CompileResult, compileContract, RUNTIME_VARIABLES } from "./compile.js";
 export {
   type ArgSpec,
   BUILTIN_TYPES,
@@ -15,3 +18,48 @@ export {
   type ToolContractInput,
   ToolContractSchema,
 } from "./contract-schema.js";
+export {
+  type BuildFailure,
+  type BuildOptions,
+  type BuildResult,
+  buildInvocation,
+  describeInvocation,
+  type ExecInvocation,
+  type HttpInvocation,
+  type Invocation,
+  type McpInvocation,
+  prepareInvocation,
+  type ResolvedHttpRequest,
+  type RuntimeValues,
+  resolveHttpRequest,
+  type SecretRef,
+  type Segment,
+  secretEnvName,
+} from "./invocation.js";
+export {
+  type ContractFailure,
+  loadContract,
+  loadProjectTypes,
+  MAX_MANIFEST_BYTES,
+  type ParseOptions,
+  type ParseResult,
+  parseContract,
+} from "./manifest.js";
+export { type ModelTool, toModelTool } from "./model-view.js";
+export { ipInCidr, matchHostPattern, parseCidr, parseIp, type ScopeInput } from "./net.js";
+export { type OutputOptions, type OutputResult, parseOutput } from "./output.js";
+export {
+  ContractRegistry,
+  MANIFEST_SUFFIX,
+  PROJECT_TYPES_FILE,
+  type RegistryOptions,
+  type RejectedContract,
+} from "./registry.js";
+export { hasShellMetacharacter, SHELL_METACHARACTERS } from "./text-safety.js";
+export {
+  type ArgRejection,
+  type ArgsResult,
+  type ValidatedArgs,
+  type ValidateOptions,
+  validateArgs,
+} from "./validate.js";
