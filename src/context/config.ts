@@ -98,8 +98,10 @@ const Rules = z.strictObject({
 
 const Provenance = z.strictObject({
   enabled: z.boolean().default(true),
-  /** Shared run of this many normalized characters (letters and digits) counts as copied. */
+  /** Shared runs of letters and digits shorter than this never count as copied (the k-gram size). */
   minSubstring: z.number().int().min(8).max(256).default(20),
+  /** Winnowing window: runs of minSubstring + winnowWindow - 1 always count; 1 indexes every k-gram. */
+  winnowWindow: z.number().int().min(1).max(64).default(4),
   /** Distinctive tokens (with a digit or `@ . / :`) at least this long are matched whole. */
   minToken: z.number().int().min(4).max(256).default(8),
   /** Characters indexed per output; text beyond it is summarized by an overflow entry. */

@@ -7,10 +7,10 @@
 //     digits (separators removed), and any token of `minToken`+ characters containing a
 //     digit or one of `@ / : . _`. Plain words never qualify, so prose does not trigger.
 //   - shared substrings: outputs are fingerprinted by winnowing (Schleimer et al., 2003)
-//     over their letters and digits with k-grams of k = max(8, t - 8) and window
-//     w = t - k + 1, which guarantees that any shared run of t = `minSubstring` letters and
-//     digits is found while indexing only about 2/(w+1) of the k-grams. Arguments are
-//     checked with all their k-grams.
+//     over their letters and digits, with k-grams of k = `minSubstring` and windows of
+//     w = `winnowWindow` k-grams. A shared run shorter than k never matches; a shared run of
+//     k + w - 1 or more always does; only about 2/(w+1) of the k-grams are stored.
+//     Arguments are checked with all their k-grams.
 // Memory and time are bounded: per-output and per-run caps; when a cap is hit the index
 // fails closed (unindexed outputs still lend their taint to any substantial argument).
 // Collisions of the 52-bit fingerprints can only add taint, never remove it.
@@ -19,6 +19,7 @@ import { mergeTaint } from "./taint.js";
 
 export interface ProvenanceOptions {
   minSubstring: number;
+  winnowWindow: number;
   minToken: number;
   maxCharsPerOutput: number;
   maxFingerprints: number;
@@ -99,8 +100,8 @@ export class ProvenanceIndex {
 
   constructor(opts: ProvenanceOptions) {
     this.#opts = opts;
-    this.#k = Math.max(8, opts.minSubstring - 8);
-    this.#w = opts.minSubstring - this.#k + 1;
+    this.#k = opts.minSubstring;
+    this.#w = opts.winnowWindow;
   }
 
   /** Fingerprints held (tokens + winnowed k-grams). */
@@ -214,7 +215,9 @@ export class ProvenanceIndex {
 
   #isTrustedToken(t: Token): boolean {
     if (this.#trustedText.includes(t.text)) return true;
-    return (t.kind === "iban" || t.kind === "digits") && this.#trustedCompact.includes(t.text);
+    // The user may have written it with other spacing or punctuation ("DE89 3704 ...").
+    const c = compact(t.text);
+    return c.length >= this.#opts.minToken && this.#trustedCompact.includes(c);
   }
 
   #hit(path: string, kind: ProvenanceKind, match: string, ids: number[]): ProvenanceHit {
@@ -276,7 +279,15 @@ function collectLeaves(value: unknown, budget: number): { leaves: Leaf[]; trunca
 export function extractTokens(text: string, minToken: number): Token[] {
   const norm = normalize(text);
   const out: Token[] = [];
-  const add = (kind: Token["kind"], t: string) => out.push({ kind, text: t });
+  const have = new Set<string>();
+  const add = (kind: Token["kind"], t: string) => {
+    if (have.has(t)) return;
+    have.add(t);
+    out.push({ kind, text: t });
+  };
+  // Structured kinds first, so a value is reported as what it most specifically is.
+  for (const m of norm.matchAll(IBAN)) add("iban", m[0].replace(/ /g, ""));
+  for (const m of norm.matchAll(DIGITS)) add("digits", m[0].replace(/[ -]/g, ""));
   for (const raw of norm.split(SPLIT)) {
     const t = raw.replace(TRIM, "");
     if (t.length < 4) continue;
@@ -284,9 +295,8 @@ export function extractTokens(text: string, minToken: number): Token[] {
       add("url", t);
       try {
         const u = new URL(t);
+        add("url", `${u.protocol}//${u.host}${u.pathname}`);
         if (u.hostname.length >= 4) add("host", u.hostname);
-        const base = `${u.protocol}//${u.host}${u.pathname}`;
-        if (base !== t) add("url", base);
       } catch {
         // not a parseable URL: the whole token is still matched
       }
@@ -304,8 +314,6 @@ export function extractTokens(text: string, minToken: number): Token[] {
     }
     if (t.length >= minToken && DISTINCT.test(t)) add("token", t);
   }
-  for (const m of norm.matchAll(IBAN)) add("iban", m[0].replace(/ /g, ""));
-  for (const m of norm.matchAll(DIGITS)) add("digits", m[0].replace(/[ -]/g, ""));
   return out;
 }
 
