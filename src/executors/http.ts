@@ -1,0 +1,471 @@
+// The HTTP executor. SSRF is stopped at the connection, not the URL: every hop's
+// host is resolved once through an injectable resolver, every answer is
+// classified (any blocked answer refuses the hop), and the socket connects to
+// the pinned, checked address through a custom `lookup`, so a rebinding DNS
+// server gets no second chance between check and connect. The Host header and
+// TLS SNI keep the original name. Redirects are followed by hand, bounded, and
+// re-checked from scratch; credentials are dropped on cross-origin redirects.
+import { lookup as dnsLookup } from "node:dns/promises";
+import http from "node:http";
+import https from "node:https";
+import type { LookupFunction } from "node:net";
+import { ExecutorError } from "../contracts/index.js";
+import {
+  type AddressCategory,
+  checkAddress,
+  classifyAddress,
+  formatAddress,
+  parseAddress,
+} from "./address.js";
+import type { Invocation } from "./evidence.js";
+import { rawOutputHash } from "./evidence.js";
+import {
+  type AttemptOutcome,
+  abortCode,
+  type CallOptions,
+  type ExecutionResult,
+  type ExecutorDeps,
+  type ExecutorErrorCode,
+  runGoverned,
+  type ToolIdentity,
+} from "./runtime.js";
+
+export interface ResolvedAddress {
+  address: string;
+  family: 4 | 6;
+}
+/** Name resolution, injectable for tests and for deployments with their own resolver. */
+export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
+
+export const systemResolver: Resolver = async (hostname) => {
+  const answers = await dnsLookup(hostname, { all: true, verbatim: true });
+  return answers.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
+};
+
+/** The request a contract's HTTP template produced, secrets already substituted. */
+export interface HttpRequestSpec {
+  method: string;
+  url: string;
+  headers?: Record<string, string>;
+  body?: string | Uint8Array;
+  /** Secret values substituted into the request: masked wherever they appear in evidence. */
+  secrets?: readonly string[];
+  /** Statuses that count as success (default: any 2xx). */
+  successStatus?: readonly number[];
+  /** Accepted response media types (`application/json`, `text/*`); default: any. */
+  contentTypes?: readonly string[];
+}
+
+export interface HttpBinding extends ToolIdentity {
+  /** Builds the request from the ticket's parameters (the contract's template). */
+  build(parameters: Readonly<Record<string, unknown>>): HttpRequestSpec;
+  /** The contract's own host allow-list (scope.allowed_hosts); empty or absent means no contract restriction. */
+  allowedHosts?: readonly string[];
+  deniedHosts?: readonly string[];
+}
+
+export interface HttpExecutorOptions {
+  resolver?: Resolver;
+  /** Explicit opt-in for loopback destinations (tests, local tools). Private ranges stay blocked. */
+  allowLoopback?: boolean;
+  /** Deployment scope: when non-empty, every hop's host must match one of these too. */
+  allowedHosts?: readonly string[];
+  deniedHosts?: readonly string[];
+  /** Schemes a request or redirect may use (default https and http). */
+  schemes?: readonly ("http" | "https")[];
+  maxRedirects?: number;
+  maxResponseBytes?: number;
+  maxTimeoutMs?: number;
+  /** Extra header names whose values never reach evidence. */
+  sensitiveHeaders?: readonly string[];
+}
+
+export interface HttpOutput {
+  status: number;
+  /** The final URL (masked) after redirects. */
+  url: string;
+  contentType: string | null;
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+const ALWAYS_SENSITIVE = ["authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key"];
+const CREDENTIAL_HEADERS = ["authorization", "proxy-authorization", "cookie"];
+const SENSITIVE_QUERY = /(token|key|secret|password|passwd|sig|signature|auth|credential|session)/i;
+
+/** `example.com` matches itself; `*.example.com` matches its subdomains only. */
+export function hostMatches(host: string, pattern: string): boolean {
+  const h = host.toLowerCase().replace(/\.$/, "");
+  const p = pattern.toLowerCase().replace(/\.$/, "");
+  if (p.startsWith("*.")) return h.endsWith(p.slice(1)) && h.length > p.length - 1;
+  return h === p;
+}
+
+function fail(code: ExecutorErrorCode, message: string): never {
+  throw new ExecutorError(code, message);
+}
+
+type HopTarget = { address: string; family: 4 | 6; category: AddressCategory };
+
+export class HttpExecutor {
+  readonly #resolver: Resolver;
+  readonly #allowLoopback: boolean;
+  readonly #allowedHosts: readonly string[];
+  readonly #deniedHosts: readonly string[];
+  readonly #schemes: ReadonlySet<string>;
+  readonly #maxRedirects: number;
+  readonly #maxBytes: number;
+  readonly #maxTimeoutMs: number;
+  readonly #sensitive: ReadonlySet<string>;
+  readonly #deps: ExecutorDeps;
+
+  constructor(options: HttpExecutorOptions = {}, deps: ExecutorDeps = {}) {
+    this.#resolver = options.resolver ?? systemResolver;
+    this.#allowLoopback = options.allowLoopback === true;
+    this.#allowedHosts = options.allowedHosts ?? [];
+    this.#deniedHosts = options.deniedHosts ?? [];
+    this.#schemes = new Set((options.schemes ?? ["https", "http"]).map((s) => `${s}:`));
+    this.#maxRedirects = options.maxRedirects ?? 5;
+    this.#maxBytes = options.maxResponseBytes ?? 1024 * 1024;
+    this.#maxTimeoutMs = options.maxTimeoutMs ?? 30_000;
+    if (!Number.isInteger(this.#maxRedirects) || this.#maxRedirects < 0 || this.#maxRedirects > 20) {
+      throw new ExecutorError("ERR_EXEC_CONFIG_INVALID", "maxRedirects must be an integer in 0..20");
+    }
+    if (!Number.isInteger(this.#maxBytes) || this.#maxBytes < 1) {
+      throw new ExecutorError("ERR_EXEC_CONFIG_INVALID", "maxResponseBytes must be a positive integer");
+    }
+    this.#sensitive = new Set([
+      ...ALWAYS_SENSITIVE,
+      ...(options.sensitiveHeaders ?? []).map((h) => h.toLowerCase()),
+    ]);
+    this.#deps = deps;
+  }
+
+  execute(
+    ticket: unknown,
+    binding: HttpBinding,
+    opts: CallOptions = {},
+  ): Promise<ExecutionResult<HttpOutput>> {
+    return runGoverned(
+      ticket,
+      {
+        executor: "http",
+        tool: binding,
+        defaultTaint: "web",
+        maxTimeoutMs: this.#maxTimeoutMs,
+        attempt: async ({ parameters, signal }) => {
+          let spec: HttpRequestSpec;
+          try {
+            spec = binding.build(parameters);
+          } catch (err) {
+            return {
+              invocation: null,
+              error: {
+                code: "ERR_EXEC_PARAMS_INVALID",
+                message: (err as Error).message ?? "invalid parameters",
+              },
+            };
+          }
+          return this.#run(spec, binding, signal);
+        },
+      },
+      this.#deps,
+      opts,
+    );
+  }
+
+  /** Every guard that applies to a hop's host, before any packet is sent. */
+  async #checkHop(url: URL, binding: HttpBinding): Promise<HopTarget> {
+    if (!this.#schemes.has(url.protocol))
+      fail("ERR_EXEC_URL_INVALID", `scheme ${url.protocol} is not allowed`);
+    if (url.username !== "" || url.password !== "") {
+      fail("ERR_EXEC_URL_INVALID", "credentials in the URL are not allowed");
+    }
+    const host = url.hostname.replace(/^\[|\]$/g, "");
+    if (host === "") fail("ERR_EXEC_URL_INVALID", "URL has no host");
+    const lists: [readonly string[], string][] = [
+      [binding.allowedHosts ?? [], "contract"],
+      [this.#allowedHosts, "deployment"],
+    ];
+    for (const [list, who] of lists) {
+      if (list.length > 0 && !list.some((p) => hostMatches(host, p))) {
+        fail("ERR_EXEC_HOST_NOT_ALLOWED", `host ${host} is not in the ${who} allow-list`);
+      }
+    }
+    for (const p of [...(binding.deniedHosts ?? []), ...this.#deniedHosts]) {
+      if (hostMatches(host, p)) fail("ERR_EXEC_HOST_NOT_ALLOWED", `host ${host} is denied`);
+    }
+    const literal = parseAddress(host);
+    let answers: ResolvedAddress[];
+    if (literal !== undefined) {
+      answers = [{ address: formatAddress(literal), family: literal.family }];
+    } else {
+      try {
+        answers = await this.#resolver(host.replace(/\.$/, ""));
+      } catch (err) {
+        fail("ERR_EXEC_DNS", `cannot resolve ${host}: ${(err as Error).message}`);
+      }
+      if (answers.length === 0) fail("ERR_EXEC_DNS", `no addresses for ${host}`);
+    }
+    // Every answer must pass: a mixed answer is the classic rebinding setup.
+    let pinned: HopTarget | undefined;
+    for (const a of answers) {
+      const v = checkAddress(a.address, { allowLoopback: this.#allowLoopback });
+      if (!v.ok) fail("ERR_EXEC_SSRF_BLOCKED", `${host} resolves to a ${v.category} address`);
+      const parsed = parseAddress(a.address);
+      if (parsed === undefined) fail("ERR_EXEC_SSRF_BLOCKED", `${host} resolves to an unparseable address`);
+      pinned ??= { address: formatAddress(parsed), family: parsed.family, category: classifyAddress(parsed) };
+    }
+    return pinned as HopTarget;
+  }
+
+  #mask(text: string, secrets: readonly string[]): string {
+    let out = text;
+    for (const s of secrets) {
+      if (s.length === 0) continue;
+      out = out.split(s).join("***");
+      const enc = encodeURIComponent(s);
+      if (enc !== s) out = out.split(enc).join("***");
+    }
+    return out;
+  }
+
+  #maskUrl(url: URL, secrets: readonly string[]): string {
+    const u = new URL(url.href);
+    if (u.password !== "") u.password = "***";
+    for (const [k] of [...u.searchParams]) if (SENSITIVE_QUERY.test(k)) u.searchParams.set(k, "***");
+    return this.#mask(u.href, secrets);
+  }
+
+  #maskHeaders(headers: Record<string, string>, secrets: readonly string[]): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const [k, v] of Object.entries(headers)) {
+      out[k] = this.#sensitive.has(k.toLowerCase()) ? "***" : this.#mask(v, secrets);
+    }
+    return out;
+  }
+
+  async #run(
+    spec: HttpRequestSpec,
+    binding: HttpBinding,
+    signal: AbortSignal,
+  ): Promise<AttemptOutcome<HttpOutput>> {
+    const secrets = spec.secrets ?? [];
+    let url: URL;
+    try {
+      url = new URL(spec.url);
+    } catch {
+      return { invocation: null, error: { code: "ERR_EXEC_URL_INVALID", message: "not an absolute URL" } };
+    }
+    let method = spec.method.toUpperCase();
+    let body = spec.body;
+    let headers: Record<string, string> = { ...(spec.headers ?? {}) };
+    const hops: { url: string; address: string | null; status: number | null }[] = [];
+    const invocation = (): Invocation => ({
+      kind: "http",
+      method: spec.method.toUpperCase(),
+      url: this.#maskUrl(new URL(spec.url), secrets),
+      headers: this.#maskHeaders(spec.headers ?? {}, secrets),
+      body_hash:
+        spec.body === undefined
+          ? null
+          : rawOutputHash(typeof spec.body === "string" ? Buffer.from(spec.body) : spec.body),
+      hops,
+    });
+
+    for (let redirects = 0; ; redirects++) {
+      const hop: { url: string; address: string | null; status: number | null } = {
+        url: this.#maskUrl(url, secrets),
+        address: null,
+        status: null,
+      };
+      hops.push(hop);
+      let target: HopTarget;
+      try {
+        target = await this.#checkHop(url, binding);
+      } catch (err) {
+        if (err instanceof ExecutorError) {
+          return {
+            invocation: invocation(),
+            error: { code: err.code as ExecutorErrorCode, message: err.message },
+          };
+        }
+        throw err;
+      }
+      hop.address = target.address;
+      if (signal.aborted) {
+        return { invocation: invocation(), error: { code: abortCode(signal), message: "request aborted" } };
+      }
+      const res = await this.#send(url, target, method, headers, body, signal);
+      if ("error" in res) return { invocation: invocation(), error: res.error };
+      hop.status = res.status;
+      const location = res.headers.location;
+      if (REDIRECTS.has(res.status) && location !== undefined) {
+        if (redirects >= this.#maxRedirects) {
+          return {
+            invocation: invocation(),
+            error: { code: "ERR_EXEC_REDIRECT_LIMIT", message: `more than ${this.#maxRedirects} redirects` },
+          };
+        }
+        let next: URL;
+        try {
+          next = new URL(location, url);
+        } catch {
+          return {
+            invocation: invocation(),
+            error: { code: "ERR_EXEC_URL_INVALID", message: "bad redirect target" },
+          };
+        }
+        if (next.origin !== url.origin) {
+          // Credentials were meant for the origin the contract named, not wherever it points us.
+          headers = Object.fromEntries(
+            Object.entries(headers).filter(
+              ([k, v]) =>
+                !CREDENTIAL_HEADERS.includes(k.toLowerCase()) &&
+                !this.#sensitive.has(k.toLowerCase()) &&
+                this.#mask(v, secrets) === v,
+            ),
+          );
+        }
+        if (res.status === 303 || ((res.status === 301 || res.status === 302) && method === "POST")) {
+          method = method === "HEAD" ? "HEAD" : "GET";
+          body = undefined;
+          headers = Object.fromEntries(
+            Object.entries(headers).filter(
+              ([k]) => !["content-type", "content-length"].includes(k.toLowerCase()),
+            ),
+          );
+        }
+        url = next;
+        continue;
+      }
+      const contentType = res.headers["content-type"] ?? null;
+      const output: HttpOutput = {
+        status: res.status,
+        url: this.#maskUrl(url, secrets),
+        contentType,
+        headers: this.#maskHeaders(res.headers, secrets),
+        body: res.body,
+      };
+      const base = {
+        invocation: invocation(),
+        raw: res.body,
+        output,
+        exit: { httpStatus: res.status },
+        origin: url.host,
+        ...(contentType !== null ? { contentType: contentType.split(";")[0]?.trim() ?? contentType } : {}),
+      };
+      if (spec.contentTypes !== undefined && !this.#typeAccepted(contentType, spec.contentTypes)) {
+        return {
+          ...base,
+          error: {
+            code: "ERR_EXEC_CONTENT_TYPE",
+            message: `unexpected content type ${contentType ?? "(none)"}`,
+          },
+        };
+      }
+      const ok = spec.successStatus?.includes(res.status) ?? (res.status >= 200 && res.status < 300);
+      if (!ok)
+        return { ...base, error: { code: "ERR_EXEC_TOOL_FAILED", message: `HTTP status ${res.status}` } };
+      return base;
+    }
+  }
+
+  #typeAccepted(contentType: string | null, accepted: readonly string[]): boolean {
+    if (contentType === null) return false;
+    const media = (contentType.split(";")[0] ?? "").trim().toLowerCase();
+    return accepted.some((a) => {
+      const p = a.toLowerCase();
+      return p.endsWith("/*") ? media.startsWith(p.slice(0, -1)) : media === p;
+    });
+  }
+
+  #send(
+    url: URL,
+    target: HopTarget,
+    method: string,
+    headers: Record<string, string>,
+    body: string | Uint8Array | undefined,
+    signal: AbortSignal,
+  ): Promise<
+    | { status: number; headers: Record<string, string>; body: Buffer }
+    | { error: { code: ExecutorErrorCode; message: string } }
+  > {
+    // The only answer the socket ever gets is the address we checked.
+    const pinnedLookup = ((_host: string, options: { all?: boolean }, cb: (...a: unknown[]) => void) => {
+      if (options?.all) cb(null, [{ address: target.address, family: target.family }]);
+      else cb(null, target.address, target.family);
+    }) as unknown as LookupFunction;
+    const mod = url.protocol === "https:" ? https : http;
+    const hostname = url.hostname.replace(/^\[|\]$/g, "");
+    const isName = parseAddress(hostname) === undefined;
+    return new Promise((resolve) => {
+      let settled = false;
+      const done = (v: Parameters<typeof resolve>[0]) => {
+        if (!settled) {
+          settled = true;
+          resolve(v);
+        }
+      };
+      const req = mod.request(
+        {
+          protocol: url.protocol,
+          host: isName ? hostname : target.address,
+          family: target.family,
+          port: url.port === "" ? undefined : Number(url.port),
+          path: `${url.pathname}${url.search}`,
+          method,
+          headers: { ...headers, host: url.host },
+          lookup: pinnedLookup,
+          agent: false,
+          signal,
+          ...(url.protocol === "https:" && isName ? { servername: hostname } : {}),
+        },
+        (res) => {
+          const declared = Number(res.headers["content-length"]);
+          if (Number.isFinite(declared) && declared > this.#maxBytes) {
+            done({
+              error: { code: "ERR_EXEC_OUTPUT_TOO_LARGE", message: `response over ${this.#maxBytes} bytes` },
+            });
+            res.destroy();
+            return;
+          }
+          const chunks: Buffer[] = [];
+          let size = 0;
+          res.on("data", (c: Buffer) => {
+            size += c.length;
+            if (size > this.#maxBytes) {
+              done({
+                error: {
+                  code: "ERR_EXEC_OUTPUT_TOO_LARGE",
+                  message: `response over ${this.#maxBytes} bytes`,
+                },
+              });
+              res.destroy();
+              return;
+            }
+            chunks.push(c);
+          });
+          res.on("end", () => {
+            const hs: Record<string, string> = {};
+            for (const [k, v] of Object.entries(res.headers)) {
+              if (v !== undefined) hs[k] = Array.isArray(v) ? v.join(", ") : v;
+            }
+            done({ status: res.statusCode ?? 0, headers: hs, body: Buffer.concat(chunks) });
+          });
+          res.on("error", (err) => done(this.#netError(err, signal)));
+          res.on("aborted", () => done(this.#netError(new Error("response aborted"), signal)));
+        },
+      );
+      req.on("error", (err) => done(this.#netError(err, signal)));
+      if (body !== undefined) req.write(body);
+      req.end();
+    });
+  }
+
+  #netError(err: Error, signal: AbortSignal): { error: { code: ExecutorErrorCode; message: string } } {
+    if (signal.aborted) return { error: { code: abortCode(signal), message: "request aborted" } };
+    return { error: { code: "ERR_EXEC_IO", message: err.message } };
+  }
+}

@@ -1,0 +1,62 @@
+// Public face of the executors: the only code that touches the world, and only with
+// a Gate-issued execution ticket. Each executor hardens its own medium (SSRF, paths,
+// binaries, SQL, MCP rug pulls), sits behind a per-tool circuit breaker, and turns
+// every execution into an evidence envelope plus a DARE ToolResponseEnvelope.
+export {
+  type AddressCategory,
+  type AddressPolicy,
+  type AddressVerdict,
+  checkAddress,
+  classifyAddress,
+  embeddedIPv4,
+  formatAddress,
+  type ParsedAddress,
+  parseAddress,
+} from "./address.js";
+export {
+  type BreakerAdmission,
+  type BreakerOptions,
+  type BreakerPermit,
+  BreakerRegistry,
+  type BreakerState,
+  type BreakerTransition,
+  CircuitBreaker,
+} from "./breaker.js";
+export {
+  type DareDeployment,
+  EVIDENCE_SCHEMA,
+  EvidenceEnvelope,
+  EXECUTION_STATUSES,
+  EXECUTOR_EVENT_TYPES,
+  type ExecutionStatus,
+  type ExecutorEventType,
+  type Invocation,
+  InvocationSchema,
+  rawOutputHash,
+  registerExecutorEventTypes,
+  toolResponseFor,
+  uuidFor,
+} from "./evidence.js";
+export {
+  type HttpBinding,
+  HttpExecutor,
+  type HttpExecutorOptions,
+  type HttpOutput,
+  type HttpRequestSpec,
+  hostMatches,
+  type ResolvedAddress,
+  type Resolver,
+  systemResolver,
+} from "./http.js";
+export {
+  type CallOptions,
+  type ExecFailureCode,
+  type ExecutionFailure,
+  type ExecutionResult,
+  type ExecutionSuccess,
+  type ExecutorDeps,
+  type ExecutorErrorCode,
+  type ExecutorJournal,
+  journalBreakerTransitions,
+  type ToolIdentity,
+} from "./runtime.js";
