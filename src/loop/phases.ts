@@ -181,6 +181,8 @@ interface RunState<T extends TicketLike> {
 
 interface PhaseSlot<T extends TicketLike> {
   run: RunState<T>;
+  /** Set by register(): the phase the slot belongs to, checked by claim(). */
+  kind?: Phase;
   proposals?: ProposalView[];
   gated?: GatedItem<T>[];
   results?: ResultView[];
@@ -191,7 +193,7 @@ const live = new WeakMap<object, PhaseSlot<TicketLike>>();
 const spent = new WeakSet<object>();
 
 /** Takes a phase object's state and retires the object: each phase object is used once. */
-function claim<T extends TicketLike>(obj: object, transition: string): PhaseSlot<T> {
+function claim<T extends TicketLike>(obj: object, kind: Phase, transition: string): PhaseSlot<T> {
   const slot = live.get(obj);
   if (slot === undefined) {
     if (spent.has(obj)) {
@@ -203,6 +205,13 @@ function claim<T extends TicketLike>(obj: object, transition: string): PhaseSlot
     throw new LoopError(
       "ERR_LOOP_FORGED_PHASE",
       `${transition}() called on an object that is not a live loop phase`,
+    );
+  }
+  if (slot.kind !== kind) {
+    // A transition borrowed onto another phase (e.g. Dispatching.prototype.act.call(policyCheck)).
+    throw new LoopError(
+      "ERR_LOOP_FORGED_PHASE",
+      `${transition}() called on a ${slot.kind ?? "unknown"} phase`,
     );
   }
   live.delete(obj);
@@ -219,8 +228,8 @@ function checkMint(token: unknown): void {
   }
 }
 
-function register<T extends TicketLike>(obj: object, slot: PhaseSlot<T>): void {
-  live.set(obj, slot as unknown as PhaseSlot<TicketLike>);
+function register<T extends TicketLike>(obj: object, kind: Phase, slot: PhaseSlot<T>): void {
+  live.set(obj, { ...slot, kind } as unknown as PhaseSlot<TicketLike>);
 }
 
 async function record<T extends TicketLike>(
@@ -302,13 +311,13 @@ export class Reasoning {
     this.runId = slot.run.runId;
     this.traceId = slot.run.traceId;
     this.iteration = slot.run.iterations;
-    register(this, slot);
+    register(this, "reasoning", slot);
     Object.freeze(this);
   }
 
   /** Calls the model once; its proposals go to the Gate next. Records ReasoningComplete. */
   async reason(): Promise<PolicyCheck> {
-    const { run } = claim<TicketLike>(this, "reason");
+    const { run } = claim<TicketLike>(this, "reasoning", "reason");
     const proposals: ProposalView[] = [];
     let response: ModelResponse | null = null;
     const stop = budgetStop(run);
@@ -404,13 +413,13 @@ export class PolicyCheck {
     this.iteration = slot.run.iterations;
     this.proposals = freezeAll((slot.proposals ?? []).map((p) => ({ ...p })));
     this.text = slot.run.lastText;
-    register(this, slot);
+    register(this, "policy_check", slot);
     Object.freeze(this);
   }
 
   /** Decides every proposal; only allowed ones carry a Gate-minted ticket. Records PolicyEvaluated. */
   async gate(): Promise<Dispatching> {
-    const slot = claim<TicketLike>(this, "gate");
+    const slot = claim<TicketLike>(this, "policy_check", "gate");
     const { run } = slot;
     const gated: GatedItem<TicketLike>[] = [];
     for (const [i, p] of (slot.proposals ?? []).entries()) {
@@ -558,13 +567,13 @@ export class Dispatching {
     this.traceId = slot.run.traceId;
     this.iteration = slot.run.iterations;
     this.decisions = freezeAll((slot.gated ?? []).map((g) => ({ ...g.view })));
-    register(this, slot);
+    register(this, "dispatching", slot);
     Object.freeze(this);
   }
 
   /** Executes ticketed calls in order; failures are results, not exceptions. Records ToolsDispatched. */
   async act(): Promise<Observing> {
-    const slot = claim<TicketLike>(this, "act");
+    const slot = claim<TicketLike>(this, "dispatching", "act");
     const { run } = slot;
     const results: ResultView[] = [];
     const dispatched: Record<string, unknown>[] = [];
@@ -681,13 +690,13 @@ export class Observing {
     this.iteration = slot.run.iterations;
     const results = slot.results ?? [];
     this.results = freezeAll(results.map((r) => ({ ...r })));
-    register(this, slot);
+    register(this, "observing", slot);
     Object.freeze(this);
   }
 
   /** Feeds every result back to the model and decides: another Reasoning turn or a LoopResult. */
   async observe(): Promise<Reasoning | LoopResult> {
-    const slot = claim<TicketLike>(this, "observe");
+    const slot = claim<TicketLike>(this, "observing", "observe");
     const { run } = slot;
     const results = slot.results ?? [];
     for (const r of results) {
