@@ -62,6 +62,14 @@ export function parseContract(text: string, options: ParseOptions = {}): ParseRe
     }
     throw err;
   }
+  // zod silently drops `__proto__` record keys; a dropped argument must be an error instead.
+  const forbidden = forbiddenKeyPath(raw, []);
+  if (forbidden !== undefined) {
+    return failure("ERR_TOOL_MANIFEST_INVALID", `forbidden key '${forbidden.join(".")}'`, {
+      path: forbidden,
+      ...lineOf(text, forbidden),
+    });
+  }
   const parsed = ToolContractSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0] as z.core.$ZodIssue;
@@ -114,6 +122,10 @@ export function loadProjectTypes(file: string): Record<string, CustomType> {
       `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? "error"}`,
     );
   }
+  const forbidden = forbiddenKeyPath(raw, []);
+  if (forbidden !== undefined) {
+    throw new ToolError("ERR_TOOL_MANIFEST_INVALID", `${file}: forbidden key '${forbidden.join(".")}'`);
+  }
   const parsed = ProjectTypesSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -137,6 +149,16 @@ function withProjectTypes(contract: ToolContract, project: ParseOptions["types"]
   }
   if (Object.keys(added).length === 0) return contract;
   return { ...contract, types: { ...added, ...local } };
+}
+
+function forbiddenKeyPath(value: unknown, at: string[]): string[] | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  for (const key of Object.keys(value)) {
+    if (key === "__proto__") return [...at, key];
+    const inner = forbiddenKeyPath((value as Record<string, unknown>)[key], [...at, key]);
+    if (inner !== undefined) return inner;
+  }
+  return undefined;
 }
 
 function firstLine(s: string): string {
