@@ -2,6 +2,7 @@
 // Exit codes: 0 success, 1 a negative outcome (verification failed, denied), 2 bad input.
 import { Command, CommanderError } from "commander";
 import { registerCanon } from "./commands/canon.js";
+import { registerContract } from "./commands/contract.js";
 import { registerKeys } from "./commands/keys.js";
 import { type CliContext, type CliIo, EXIT, formatError, processIo } from "./io.js";
 
@@ -13,6 +14,7 @@ export function buildProgram(ctx: CliContext): Command {
     .configureOutput({ writeOut: (s) => ctx.io.out(s), writeErr: (s) => ctx.io.err(s) });
   registerKeys(program, ctx);
   registerCanon(program, ctx);
+  registerContract(program, ctx);
   return program;
 }
 

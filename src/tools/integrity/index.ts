@@ -15,6 +15,7 @@ export {
   schemapinCanonical,
   schemapinCanonicalBytes,
 } from "./canonical.js";
+export { registerContractIntegrity } from "./cli.js";
 export {
   type ContractIntegrityOptions,
   contractAsSignedSchema,

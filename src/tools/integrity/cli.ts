@@ -1,0 +1,299 @@
+// `warden contract sign` and `warden contract verify`: the integrity subcommands of the
+// `warden contract` group. verify accepts three kinds of file — a tool contract
+// manifest (with its `.sig` beside it), a SchemaPin signed schema `{schema, signature}`,
+// or a SchemaPin trust bundle — and exits 0 only when the file verified; a failed
+// verification exits 1 with its ERR_INTEGRITY_* code, unusable input exits 2.
+
+import type { KeyObject } from "node:crypto";
+import { readFileSync } from "node:fs";
+import type { Command } from "commander";
+import type { CliContext } from "../../cli/io.js";
+import { CliError, IntegrityError, parseStrictJson } from "../../contracts/index.js";
+import { loadPrivateKeyFile, parsePublicKey } from "../../crypto/index.js";
+import { loadContract, loadProjectTypes } from "../manifest.js";
+import { parseTrustBundle, type TrustBundle, verifyTrustBundle } from "./bundle.js";
+import { signContractFile, verifyContractIntegrity } from "./contract.js";
+import {
+  type DiscoveryDocument,
+  discoveryFromData,
+  type RevocationDocument,
+  revocationFromData,
+} from "./documents.js";
+import { fetchJsonDocument, wellKnownUrl } from "./fetch.js";
+import { PinStore } from "./pin-store.js";
+import { attemptAsync, fail, type IntegrityResult } from "./result.js";
+import { type Verified, verifySignedSchema } from "./verify.js";
+
+const MAX_INPUT = 1024 * 1024;
+
+interface VerifyOpts {
+  pins?: string;
+  wellKnown?: string;
+  bundle?: string;
+  revocation?: string[];
+  trustedKey?: string[];
+  singleHash?: boolean;
+  domain?: string;
+  toolId?: string;
+  requirePin?: boolean;
+  repin?: boolean;
+  types?: string;
+  allowLoopbackHttp?: boolean;
+  timeoutMs?: string;
+  json?: boolean;
+}
+
+const isUrl = (s: string) => /^[a-z][a-z0-9+.-]*:\/\//i.test(s);
+
+function readInput(path: string): string {
+  try {
+    const text = readFileSync(path, "utf8");
+    if (text.length > MAX_INPUT)
+      throw new CliError("ERR_CLI_INPUT", `${path} is larger than ${MAX_INPUT} bytes`);
+    return text;
+  } catch (err) {
+    if (err instanceof CliError) throw err;
+    throw new CliError(
+      "ERR_CLI_INPUT",
+      `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? "error"}`,
+    );
+  }
+}
+
+function readJson(path: string): unknown {
+  return parseStrictJson(readInput(path), { maxLength: MAX_INPUT });
+}
+
+/** A JSON document from a file or (https, or loopback http when allowed) URL. */
+async function documentFrom(source: string, opts: VerifyOpts, wellKnown = false): Promise<unknown> {
+  if (!isUrl(source)) return readJson(source);
+  const url = wellKnown ? wellKnownUrl(source) : source;
+  const r = await fetchJsonDocument(url, {
+    allowLoopbackHttp: opts.allowLoopbackHttp === true,
+    ...(opts.timeoutMs === undefined ? {} : { timeoutMs: Number(opts.timeoutMs) }),
+  });
+  if (!r.ok) fail(r.code, r.message);
+  return r.value;
+}
+
+type FileKind =
+  | { kind: "manifest" }
+  | { kind: "signed-schema"; value: unknown }
+  | { kind: "bundle"; value: unknown };
+
+function classify(path: string): FileKind {
+  const text = readInput(path);
+  if (!text.trimStart().startsWith("{")) return { kind: "manifest" };
+  let value: unknown;
+  try {
+    value = parseStrictJson(text, { maxLength: MAX_INPUT });
+  } catch {
+    return { kind: "manifest" }; // a TOML manifest may start with an inline table; let the loader report
+  }
+  if (typeof value === "object" && value !== null && !Array.isArray(value)) {
+    if ("schemapin_bundle_version" in value) return { kind: "bundle", value };
+    if ("schema" in value) return { kind: "signed-schema", value };
+  }
+  throw new CliError(
+    "ERR_CLI_INPUT",
+    `${path} is neither a tool manifest, a signed schema nor a trust bundle`,
+  );
+}
+
+function loadTypes(path: string | undefined) {
+  return path === undefined ? {} : { types: loadProjectTypes(path) };
+}
+
+function loadManifest(path: string, typesPath: string | undefined) {
+  const loaded = loadContract(path, loadTypes(typesPath));
+  if (!loaded.ok) throw new CliError("ERR_CLI_INPUT", `${loaded.code}: ${loaded.message}`);
+  return loaded.tool.contract;
+}
+
+function report<T extends object>(
+  ctx: CliContext,
+  opts: VerifyOpts,
+  r: IntegrityResult<T>,
+  line: (v: T) => string,
+): void {
+  if (r.ok) {
+    const { ok: _ok, ...rest } = r;
+    ctx.io.out(opts.json ? `${JSON.stringify({ verified: true, ...rest }, null, 2)}\n` : `${line(r)}\n`);
+    return;
+  }
+  ctx.exitCode = 1;
+  if (opts.json) {
+    ctx.io.out(`${JSON.stringify({ verified: false, code: r.code, message: r.message }, null, 2)}\n`);
+  } else {
+    ctx.io.err(`not verified: ${r.code}: ${r.message}\n`);
+  }
+}
+
+const verifiedLine = (v: Verified) =>
+  `verified  ${v.toolId} (${v.domain})\nkey       ${v.fingerprint}${v.developerName === undefined ? "" : ` (${v.developerName})`}\nmode      ${v.hashMode}-hash\npin       ${v.pin}`;
+
+export function registerContractIntegrity(group: Command, ctx: CliContext): void {
+  group
+    .command("sign")
+    .description("sign the whole parsed contract (SchemaPin: ECDSA P-256, DER, double-hash) into FILE.sig")
+    .argument("<file>", "tool contract manifest (*.clad.toml)")
+    .requiredOption("--key <pem>", "ECDSA P-256 private key file (0600)")
+    .requiredOption(
+      "--domain <domain>",
+      "the publisher domain whose .well-known/schemapin.json holds the key",
+    )
+    .option("--types <file>", "project-level toolclad.toml with custom types")
+    .option("--json", "print the result as JSON")
+    .action((file: string, opts: { key: string; domain: string; types?: string; json?: boolean }) => {
+      const contract = loadManifest(file, opts.types);
+      const pair = loadPrivateKeyFile(opts.key);
+      if (pair.type !== "p256")
+        throw new CliError("ERR_CLI_USAGE", "SchemaPin signatures need an ECDSA P-256 key (--type p256)");
+      const { path, file: sig } = signContractFile(contract, file, {
+        privateKey: pair.privateKey,
+        domain: opts.domain,
+      });
+      if (opts.json) {
+        ctx.io.out(`${JSON.stringify({ signature_file: path, ...sig }, null, 2)}\n`);
+        return;
+      }
+      ctx.io.out(
+        `signed    ${sig.tool_name} (${sig.domain})\nfile      ${path}\ncontract  ${sig.contract_hash}\nkey       ${sig.signer_fingerprint}\n`,
+      );
+    });
+
+  group
+    .command("verify")
+    .description(
+      "verify a signed contract, a SchemaPin signed schema or a trust bundle; exit 0 only when verified",
+    )
+    .argument(
+      "<file>",
+      "manifest (with FILE.sig beside it), signed schema {schema, signature}, or trust bundle",
+    )
+    .option("--pins <file>", "TOFU pin store (JSON); first use pins, a changed key is refused")
+    .option("--well-known <file-or-url>", "the publisher's discovery document (.well-known/schemapin.json)")
+    .option(
+      "--bundle <file-or-url>",
+      "trust bundle with discovery documents and revocations (verified when signed)",
+    )
+    .option("--revocation <file-or-url...>", "standalone revocation document(s)")
+    .option("--trusted-key <pem...>", "public key file(s) trusted without discovery")
+    .option(
+      "--single-hash",
+      "SchemaPin Go convention: the signature is over the canonical bytes, not their SHA-256",
+    )
+    .option(
+      "--domain <domain>",
+      "publisher domain (pin key for signed schemas; must match a contract's .sig)",
+    )
+    .option("--tool-id <id>", "pin identity of a signed schema (default: schema.name)")
+    .option("--require-pin", "refuse a key that is not pinned yet (no trust on first use)")
+    .option("--repin", "accept a changed key and re-pin it (after checking the rotation out of band)")
+    .option("--types <file>", "project-level toolclad.toml with custom types")
+    .option("--allow-loopback-http", "allow http:// URLs on loopback hosts (testing, local mirrors)")
+    .option("--timeout-ms <ms>", "network timeout for URLs (default 5000)")
+    .option("--json", "print the result as JSON")
+    .action(async (file: string, opts: VerifyOpts) => {
+      if (opts.timeoutMs !== undefined && !/^[1-9]\d{0,5}$/.test(opts.timeoutMs)) {
+        throw new CliError("ERR_CLI_USAGE", "--timeout-ms must be a positive integer");
+      }
+      const what = classify(file);
+      const pins = opts.pins === undefined ? undefined : PinStore.open(opts.pins);
+
+      if (what.kind === "bundle") {
+        const r = verifyTrustBundle(what.value, pins === undefined ? {} : { pins });
+        const out: IntegrityResult<{ kid: string; fingerprint: string; domains: readonly string[] }> = r.ok
+          ? { ok: true, kid: r.kid, fingerprint: r.fingerprint, domains: r.bundle.domains }
+          : r;
+        report(
+          ctx,
+          opts,
+          out,
+          (v) =>
+            `verified  trust bundle (authority ${v.kid})\nkey       ${v.fingerprint}\ndomains   ${v.domains.join(", ") || "(none)"}`,
+        );
+        return;
+      }
+
+      const trust = await attemptAsync(async () => gatherTrust(opts, pins));
+      if (!trust.ok) {
+        report(ctx, opts, trust, () => "");
+        return;
+      }
+      const t = {
+        ...trust.inputs,
+        ...(pins === undefined ? {} : { pins }),
+        pinPolicy: opts.requirePin ? ("require" as const) : ("tofu" as const),
+        repin: opts.repin === true,
+        hashMode: opts.singleHash ? ("single" as const) : ("double" as const),
+      };
+
+      if (what.kind === "signed-schema") {
+        const domain =
+          opts.domain ??
+          (opts.wellKnown !== undefined && isUrl(opts.wellKnown)
+            ? new URL(opts.wellKnown).hostname
+            : undefined);
+        if (pins !== undefined && domain === undefined) {
+          throw new CliError(
+            "ERR_CLI_USAGE",
+            "pinning a signed schema needs --domain (or a --well-known URL)",
+          );
+        }
+        const r = verifySignedSchema(what.value, {
+          ...t,
+          ...(domain === undefined ? {} : { domain }),
+          ...(opts.toolId === undefined ? {} : { toolId: opts.toolId }),
+        });
+        report(ctx, opts, r, verifiedLine);
+        return;
+      }
+
+      const contract = loadManifest(file, opts.types);
+      const r = verifyContractIntegrity(contract, file, {
+        ...t,
+        ...(opts.domain === undefined ? {} : { domain: opts.domain }),
+      });
+      report(ctx, opts, r, (v) => `${verifiedLine(v)}\ncontract  ${v.contractHash}`);
+    });
+}
+
+interface TrustInputs {
+  discovery?: DiscoveryDocument;
+  bundle?: TrustBundle;
+  revocations: RevocationDocument[];
+  trustedKeys: KeyObject[];
+}
+
+async function gatherTrust(opts: VerifyOpts, pins: PinStore | undefined): Promise<{ inputs: TrustInputs }> {
+  const inputs: TrustInputs = { revocations: [], trustedKeys: [] };
+  if (opts.wellKnown !== undefined) {
+    inputs.discovery = discoveryFromData(await documentFrom(opts.wellKnown, opts, true));
+    // A discovery document fetched from the network names its revocation endpoint;
+    // follow it and fail closed if it cannot be read.
+    const endpoint = inputs.discovery.revocationEndpoint;
+    if (endpoint !== undefined && isUrl(opts.wellKnown)) {
+      inputs.revocations.push(revocationFromData(await documentFrom(endpoint, opts)));
+    }
+  }
+  if (opts.bundle !== undefined) {
+    const value = await documentFrom(opts.bundle, opts);
+    const signed = typeof value === "object" && value !== null && "signature" in value;
+    const r = signed ? verifyTrustBundle(value, pins === undefined ? {} : { pins }) : parseTrustBundle(value);
+    if (!r.ok) fail(r.code, r.message);
+    inputs.bundle = r.bundle;
+  }
+  for (const source of opts.revocation ?? []) {
+    inputs.revocations.push(revocationFromData(await documentFrom(source, opts)));
+  }
+  for (const path of opts.trustedKey ?? []) {
+    try {
+      inputs.trustedKeys.push(parsePublicKey(readInput(path)));
+    } catch (err) {
+      if (err instanceof CliError) throw err;
+      throw new IntegrityError("ERR_INTEGRITY_KEY_INVALID", `${path} is not a public key`);
+    }
+  }
+  return { inputs };
+}
