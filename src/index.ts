@@ -1,5 +1,20 @@
 // Warden's public API, by name. Each layer also has its own entry point
 // (`warden/contracts`, `warden/crypto`, ...) for narrower imports.
+
+export {
+  BEHAVIOURAL_RULE_IDS,
+  type ContextConfig,
+  createSessionStore,
+  mergeTaint,
+  type Prepared,
+  type ProvenanceHit,
+  type QuarantineTrigger,
+  Session,
+  type SessionEvent,
+  type SessionFacts,
+  SessionStore,
+  verifyContextChain,
+} from "./context/index.js";
 export {
   CanonicalJsonError,
   CliError,
