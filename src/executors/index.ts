@@ -38,6 +38,14 @@ export {
   uuidFor,
 } from "./evidence.js";
 export {
+  checkPathText,
+  type FileBinding,
+  FileExecutor,
+  type FileExecutorOptions,
+  type FileOperation,
+  type FileOutput,
+} from "./file.js";
+export {
   type HttpBinding,
   HttpExecutor,
   type HttpExecutorOptions,
