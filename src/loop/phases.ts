@@ -275,7 +275,7 @@ function budgetStop<T extends TicketLike>(run: RunState<T>): TerminationReason |
 }
 
 function stepSignal<T extends TicketLike>(run: RunState<T>): AbortSignal {
-  const t = AbortSignal.timeout(Math.max(1, timeLeft(run)));
+  const t = AbortSignal.timeout(Math.max(1, Math.min(2_147_483_647, Math.floor(timeLeft(run)))));
   return run.o.signal === undefined ? t : AbortSignal.any([t, run.o.signal]);
 }
 
