@@ -3,6 +3,7 @@
 import { Command, CommanderError } from "commander";
 import { registerCanon } from "./commands/canon.js";
 import { registerContract } from "./commands/contract.js";
+import { registerJournal } from "./commands/journal.js";
 import { registerKeys } from "./commands/keys.js";
 import { type CliContext, type CliIo, EXIT, formatError, processIo } from "./io.js";
 
@@ -13,6 +14,7 @@ export function buildProgram(ctx: CliContext): Command {
     .exitOverride()
     .configureOutput({ writeOut: (s) => ctx.io.out(s), writeErr: (s) => ctx.io.err(s) });
   registerKeys(program, ctx);
+  registerJournal(program, ctx);
   registerCanon(program, ctx);
   registerContract(program, ctx);
   return program;

@@ -1,0 +1,335 @@
+// `warden journal append|verify|export|show|head`: the evidence chain from the
+// command line. Operators record external events (a manual override) into the same
+// chain; auditors verify a database or a JSONL export with only public keys.
+import { closeSync, createWriteStream, openSync, readSync, writeFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
+import cliProgress from "cli-progress";
+import type { Command } from "commander";
+import { CliError, parseStrictJson } from "../../contracts/index.js";
+import { Keyring, loadPrivateKeyFile, loadPublicKeyFile } from "../../crypto/index.js";
+import {
+  exportJsonl,
+  headOf,
+  type JournalEntry,
+  type JournalSource,
+  openJournal,
+  readJsonl,
+  SqliteJournalStore,
+  signHead,
+  type VerifyReport,
+  verifyJournal,
+} from "../../journal/index.js";
+import { type CliContext, EXIT, readJsonFile } from "../io.js";
+
+const SQLITE_MAGIC = "SQLite format 3\0";
+/** Above this many entries verification uses worker threads and shows progress. */
+const LARGE = 5000;
+
+function isSqliteFile(path: string): boolean {
+  let fd: number;
+  try {
+    fd = openSync(path, "r");
+  } catch (err) {
+    throw new CliError(
+      "ERR_CLI_INPUT",
+      `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? "error"}`,
+    );
+  }
+  try {
+    const buf = Buffer.alloc(16);
+    const n = readSync(fd, buf, 0, 16, 0);
+    return n === 16 && buf.toString("latin1") === SQLITE_MAGIC;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function parseBody(text: string): Record<string, unknown> {
+  const value = text.startsWith("@") ? readJsonFile(text.slice(1)) : parseJsonArg(text);
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new CliError("ERR_CLI_INPUT", "--body must be a JSON object");
+  }
+  return value as Record<string, unknown>;
+}
+
+function parseJsonArg(text: string): unknown {
+  try {
+    return parseStrictJson(text);
+  } catch (err) {
+    throw new CliError("ERR_CLI_INPUT", `--body is not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+function countLines(path: string): number {
+  // Only for the progress bar's total; a rough count is fine.
+  let n = 0;
+  const fd = openSync(path, "r");
+  try {
+    const buf = Buffer.alloc(1 << 20);
+    for (;;) {
+      const got = readSync(fd, buf, 0, buf.length, null);
+      if (got === 0) return n;
+      for (let i = 0; i < got; i++) if (buf[i] === 0x0a) n++;
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function describeFailure(r: Extract<VerifyReport, { ok: false }>): string {
+  return (
+    `journal verification FAILED at seq ${r.failure.seq}: ${r.failure.reason}: ${r.failure.message}\n` +
+    `${r.checked} entries verified before it${r.head ? `; last good hash ${r.head.hash}` : ""}\n`
+  );
+}
+
+const short = (s: string | null, n: number) =>
+  s === null ? "-" : s.length > n ? `${s.slice(0, n - 1)}…` : s;
+
+function table(entries: JournalEntry[]): string {
+  const rows = entries.map((e) => [
+    String(e.seq),
+    e.time,
+    e.type,
+    short(e.run_id, 24),
+    decisionOf(e) ?? "",
+    short(e.key_id, 10),
+    e.hash.slice(7, 19),
+  ]);
+  const head = ["SEQ", "TIME", "TYPE", "RUN", "DECISION", "KEY", "HASH"];
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (r: string[]) =>
+    `${r
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join("  ")
+      .trimEnd()}\n`;
+  return line(head) + rows.map(line).join("");
+}
+
+function decisionOf(e: JournalEntry): string | undefined {
+  const b = e.body as {
+    result?: { decision?: unknown };
+    policy?: { decision?: unknown };
+    decision?: { action?: unknown };
+  };
+  const d = e.type.endsWith(".policy.decision")
+    ? b.result?.decision
+    : e.type.endsWith(".tool.response")
+      ? b.policy?.decision
+      : e.type.endsWith(".hitl.decision")
+        ? b.decision?.action
+        : undefined;
+  return typeof d === "string" ? d : undefined;
+}
+
+export function registerJournal(program: Command, ctx: CliContext): void {
+  const journal = program.command("journal").description("the signed, hash-chained evidence journal");
+
+  journal
+    .command("append")
+    .description("append a signed entry (known types are schema-checked; credentials are masked)")
+    .requiredOption("--db <file>", "journal database (created if missing)")
+    .requiredOption("--key <file>", "Ed25519 private key file of the journal")
+    .requiredOption("--type <type>", "event type, e.g. warden.operator.override")
+    .requiredOption("--body <json>", "entry body: a JSON object, or @FILE")
+    .option("--run <id>", "run_id")
+    .option("--trace <id>", "trace_id (32 lowercase hex)")
+    .option("--json", "print the appended entry as JSON")
+    .action(
+      async (opts: {
+        db: string;
+        key: string;
+        type: string;
+        body: string;
+        run?: string;
+        trace?: string;
+        json?: boolean;
+      }) => {
+        const body = parseBody(opts.body);
+        const signer = loadPrivateKeyFile(opts.key);
+        const store = SqliteJournalStore.open(opts.db);
+        try {
+          const j = await openJournal({ store, signer, allowUnknownTypes: true });
+          const e = await j.append({
+            type: opts.type,
+            run_id: opts.run ?? null,
+            trace_id: opts.trace ?? null,
+            body,
+          });
+          ctx.io.out(opts.json ? `${JSON.stringify(e, null, 2)}\n` : `appended seq ${e.seq} ${e.hash}\n`);
+        } finally {
+          await store.close();
+        }
+      },
+    );
+
+  journal
+    .command("verify")
+    .description("verify a journal database or JSONL export offline; exit 0 only when intact")
+    .requiredOption("--db <file>", "journal database, or a JSONL export")
+    .option("--keys <files...>", "trusted public key files (PEM or JWK); the key of seq 1 must be among them")
+    .option("--expect-head <file>", "a signed head (from `warden journal head`) the journal must reach")
+    .option("--workers <n>", "worker threads for signature checks (default: all cores for large journals)")
+    .option("--json", "print the report as JSON")
+    .action(
+      async (opts: {
+        db: string;
+        keys?: string[];
+        expectHead?: string;
+        workers?: string;
+        json?: boolean;
+      }) => {
+        if (opts.keys === undefined || opts.keys.length === 0) {
+          throw new CliError("ERR_CLI_USAGE", "verification needs the journal's public key: --keys FILE...");
+        }
+        const keyring = new Keyring(opts.keys.map((f) => loadPublicKeyFile(f)));
+        const expectHead = opts.expectHead === undefined ? undefined : readJsonFile(opts.expectHead);
+        let workers: number | undefined;
+        if (opts.workers !== undefined) {
+          workers = Number(opts.workers);
+          if (!Number.isInteger(workers) || workers < 0 || workers > 64) {
+            throw new CliError("ERR_CLI_USAGE", "--workers must be an integer from 0 to 64");
+          }
+        }
+        const sqlite = isSqliteFile(opts.db);
+        const store = sqlite ? SqliteJournalStore.open(opts.db, { readonly: true }) : null;
+        try {
+          const total = store ? await store.count() : countLines(opts.db);
+          const source: JournalSource = store ?? readJsonl(opts.db);
+          const bar =
+            ctx.io.isTTY && total >= LARGE && !opts.json
+              ? new cliProgress.SingleBar(
+                  {
+                    format: "verifying [{bar}] {percentage}% {value}/{total} entries",
+                    stream: process.stderr,
+                  },
+                  cliProgress.Presets.shades_classic,
+                )
+              : null;
+          bar?.start(total, 0);
+          const report = await verifyJournal(source, keyring, {
+            workers: workers ?? (total >= LARGE ? availableParallelism() : 0),
+            ...(expectHead === undefined ? {} : { expectHead }),
+            ...(bar ? { onProgress: (n: number) => bar.update(n) } : {}),
+          });
+          if (bar) {
+            bar.update(report.checked);
+            bar.stop();
+          }
+          if (opts.json) ctx.io.out(`${JSON.stringify(report, null, 2)}\n`);
+          else if (report.ok) {
+            ctx.io.out(
+              `journal intact: ${report.checked} entries` +
+                (report.head ? `, head seq ${report.head.seq} ${report.head.hash}` : "") +
+                `${expectHead === undefined ? "" : " (reaches the expected head)"}\n`,
+            );
+          } else ctx.io.out(describeFailure(report));
+          if (!report.ok) ctx.exitCode = EXIT.failed;
+        } finally {
+          await store?.close();
+        }
+      },
+    );
+
+  journal
+    .command("export")
+    .description(
+      "export every entry as JSONL (one canonical JSON entry per line), verifiable without the database",
+    )
+    .requiredOption("--db <file>", "journal database")
+    .requiredOption("--format <format>", "jsonl")
+    .option("--out <file>", "write to a file instead of stdout")
+    .action(async (opts: { db: string; format: string; out?: string }) => {
+      if (opts.format !== "jsonl") throw new CliError("ERR_CLI_USAGE", "--format must be jsonl");
+      const store = SqliteJournalStore.open(opts.db, { readonly: true });
+      try {
+        if (opts.out === undefined) {
+          await exportJsonl(store, (c) => ctx.io.out(c));
+          return;
+        }
+        const file = createWriteStream(opts.out, { flags: "wx" });
+        const ready = new Promise<void>((res, rej) => file.once("open", () => res()).once("error", rej));
+        await ready.catch((err: NodeJS.ErrnoException) => {
+          throw new CliError("ERR_CLI_INPUT", `cannot write ${opts.out}: ${err.code ?? "error"}`);
+        });
+        await exportJsonl(store, (c) =>
+          file.write(c) ? undefined : new Promise<void>((res) => file.once("drain", () => res())),
+        );
+        await new Promise<void>((res, rej) => file.end((err?: Error | null) => (err ? rej(err) : res())));
+      } finally {
+        await store.close();
+      }
+    });
+
+  journal
+    .command("show")
+    .description("list entries as a table, newest last")
+    .requiredOption("--db <file>", "journal database")
+    .option("--run <id>", "only this run_id")
+    .option("--type <type>", "only this event type")
+    .option("--decision <decision>", "only entries with this policy decision")
+    .option("--since <time>", "only entries at or after this RFC 3339 time")
+    .option("--limit <n>", "at most this many entries, the most recent (default 50)")
+    .option("--json", "print entries as JSON")
+    .action(
+      async (opts: {
+        db: string;
+        run?: string;
+        type?: string;
+        decision?: string;
+        since?: string;
+        limit?: string;
+        json?: boolean;
+      }) => {
+        const limit = opts.limit === undefined ? 50 : Number(opts.limit);
+        if (!Number.isInteger(limit) || limit < 1)
+          throw new CliError("ERR_CLI_USAGE", "--limit must be a positive integer");
+        if (opts.since !== undefined && Number.isNaN(Date.parse(opts.since))) {
+          throw new CliError("ERR_CLI_USAGE", "--since must be an RFC 3339 time");
+        }
+        const store = SqliteJournalStore.open(opts.db, { readonly: true });
+        try {
+          const entries = (
+            await store.query({
+              ...(opts.run === undefined ? {} : { run_id: opts.run }),
+              ...(opts.type === undefined ? {} : { type: opts.type }),
+              ...(opts.decision === undefined ? {} : { decision: opts.decision }),
+              ...(opts.since === undefined ? {} : { since: opts.since }),
+              descending: true,
+              limit,
+            })
+          ).reverse();
+          ctx.io.out(
+            opts.json
+              ? `${JSON.stringify(entries, null, 2)}\n`
+              : entries.length
+                ? table(entries)
+                : "no entries\n",
+          );
+        } finally {
+          await store.close();
+        }
+      },
+    );
+
+  journal
+    .command("head")
+    .description("print the journal's head (seq, hash, time) signed with the journal key, to keep elsewhere")
+    .requiredOption("--db <file>", "journal database")
+    .requiredOption("--key <file>", "Ed25519 private key file of the journal")
+    .option("--out <file>", "also write the signed head to this file")
+    .action(async (opts: { db: string; key: string; out?: string }) => {
+      const signer = loadPrivateKeyFile(opts.key);
+      const store = SqliteJournalStore.open(opts.db, { readonly: true });
+      try {
+        const last = await store.last();
+        if (last === null)
+          throw new CliError("ERR_CLI_INPUT", "the journal is empty; there is no head to sign");
+        const text = `${JSON.stringify(signHead(headOf(last), signer), null, 2)}\n`;
+        if (opts.out !== undefined) writeFileSync(opts.out, text, { flag: "wx" });
+        ctx.io.out(text);
+      } finally {
+        await store.close();
+      }
+    });
+}
