@@ -57,6 +57,15 @@ export {
   systemResolver,
 } from "./http.js";
 export {
+  DEFAULT_TRUSTED_PREFIXES,
+  type ProcessBinding,
+  ProcessExecutor,
+  type ProcessExecutorOptions,
+  type ProcessOutput,
+  type ProcessSpec,
+  SECRET_ENV_PATTERN,
+} from "./process.js";
+export {
   type CallOptions,
   type ExecFailureCode,
   type ExecutionFailure,
