@@ -1,0 +1,78 @@
+// Journal event types the Gate writes beside the DARE records. Registered in the
+// journal's process-wide registry so bodies are schema-checked on append and on
+// verification.
+import { z } from "zod";
+import { DECISIONS, Sha256HashSchema, TaintLabel } from "../contracts/index.js";
+import { defaultEventTypes, type EventTypeRegistry } from "../journal/index.js";
+
+export const GATE_DECISION = "warden.gate.decision";
+export const GATE_RESOLUTION = "warden.gate.resolution";
+export const GATE_RESULT = "warden.gate.result";
+
+const Str = z.string().min(1).max(4096);
+
+export const GateDecisionBody = z.strictObject({
+  decision_id: z.string(),
+  decision: z.enum(DECISIONS),
+  reason_codes: z.array(Str),
+  matched_rules: z.array(
+    z.strictObject({ id: Str, source: Str, decision: z.enum(DECISIONS), reason: z.string().optional() }),
+  ),
+  obligations: z.array(z.strictObject({ type: Str, params: z.record(z.string(), z.json()).optional() })),
+  principal_id: Str,
+  tool_class: Str,
+  action: Str,
+  tool: Str.optional(),
+  parameters: z.record(z.string(), z.json()),
+  modified: z
+    .strictObject({
+      parameters: z.record(z.string(), z.json()),
+      changes: z.array(z.record(z.string(), z.json())),
+    })
+    .optional(),
+  step_up: z.strictObject({ approver_role: Str, timeout_ms: z.number().int().min(0) }).optional(),
+  defer: z.strictObject({ timeout_ms: z.number().int().min(0) }).optional(),
+  taint: z.array(TaintLabel),
+  provenance: z.array(z.json()),
+  request_hash: Sha256HashSchema,
+  context_hash: Sha256HashSchema,
+  policy_bundle_hash: Sha256HashSchema,
+  rationale_hash: Sha256HashSchema.optional(),
+  original_request_hash: Sha256HashSchema.optional(),
+});
+
+export const GateResolutionBody = z.strictObject({
+  decision_id: z.string(),
+  resolved: z.enum(["allow", "deny", "modify"]),
+  via: z.enum(["approval", "defer"]),
+  outcome: z.enum([
+    "approve",
+    "deny",
+    "modify",
+    "timeout",
+    "cancelled",
+    "queue_full",
+    "no_approver",
+    "invalid",
+  ]),
+  by: Str.optional(),
+  justification: z.string().optional(),
+  parameters: z.record(z.string(), z.json()).optional(),
+  reason_codes: z.array(Str),
+});
+
+export const GateResultBody = z.strictObject({
+  decision_id: z.string(),
+  output_hash: Sha256HashSchema.optional(),
+  classification: Str,
+  taint: z.array(TaintLabel),
+});
+
+export function registerGateEventTypes(registry: EventTypeRegistry = defaultEventTypes): void {
+  const all: [string, z.ZodType][] = [
+    [GATE_DECISION, GateDecisionBody],
+    [GATE_RESOLUTION, GateResolutionBody],
+    [GATE_RESULT, GateResultBody],
+  ];
+  for (const [type, schema] of all) if (!registry.has(type)) registry.register(type, schema);
+}
