@@ -110,7 +110,9 @@ function verifyArtefactInner(a: SignedArtefact, t: TrustOptions): Verified {
   }
   const hashMode = t.hashMode ?? "double";
   const { key, discovery } = chooseKey(a, t);
-  const fingerprint = fingerprintOf(key);
+  // A discovery document already carries its key's fingerprint and id.
+  const fingerprint = discovery?.fingerprint ?? fingerprintOf(key);
+  const keyId = discovery?.keyId ?? keyIdOf(key);
   const revocations = [...(t.revocations ?? []), ...(t.bundle?.revocations ?? [])];
   const revoked = revocationReason(fingerprint, discovery, revocations);
   if (revoked !== undefined) fail("ERR_INTEGRITY_KEY_REVOKED", `key ${fingerprint} is revoked: ${revoked}`);
@@ -156,7 +158,7 @@ function verifyArtefactInner(a: SignedArtefact, t: TrustOptions): Verified {
     }
   }
   return {
-    keyId: keyIdOf(key),
+    keyId,
     fingerprint,
     domain: a.domain,
     toolId: a.toolId,
