@@ -33,6 +33,7 @@ export const ERROR_CODES = {
     "ERR_CRYPTO_SIGNATURE_ENCODING",
   ],
   cli: ["ERR_CLI_USAGE", "ERR_CLI_INPUT"],
+  gate: ["ERR_GATE_CONFIG_INVALID", "ERR_GATE_UNKNOWN_DECISION", "ERR_GATE_SCENARIO_INVALID"],
   context: [
     "ERR_CONTEXT_CONFIG_INVALID",
     "ERR_CONTEXT_RUN_MISMATCH",
@@ -233,6 +234,12 @@ export class CryptoError extends WardenError {
 
 export class CliError extends WardenError {
   constructor(code: CodeOf<"cli">, message: string, options?: WardenErrorOptions) {
+    super(code, message, options);
+  }
+}
+
+export class GateError extends WardenError {
+  constructor(code: CodeOf<"gate">, message: string, options?: WardenErrorOptions) {
     super(code, message, options);
   }
 }

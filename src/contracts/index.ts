@@ -20,6 +20,7 @@ export {
   ERROR_CODES,
   type ErrorFamily,
   ExecutorError,
+  GateError,
   hasErrorCode,
   IntegrityError,
   isWardenErrorCode,

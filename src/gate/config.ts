@@ -1,0 +1,99 @@
+// The Gate's operator configuration (YAML or JSON): who the principals are, with their
+// roles and capabilities, and how the session context behaves. Principals come from
+// here and only here; a request names a principal but cannot describe one.
+import { readFileSync } from "node:fs";
+import { parse as parseYaml } from "yaml";
+import { z } from "zod";
+import { type ContextConfig, ContextConfigSchema } from "../context/index.js";
+import { GateError } from "../contracts/index.js";
+import type { PrincipalConfig } from "./gate.js";
+
+const Id = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(/^[A-Za-z0-9_][A-Za-z0-9_.:/-]*$/);
+
+const CapabilitySchema = z.strictObject({
+  toolClass: Id,
+  actions: z.array(Id).optional(),
+  constraints: z
+    .strictObject({
+      allowedPaths: z.array(z.string().min(1).max(1024)).optional(),
+      allowedHosts: z.array(z.string().min(1).max(255)).optional(),
+      allowedCommands: z.array(z.string().min(1).max(255)).optional(),
+      allowedDatabases: z.array(z.string().min(1).max(255)).optional(),
+      maxCallsPerMinute: z.number().int().positive().optional(),
+    })
+    .optional(),
+});
+
+const PrincipalSchema = z.strictObject({
+  id: Id,
+  roles: z.array(Id).default([]),
+  capabilities: z.array(CapabilitySchema).optional(),
+  maxCallsPerMinute: z.number().int().positive().optional(),
+});
+
+export const GateConfigSchema = z.strictObject({
+  tenant: z.string().min(1).max(128).default("default"),
+  environment: z.enum(["dev", "test", "prod"]).default("prod"),
+  principals: z.array(PrincipalSchema).default([]),
+  requireContract: z.boolean().default(false),
+  context: ContextConfigSchema.optional(),
+  approvals: z
+    .strictObject({ maxDeferred: z.number().int().min(1).max(10_000).default(16) })
+    .default({ maxDeferred: 16 }),
+});
+export type GateConfig = z.infer<typeof GateConfigSchema>;
+
+export interface LoadedGateConfig {
+  config: GateConfig;
+  principals: Record<string, PrincipalConfig>;
+  context: ContextConfig | undefined;
+}
+
+const MAX_CONFIG_BYTES = 1024 * 1024;
+
+/** Parses a gate configuration object; throws ERR_GATE_CONFIG_INVALID naming the path at fault. */
+export function parseGateConfig(input: unknown): LoadedGateConfig {
+  const res = GateConfigSchema.safeParse(input ?? {});
+  if (!res.success) {
+    const issue = res.error.issues[0];
+    throw new GateError(
+      "ERR_GATE_CONFIG_INVALID",
+      `gate config invalid at ${issue?.path.join(".") || "(root)"}: ${issue?.message ?? "invalid"}`,
+    );
+  }
+  const principals: Record<string, PrincipalConfig> = Object.create(null);
+  for (const p of res.data.principals) {
+    if (principals[p.id])
+      throw new GateError("ERR_GATE_CONFIG_INVALID", `principal ${p.id} is declared twice`);
+    const pc: PrincipalConfig = { id: p.id, roles: p.roles };
+    if (p.capabilities) pc.capabilities = p.capabilities as NonNullable<PrincipalConfig["capabilities"]>;
+    if (p.maxCallsPerMinute !== undefined) pc.maxCallsPerMinute = p.maxCallsPerMinute;
+    principals[p.id] = pc;
+  }
+  return { config: res.data, principals, context: res.data.context };
+}
+
+export function loadGateConfig(path: string): LoadedGateConfig {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    throw new GateError(
+      "ERR_GATE_CONFIG_INVALID",
+      `cannot read ${path}: ${(err as NodeJS.ErrnoException).code}`,
+    );
+  }
+  if (text.length > MAX_CONFIG_BYTES)
+    throw new GateError("ERR_GATE_CONFIG_INVALID", `${path} is larger than 1 MiB`);
+  let data: unknown;
+  try {
+    data = parseYaml(text, { maxAliasCount: 100, uniqueKeys: true, customTags: [] });
+  } catch (err) {
+    throw new GateError("ERR_GATE_CONFIG_INVALID", `${path}: ${(err as Error).message.split("\n")[0]}`);
+  }
+  return parseGateConfig(data);
+}
