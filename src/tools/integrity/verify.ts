@@ -129,7 +129,7 @@ function verifyArtefactInner(a: SignedArtefact, t: TrustOptions): Verified {
     ) {
       fail(
         "ERR_INTEGRITY_SIGNATURE_INVALID",
-        `signature does not verify: it claims key ${claimed}, but ${a.domain}'s key is ${fingerprint}`,
+        `signature does not verify: it claims key ${claimed}, but the trusted key for ${a.domain} is ${fingerprint}`,
       );
     }
     throw err;
