@@ -92,6 +92,8 @@ export class ProvenanceIndex {
   readonly #tokens = new Map<string, number[]>();
   readonly #grams = new Map<number, number>();
   readonly #gramsMore = new Map<number, number[]>();
+  /** Output ids stored beyond the first per fingerprint (they cost memory too). */
+  #postings = 0;
   /** Outputs (ids) not fully indexed because a cap was hit. */
   readonly #overflowed: number[] = [];
   #trustedText = "";
@@ -104,9 +106,9 @@ export class ProvenanceIndex {
     this.#w = opts.winnowWindow;
   }
 
-  /** Fingerprints held (tokens + winnowed k-grams). */
+  /** Fingerprints held (tokens + winnowed k-grams + extra output ids per fingerprint). */
   get size(): number {
-    return this.#tokens.size + this.#grams.size;
+    return this.#tokens.size + this.#grams.size + this.#postings;
   }
 
   /** True when some output was not fully indexed and lends its taint to any substantial value. */
@@ -139,11 +141,14 @@ export class ProvenanceIndex {
         }
         const ids = this.#tokens.get(t.text);
         if (ids === undefined) this.#tokens.set(t.text, [id]);
-        else if (ids[ids.length - 1] !== id) ids.push(id);
+        else if (ids[ids.length - 1] !== id) {
+          ids.push(id);
+          this.#postings++;
+        }
       }
       for (const run of compactRuns(normalize(leaf.text))) {
         winnow(run, this.#k, this.#w, (h) => {
-          if (this.size >= this.#opts.maxFingerprints && !this.#grams.has(h)) {
+          if (this.size >= this.#opts.maxFingerprints) {
             full = true;
             return;
           }
@@ -153,6 +158,8 @@ export class ProvenanceIndex {
             const more = this.#gramsMore.get(h);
             if (more === undefined) this.#gramsMore.set(h, [id]);
             else if (more[more.length - 1] !== id) more.push(id);
+            else return;
+            this.#postings++;
           }
         });
       }
@@ -179,11 +186,13 @@ export class ProvenanceIndex {
       );
       return hits;
     }
+    const total = this.#outputs.length;
     for (const leaf of leaves) {
       const norm = normalize(leaf.text);
       const seen = new Set<number>();
       const tokens = extractTokens(leaf.text, this.#opts.minToken);
       for (const t of tokens) {
+        if (seen.size === total) break;
         const ids = this.#tokens.get(t.text);
         if (ids === undefined || this.#isTrustedToken(t)) continue;
         const fresh = ids.filter((i) => !seen.has(i));
@@ -195,9 +204,12 @@ export class ProvenanceIndex {
       for (const run of compactRuns(norm)) {
         if (run.length >= this.#k) substantial = true;
         forEachGram(run, this.#k, (h, at) => {
+          if (seen.size === total) return; // every output already found: nothing left to learn
           const first = this.#grams.get(h);
           if (first === undefined || this.#trustedGrams.has(h)) return;
-          const ids = [first, ...(this.#gramsMore.get(h) ?? [])].filter((i) => !seen.has(i));
+          const ids: number[] = seen.has(first) ? [] : [first];
+          const more = this.#gramsMore.get(h);
+          if (more !== undefined) for (const i of more) if (!seen.has(i)) ids.push(i);
           if (ids.length === 0) return;
           for (const i of ids) seen.add(i);
           hits.push(this.#hit(leaf.path, "substring", run.slice(at, at + this.#k), ids));
