@@ -240,15 +240,16 @@ async function record<T extends TicketLike>(
   await run.o.journal.append({ type, run_id: run.runId, trace_id: run.traceId, body: dropUndefined(body) });
 }
 
+/** Journal bodies are canonical JSON: optional fields that are absent are left out, at any depth. */
 function dropUndefined(v: Record<string, unknown>): Record<string, unknown> {
+  return clean(v) as Record<string, unknown>;
+}
+
+function clean(x: unknown): unknown {
+  if (Array.isArray(x)) return x.map(clean);
+  if (x === null || typeof x !== "object") return x;
   const out: Record<string, unknown> = {};
-  for (const [k, x] of Object.entries(v)) {
-    if (x === undefined) continue;
-    out[k] =
-      x !== null && typeof x === "object" && !Array.isArray(x)
-        ? dropUndefined(x as Record<string, unknown>)
-        : x;
-  }
+  for (const [k, v] of Object.entries(x)) if (v !== undefined) out[k] = clean(v);
   return out;
 }
 

@@ -1,7 +1,12 @@
 // In-memory stand-ins for the Gate, executors, journal and tool catalogue that keep the
 // guarantees the loop relies on: tickets exist only when the fake Gate minted them, and
 // the fake executor redeems each exactly once.
-import type { Decision, GateRequestInput, TaintLabel } from "../../src/contracts/index.js";
+import {
+  canonicalJson,
+  type Decision,
+  type GateRequestInput,
+  type TaintLabel,
+} from "../../src/contracts/index.js";
 import {
   type ExecutionOutcome,
   type ExecutorPort,
@@ -21,8 +26,8 @@ import {
 export class MemoryJournal implements JournalPort {
   readonly events: LoopEvent[] = [];
   append(event: LoopEvent): void {
-    // A deep copy, as a real journal would persist canonical JSON.
-    this.events.push(JSON.parse(JSON.stringify(event)) as LoopEvent);
+    // Canonical JSON, as the real journal persists it: undefined, NaN or cycles throw here too.
+    this.events.push({ ...event, body: JSON.parse(canonicalJson(event.body)) as Record<string, unknown> });
   }
   types(): string[] {
     return this.events.map((e) => e.type);
