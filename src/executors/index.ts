@@ -23,6 +23,18 @@ export {
   CircuitBreaker,
 } from "./breaker.js";
 export {
+  type DatabaseBinding,
+  type DatabaseExecutorOptions,
+  type DatabaseOutput,
+  DEFAULT_ACTION_CLASSES,
+  PostgresExecutor,
+  type PostgresExecutorOptions,
+  SqliteExecutor,
+  type SqliteExecutorOptions,
+  type SqlParam,
+  type SqlSpec,
+} from "./database.js";
+export {
   type DareDeployment,
   EVIDENCE_SCHEMA,
   EvidenceEnvelope,
@@ -77,3 +89,4 @@ export {
   journalBreakerTransitions,
   type ToolIdentity,
 } from "./runtime.js";
+export { classifySql, type SqlClassification, type StatementClass, stripSql } from "./sql-classify.js";
