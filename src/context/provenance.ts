@@ -1,7 +1,7 @@
 // Value-level provenance: an argument whose value (or a substantial part of it) occurs in a
 // tainted tool output, and not in the user's original request, inherits that output's
 // taint, even when the model copied it by hand. Two matchers, both over normalized text
-// (NFKC, lower case):
+// (NFKC, invisible format characters removed, lower case):
 //   - distinctive tokens, matched whole: URLs (also without query, and their host), email
 //     addresses (and their domain), host names, IBANs (spaces removed), digit runs of 8+
 //     digits (separators removed), and any token of `minToken`+ characters containing a
@@ -80,7 +80,10 @@ const IBAN = /\b[a-z]{2}\d{2}(?: ?[a-z0-9]{4}){2,7}(?: ?[a-z0-9]{1,3})?\b/g;
 const DIGITS = /\d(?:[ -]?\d){7,}/g;
 const NOT_ALNUM = /[^\p{L}\p{N}]+/gu;
 
-const normalize = (s: string) => s.normalize("NFKC").toLowerCase();
+const FORMAT_CHARS = /\p{Cf}+/gu;
+// Format characters (zero-width spaces, joiners, bidi controls) are invisible: a copier
+// can insert them freely, so they are removed before anything is compared.
+const normalize = (s: string) => s.normalize("NFKC").replace(FORMAT_CHARS, "").toLowerCase();
 const compact = (normalized: string) => normalized.replace(NOT_ALNUM, "");
 const clip = (s: string) => (s.length > 64 ? s.slice(0, 64) : s);
 

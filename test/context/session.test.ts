@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   createSessionStore,
@@ -6,7 +7,7 @@ import {
   type SessionEvent,
   verifyContextChain,
 } from "../../src/context/index.js";
-import { sha256Of } from "../../src/contracts/index.js";
+import { sha256Of, TAINT_SOURCES } from "../../src/contracts/index.js";
 import { AGENT, decide, expectCode, harness, observe, RUN, req, T0, web } from "./helpers.js";
 
 const read = req({ toolClass: "file", action: "read", parameters: { path: "/data/a.txt" } });
@@ -432,5 +433,41 @@ describe("misuse", () => {
     expect(c.classificationLevels).toEqual(["public", "internal", "confidential", "secret"]);
     expect(c.rules.classRisk).toEqual({ http: 1, database: 2, file: 3, shell: 5 });
     expect(web().source).toBe("web");
+  });
+});
+
+describe("session taint properties", () => {
+  it("taint seen in a run only grows, and every output carries its call's effective taint", () => {
+    const label = fc.record({ source: fc.constantFrom(...TAINT_SOURCES), origin: fc.constantFrom("a", "b") });
+    const step = fc.record({
+      toolClass: fc.constantFrom("http", "file", "mcp", "retrieval", "shell"),
+      labels: fc.array(label, { maxLength: 3 }),
+      out: fc.array(label, { maxLength: 3 }),
+      data: fc.string({ maxLength: 60 }),
+      decision: fc.constantFrom("allow", "deny", "modify" as const),
+    });
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 12 }), (steps) => {
+        const { session } = harness({ quarantine: { denialThreshold: 1000 } }, "orig");
+        let seen: string[] = [];
+        for (const s of steps) {
+          const p = session.prepare(
+            req({ toolClass: s.toolClass, action: "get", taintLabels: s.labels, parameters: { v: s.data } }),
+          );
+          session.recordDecision(p, s.decision, []);
+          if (s.decision !== "deny") {
+            const r = session.recordResult(p, { data: s.data, taintLabels: s.out });
+            const keys = new Set(r.taint.map((l) => `${l.source}/${l.origin}`));
+            if (![...p.effectiveTaint, ...s.out].every((l) => keys.has(`${l.source}/${l.origin}`)))
+              return false;
+          }
+          const now = session.snapshot().taintSeen ?? [];
+          if (!seen.every((x) => now.includes(x as never))) return false;
+          seen = now;
+        }
+        return true;
+      }),
+      { numRuns: 150 },
+    );
   });
 });
