@@ -1,0 +1,148 @@
+// The policy layer's input and output shapes, agreed with src/context and src/gate.
+// Policy sees only structured facts: the parsed request, the principal from
+// configuration, the tool contract's metadata, effective taint and session facts.
+// SessionFacts is owned by src/context; policy declares the structural view it reads
+// so the two layers stay decoupled (context's type must be assignable to it).
+import type { Decision, GateRequest, Sha256Hash, TaintLabel, TaintSource } from "../contracts/index.js";
+
+/** Ari Kernel capability grant (from configuration). Checked before any rule. */
+export interface Capability {
+  toolClass: string;
+  /** Allowed actions; missing or empty means every action of the class. */
+  actions?: string[];
+  constraints?: {
+    /** file: exact paths or `dir/**` prefixes (not general globs). */
+    allowedPaths?: string[];
+    /** http: hostname allow-list (exact, case-insensitive). */
+    allowedHosts?: string[];
+    /** shell: allowed command names (first word of `command`, or `command` parameter). */
+    allowedCommands?: string[];
+    /** database: allowed database names (`database` parameter). */
+    allowedDatabases?: string[];
+    /** Enforced by src/context (rate limits), carried here for one configuration shape. */
+    maxCallsPerMinute?: number;
+  };
+}
+
+export interface PolicyPrincipal {
+  id: string;
+  roles: string[];
+  /** When present, Ari's capability check runs before the rules; absent means not configured. */
+  capabilities?: Capability[];
+}
+
+export interface PolicyTool {
+  name: string;
+  version?: string;
+  riskTier?: string;
+  category?: string;
+  humanApproval?: boolean;
+  cedarResource?: string;
+  cedarAction?: string;
+}
+
+export interface Counters {
+  proposed: number;
+  allowed: number;
+  denied: number;
+  deferred: number;
+  executed: number;
+  stepUps: number;
+  modified: number;
+}
+
+export const COUNTER_NAMES = [
+  "proposed",
+  "allowed",
+  "denied",
+  "deferred",
+  "executed",
+  "stepUps",
+  "modified",
+] as const satisfies readonly (keyof Counters)[];
+
+/** The part of src/context's SessionFacts that policy reads. */
+export interface PolicySessionFacts {
+  runId: string;
+  counters: Counters;
+  perToolCalls: Record<string, number>;
+  dataClassificationsSeen: string[];
+  highestClassification?: string;
+  quarantined: boolean;
+  recentEvents?: readonly {
+    seq: number;
+    toolClass: string;
+    action: string;
+    tool?: string;
+    decision: Decision;
+    taint: TaintSource[];
+  }[];
+}
+
+export interface PolicyInput {
+  request: GateRequest;
+  principal: PolicyPrincipal;
+  tool?: PolicyTool;
+  /** Effective taint: request labels ∪ session-propagated ∪ value provenance. */
+  taint: TaintLabel[];
+  session: PolicySessionFacts;
+  /** 0..1, from the trust layer when configured. */
+  trustScore?: number;
+}
+
+export interface Obligation {
+  type: string;
+  params?: Record<string, unknown>;
+}
+
+export type RuleSource = "yaml" | "cedar" | "builtin";
+
+export interface MatchedRule {
+  id: string;
+  source: RuleSource;
+  decision: Decision;
+  reason?: string;
+}
+
+export interface ModifyChange {
+  path: string;
+  op: "set" | "redact" | "clamp";
+  from?: unknown;
+  to?: unknown;
+}
+
+/** A modify payload as written in a rule: applied to the request parameters in order. */
+export interface ModifySpec {
+  set?: Record<string, unknown>;
+  redact?: string[];
+  clamp?: Record<string, { min?: number; max?: number; maxLength?: number }>;
+}
+
+export interface StepUp {
+  approverRole: string;
+  timeoutMs: number;
+}
+
+export interface PolicyOutcome {
+  decision: Decision;
+  reasonCodes: string[];
+  matchedRules: MatchedRule[];
+  obligations: Obligation[];
+  modify?: { parameters: Record<string, unknown>; changes: ModifyChange[] };
+  stepUp?: StepUp;
+  defer?: { timeoutMs: number };
+  policyBundleHash: Sha256Hash;
+}
+
+/**
+ * One source's verdict on one rule (a YAML rule's first match, a satisfied Cedar policy,
+ * a built-in check). The unit `combineOutcomes` works on.
+ */
+export interface RuleOutcome {
+  rule: MatchedRule;
+  reasonCode: string;
+  obligations?: Obligation[];
+  modify?: ModifySpec;
+  stepUp?: StepUp;
+  defer?: { timeoutMs: number };
+}
