@@ -49,6 +49,7 @@ export type {
   GateVerdict,
   JournalPort,
   LoopEvent,
+  ObservedResult,
   ResolvedCall,
   TicketLike,
   ToolCatalog,
@@ -62,3 +63,18 @@ export {
   ScriptSchema,
   type ScriptTurn,
 } from "./scripted-adapter.js";
+export {
+  type AuthorizeOutcome,
+  type AuthorizingGate,
+  bindingFor,
+  type ContractBinding,
+  type ContractCatalogOptions,
+  type ContractSource,
+  classifyContract,
+  contractCatalog,
+  type ExecutorRoute,
+  executorPort,
+  type GovernedResult,
+  gatePort,
+  type ToolClassification,
+} from "./wiring.js";

@@ -612,6 +612,24 @@ export class Dispatching {
             ...(out.evidenceHash ? { evidenceHash: out.evidenceHash } : {}),
           };
           observations.set(r, out.output);
+          if (v.decisionId !== undefined && run.o.gate.recordResult !== undefined) {
+            try {
+              await run.o.gate.recordResult(v.decisionId, {
+                taintLabels: labels,
+                output: out.output,
+                ...(out.evidenceHash ? { evidenceHash: out.evidenceHash } : {}),
+              });
+            } catch (err) {
+              // The Gate's context would miss this output's taint: stop rather than decide blind.
+              run.terminating = "gate_fault";
+              await record(run, "RecoveryTriggered", {
+                strategy: "fail_closed",
+                phase: "act",
+                tool: v.name,
+                error: errorInfo(err),
+              });
+            }
+          }
         } else {
           r = {
             ...base,

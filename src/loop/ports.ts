@@ -24,8 +24,17 @@ export interface GateVerdict<T extends TicketLike = TicketLike> {
   quarantined?: boolean;
 }
 
+/** What the loop reports back after a call ran, so the Gate's session context accumulates it. */
+export interface ObservedResult {
+  taintLabels: readonly TaintLabel[];
+  output: unknown;
+  evidenceHash?: Sha256Hash;
+}
+
 export interface GatePort<T extends TicketLike = TicketLike> {
   decide(request: GateRequestInput, options?: { signal?: AbortSignal }): Promise<GateVerdict<T>>;
+  /** Optional: feeds an executed call's output (taint, data for provenance) back into the Gate's context. */
+  recordResult?(decisionId: string, result: ObservedResult): Promise<unknown>;
 }
 
 export type ExecutionOutcome =

@@ -440,6 +440,36 @@ describe("several calls per turn and the context accumulator", () => {
   });
 });
 
+describe("feeding results back to the Gate's context", () => {
+  it("reports each executed call's output and taint to the Gate, keyed by its decision id", async () => {
+    const gate = new FakeGate();
+    const reported: unknown[] = [];
+    const port = Object.assign(gate, {
+      recordResult: async (id: string, r: unknown) => {
+        reported.push({ id, r });
+      },
+    });
+    const executor = new FakeExecutor({
+      fetch_page: () => ({ ok: true, output: "<p>", taintLabels: [WEB] }),
+    });
+    const { options } = setup([fetchTurn, { text: "x" }], { gate: port, executor });
+    await runLoop(options);
+    expect(reported).toEqual([{ id: "dec-1", r: { taintLabels: [WEB], output: "<p>" } }]);
+  });
+
+  it("a Gate that cannot record a result stops the run (it would decide without that taint)", async () => {
+    const gate = Object.assign(new FakeGate(), {
+      recordResult: async () => {
+        throw new Error("session store down");
+      },
+    });
+    const { options, journal } = setup([fetchTurn, fetchTurn], { gate });
+    const r = await runLoop(options);
+    expect(r.reason).toBe("gate_fault");
+    expect(journal.last("RecoveryTriggered").body).toMatchObject({ strategy: "fail_closed", phase: "act" });
+  });
+});
+
 describe("termination (OATS §4.4)", () => {
   it("iteration limit", async () => {
     const { options, journal } = setup([fetchTurn, fetchTurn, fetchTurn], { limits: { maxIterations: 2 } });

@@ -1,0 +1,247 @@
+// Adapters from the real layers to the loop's ports: the contract registry becomes the
+// model's tool list and the pre-Gate argument check; the Gate's authorize/recordResult
+// become GatePort; a governed executor's result becomes an ExecutionOutcome; a compiled
+// contract becomes the binding an HTTP or process executor runs. Each adapter only
+// reshapes data: decisions, tickets and invocations still come from their own layers.
+import { type Decision, type Sha256Hash, sha256Of, type TaintLabel } from "../contracts/index.js";
+import type { HttpBinding, ProcessBinding } from "../executors/index.js";
+import {
+  type CompiledTool,
+  prepareInvocation,
+  resolveHttpRequest,
+  secretEnvName,
+  toModelTool,
+  type ValidateOptions,
+  validateArgs,
+} from "../tools/index.js";
+import type { ModelTool } from "./model.js";
+import type {
+  ExecutionOutcome,
+  ExecutorPort,
+  GatePort,
+  ResolvedCall,
+  TicketLike,
+  ToolCatalog,
+} from "./ports.js";
+
+// ---------------------------------------------------------------------------------
+// Contracts → ToolCatalog
+
+export interface ContractSource {
+  get(name: string): CompiledTool | undefined;
+  names(): string[];
+}
+
+export interface ToolClassification {
+  toolClass: string;
+  action: string;
+}
+
+/** The Gate request's class/action for a contract: http → `http`/method, exec → `shell`/`exec`, mcp → `mcp`/`call`. */
+export function classifyContract(tool: CompiledTool): ToolClassification {
+  const b = tool.backend;
+  if (b.kind === "http") return { toolClass: "http", action: b.method.toLowerCase() };
+  if (b.kind === "exec") return { toolClass: "shell", action: "exec" };
+  return { toolClass: "mcp", action: "call" };
+}
+
+export interface ContractCatalogOptions {
+  classify?: (tool: CompiledTool) => ToolClassification;
+  validateOptions?: ValidateOptions;
+}
+
+/** The model sees `toModelTool` of each contract; a proposal is checked with `validateArgs` before the Gate. */
+export function contractCatalog(source: ContractSource, options: ContractCatalogOptions = {}): ToolCatalog {
+  const classify = options.classify ?? classifyContract;
+  const tools: ModelTool[] = source
+    .names()
+    .map((n) => source.get(n))
+    .filter((t): t is CompiledTool => t !== undefined)
+    .map((t) => toModelTool(t));
+  return {
+    modelTools: () => tools,
+    resolve(name: string, args: Record<string, unknown>): ResolvedCall {
+      const tool = source.get(name);
+      if (tool === undefined)
+        return { ok: false, code: "ERR_TOOL_UNKNOWN", message: `no tool named ${name.slice(0, 64)}` };
+      const v = validateArgs(tool, args, options.validateOptions ?? {});
+      if (!v.ok) return { ok: false, code: v.code, message: v.message };
+      const { toolClass, action } = classify(tool);
+      // The Gate validates again against the same contract; the loop passes the raw, checked arguments.
+      return { ok: true, toolClass, action, tool: tool.name, parameters: { ...args } };
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------
+// Gate → GatePort
+
+/** The part of the Gate's outcome the loop reads (src/gate's GateOutcome satisfies it). */
+export interface AuthorizeOutcome<T> {
+  decisionId: string | null;
+  decision: Decision;
+  reasonCodes: readonly string[];
+  matchedRules: readonly { id: string; reason?: string }[];
+  parameters: Record<string, unknown>;
+  ticket?: T;
+}
+
+/** The part of the Gate the loop drives (src/gate's Gate satisfies it). */
+export interface AuthorizingGate<T> {
+  authorize(raw: unknown, signal?: AbortSignal): Promise<AuthorizeOutcome<T>>;
+  recordResult(
+    decisionId: string,
+    result: { taintLabels?: TaintLabel[]; data?: unknown; outputHash?: Sha256Hash },
+  ): Promise<unknown>;
+  readonly sessions?: { get(runId: string): { readonly quarantined: boolean } | undefined };
+}
+
+export function gatePort<T extends TicketLike>(gate: AuthorizingGate<T>): GatePort<T> {
+  return {
+    async decide(request, options = {}) {
+      const o = await gate.authorize(request, options.signal);
+      const reasons = [
+        ...o.reasonCodes,
+        ...o.matchedRules.filter((r) => r.reason !== undefined).map((r) => `${r.id}: ${r.reason}`),
+      ];
+      return {
+        decision: o.decision,
+        decisionId: o.decisionId ?? "unrecorded",
+        reasons,
+        policyIds: o.matchedRules.map((r) => r.id),
+        ...(o.ticket !== undefined ? { ticket: o.ticket } : {}),
+        ...(o.decision === "modify" ? { parameters: o.parameters } : {}),
+        ...(gate.sessions?.get(request.runId)?.quarantined ? { quarantined: true } : {}),
+      };
+    },
+    async recordResult(decisionId, result) {
+      if (decisionId === "unrecorded") return;
+      await gate.recordResult(decisionId, {
+        taintLabels: [...result.taintLabels],
+        data: result.output,
+        ...(result.evidenceHash !== undefined ? { outputHash: result.evidenceHash } : {}),
+      });
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------
+// Executors → ExecutorPort
+
+/** The shape every governed executor returns (src/executors' ExecutionResult satisfies it). */
+export type GovernedResult =
+  | {
+      ok: true;
+      output: unknown;
+      evidence: { duration_ms: number; output_hash: Sha256Hash | null };
+      taint: TaintLabel[];
+    }
+  | {
+      ok: false;
+      code: string;
+      message: string;
+      evidence?: { duration_ms: number; output_hash: Sha256Hash | null };
+    };
+
+/** Routes a ticket to the executor (and binding) for its tool; `undefined` means no executor serves it. */
+export type ExecutorRoute<T> = (
+  ticket: T,
+  options: { signal?: AbortSignal },
+) => Promise<GovernedResult> | undefined;
+
+export function executorPort<T extends TicketLike>(route: ExecutorRoute<T>): ExecutorPort<T> {
+  return {
+    async execute(ticket, options = {}): Promise<ExecutionOutcome> {
+      const p = route(ticket, options.signal === undefined ? {} : { signal: options.signal });
+      if (p === undefined)
+        return { ok: false, code: "ERR_LOOP_NO_EXECUTOR", message: "no executor serves this tool" };
+      const r = await p;
+      const evidenceHash = r.evidence ? sha256Of(r.evidence) : undefined;
+      const durationMs = r.evidence?.duration_ms;
+      if (r.ok) {
+        return {
+          ok: true,
+          output: r.output,
+          taintLabels: r.taint,
+          ...(evidenceHash ? { evidenceHash } : {}),
+          ...(durationMs !== undefined ? { durationMs } : {}),
+        };
+      }
+      return {
+        ok: false,
+        code: r.code,
+        message: r.message,
+        ...(evidenceHash ? { evidenceHash } : {}),
+        ...(durationMs !== undefined ? { durationMs } : {}),
+      };
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------
+// Contracts → executor bindings
+
+export type ContractBinding =
+  | { kind: "http"; binding: HttpBinding }
+  | { kind: "process"; binding: ProcessBinding }
+  | { kind: "unsupported"; reason: string };
+
+/**
+ * The binding that runs a contract from a ticket's parameters: the invocation is built
+ * from the contract's template (never from model text); HTTP secrets come from `env`.
+ */
+export function bindingFor(
+  tool: CompiledTool,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): ContractBinding {
+  const identity = {
+    name: tool.name,
+    version: tool.contract.tool.version,
+    timeoutMs: tool.contract.tool.timeout_seconds * 1000,
+  };
+  const prepare = (parameters: Readonly<Record<string, unknown>>) => {
+    const r = prepareInvocation(tool, { ...parameters });
+    if (!r.ok) throw new Error(`${r.code}: ${r.message}`);
+    return r.invocation;
+  };
+  if (tool.backend.kind === "exec") {
+    return {
+      kind: "process",
+      binding: {
+        ...identity,
+        build(parameters) {
+          const inv = prepare(parameters);
+          if (inv.kind !== "exec") throw new Error("contract did not build a process invocation");
+          return { argv: inv.argv };
+        },
+      },
+    };
+  }
+  if (tool.backend.kind === "http") {
+    const successStatus = [...tool.backend.successStatus];
+    const allowedHosts = tool.contract.scope?.allowed_hosts ?? [];
+    return {
+      kind: "http",
+      binding: {
+        ...identity,
+        ...(allowedHosts.length > 0 ? { allowedHosts } : {}),
+        build(parameters) {
+          const inv = prepare(parameters);
+          if (inv.kind !== "http") throw new Error("contract did not build an HTTP invocation");
+          const res = resolveHttpRequest(inv, env);
+          if (!res.ok) throw new Error(`${res.code}: ${res.message}`);
+          const secrets = inv.secrets.map((s) => env[secretEnvName(s)]).filter((v) => v !== undefined);
+          return {
+            method: res.request.method,
+            url: res.request.url,
+            headers: res.request.headers,
+            ...(res.request.body !== undefined ? { body: res.request.body } : {}),
+            successStatus,
+            ...(secrets.length > 0 ? { secrets } : {}),
+          };
+        },
+      },
+    };
+  }
+  return { kind: "unsupported", reason: "MCP contracts run through the MCP gateway" };
+}
