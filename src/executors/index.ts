@@ -69,6 +69,19 @@ export {
   systemResolver,
 } from "./http.js";
 export {
+  contractFromMcpTool,
+  type McpBinding,
+  type McpCheck,
+  McpConnection,
+  McpExecutor,
+  type McpExecutorOptions,
+  type McpOutput,
+  McpPinStore,
+  type McpServerSpec,
+  type McpToolInfo,
+  mcpToolHash,
+} from "./mcp.js";
+export {
   DEFAULT_TRUSTED_PREFIXES,
   type ProcessBinding,
   ProcessExecutor,
