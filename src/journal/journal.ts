@@ -3,16 +3,19 @@
 // appends are committed together (group commit) in one store transaction, in
 // which each entry is chained to the head read inside that transaction, hashed and
 // signed. An append resolves after its transaction is durable.
+import { sign as nodeSign } from "node:crypto";
 import { canonicalJson, JournalError, TRACE_ID_PATTERN, WardenError } from "../contracts/index.js";
 import { type KeyPair, keyTypeOf } from "../crypto/index.js";
+import { CryptoPool } from "./crypto-pool.js";
 import {
   EVENT_TYPE_PATTERN,
+  entryHash,
   GENESIS_HASH,
   type JournalEntry,
   type JournalHead,
   RUN_ID_PATTERN,
   type SealedEntry,
-  sealEntry,
+  signedText,
 } from "./entry.js";
 import { defaultEventTypes, type EventTypeRegistry, KEY_ROTATED } from "./event-types.js";
 import { type Redaction, redactCredentials } from "./redact.js";
@@ -38,6 +41,13 @@ export interface OpenJournalOptions {
   allowUnknownTypes?: boolean;
   /** Largest number of appends committed in one transaction (default 512). */
   maxBatch?: number;
+  /**
+   * Worker threads that sign batches in parallel (default 0: sign on this thread).
+   * The batch is chained against the head read before signing and committed only
+   * if that is still the head inside the write transaction; if another writer got
+   * there first, the batch is re-chained and signed inside the transaction.
+   */
+  signingWorkers?: number;
   /** Clock for entry times (tests). */
   now?: () => Date;
   /** Called with the places credentials were masked in an appended body. */
@@ -87,6 +97,7 @@ export class Journal {
   readonly #now: () => Date;
   readonly #onRedaction: OpenJournalOptions["onRedaction"];
   #signer: KeyPair;
+  readonly #pool: CryptoPool | null;
   #queue: Pending[] = [];
   #draining: Promise<void> | null = null;
   #closed = false;
@@ -101,6 +112,9 @@ export class Journal {
     this.#maxBatch = Math.max(1, Math.floor(options.maxBatch ?? 512));
     this.#now = options.now ?? (() => new Date());
     this.#onRedaction = options.onRedaction;
+    const workers = Math.floor(options.signingWorkers ?? 0);
+    this.#pool = workers > 0 ? new CryptoPool(workers) : null;
+    this.#pool?.setSigner(this.#signer.privateKey);
   }
 
   /** The key id signing the next entry. */
@@ -151,6 +165,7 @@ export class Journal {
   async close(): Promise<void> {
     this.#closed = true;
     while (this.#draining !== null) await this.#draining;
+    await this.#pool?.close();
   }
 
   #prepare(input: AppendInput): Omit<Pending, "resolve" | "reject"> {
@@ -233,12 +248,20 @@ export class Journal {
         const batch = this.#queue.splice(0, this.#maxBatch);
         let signerAfter = this.#signer;
         try {
+          const pre = await this.#presign(batch);
           const entries = await this.store.appendBatch((last) => {
-            const r = this.#seal(last, batch);
-            signerAfter = r.signer;
-            return r.sealed;
+            if (pre !== null && (last?.hash ?? null) === pre.after) {
+              signerAfter = pre.signer;
+              return pre.sealed;
+            }
+            const chained = this.#chain(last, batch);
+            signerAfter = chained.signer;
+            return chained.items.map((c) => c.seal(nodeSign(null, c.message, c.key.privateKey)));
           });
-          this.#signer = signerAfter;
+          if (signerAfter !== this.#signer) {
+            this.#signer = signerAfter;
+            this.#pool?.setSigner(signerAfter.privateKey);
+          }
           batch.forEach((p, i) => {
             p.resolve(entries[i]!);
           });
@@ -251,7 +274,26 @@ export class Journal {
     }
   }
 
-  #seal(last: JournalEntry | null, batch: Pending[]): { sealed: SealedEntry[]; signer: KeyPair } {
+  /** With signing workers: chain on the current head and sign in parallel, before taking the write lock. */
+  async #presign(
+    batch: Pending[],
+  ): Promise<{ sealed: SealedEntry[]; signer: KeyPair; after: string | null } | null> {
+    if (this.#pool === null || batch.some((p) => p.rotateTo !== undefined)) return null;
+    const last = await this.store.last();
+    const chained = this.#chain(last, batch);
+    const sigs = await this.#pool.sign(chained.items.map((c) => c.message));
+    return {
+      sealed: chained.items.map((c, i) => c.seal(sigs[i]!)),
+      signer: chained.signer,
+      after: last?.hash ?? null,
+    };
+  }
+
+  /** Links a batch to `last`: seq, prev_hash, hash and the bytes to sign, each with its signing key. */
+  #chain(
+    last: JournalEntry | null,
+    batch: Pending[],
+  ): { items: { message: Buffer; key: KeyPair; seal: (sig: Buffer) => SealedEntry }[]; signer: KeyPair } {
     const expected = nextKeyId(last);
     let signer = this.#signer;
     if (expected !== null && expected !== signer.keyId) {
@@ -264,7 +306,7 @@ export class Journal {
     let seq = last?.seq ?? 0;
     let prev = last?.hash ?? GENESIS_HASH;
     const time = this.#now().toISOString();
-    const sealed: SealedEntry[] = [];
+    const items: { message: Buffer; key: KeyPair; seal: (sig: Buffer) => SealedEntry }[] = [];
     for (const p of batch) {
       let { body, bodyJson } = p;
       if (p.rotateTo !== undefined) {
@@ -275,25 +317,31 @@ export class Journal {
         };
         bodyJson = canonicalJson(body);
       }
-      const s = sealEntry(
-        {
-          seq: ++seq,
-          time,
-          type: p.type,
-          run_id: p.run_id,
-          trace_id: p.trace_id,
-          prev_hash: prev,
-          key_id: signer.keyId,
-        },
-        body,
-        bodyJson,
-        signer.privateKey,
-      );
-      sealed.push(s);
-      prev = s.entry.hash;
+      const fields = {
+        seq: ++seq,
+        time,
+        type: p.type,
+        run_id: p.run_id,
+        trace_id: p.trace_id,
+        prev_hash: prev,
+        key_id: signer.keyId,
+      };
+      const hash = entryHash(fields, bodyJson);
+      const message = Buffer.from(signedText({ ...fields, hash }, bodyJson), "utf8");
+      const b = body;
+      const bj = bodyJson;
+      items.push({
+        message,
+        key: signer,
+        seal: (sig) => ({
+          entry: { ...fields, body: b, hash, signature: sig.toString("base64url") },
+          bodyJson: bj,
+        }),
+      });
+      prev = hash;
       if (p.rotateTo !== undefined) signer = p.rotateTo;
     }
-    return { sealed, signer };
+    return { items, signer };
   }
 }
 

@@ -1,10 +1,11 @@
 // The embedded journal store: one SQLite file, WAL, synchronous=FULL (a commit is
 // fsynced before the append resolves). Appends run in BEGIN IMMEDIATE transactions
 // that read the head inside the lock, so writers in other processes serialize on
-// the file lock rather than forking the chain; seq is the primary key and
-// prev_hash is unique as defence in depth. better-sqlite3 is synchronous: a
+// the file lock rather than forking the chain; seq is the primary key. better-sqlite3 is synchronous: a
 // commit blocks the event loop for its fsync, which is what makes group commit
-// (many appends, one transaction) pay off.
+// (many appends, one transaction) pay off. There is no index on hash or prev_hash:
+// random 32-byte keys scatter B-tree writes and cost more than the signature; the
+// in-transaction check that each entry extends the head already rules out forks.
 import Database from "better-sqlite3";
 import { JournalError, parseStrictJson } from "../contracts/index.js";
 import type { JournalEntry, SealedEntry } from "./entry.js";
@@ -21,8 +22,8 @@ CREATE TABLE IF NOT EXISTS journal_entries (
   type      TEXT NOT NULL,
   run_id    TEXT,
   trace_id  TEXT,
-  prev_hash TEXT NOT NULL UNIQUE,
-  hash      TEXT NOT NULL UNIQUE,
+  prev_hash TEXT NOT NULL,
+  hash      TEXT NOT NULL,
   key_id    TEXT NOT NULL,
   signature TEXT NOT NULL,
   body      TEXT NOT NULL,

@@ -7,6 +7,7 @@
 import { createPublicKey, type KeyObject, verify as nodeVerify } from "node:crypto";
 import { canonicalJson } from "../contracts/index.js";
 import { type JsonWebKey, type Keyring, keyIdOf } from "../crypto/index.js";
+import { CryptoPool, type SignatureJob } from "./crypto-pool.js";
 import {
   entryHash,
   GENESIS_HASH,
@@ -18,7 +19,6 @@ import {
 import { defaultEventTypes, type EventTypeRegistry, KEY_ROTATED } from "./event-types.js";
 import { type SignedHead, verifyHead } from "./head.js";
 import { type JournalStore, MalformedRecord } from "./store.js";
-import { type SignatureJob, VerifyPool } from "./verify-pool.js";
 
 export type VerifyFailureReason =
   | "schema_invalid"
@@ -97,7 +97,7 @@ export async function verifyJournal(
   const registry = options.registry ?? defaultEventTypes;
   const allowUnknown = options.allowUnknownTypes ?? true;
   const trusted = new Map<string, TrustedKey>();
-  const pool = options.workers !== undefined && options.workers > 0 ? new VerifyPool(options.workers) : null;
+  const pool = options.workers !== undefined && options.workers > 0 ? new CryptoPool(options.workers) : null;
   const trust = (id: string, key: KeyObject) => {
     if (trusted.has(id) || key.asymmetricKeyType !== "ed25519") return;
     const index = trusted.size;

@@ -42,10 +42,14 @@ interface Run {
   firstAck: Promise<void>;
 }
 
-function startAppender(db: string, count: number, inflight: number, tag: string): Run {
-  const child = spawn(process.execPath, [APPENDER, db, keyFile, String(count), String(inflight), tag], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+function startAppender(db: string, count: number, inflight: number, tag: string, startAt = 0): Run {
+  const child = spawn(
+    process.execPath,
+    [APPENDER, db, keyFile, String(count), String(inflight), tag, String(startAt)],
+    {
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   const acked: number[] = [];
   let buf = "";
   let stderr = "";
@@ -110,8 +114,9 @@ describe("two processes on one file", () => {
   it("never fork the chain or duplicate a seq", async () => {
     const db = join(t.dir, "two.db");
     const per = 400;
-    const a = startAppender(db, per, 16, "a");
-    const b = startAppender(db, per, 16, "b");
+    const startAt = Date.now() + 1500;
+    const a = startAppender(db, per, 4, "a", startAt);
+    const b = startAppender(db, per, 4, "b", startAt);
     const [ea, eb] = await Promise.all([a.exited, b.exited]);
     expect(ea.code, ea.stderr).toBe(0);
     expect(eb.code, eb.stderr).toBe(0);

@@ -374,3 +374,40 @@ describe("reads", () => {
     expect(uuidv7()).toBeTypeOf("string");
   });
 });
+
+describe("parallel signing", () => {
+  it("signs batches in workers, across a rotation, and re-chains when another writer moved the head", async () => {
+    const par = await openJournal({ store, signer: KEY, signingWorkers: 2 });
+    const other = SqliteJournalStore.open(store.path);
+    const rival = await openJournal({ store: other, signer: KEY });
+    try {
+      const body = (i: number) => ({ observation_count: i });
+      const first = await Promise.all(
+        Array.from({ length: 300 }, (_, i) => par.append({ type: "ObservationsCollected", body: body(i) })),
+      );
+      expect(first.at(-1)!.seq).toBe(300);
+      // Interleave a rival writer with parallel-signed batches: both must land on one chain.
+      const mixed = await Promise.all([
+        ...Array.from({ length: 200 }, (_, i) =>
+          par.append({ type: "ObservationsCollected", body: body(i) }),
+        ),
+        ...Array.from({ length: 50 }, (_, i) =>
+          rival.append({ type: "ObservationsCollected", body: body(i) }),
+        ),
+      ]);
+      expect(new Set(mixed.map((e) => e.seq)).size).toBe(250);
+      const rot = par.rotateKey(OTHER_KEY);
+      const after = par.append({ type: "ObservationsCollected", body: body(1) });
+      expect((await rot).key_id).toBe(KEY.keyId);
+      expect((await after).key_id).toBe(OTHER_KEY.keyId);
+      const later = await Promise.all(
+        Array.from({ length: 100 }, (_, i) => par.append({ type: "ObservationsCollected", body: body(i) })),
+      );
+      expect(later.every((e) => e.key_id === OTHER_KEY.keyId)).toBe(true);
+      expect(await verifyJournal(store, keyringOf(KEY))).toMatchObject({ ok: true, checked: 652 });
+    } finally {
+      await par.close();
+      await other.close();
+    }
+  });
+});

@@ -1,0 +1,142 @@
+// Journal throughput: appends/s and verified entries/s for 100k entries, each next
+// to its same-run floor — a bare loop of Ed25519 signs (appends) or verifies
+// (verification) over messages the size of a real entry's signed bytes.
+import { sign as edSign, verify as edVerify } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { availableParallelism, tmpdir } from "node:os";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { canonicalJson, newTraceId, uuidv7 } from "../src/contracts/index.js";
+import { generateKeyPair, Keyring } from "../src/crypto/index.js";
+import { openJournal, SqliteJournalStore, signedText, verifyJournal } from "../src/journal/index.js";
+import { measure, type Stats, summarize, table } from "./_stats.js";
+
+const N = Number(process.env.JOURNAL_BENCH_N ?? 100_000);
+const WINDOW = 1024;
+const key = generateKeyPair("ed25519");
+const run = uuidv7();
+const trace = newTraceId();
+const body = (i: number) => ({
+  observation_count: i,
+  context_size: 4096 + i,
+  note: "tool crm.update_contact returned 200; 1 record updated",
+});
+
+const dir = mkdtempSync(join(tmpdir(), "warden-bench-journal-"));
+try {
+  const store = SqliteJournalStore.open(join(dir, "bench.db"));
+  const cores = availableParallelism();
+  const journal = await openJournal({ store, signer: key, signingWorkers: cores });
+
+  // A message exactly the size of what append signs.
+  const sample = await journal.append({
+    type: "ObservationsCollected",
+    run_id: run,
+    trace_id: trace,
+    body: body(0),
+  });
+  const message = Buffer.from(signedText(sample, canonicalJson(sample.body)));
+  const signature = edSign(null, message, key.privateKey);
+
+  const signFloor = measure(`ed25519 sign floor (${message.length} B)`, 20_000, () => {
+    edSign(null, message, key.privateKey);
+  });
+
+  // Appends with WINDOW in flight: group commit folds them into few transactions.
+  const lat = new Float64Array(N);
+  const t0 = performance.now();
+  for (let base = 0; base < N; base += WINDOW) {
+    const n = Math.min(WINDOW, N - base);
+    await Promise.all(
+      Array.from({ length: n }, (_, k) => {
+        const i = base + k;
+        const s = performance.now();
+        return journal
+          .append({ type: "ObservationsCollected", run_id: run, trace_id: trace, body: body(i + 1) })
+          .then(() => {
+            lat[i] = (performance.now() - s) * 1000;
+          });
+      }),
+    );
+  }
+  const append = summarize(
+    `append, ${WINDOW} in flight (group commit, ${cores} signing workers)`,
+    lat,
+    performance.now() - t0,
+  );
+
+  // One at a time: each append is its own durable transaction.
+  const SEQ = 2000;
+  const seqLat = new Float64Array(SEQ);
+  const t1 = performance.now();
+  for (let i = 0; i < SEQ; i++) {
+    const s = performance.now();
+    await journal.append({ type: "ObservationsCollected", run_id: run, trace_id: trace, body: body(i) });
+    seqLat[i] = (performance.now() - s) * 1000;
+  }
+  const seqAppend = summarize("append, awaited one by one (fsync each)", seqLat, performance.now() - t1);
+  await journal.close();
+
+  // The same windowed appends signed on the calling thread only.
+  const store1 = SqliteJournalStore.open(join(dir, "bench1.db"));
+  const journal1 = await openJournal({ store: store1, signer: key });
+  const N1 = Math.min(N, 30_000);
+  const lat1 = new Float64Array(N1);
+  const t2 = performance.now();
+  for (let base = 0; base < N1; base += WINDOW) {
+    const n = Math.min(WINDOW, N1 - base);
+    await Promise.all(
+      Array.from({ length: n }, (_, k) => {
+        const i = base + k;
+        const s = performance.now();
+        return journal1
+          .append({ type: "ObservationsCollected", run_id: run, trace_id: trace, body: body(i) })
+          .then(() => {
+            lat1[i] = (performance.now() - s) * 1000;
+          });
+      }),
+    );
+  }
+  const append1 = summarize(
+    `append, ${WINDOW} in flight (group commit, 1 thread)`,
+    lat1,
+    performance.now() - t2,
+  );
+  await store1.close();
+  const signFloorAfter = measure(`ed25519 sign floor, re-measured after`, 20_000, () => {
+    edSign(null, message, key.privateKey);
+  });
+
+  const verifyFloor = measure(`ed25519 verify floor (${message.length} B)`, 10_000, () => {
+    edVerify(null, message, key.publicKey, signature);
+  });
+
+  const keyring = new Keyring([key.publicKey]);
+  const total = await store.count();
+  const timeVerify = async (name: string, workers: number): Promise<Stats> => {
+    const s = performance.now();
+    const r = await verifyJournal(store, keyring, { workers });
+    const ms = performance.now() - s;
+    if (!r.ok || r.checked !== total) throw new Error(`verification failed: ${JSON.stringify(r)}`);
+    const per = new Float64Array(1).fill((ms * 1000) / total);
+    return { ...summarize(name, per, ms), n: total, opsPerSec: (total / ms) * 1000 };
+  };
+  const verify1 = await timeVerify("verify journal, 1 thread", 0);
+  const verifyN = await timeVerify(`verify journal, ${cores} worker threads`, cores);
+  await store.close();
+
+  process.stdout.write(`Appends (${N} entries; baseline: Ed25519 sign floor)\n\n`);
+  process.stdout.write(table([signFloor, append, append1, seqAppend, signFloorAfter], signFloor));
+  process.stdout.write(
+    `\nappend throughput = ${((append.opsPerSec / signFloor.opsPerSec) * 100).toFixed(0)}% of the signing floor (target >= 80%)\n`,
+  );
+  process.stdout.write(`\nVerification (${total} entries; baseline: single-core Ed25519 verify floor)\n\n`);
+  process.stdout.write(table([verifyFloor, verify1, verifyN], verifyFloor));
+  process.stdout.write(
+    `\nverification = ${((verifyN.opsPerSec / verifyFloor.opsPerSec) * 100).toFixed(0)}% of the single-core verify floor with workers, ` +
+      `${((verify1.opsPerSec / verifyFloor.opsPerSec) * 100).toFixed(0)}% on one thread (target >= 100%)\n` +
+      "(verification rows: median/p99 are the mean per entry; entries are not timed one by one)\n",
+  );
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
