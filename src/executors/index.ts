@@ -22,6 +22,7 @@ export {
   type BreakerTransition,
   CircuitBreaker,
 } from "./breaker.js";
+export { bindingForContract, type ContractBinding, type ContractBindingOptions } from "./contract-binding.js";
 export {
   type DatabaseBinding,
   type DatabaseExecutorOptions,

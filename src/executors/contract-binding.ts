@@ -1,0 +1,98 @@
+// Bindings from a compiled tool contract to an executor. The invocation is built
+// by the tools layer's template (prepareInvocation re-validates the ticket's
+// parameters, then fills the template), so the model never writes argv, URLs or
+// MCP arguments; this module only adapts the result to each executor's input.
+import { type CompiledTool, prepareInvocation, resolveHttpRequest, secretEnvName } from "../tools/index.js";
+import type { HttpBinding } from "./http.js";
+import type { McpBinding } from "./mcp.js";
+import type { ProcessBinding } from "./process.js";
+
+export interface ContractBindingOptions {
+  /** Where secret values come from (WARDEN_SECRET_* names; default process.env). */
+  secretEnv?: Readonly<Record<string, string | undefined>>;
+  /** Environment variable names a process tool may receive. */
+  processEnv?: readonly string[];
+}
+
+export type ContractBinding =
+  | { kind: "process"; binding: ProcessBinding }
+  | { kind: "http"; binding: HttpBinding }
+  | { kind: "mcp"; binding: McpBinding };
+
+function prepare(tool: CompiledTool, parameters: Readonly<Record<string, unknown>>) {
+  const r = prepareInvocation(tool, parameters);
+  if (!r.ok) throw new Error(`${r.code}: ${r.message}`);
+  return r.invocation;
+}
+
+/** The executor binding for a compiled contract, chosen by its backend. */
+export function bindingForContract(
+  tool: CompiledTool,
+  options: ContractBindingOptions = {},
+): ContractBinding {
+  const identity = {
+    name: tool.contract.tool.name,
+    version: tool.contract.tool.version,
+    timeoutMs: tool.contract.tool.timeout_seconds * 1000,
+  };
+  const env = options.secretEnv ?? process.env;
+  switch (tool.backend.kind) {
+    case "exec":
+      return {
+        kind: "process",
+        binding: {
+          ...identity,
+          build: (p) => {
+            const inv = prepare(tool, p);
+            if (inv.kind !== "exec") throw new Error("contract backend is not exec");
+            return {
+              argv: inv.argv,
+              ...(options.processEnv !== undefined ? { env: options.processEnv } : {}),
+            };
+          },
+        },
+      };
+    case "http":
+      return {
+        kind: "http",
+        binding: {
+          ...identity,
+          allowedHosts: tool.contract.scope?.allowed_hosts ?? [],
+          deniedHosts: tool.contract.scope?.denied_hosts ?? [],
+          build: (p) => {
+            const inv = prepare(tool, p);
+            if (inv.kind !== "http") throw new Error("contract backend is not http");
+            const resolved = resolveHttpRequest(inv, env);
+            if (!resolved.ok) throw new Error(`${resolved.code}: ${resolved.message}`);
+            const secrets = inv.secrets
+              .map((s) => env[secretEnvName(s)])
+              .filter((v): v is string => typeof v === "string" && v !== "");
+            return {
+              method: resolved.request.method,
+              url: resolved.request.url,
+              headers: resolved.request.headers,
+              ...(resolved.request.body !== undefined ? { body: resolved.request.body } : {}),
+              secrets,
+              successStatus: inv.successStatus,
+            };
+          },
+        },
+      };
+    case "mcp": {
+      const plan = tool.contract.mcp;
+      return {
+        kind: "mcp",
+        binding: {
+          ...identity,
+          server: plan?.server ?? "",
+          tool: plan?.tool ?? "",
+          build: (p) => {
+            const inv = prepare(tool, p);
+            if (inv.kind !== "mcp") throw new Error("contract backend is not mcp");
+            return { ...inv.arguments };
+          },
+        },
+      };
+    }
+  }
+}
