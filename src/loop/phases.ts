@@ -492,6 +492,9 @@ export class PolicyCheck {
       let verdict: GateVerdict<TicketLike>;
       try {
         verdict = await run.o.gate.decide(request, { signal: stepSignal(run) });
+        if (!wellFormedVerdict(verdict)) {
+          throw new LoopError("ERR_LOOP_CONFIG_INVALID", "the Gate returned a malformed verdict");
+        }
       } catch (err) {
         // Fail closed: a Gate that cannot decide has denied, and the run stops.
         run.terminating = "gate_fault";
@@ -550,6 +553,21 @@ export class PolicyCheck {
     });
     return new Dispatching(MINT, { run, gated });
   }
+}
+
+const DECISION_SET: ReadonlySet<string> = new Set(["allow", "deny", "modify", "step_up", "defer"]);
+
+/** A verdict the loop can act on; anything else is treated as a Gate fault (fail closed). */
+function wellFormedVerdict(v: unknown): v is GateVerdict<TicketLike> {
+  if (v === null || typeof v !== "object") return false;
+  const x = v as Record<string, unknown>;
+  return (
+    typeof x.decision === "string" &&
+    DECISION_SET.has(x.decision) &&
+    (typeof x.decisionId === "string" || x.decisionId === undefined) &&
+    Array.isArray(x.reasons) &&
+    x.reasons.every((r) => typeof r === "string")
+  );
 }
 
 /** Act: dispatches exactly the calls the Gate ticketed, each through its executor. */

@@ -560,6 +560,14 @@ describe("termination (OATS §4.4)", () => {
     expect(journal.last("RecoveryTriggered").body).toMatchObject({ strategy: "fail_closed", phase: "gate" });
   });
 
+  it("a Gate verdict with an unknown decision is a fault, not an allow", async () => {
+    const gate = new FakeGate(() => ({ decision: "allow_all" as never }));
+    const { options, executor } = setup([fetchTurn, { text: "x" }], { gate });
+    const r = await runLoop(options);
+    expect(r.reason).toBe("gate_fault");
+    expect(executor.executed).toHaveLength(0);
+  });
+
   it("a model that fails ends the run with model_error; the loop does not throw", async () => {
     const { options, journal } = setup([]);
     const r = await runLoop(options);
