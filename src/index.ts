@@ -56,3 +56,16 @@ export {
   verify,
   verifyCanonical,
 } from "./crypto/index.js";
+export {
+  Journal,
+  type JournalEntry,
+  type JournalHead,
+  type JournalStore,
+  openJournal,
+  readJsonl,
+  registerEventType,
+  SqliteJournalStore,
+  signHead,
+  type VerifyReport,
+  verifyJournal,
+} from "./journal/index.js";
