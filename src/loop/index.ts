@@ -66,8 +66,6 @@ export {
 export {
   type AuthorizeOutcome,
   type AuthorizingGate,
-  bindingFor,
-  type ContractBinding,
   type ContractCatalogOptions,
   type ContractSource,
   classifyContract,

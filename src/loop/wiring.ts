@@ -1,19 +1,10 @@
 // Adapters from the real layers to the loop's ports: the contract registry becomes the
 // model's tool list and the pre-Gate argument check; the Gate's authorize/recordResult
-// become GatePort; a governed executor's result becomes an ExecutionOutcome; a compiled
-// contract becomes the binding an HTTP or process executor runs. Each adapter only
+// become GatePort; a governed executor's result becomes an ExecutionOutcome (bindings
+// from contracts to executors are the executors layer's `bindingForContract`). Each adapter only
 // reshapes data: decisions, tickets and invocations still come from their own layers.
 import { type Decision, type Sha256Hash, sha256Of, type TaintLabel } from "../contracts/index.js";
-import type { HttpBinding, ProcessBinding } from "../executors/index.js";
-import {
-  type CompiledTool,
-  prepareInvocation,
-  resolveHttpRequest,
-  secretEnvName,
-  toModelTool,
-  type ValidateOptions,
-  validateArgs,
-} from "../tools/index.js";
+import { type CompiledTool, toModelTool, type ValidateOptions, validateArgs } from "../tools/index.js";
 import type { ModelTool } from "./model.js";
 import type {
   ExecutionOutcome,
@@ -176,72 +167,4 @@ export function executorPort<T extends TicketLike>(route: ExecutorRoute<T>): Exe
       };
     },
   };
-}
-
-// ---------------------------------------------------------------------------------
-// Contracts → executor bindings
-
-export type ContractBinding =
-  | { kind: "http"; binding: HttpBinding }
-  | { kind: "process"; binding: ProcessBinding }
-  | { kind: "unsupported"; reason: string };
-
-/**
- * The binding that runs a contract from a ticket's parameters: the invocation is built
- * from the contract's template (never from model text); HTTP secrets come from `env`.
- */
-export function bindingFor(
-  tool: CompiledTool,
-  env: Readonly<Record<string, string | undefined>> = process.env,
-): ContractBinding {
-  const identity = {
-    name: tool.name,
-    version: tool.contract.tool.version,
-    timeoutMs: tool.contract.tool.timeout_seconds * 1000,
-  };
-  const prepare = (parameters: Readonly<Record<string, unknown>>) => {
-    const r = prepareInvocation(tool, { ...parameters });
-    if (!r.ok) throw new Error(`${r.code}: ${r.message}`);
-    return r.invocation;
-  };
-  if (tool.backend.kind === "exec") {
-    return {
-      kind: "process",
-      binding: {
-        ...identity,
-        build(parameters) {
-          const inv = prepare(parameters);
-          if (inv.kind !== "exec") throw new Error("contract did not build a process invocation");
-          return { argv: inv.argv };
-        },
-      },
-    };
-  }
-  if (tool.backend.kind === "http") {
-    const successStatus = [...tool.backend.successStatus];
-    const allowedHosts = tool.contract.scope?.allowed_hosts ?? [];
-    return {
-      kind: "http",
-      binding: {
-        ...identity,
-        ...(allowedHosts.length > 0 ? { allowedHosts } : {}),
-        build(parameters) {
-          const inv = prepare(parameters);
-          if (inv.kind !== "http") throw new Error("contract did not build an HTTP invocation");
-          const res = resolveHttpRequest(inv, env);
-          if (!res.ok) throw new Error(`${res.code}: ${res.message}`);
-          const secrets = inv.secrets.map((s) => env[secretEnvName(s)]).filter((v) => v !== undefined);
-          return {
-            method: res.request.method,
-            url: res.request.url,
-            headers: res.request.headers,
-            ...(res.request.body !== undefined ? { body: res.request.body } : {}),
-            successStatus,
-            ...(secrets.length > 0 ? { secrets } : {}),
-          };
-        },
-      },
-    };
-  }
-  return { kind: "unsupported", reason: "MCP contracts run through the MCP gateway" };
 }

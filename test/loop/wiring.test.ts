@@ -3,7 +3,6 @@ import { sha256Of, type TaintLabel } from "../../src/contracts/index.js";
 import {
   type AuthorizeOutcome,
   type AuthorizingGate,
-  bindingFor,
   classifyContract,
   contractCatalog,
   executorPort,
@@ -85,27 +84,6 @@ describe("contractCatalog", () => {
       code: "ERR_TOOL_ARG_TRAVERSAL",
     });
     expect(catalog.resolve("list_dir", { dir: "a; rm -rf /" })).toMatchObject({ ok: false });
-  });
-});
-
-describe("bindingFor", () => {
-  it("builds the HTTP request from the contract's template and scope", () => {
-    const b = bindingFor(fetchPage, {});
-    expect(b.kind).toBe("http");
-    if (b.kind !== "http") return;
-    expect(b.binding.allowedHosts).toEqual(["docs.local"]);
-    expect(b.binding.build({ page: "intro" })).toMatchObject({
-      method: "GET",
-      url: "http://docs.local:8080/intro.html",
-    });
-  });
-
-  it("builds argv from the contract (no shell), and refuses parameters the contract refuses", () => {
-    const b = bindingFor(listDir, {});
-    expect(b.kind).toBe("process");
-    if (b.kind !== "process") return;
-    expect(b.binding.build({ dir: "docs" })).toEqual({ argv: ["ls", "-1", "docs"] });
-    expect(() => b.binding.build({ dir: "../etc" })).toThrow(/ERR_TOOL_ARG_TRAVERSAL/);
   });
 });
 
