@@ -10,7 +10,26 @@ export {
   type DecideResult,
   InProcessApprovals,
 } from "./approvals.js";
+export {
+  type GateConfig,
+  GateConfigSchema,
+  type LoadedGateConfig,
+  loadGateConfig,
+  parseGateConfig,
+} from "./config.js";
+export { dareRunId, runTraceId, toolCategory } from "./dare-mapping.js";
 export { DeferQueue, type DeferResolution, type DeferredItem } from "./defer.js";
+export { GATE_DECISION, GATE_RESOLUTION, GATE_RESULT, registerGateEventTypes } from "./events.js";
+export {
+  type ContractLookup,
+  Gate,
+  type GateFault,
+  type GateJournal,
+  type GateOptions,
+  type GateOutcome,
+  type GatePolicy,
+  type PrincipalConfig,
+} from "./gate.js";
 export {
   type ExecutionTicket,
   type RedeemExpectation,
