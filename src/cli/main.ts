@@ -5,6 +5,7 @@ import { registerCanon } from "./commands/canon.js";
 import { registerContract } from "./commands/contract.js";
 import { registerJournal } from "./commands/journal.js";
 import { registerKeys } from "./commands/keys.js";
+import { registerPolicy } from "./commands/policy.js";
 import { type CliContext, type CliIo, EXIT, formatError, processIo } from "./io.js";
 
 export function buildProgram(ctx: CliContext): Command {
@@ -17,6 +18,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerJournal(program, ctx);
   registerCanon(program, ctx);
   registerContract(program, ctx);
+  registerPolicy(program, ctx);
   return program;
 }
 
