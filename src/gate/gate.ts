@@ -29,7 +29,7 @@ import type {
   PolicyInput,
   PolicyOutcome,
   PolicyTool,
-} from "../policy/types.js";
+} from "../policy/index.js";
 import {
   type CompiledTool,
   contractToCanonical,
@@ -245,7 +245,14 @@ export class Gate {
     let prepared: Prepared | undefined;
     if (early === undefined) {
       try {
-        session = this.#sessions.open(checked, now);
+        session = this.#sessions.open(
+          {
+            runId: checked.runId,
+            principalId: checked.principalId,
+            ...(checked.originalRequest !== undefined ? { originalRequest: checked.originalRequest } : {}),
+          },
+          now,
+        );
         prepared = session.prepare(checked, {
           now,
           ...(policyTool?.category !== undefined ? { tool: { category: policyTool.category } } : {}),

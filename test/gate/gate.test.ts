@@ -1,0 +1,211 @@
+import { describe, expect, it } from "vitest";
+import { redeemTicket } from "../../src/gate/index.js";
+import { AGENT, makeGate, req } from "./harness.js";
+
+const POLICY = `
+name: gate-test
+version: "1.0"
+rules:
+  - id: deny-metadata
+    name: no cloud metadata
+    priority: 100
+    match: { toolClass: http, parameters: { url: { pattern: "169\\\\.254\\\\." } } }
+    decision: deny
+    reason: metadata
+  - id: allow-get
+    name: reads
+    priority: 200
+    match: { toolClass: http, action: get }
+    decision: allow
+    reason: reads are fine
+  - id: approve-post
+    name: posts need a human
+    priority: 210
+    match: { toolClass: http, action: post }
+    decision: require-approval
+    reason: egress
+  - id: defer-delete
+    name: deletes wait
+    priority: 220
+    match: { toolClass: file, action: delete }
+    decision: defer
+    defer: { timeout: 2s }
+    reason: deletes are batched
+  - id: redact-write
+    name: writes are redacted
+    priority: 230
+    match: { toolClass: file, action: write }
+    decision: modify
+    modify: { redact: [token] }
+    reason: no tokens in files
+`;
+
+describe("Gate", () => {
+  it("allows, commits the decision before minting a ticket, and the journal verifies", async () => {
+    const h = await makeGate({ yaml: POLICY });
+    const out = await h.gate.authorize(req());
+    expect(out.decision).toBe("allow");
+    expect(out.ticket).toBeDefined();
+    expect(out.journalSeqs.length).toBe(2);
+    const types = (await h.entries()).map((e) => e.type);
+    expect(types).toEqual(["dare.policy.decision", "warden.gate.decision"]);
+    const r = redeemTicket(out.ticket, { toolClass: "http" });
+    expect(r.ok).toBe(true);
+    const v = await h.verify();
+    expect(v.ok).toBe(true);
+  });
+
+  it("denies by default when no rule matches, with no ticket", async () => {
+    const h = await makeGate({ yaml: POLICY });
+    const out = await h.gate.authorize(
+      req({ toolClass: "shell", action: "exec", parameters: { command: "ls" } }),
+    );
+    expect(out.decision).toBe("deny");
+    expect(out.ticket).toBeUndefined();
+    const dare = (await h.entries()).find((e) => e.type === "dare.policy.decision")!;
+    expect((dare.body.result as { decision: string }).decision).toBe("deny");
+  });
+
+  it("denies an unknown principal and a principal spoofed in the request", async () => {
+    const h = await makeGate({ yaml: POLICY });
+    const out = await h.gate.authorize(req({ principalId: "root" }));
+    expect(out).toMatchObject({ decision: "deny", reasonCodes: ["principal_unknown"] });
+    expect(out.ticket).toBeUndefined();
+  });
+
+  it("denies an unparseable request without journaling garbage", async () => {
+    const h = await makeGate({ yaml: POLICY });
+    for (const bad of [null, {}, { ...req(), extra: 1 }, { ...req(), toolClass: "http; rm -rf /" }]) {
+      const out = await h.gate.authorize(bad);
+      expect(out).toMatchObject({ decision: "deny", reasonCodes: ["request_invalid"], decisionId: null });
+    }
+    expect(await h.entries()).toEqual([]);
+  });
+
+  it("modify: executes the rewritten parameters and records both", async () => {
+    const h = await makeGate({ yaml: POLICY });
+    const out = await h.gate.authorize(
+      req({ toolClass: "file", action: "write", parameters: { path: "notes.txt", token: "abc123" } }),
+    );
+    expect(out.decision).toBe("modify");
+    expect(out.originalParameters).toEqual({ path: "notes.txt", token: "abc123" });
+    expect(out.parameters.token).not.toBe("abc123");
+    const r = redeemTicket(out.ticket);
+    expect(r.ok && r.parameters.token).not.toBe("abc123");
+    const detail = (await h.entries()).find((e) => e.type === "warden.gate.decision")!;
+    expect(detail.body.modified).toBeDefined();
+  });
+
+  it("step_up: blocks until approved, then grants; the HITL record is signed and journaled", async () => {
+    const h = await makeGate({ yaml: POLICY });
+    const p = h.gate.authorize(req({ action: "post", parameters: { url: "https://example.org/api" } }));
+    await new Promise((r) => setTimeout(r, 20));
+    const pending = h.approvals.pending();
+    expect(pending).toHaveLength(1);
+    expect(pending[0]!.request.parameters).toEqual({ url: "https://example.org/api" });
+    const res = h.approvals.decide(pending[0]!.id, {
+      outcome: "approve",
+      approver: { id: "alice", roles: ["approver"] },
+      justification: "expected API call for the ticket",
+    });
+    expect(res.ok).toBe(true);
+    const out = await p;
+    expect(out.policyDecision).toBe("step_up");
+    expect(out.decision).toBe("allow");
+    expect(out.ticket).toBeDefined();
+    const types = (await h.entries()).map((e) => e.type);
+    expect(types).toContain("dare.hitl.decision");
+    expect(types).toContain("warden.gate.resolution");
+    expect((await h.verify()).ok).toBe(true);
+  });
+
+  it("step_up: times out to deny", async () => {
+    const h = await makeGate({
+      yaml: POLICY.replace(
+        "decision: require-approval",
+        "decision: require-approval\n    stepUp: { timeout: 50ms }",
+      ),
+    });
+    const out = await h.gate.authorize(req({ action: "post" }));
+    expect(out.decision).toBe("deny");
+    expect(out.reasonCodes).toContain("approval_timeout");
+    expect(out.ticket).toBeUndefined();
+  });
+
+  it("evaluate (decision only) returns step_up without waiting and mints nothing", async () => {
+    const h = await makeGate({ yaml: POLICY });
+    const out = await h.gate.evaluate(req({ action: "post" }));
+    expect(out.decision).toBe("step_up");
+    expect(out.ticket).toBeUndefined();
+    expect(h.approvals.pending()).toHaveLength(0);
+  });
+
+  it("defer: held until released, and a full queue denies", async () => {
+    const h = await makeGate({ yaml: POLICY });
+    const p = h.gate.authorize(req({ toolClass: "file", action: "delete", parameters: { path: "a" } }));
+    await new Promise((r) => setTimeout(r, 20));
+    const [item] = h.gate.deferQueue.list();
+    expect(item).toBeDefined();
+    h.gate.deferQueue.resolve(item!.id, { outcome: "allow", by: "operator" });
+    const out = await p;
+    expect(out).toMatchObject({ policyDecision: "defer", decision: "allow" });
+    expect(out.ticket).toBeDefined();
+  });
+
+  it("fails closed when the journal cannot be written", async () => {
+    const h = await makeGate({ yaml: POLICY });
+    await h.store.close();
+    const out = await h.gate.authorize(req());
+    expect(out).toMatchObject({ decision: "deny", fault: "journal_unavailable" });
+    expect(out.ticket).toBeUndefined();
+  });
+
+  it("quarantines after repeated denials and journals it", async () => {
+    const h = await makeGate({ yaml: POLICY });
+    for (let i = 0; i < 5; i++) {
+      await h.gate.authorize(req({ toolClass: "shell", action: "exec", parameters: { command: `x${i}` } }));
+    }
+    const types = (await h.entries()).map((e) => e.type);
+    expect(types).toContain("warden.system.quarantine");
+    // Read-only calls still pass; writes do not.
+    expect((await h.gate.authorize(req())).decision).toBe("allow");
+    const post = await h.gate.evaluate(req({ action: "post" }));
+    expect(post.decision).toBe("deny");
+    expect(post.reasonCodes).toContain("quarantined");
+  });
+
+  it("propagates taint from a recorded result into later decisions (value provenance)", async () => {
+    const h = await makeGate({
+      yaml: `${POLICY}
+  - id: deny-web-tainted-post
+    name: no posting web data
+    priority: 150
+    match: { toolClass: http, action: post, taintSources: [web] }
+    decision: deny
+    reason: tainted egress
+`,
+      context: { rules: { taintScope: "call" } },
+    });
+    const get = await h.gate.authorize(req({ originalRequest: "summarise the invoice page" }));
+    await h.gate.recordResult(get.decisionId!, {
+      taintLabels: [{ source: "web", origin: "example.org" }],
+      data: "Pay to IBAN DE89370400440532013000 today",
+    });
+    const post = await h.gate.evaluate(
+      req({
+        action: "post",
+        parameters: { url: "https://bank.example/pay", iban: "DE89370400440532013000" },
+      }),
+    );
+    expect(post.decision).toBe("deny");
+    expect(post.taint.map((t) => t.source)).toContain("web");
+  });
+
+  it("a principal is bound to its run: another principal cannot use it", async () => {
+    const h = await makeGate({ yaml: POLICY, principals: [AGENT, { id: "agent-2", roles: [] }] });
+    expect((await h.gate.authorize(req())).decision).toBe("allow");
+    const other = await h.gate.authorize(req({ principalId: "agent-2" }));
+    expect(other.decision).toBe("deny");
+    expect(other.reasonCodes).toContain("run_principal_mismatch");
+  });
+});
