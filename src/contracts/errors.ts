@@ -182,6 +182,25 @@ export const ERROR_CODES = {
     "ERR_EXEC_MCP_PIN_STORE",
     "ERR_EXEC_MCP_PROTOCOL",
   ],
+  server: [
+    "ERR_SERVER_CONFIG_INVALID",
+    "ERR_AUTH_MISSING",
+    "ERR_AUTH_INVALID",
+    "ERR_AUTH_FORBIDDEN",
+    "ERR_AUTH_PRINCIPAL_MISMATCH",
+    "ERR_SERVER_BODY_TOO_LARGE",
+    "ERR_SERVER_BODY_MALFORMED",
+    "ERR_SERVER_MEDIA_TYPE",
+    "ERR_SERVER_REQUEST_INVALID",
+    "ERR_SERVER_NOT_FOUND",
+    "ERR_SERVER_RUN_NOT_FOUND",
+    "ERR_SERVER_RATE_LIMITED",
+    "ERR_SERVER_NO_EXECUTOR",
+    "ERR_SERVER_JOURNAL_UNAVAILABLE",
+    "ERR_SERVER_POLICY_ERROR",
+    "ERR_SERVER_SHUTTING_DOWN",
+    "ERR_SERVER_INTERNAL",
+  ],
 } as const;
 
 type Families = typeof ERROR_CODES;
@@ -297,6 +316,13 @@ export class ModelError extends WardenError {
 /** Executors: tickets, circuit breakers, SSRF, paths, binaries, SQL, MCP pins. */
 export class ExecutorError extends WardenError {
   constructor(code: CodeOf<"executor">, message: string, options?: WardenErrorOptions) {
+    super(code, message, options);
+  }
+}
+
+/** The sidecar server: configuration, authentication, request limits, fail-closed faults. */
+export class ServerError extends WardenError {
+  constructor(code: CodeOf<"server">, message: string, options?: WardenErrorOptions) {
     super(code, message, options);
   }
 }

@@ -28,6 +28,7 @@ export {
   LoopError,
   ModelError,
   PolicyError,
+  ServerError,
   ToolError,
   WardenError,
   type WardenErrorCode,
