@@ -69,3 +69,12 @@ export {
   type VerifyReport,
   verifyJournal,
 } from "./journal/index.js";
+export {
+  type Capability,
+  combineOutcomes,
+  loadPolicyBundle,
+  type Obligation,
+  PolicyBundle,
+  type PolicyInput,
+  type PolicyOutcome,
+} from "./policy/index.js";
