@@ -4,7 +4,7 @@ import type { SessionFacts } from "../../src/context/index.js";
 import type { PolicySessionFacts } from "../../src/policy/index.js";
 
 // Type-level: src/context's SessionFacts can be handed to policy as is (checked by tsc).
-export const sessionFactsFit = (s: SessionFacts): PolicySessionFacts => s;
+const sessionFactsFit = (s: SessionFacts): PolicySessionFacts => s;
 
 const SRC = new URL("../../src/policy/", import.meta.url).pathname;
 const ALLOWED = [
@@ -18,6 +18,10 @@ const ALLOWED = [
 ];
 
 describe("src/policy layering", () => {
+  it("accepts src/context's SessionFacts where it wants PolicySessionFacts (a tsc error otherwise)", () => {
+    expect(sessionFactsFit).toBeTypeOf("function");
+  });
+
   it("imports only contracts, crypto, its own files and its chosen dependencies (never gate, loop, model or journal code)", () => {
     const files = readdirSync(SRC).filter((f) => f.endsWith(".ts"));
     expect(files.length).toBeGreaterThan(5);
