@@ -3,9 +3,12 @@
 import { Command, CommanderError } from "commander";
 import { registerCanon } from "./commands/canon.js";
 import { registerContract } from "./commands/contract.js";
+import { registerExec } from "./commands/exec.js";
+import { registerGate } from "./commands/gate.js";
 import { registerJournal } from "./commands/journal.js";
 import { registerKeys } from "./commands/keys.js";
 import { registerPolicy } from "./commands/policy.js";
+import { registerRun } from "./commands/run.js";
 import { type CliContext, type CliIo, EXIT, formatError, processIo } from "./io.js";
 
 export function buildProgram(ctx: CliContext): Command {
@@ -19,6 +22,9 @@ export function buildProgram(ctx: CliContext): Command {
   registerCanon(program, ctx);
   registerContract(program, ctx);
   registerPolicy(program, ctx);
+  registerRun(program, ctx);
+  registerExec(program, ctx);
+  registerGate(program, ctx);
   return program;
 }
 

@@ -46,6 +46,8 @@ import { ExecutionTicket } from "./ticket.js";
 export interface GatePolicy {
   evaluate(input: PolicyInput): PolicyOutcome;
   readonly policyBundleHash: Sha256Hash;
+  /** What the bundle is made of (src/policy's PolicyBundle has it); journaled on first use. */
+  readonly summary?: { sources: readonly { name: string; kind: string; rules: number }[] };
 }
 
 export interface GateJournal {
@@ -120,6 +122,7 @@ interface Pending {
 }
 
 const APPROVAL_DEFAULT_MS = 300_000;
+const MAX_PENDING_RESULTS = 10_000;
 
 export class Gate {
   readonly #o: GateOptions;
@@ -127,6 +130,7 @@ export class Gate {
   readonly #defer: DeferQueue;
   readonly #clock: () => number;
   readonly #pending = new Map<string, Pending>();
+  #bundleLoaded: Promise<void> | undefined;
 
   constructor(options: GateOptions) {
     this.#o = options;
@@ -193,6 +197,31 @@ export class Gate {
     });
     await this.#journalQuarantine(rec.events, p.prepared.request.runId, p.traceId);
     return { taint: rec.taint, classification: rec.classification };
+  }
+
+  /** The bundle load is a journal event, written once before the first decision that cites its hash. */
+  #journalBundle(): Promise<void> {
+    if (!this.#bundleLoaded) {
+      const policy = this.#o.policy;
+      this.#bundleLoaded = this.#o.journal
+        .append({
+          type: "warden.policy.bundle_loaded",
+          body: {
+            policy_bundle_hash: policy.policyBundleHash,
+            ...(policy.summary
+              ? { sources: policy.summary.sources.map((x) => ({ name: x.name, kind: x.kind, rules: x.rules })) }
+              : {}),
+          },
+        })
+        .then(
+          () => undefined,
+          (err: unknown) => {
+            this.#bundleLoaded = undefined; // try again on the next decision
+            throw err;
+          },
+        );
+    }
+    return this.#bundleLoaded;
   }
 
   #principal(id: string): PrincipalConfig | undefined {
@@ -270,7 +299,7 @@ export class Gate {
     if (early !== undefined) {
       outcome = denyOutcome([early], bundleHash);
     } else if (prepared!.preDecision) {
-      outcome = denyOutcome(prepared!.preDecision.reasonCodes, bundleHash);
+      outcome = denyOutcome(prepared!.preDecision.reasonCodes, bundleHash, "context");
     } else {
       const input: PolicyInput = {
         request: checked,
@@ -384,6 +413,7 @@ export class Gate {
         : {}),
     };
     try {
+      await this.#journalBundle();
       const entries = await Promise.all([
         this.#o.journal.append({
           type: "dare.policy.decision",
@@ -418,7 +448,7 @@ export class Gate {
     switch (outcome.decision) {
       case "allow":
       case "modify":
-        return this.#grant(base, pending, principal!);
+        return this.#grant(base, pending, principal!, wait);
       case "deny":
         return base;
       case "step_up":
@@ -428,9 +458,16 @@ export class Gate {
     }
   }
 
-  #grant(base: GateOutcome, p: Pending, principal: PrincipalConfig): GateOutcome {
+  /** Records the admitted call for recordResult; mints a ticket unless this is decision-only. */
+  #grant(base: GateOutcome, p: Pending, principal: PrincipalConfig, mint = true): GateOutcome {
     const r = p.prepared.request;
     this.#pending.set(p.decisionId, p);
+    // Results that are never reported must not accumulate: keep the newest ones.
+    if (this.#pending.size > MAX_PENDING_RESULTS) {
+      const oldest = this.#pending.keys().next().value;
+      if (oldest !== undefined) this.#pending.delete(oldest);
+    }
+    if (!mint) return base;
     base.ticket = ExecutionTicket.mint({
       decisionId: p.decisionId,
       runId: r.runId,
@@ -715,11 +752,12 @@ export class Gate {
   }
 }
 
-function denyOutcome(reasonCodes: string[], policyBundleHash: Sha256Hash): PolicyOutcome {
+/** A denial decided before policy: by the Gate's own checks or by the session context. */
+function denyOutcome(reasonCodes: string[], policyBundleHash: Sha256Hash, by: "gate" | "context" = "gate"): PolicyOutcome {
   return {
     decision: "deny",
     reasonCodes,
-    matchedRules: [{ id: "gate", source: "builtin", decision: "deny", reason: reasonCodes.join(", ") }],
+    matchedRules: [{ id: by, source: "builtin", decision: "deny", reason: reasonCodes.join(", ") }],
     obligations: [],
     policyBundleHash,
   };

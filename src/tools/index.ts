@@ -25,6 +25,7 @@ export {
   type ContractSignatureFile,
   contractAsSignedSchema,
   type DiscoveryDocument,
+  discoveryFromData,
   fetchJsonDocument,
   type HashMode,
   type IntegrityCode,
@@ -35,7 +36,7 @@ export {
   parseTrustBundle,
   type RevocationDocument,
   readSignatureFile,
-  registerContractIntegrity,
+  revocationFromData,
   schemapinCanonical,
   signContract,
   signContractFile,
@@ -47,6 +48,7 @@ export {
   verifyContractIntegrity,
   verifySignedSchema,
   verifyTrustBundle,
+  wellKnownUrl,
   writeSignatureFile,
 } from "./integrity/index.js";
 export {

@@ -48,7 +48,9 @@ describe("Gate", () => {
     expect(out.ticket).toBeDefined();
     expect(out.journalSeqs.length).toBe(2);
     const types = (await h.entries()).map((e) => e.type);
-    expect(types).toEqual(["dare.policy.decision", "warden.gate.decision"]);
+    expect(types).toEqual(["warden.policy.bundle_loaded", "dare.policy.decision", "warden.gate.decision"]);
+    await h.gate.authorize(req());
+    expect((await h.entries()).filter((e) => e.type === "warden.policy.bundle_loaded")).toHaveLength(1);
     const r = redeemTicket(out.ticket, { toolClass: "http" });
     expect(r.ok).toBe(true);
     const v = await h.verify();
@@ -134,6 +136,9 @@ describe("Gate", () => {
 
   it("evaluate (decision only) returns step_up without waiting and mints nothing", async () => {
     const h = await makeGate({ yaml: POLICY });
+    const allowed = await h.gate.evaluate(req());
+    expect(allowed.decision).toBe("allow");
+    expect(allowed.ticket).toBeUndefined();
     const out = await h.gate.evaluate(req({ action: "post" }));
     expect(out.decision).toBe("step_up");
     expect(out.ticket).toBeUndefined();

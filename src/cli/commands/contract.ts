@@ -15,11 +15,11 @@ import {
   type ParseResult,
   PROJECT_TYPES_FILE,
   prepareInvocation,
-  registerContractIntegrity,
   type ScopeInput,
   toModelTool,
 } from "../../tools/index.js";
 import { type CliContext, EXIT, readJsonFile } from "../io.js";
+import { registerContractIntegrity } from "./contract-integrity.js";
 
 const MAX_ARGS_JSON = 256 * 1024;
 
@@ -128,6 +128,6 @@ export function registerContract(program: Command, ctx: CliContext): void {
       ctx.io.out(`${JSON.stringify(toModelTool(r.tool), null, 2)}\n`);
     });
 
-  // --- integrity subcommands (sign, verify): owned by src/tools/integrity/cli.ts ---
+  // --- integrity subcommands (sign, verify): src/cli/commands/contract-integrity.ts ---
   registerContractIntegrity(group, ctx);
 }

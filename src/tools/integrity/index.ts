@@ -15,7 +15,6 @@ export {
   schemapinCanonical,
   schemapinCanonicalBytes,
 } from "./canonical.js";
-export { registerContractIntegrity } from "./cli.js";
 export {
   type ContractIntegrityOptions,
   contractAsSignedSchema,
@@ -28,11 +27,13 @@ export {
   buildRevocationDocument,
   type DiscoveryDocument,
   type DiscoveryInput,
+  discoveryFromData,
   parseDiscoveryDocument,
   parseRevocationDocument,
   type RevocationDocument,
   type RevocationReason,
   type RevokedKey,
+  revocationFromData,
 } from "./documents.js";
 export {
   checkDocumentUrl,

@@ -7,22 +7,44 @@
 import type { KeyObject } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { Command } from "commander";
-import type { CliContext } from "../../cli/io.js";
 import { CliError, IntegrityError, parseStrictJson } from "../../contracts/index.js";
 import { loadPrivateKeyFile, parsePublicKey } from "../../crypto/index.js";
-import { loadContract, loadProjectTypes } from "../manifest.js";
-import { parseTrustBundle, type TrustBundle, verifyTrustBundle } from "./bundle.js";
-import { signContractFile, verifyContractIntegrity } from "./contract.js";
 import {
   type DiscoveryDocument,
   discoveryFromData,
+  fetchJsonDocument,
+  type IntegrityCode,
+  type IntegrityResult,
+  loadContract,
+  loadProjectTypes,
+  PinStore,
+  parseTrustBundle,
   type RevocationDocument,
   revocationFromData,
-} from "./documents.js";
-import { fetchJsonDocument, wellKnownUrl } from "./fetch.js";
-import { PinStore } from "./pin-store.js";
-import { attemptAsync, fail, type IntegrityResult } from "./result.js";
-import { type Verified, verifySignedSchema } from "./verify.js";
+  signContractFile,
+  type TrustBundle,
+  type Verified,
+  verifyContractIntegrity,
+  verifySignedSchema,
+  verifyTrustBundle,
+  wellKnownUrl,
+} from "../../tools/index.js";
+import type { CliContext } from "../io.js";
+
+function fail(code: IntegrityCode, message: string): never {
+  throw new IntegrityError(code, message);
+}
+
+/** Runs `fn`; an IntegrityError becomes `{ok:false}`, anything else propagates. */
+async function attemptAsync<T extends object>(fn: () => Promise<T>): Promise<IntegrityResult<T>> {
+  try {
+    return { ok: true, ...(await fn()) };
+  } catch (err) {
+    if (err instanceof IntegrityError)
+      return { ok: false, code: err.code as IntegrityCode, message: err.message };
+    throw err;
+  }
+}
 
 const MAX_INPUT = 1024 * 1024;
 

@@ -1,0 +1,275 @@
+// `warden gate`: ask the Gate for decisions without executing anything. One request,
+// or a session replayed from JSONL — calls and the observed results of earlier calls —
+// through one Gate, so scenarios and regressions can be written as files. Exit 0
+// whatever the decisions; 1 only for a failed `--check`; 2 for bad input.
+import { readFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import type { Command } from "commander";
+import { z } from "zod";
+import { createSessionStore } from "../../context/index.js";
+import {
+  CliError,
+  DECISIONS,
+  GateError,
+  parseStrictJson,
+  TaintLabel,
+  WardenError,
+} from "../../contracts/index.js";
+import { generateKeyPair, loadPrivateKeyFile } from "../../crypto/index.js";
+import {
+  Gate,
+  type GateOutcome,
+  type LoadedGateConfig,
+  loadGateConfig,
+  parseGateConfig,
+} from "../../gate/index.js";
+import { openJournal, SqliteJournalStore } from "../../journal/index.js";
+import { loadPolicyBundle } from "../../policy/index.js";
+import { ContractRegistry } from "../../tools/index.js";
+import { type CliContext, EXIT, readJsonFile } from "../io.js";
+
+const MAX_SESSION_BYTES = 16 * 1024 * 1024;
+
+const Expect = z.union([
+  z.enum(DECISIONS),
+  z.strictObject({
+    decision: z.enum(DECISIONS),
+    reasonCodes: z.array(z.string()).optional(),
+    matchedRules: z.array(z.string()).optional(),
+    taintSources: z.array(z.string()).optional(),
+  }),
+]);
+
+const Step = z.union([
+  z.strictObject({ call: z.unknown(), expect: Expect.optional(), note: z.string().optional() }),
+  z.strictObject({
+    result: z.strictObject({
+      taintLabels: z.array(TaintLabel).max(256).optional(),
+      data: z.json().optional(),
+      classification: z.string().max(64).optional(),
+    }),
+    note: z.string().optional(),
+  }),
+  z.strictObject({
+    scenario: z.strictObject({
+      description: z.string(),
+      policies: z.array(z.string()).max(64).optional(),
+      config: z.unknown().optional(),
+    }),
+  }),
+]);
+type Step = z.infer<typeof Step>;
+
+export interface DecisionLine {
+  step: number;
+  decision: GateOutcome["decision"];
+  reasonCodes: string[];
+  matchedRules: string[];
+  decisionId: string | null;
+  taintSources: string[];
+  parameters?: Record<string, unknown>;
+}
+
+function toLine(step: number, o: GateOutcome): DecisionLine {
+  const line: DecisionLine = {
+    step,
+    decision: o.decision,
+    reasonCodes: o.reasonCodes,
+    matchedRules: o.matchedRules.map((r) => r.id),
+    decisionId: o.decisionId,
+    taintSources: [...new Set(o.taint.map((t) => t.source))].sort(),
+  };
+  if (o.changes) line.parameters = o.parameters;
+  return line;
+}
+
+function parseSession(path: string): Step[] {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    throw new CliError(
+      "ERR_CLI_INPUT",
+      `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? "error"}`,
+    );
+  }
+  if (text.length > MAX_SESSION_BYTES) throw new CliError("ERR_CLI_INPUT", `${path} is larger than 16 MiB`);
+  const steps: Step[] = [];
+  text.split("\n").forEach((raw, i) => {
+    if (raw.trim() === "") return;
+    let value: unknown;
+    try {
+      value = parseStrictJson(raw);
+    } catch (err) {
+      throw new GateError("ERR_GATE_SCENARIO_INVALID", `${path}:${i + 1}: ${(err as Error).message}`);
+    }
+    const step = Step.safeParse(value);
+    if (!step.success) {
+      throw new GateError(
+        "ERR_GATE_SCENARIO_INVALID",
+        `${path}:${i + 1}: each line is {"call": GateRequest, "expect"?}, {"result": {...}} or a first-line {"scenario": {...}}`,
+      );
+    }
+    if ("scenario" in step.data && steps.length > 0) {
+      throw new GateError("ERR_GATE_SCENARIO_INVALID", `${path}:${i + 1}: "scenario" must be the first line`);
+    }
+    steps.push(step.data);
+  });
+  return steps;
+}
+
+function mismatch(expect: z.infer<typeof Expect>, line: DecisionLine): string | undefined {
+  const e = typeof expect === "string" ? { decision: expect } : expect;
+  if (e.decision !== line.decision) return `expected ${e.decision}, got ${line.decision}`;
+  for (const c of e.reasonCodes ?? []) {
+    if (!line.reasonCodes.includes(c)) return `expected reason code ${c} in [${line.reasonCodes.join(", ")}]`;
+  }
+  for (const r of e.matchedRules ?? []) {
+    if (!line.matchedRules.includes(r))
+      return `expected matched rule ${r} in [${line.matchedRules.join(", ")}]`;
+  }
+  for (const t of e.taintSources ?? []) {
+    if (!line.taintSources.includes(t)) return `expected taint ${t} in [${line.taintSources.join(", ")}]`;
+  }
+  return undefined;
+}
+
+interface GateCliOptions {
+  policy?: string[];
+  request?: string;
+  session?: string;
+  config?: string;
+  contracts?: string;
+  db?: string;
+  key?: string;
+  check?: boolean;
+}
+
+async function buildGate(
+  policies: string[],
+  cfg: LoadedGateConfig | undefined,
+  o: GateCliOptions,
+): Promise<Gate> {
+  if (policies.length === 0) throw new CliError("ERR_CLI_USAGE", "at least one --policy FILE is required");
+  const policy = loadPolicyBundle(policies);
+  if (o.db !== undefined && o.key === undefined) {
+    throw new CliError("ERR_CLI_USAGE", "--db needs --key (the journal's Ed25519 private key)");
+  }
+  const signer = o.key !== undefined ? loadPrivateKeyFile(o.key) : generateKeyPair("ed25519");
+  const journal = await openJournal({ store: SqliteJournalStore.open(o.db ?? ":memory:"), signer });
+  return new Gate({
+    policy,
+    journal,
+    signer,
+    // Without a configuration every principal is known, with no roles and no capability limits.
+    principals: cfg ? cfg.principals : (id) => ({ id, roles: [] }),
+    sessions: createSessionStore(cfg?.context ?? {}),
+    ...(o.contracts !== undefined ? { contracts: ContractRegistry.load(o.contracts) } : {}),
+    ...(cfg
+      ? {
+          tenantId: cfg.config.tenant,
+          environment: cfg.config.environment,
+          requireContract: cfg.config.requireContract,
+        }
+      : {}),
+  });
+}
+
+async function runSession(ctx: CliContext, o: GateCliOptions): Promise<void> {
+  const path = o.session as string;
+  const steps = parseSession(path);
+  const head = steps[0] !== undefined && "scenario" in steps[0] ? steps[0].scenario : undefined;
+  const base = dirname(resolve(path));
+  const policies = [...(head?.policies ?? []).map((p) => resolve(base, p)), ...(o.policy ?? [])];
+  const cfg =
+    o.config !== undefined
+      ? loadGateConfig(o.config)
+      : head?.config !== undefined
+        ? parseGateConfig(head.config)
+        : undefined;
+  const gate = await buildGate(policies, cfg, o);
+  let lastAdmitted: string | undefined;
+  let failures = 0;
+  let n = 0;
+  for (const step of steps) {
+    if ("scenario" in step) continue;
+    if ("result" in step) {
+      if (lastAdmitted === undefined) {
+        throw new GateError(
+          "ERR_GATE_SCENARIO_INVALID",
+          `step ${n + 1}: a result must follow an allowed call`,
+        );
+      }
+      const r = step.result;
+      await gate.recordResult(lastAdmitted, {
+        ...(r.taintLabels !== undefined ? { taintLabels: r.taintLabels } : {}),
+        ...(r.data !== undefined ? { data: r.data } : {}),
+        ...(r.classification !== undefined ? { classification: r.classification } : {}),
+      });
+      lastAdmitted = undefined;
+      continue;
+    }
+    n++;
+    const outcome = await gate.evaluate(step.call);
+    if (outcome.fault)
+      throw new CliError("ERR_CLI_INPUT", `step ${n}: the Gate failed closed (${outcome.fault})`);
+    lastAdmitted =
+      outcome.decision === "allow" || outcome.decision === "modify"
+        ? (outcome.decisionId ?? undefined)
+        : undefined;
+    const line = toLine(n, outcome);
+    ctx.io.out(`${JSON.stringify(line)}\n`);
+    if (o.check && step.expect !== undefined) {
+      const why = mismatch(step.expect, line);
+      if (why !== undefined) {
+        failures++;
+        ctx.io.err(`${path}: step ${n}: ${why}\n`);
+      }
+    }
+  }
+  if (o.check && failures > 0) ctx.exitCode = EXIT.failed;
+}
+
+export function registerGate(program: Command, ctx: CliContext): void {
+  program
+    .command("gate")
+    .description(
+      "decide on one request (--request) or replay a session of calls and results (--session); executes nothing",
+    )
+    .option("--policy <file...>", "policy files (.yaml/.yml/.json rules, .cedar)")
+    .option("--request <file>", "a GateRequest JSON file")
+    .option(
+      "--session <file>",
+      'a JSONL session: {"call": GateRequest, "expect"?} or {"result": {taintLabels, data}} per line',
+    )
+    .option(
+      "--config <file>",
+      "gate configuration (principals, roles, capabilities, context); default: any principal, no roles",
+    )
+    .option("--contracts <dir>", "directory of *.clad.toml tool contracts for requests that name a tool")
+    .option(
+      "--db <file>",
+      "journal the decisions to this SQLite file (with --key); default: an in-memory journal",
+    )
+    .option("--key <file>", "Ed25519 private key that signs the journal")
+    .option("--check", "compare decisions with the session's `expect` fields; exit 1 on any mismatch")
+    .action(async (o: GateCliOptions) => {
+      if ((o.request === undefined) === (o.session === undefined)) {
+        throw new CliError("ERR_CLI_USAGE", "give exactly one of --request FILE or --session FILE");
+      }
+      try {
+        if (o.session !== undefined) return await runSession(ctx, o);
+        const cfg = o.config !== undefined ? loadGateConfig(o.config) : undefined;
+        const gate = await buildGate(o.policy ?? [], cfg, o);
+        const outcome = await gate.evaluate(readJsonFile(o.request as string));
+        if (outcome.fault) throw new CliError("ERR_CLI_INPUT", `the Gate failed closed (${outcome.fault})`);
+        const { step: _step, ...line } = toLine(1, outcome);
+        ctx.io.out(
+          `${JSON.stringify({ ...line, obligations: outcome.obligations, policyBundleHash: outcome.policyBundleHash }, null, 2)}\n`,
+        );
+      } catch (err) {
+        if (err instanceof WardenError) throw err;
+        throw new CliError("ERR_CLI_INPUT", (err as Error).message);
+      }
+    });
+}

@@ -1,0 +1,58 @@
+// Architecture: the Gate and policy never see the model. Neither may import the loop,
+// model adapters, hooks, server or CLI, and lower layers never import higher ones.
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { REPO_ROOT } from "../helpers/shared.js";
+
+const ALLOWED: Record<string, string[]> = {
+  contracts: [],
+  crypto: ["contracts"],
+  tools: ["contracts", "crypto"],
+  context: ["contracts"],
+  policy: ["contracts", "crypto"],
+  journal: ["contracts", "crypto"],
+  gate: ["contracts", "crypto", "tools", "context", "policy", "journal"],
+  executors: ["contracts", "crypto", "tools", "journal", "gate"],
+};
+
+function files(dir: string): string[] {
+  return readdirSync(dir).flatMap((n) => {
+    const p = join(dir, n);
+    return statSync(p).isDirectory() ? files(p) : p.endsWith(".ts") ? [p] : [];
+  });
+}
+
+describe("layering", () => {
+  for (const [layer, allowed] of Object.entries(ALLOWED)) {
+    it(`src/${layer} imports only ${allowed.join(", ") || "nothing above it"}`, () => {
+      for (const f of files(join(REPO_ROOT, "src", layer))) {
+        const text = readFileSync(f, "utf8");
+        for (const m of text.matchAll(/from "(\.\.\/(?:\.\.\/)*)([a-z]+)\//g)) {
+          const depth = (m[1] ?? "").split("../").length - 1;
+          const rel = f.slice(join(REPO_ROOT, "src", layer).length + 1).split("/").length - 1;
+          if (depth <= rel) continue; // stays inside the layer
+          expect(allowed, `${f} imports ${m[2]}`).toContain(m[2]);
+        }
+      }
+    });
+  }
+
+  it("src/gate and src/policy import nothing from the model or loop layers", () => {
+    for (const layer of ["gate", "policy"]) {
+      for (const f of files(join(REPO_ROOT, "src", layer))) {
+        expect(readFileSync(f, "utf8"), f).not.toMatch(/from "[./]*(loop|hooks|server|cli)\//);
+      }
+    }
+  });
+
+  it("other layers use only a layer's public index", () => {
+    for (const f of files(join(REPO_ROOT, "src"))) {
+      const text = readFileSync(f, "utf8");
+      for (const m of text.matchAll(/from "\.\.\/([a-z]+)\/([a-z-]+)\.js"/g)) {
+        const own = f.includes(`/src/${m[1]}/`);
+        if (!own) expect(m[2], `${f} imports ${m[1]}/${m[2]}`).toBe("index");
+      }
+    }
+  });
+});
