@@ -209,7 +209,13 @@ export class Gate {
           body: {
             policy_bundle_hash: policy.policyBundleHash,
             ...(policy.summary
-              ? { sources: policy.summary.sources.map((x) => ({ name: x.name, kind: x.kind, rules: x.rules })) }
+              ? {
+                  sources: policy.summary.sources.map((x) => ({
+                    name: x.name,
+                    kind: x.kind,
+                    rules: x.rules,
+                  })),
+                }
               : {}),
           },
         })
@@ -753,7 +759,11 @@ export class Gate {
 }
 
 /** A denial decided before policy: by the Gate's own checks or by the session context. */
-function denyOutcome(reasonCodes: string[], policyBundleHash: Sha256Hash, by: "gate" | "context" = "gate"): PolicyOutcome {
+function denyOutcome(
+  reasonCodes: string[],
+  policyBundleHash: Sha256Hash,
+  by: "gate" | "context" = "gate",
+): PolicyOutcome {
   return {
     decision: "deny",
     reasonCodes,

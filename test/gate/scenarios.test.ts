@@ -8,7 +8,9 @@ import { runCli } from "../helpers/cli.js";
 import { REPO_ROOT } from "../helpers/shared.js";
 
 const dir = join(REPO_ROOT, "test", "scenarios");
-const files = readdirSync(dir).filter((f) => f.endsWith(".jsonl")).sort();
+const files = readdirSync(dir)
+  .filter((f) => f.endsWith(".jsonl"))
+  .sort();
 
 describe("gate scenarios", () => {
   it("has at least 30 scenarios", () => {
@@ -20,7 +22,10 @@ describe("gate scenarios", () => {
       const r = await runCli("gate", "--session", join(dir, f), "--check");
       expect(r.err).toBe("");
       expect(r.code).toBe(0);
-      const lines = r.out.trim().split("\n").map((l) => JSON.parse(l));
+      const lines = r.out
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l));
       expect(lines.length).toBeGreaterThan(0);
       for (const l of lines) expect(["allow", "deny", "modify", "step_up", "defer"]).toContain(l.decision);
     });
@@ -33,7 +38,13 @@ describe("warden gate CLI", () => {
 
   it("--check fails with exit 1 on a wrong expectation, but prints the decision", async () => {
     const f = join(tmp(), "wrong.jsonl");
-    const call = { principalId: "a", runId: "r", toolClass: "shell", action: "exec", parameters: { command: "ls" } };
+    const call = {
+      principalId: "a",
+      runId: "r",
+      toolClass: "shell",
+      action: "exec",
+      parameters: { command: "ls" },
+    };
     writeFileSync(f, `${JSON.stringify({ call, expect: "allow" })}\n`);
     const r = await runCli("gate", "--policy", policy, "--session", f, "--check");
     expect(r.code).toBe(1);
@@ -47,7 +58,13 @@ describe("warden gate CLI", () => {
     const f = join(tmp(), "req.json");
     writeFileSync(
       f,
-      JSON.stringify({ principalId: "a", runId: "r", toolClass: "http", action: "get", parameters: { url: "https://x.example/" } }),
+      JSON.stringify({
+        principalId: "a",
+        runId: "r",
+        toolClass: "http",
+        action: "get",
+        parameters: { url: "https://x.example/" },
+      }),
     );
     const r = await runCli("gate", "--policy", policy, "--request", f);
     expect(r.code).toBe(0);
@@ -65,7 +82,9 @@ describe("warden gate CLI", () => {
     expect(r.err).toContain("ERR_GATE_SCENARIO_INVALID");
     const dup = join(d, "dup.jsonl");
     writeFileSync(dup, '{"call": {}, "call": {}}\n');
-    expect((await runCli("gate", "--policy", policy, "--session", dup)).err).toContain("ERR_GATE_SCENARIO_INVALID");
+    expect((await runCli("gate", "--policy", policy, "--session", dup)).err).toContain(
+      "ERR_GATE_SCENARIO_INVALID",
+    );
     const orphan = join(d, "orphan.jsonl");
     writeFileSync(orphan, '{"result": {"data": "x"}}\n');
     expect((await runCli("gate", "--policy", policy, "--session", orphan)).code).toBe(2);
