@@ -1,0 +1,152 @@
+// One governed agent run over a Runtime, reported step by step: what the model proposed,
+// what the Gate decided and why, and what was executed with which evidence. Shared by
+// `warden run` and the demo so both print the same records and the same summary.
+
+import type { Decision } from "../contracts/index.js";
+import type { ExecutionTicket } from "../gate/index.js";
+import {
+  gatePort,
+  type LoopLimits,
+  type LoopResult,
+  type ModelAdapter,
+  type ResultStatus,
+  runLoop,
+} from "../loop/index.js";
+import type { Runtime } from "./runtime.js";
+
+export interface StepRecord {
+  iteration: number;
+  callId: string;
+  tool: string;
+  /** The proposed arguments, or the raw text when they did not parse. */
+  arguments: unknown;
+  stage: "contract" | "gate" | "not_evaluated";
+  decision: Decision | null;
+  decisionId: string | null;
+  reasons: string[];
+  status: ResultStatus;
+  code: string | null;
+  evidenceHash: string | null;
+  taint: string[];
+}
+
+export interface AgentRunOptions {
+  model: ModelAdapter;
+  task: string;
+  limits?: Partial<LoopLimits>;
+  signal?: AbortSignal;
+}
+
+export interface AgentRun {
+  result: LoopResult;
+  steps: StepRecord[];
+  quarantined: boolean;
+  quarantineReason: string | null;
+}
+
+/** Runs the ORGA loop with the runtime's Gate, executors, contracts and journal. */
+export async function runAgent(
+  rt: Runtime,
+  o: AgentRunOptions,
+  onStep: (s: StepRecord) => void = () => {},
+): Promise<AgentRun> {
+  const steps: StepRecord[] = [];
+  let proposals = new Map<string, unknown>();
+  let decisions = new Map<string, { stage: StepRecord["stage"]; reasons: string[] }>();
+  const result = await runLoop<ExecutionTicket>(
+    {
+      model: o.model,
+      gate: gatePort<ExecutionTicket>(rt.gate),
+      executor: rt.executor,
+      journal: rt.journal,
+      tools: rt.catalog,
+      principalId: rt.principalId,
+      task: o.task,
+      ...(o.limits !== undefined ? { limits: o.limits } : {}),
+      ...(o.signal !== undefined ? { signal: o.signal } : {}),
+    },
+    {
+      onPolicyCheck(p) {
+        proposals = new Map(
+          p.proposals.map((x) => [x.callId, x.arguments.ok ? x.arguments.value : x.arguments.raw]),
+        );
+      },
+      onDispatching(d) {
+        decisions = new Map(d.decisions.map((x) => [x.callId, { stage: x.stage, reasons: [...x.reasons] }]));
+      },
+      onObserving(obs) {
+        for (const r of obs.results) {
+          const d = decisions.get(r.callId);
+          const s: StepRecord = {
+            iteration: obs.iteration,
+            callId: r.callId,
+            tool: r.name,
+            arguments: proposals.get(r.callId) ?? null,
+            stage: d?.stage ?? "not_evaluated",
+            decision: r.decision ?? null,
+            decisionId: r.decisionId ?? null,
+            reasons: d?.reasons ?? (r.message !== undefined ? [r.message] : []),
+            status: r.status,
+            code: r.code ?? null,
+            evidenceHash: r.evidenceHash ?? null,
+            taint: [...(r.taintSources ?? [])],
+          };
+          steps.push(s);
+          onStep(s);
+        }
+      },
+    },
+  );
+  const facts = rt.gate.sessions.get(result.runId)?.snapshot();
+  return {
+    result,
+    steps,
+    quarantined: facts?.quarantined ?? false,
+    quarantineReason: facts?.quarantineReason ?? null,
+  };
+}
+
+const short = (v: unknown, max = 120): string => {
+  const s = typeof v === "string" ? v : JSON.stringify(v);
+  return s.length > max ? `${s.slice(0, max - 1)}…` : s;
+};
+
+/** Three readable lines per step: proposal, decision with reasons, outcome with evidence. */
+export function formatStep(s: StepRecord): string {
+  const lines = [`[${s.iteration}] ${s.tool} ${short(s.arguments)}`];
+  if (s.stage === "not_evaluated") lines.push("    - not evaluated (the run stopped first)");
+  else if (s.stage === "contract")
+    lines.push(`    x rejected by contract: ${short(s.reasons.join("; "), 160)}`);
+  else {
+    const why = s.reasons.length > 0 ? `  ${short(s.reasons.join("; "), 160)}` : "";
+    lines.push(`    ${s.decision === "allow" || s.decision === "modify" ? "+" : "x"} ${s.decision}${why}`);
+  }
+  if (s.status === "executed") {
+    const taint = s.taint.length > 0 ? `  taint ${s.taint.join(",")}` : "";
+    lines.push(`    = executed  evidence ${s.evidenceHash ?? "-"}${taint}`);
+  } else if (s.status === "failed") {
+    lines.push(`    ! failed ${s.code ?? ""}  evidence ${s.evidenceHash ?? "-"}`);
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+export interface JournalSummary {
+  db: string;
+  verified: boolean;
+  entries: number;
+  head: string | null;
+  failure: string | null;
+}
+
+export async function journalSummary(rt: Runtime): Promise<JournalSummary> {
+  const report = await rt.verify();
+  return {
+    db: rt.dbPath,
+    verified: report.ok,
+    entries: report.checked,
+    head: report.head?.hash ?? null,
+    failure: report.ok
+      ? null
+      : `${report.failure.reason} at seq ${report.failure.seq}: ${report.failure.message}`,
+  };
+}

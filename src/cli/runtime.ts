@@ -1,0 +1,356 @@
+// The governed runtime behind `warden run`, `warden exec` and the demo: one Gate (policy
+// bundle, principals, session context, contracts), one signed SQLite journal, and the
+// executors (HTTP, process, file) that redeem the Gate's tickets. It only wires the
+// layers together; every decision, check and record still happens in its own layer.
+// What it adds is routing (a ticket's tool name picks the executor and binding) and the
+// model's view of an output (bytes parsed by the contract's output schema, Buffers as text).
+import { existsSync, mkdirSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, dirname, join, resolve } from "node:path";
+import type { ContextConfig } from "../context/index.js";
+import { createSessionStore } from "../context/index.js";
+import { CliError, type TaintLabel } from "../contracts/index.js";
+import {
+  generateKeyPair,
+  type KeyPair,
+  Keyring,
+  loadPrivateKeyFile,
+  publicKeyInfo,
+  saveKeyPair,
+} from "../crypto/index.js";
+import {
+  BreakerRegistry,
+  bindingForContract,
+  type EvidenceEnvelope,
+  type ExecutionResult,
+  type ExecutorDeps,
+  FileExecutor,
+  type FileOutput,
+  type HttpBinding,
+  HttpExecutor,
+  type HttpOutput,
+  type ProcessBinding,
+  ProcessExecutor,
+  type ProcessOutput,
+  registerExecutorEventTypes,
+} from "../executors/index.js";
+import { type ExecutionTicket, Gate, loadGateConfig, type PrincipalConfig } from "../gate/index.js";
+import {
+  defaultEventTypes,
+  type Journal,
+  openJournal,
+  SqliteJournalStore,
+  type VerifyReport,
+  verifyJournal,
+} from "../journal/index.js";
+import {
+  type ContractSource,
+  classifyContract,
+  contractCatalog,
+  type ExecutorPort,
+  executorPort,
+  type GovernedResult,
+  type ToolCatalog,
+  type ToolClassification,
+} from "../loop/index.js";
+import { loadPolicyBundle, type PolicyBundle } from "../policy/index.js";
+import { type CompiledTool, ContractRegistry, parseOutput } from "../tools/index.js";
+import { BUILTIN_TOOL_NAMES, type BuiltinTool, builtinFileTools } from "./builtin-tools.js";
+
+export interface RuntimeOptions {
+  /** Directory of `*.clad.toml` contracts. */
+  contracts: string;
+  /** Policy files (.yaml/.yml/.json rules, .cedar). */
+  policy: readonly string[];
+  /** Gate configuration (principals, context); without it `principal` has no roles and no restrictions. */
+  config?: string;
+  principal: string;
+  /** SQLite journal (default: a new temp file). */
+  db?: string;
+  /** Ed25519 private key that signs the journal (default: `<db>.key.pem`, created when missing). */
+  key?: string;
+  /** Lets the HTTP executor reach loopback addresses (and nothing else that is private). */
+  allowLoopback?: boolean;
+  /** File executor root and process working directory (default: the current directory). */
+  sandbox?: string;
+}
+
+/** An executed call as the CLI and the loop see it: the executor's result, output made model-readable. */
+export type RuntimeResult =
+  | {
+      ok: true;
+      output: unknown;
+      evidence: EvidenceEnvelope;
+      response?: unknown;
+      taint: TaintLabel[];
+    }
+  | {
+      ok: false;
+      code: string;
+      message: string;
+      evidence?: EvidenceEnvelope;
+      response?: unknown;
+      output?: unknown;
+    };
+
+export interface JournalKeyInfo {
+  keyId: string;
+  publicKeyPem: string;
+  /** Where the private key was written when the runtime generated it. */
+  generatedAt?: string;
+}
+
+export interface Runtime {
+  readonly gate: Gate;
+  readonly journal: Journal;
+  readonly store: SqliteJournalStore;
+  readonly policy: PolicyBundle;
+  readonly principalId: string;
+  readonly dbPath: string;
+  readonly key: JournalKeyInfo;
+  readonly sandbox: string;
+  /** Contract manifests that were not registered, with the reason. */
+  readonly rejectedContracts: readonly { file: string; code: string; message: string }[];
+  /** The model's tools (contracts + built-in file tools) and the pre-Gate argument check. */
+  readonly catalog: ToolCatalog;
+  /** The loop's executor port over `execute`. */
+  readonly executor: ExecutorPort<ExecutionTicket>;
+  /** The Gate request class/action of a tool, or undefined for an unknown tool. */
+  classify(tool: string): ToolClassification | undefined;
+  /** Redeems a ticket with the executor that serves its tool. */
+  execute(ticket: ExecutionTicket, options?: { signal?: AbortSignal }): Promise<RuntimeResult>;
+  verify(): Promise<VerifyReport>;
+  close(): Promise<void>;
+}
+
+function journalKey(dbPath: string, keyFile: string | undefined): { pair: KeyPair; generatedAt?: string } {
+  if (keyFile !== undefined) {
+    const pair = loadPrivateKeyFile(keyFile);
+    if (pair.type !== "ed25519") throw new CliError("ERR_CLI_INPUT", "--key must be an Ed25519 private key");
+    return { pair };
+  }
+  const name = `${basename(dbPath)}.key`;
+  const beside = join(dirname(dbPath), `${name}.pem`);
+  // A journal opened again keeps its key; a fresh one gets a fresh key written next to it (0600).
+  if (existsSync(beside)) return { pair: loadPrivateKeyFile(beside) };
+  const pair = generateKeyPair("ed25519");
+  const files = saveKeyPair(pair, dirname(dbPath), { name });
+  return { pair, generatedAt: files.privatePem };
+}
+
+function decodeUtf8(bytes: Uint8Array): string | undefined {
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The model sees parsed, schema-checked output; a contract's output that does not parse is a failure. */
+function contractView(
+  tool: CompiledTool,
+  r: ExecutionResult<HttpOutput> | ExecutionResult<ProcessOutput>,
+): RuntimeResult {
+  const raw = (o: HttpOutput | ProcessOutput): Buffer => ("body" in o ? o.body : o.stdout);
+  if (!r.ok) {
+    if (r.output === undefined) return r;
+    const o = r.output;
+    const text = decodeUtf8(raw(o)) ?? "(not UTF-8)";
+    return {
+      ...r,
+      output:
+        "status" in o
+          ? { status: o.status, body: text }
+          : { exitCode: o.exitCode, stderr: decodeUtf8(o.stderr) ?? "" },
+    };
+  }
+  const parsed = parseOutput(tool, raw(r.output));
+  if (!parsed.ok) {
+    return {
+      ok: false,
+      code: parsed.code,
+      message: parsed.message,
+      evidence: r.evidence,
+      response: r.response,
+    };
+  }
+  return { ok: true, output: parsed.value, evidence: r.evidence, response: r.response, taint: r.taint };
+}
+
+function fileView(r: ExecutionResult<FileOutput>): RuntimeResult {
+  if (!r.ok) {
+    const { output: _dropped, ...rest } = r;
+    return rest;
+  }
+  const o = r.output;
+  let output: unknown;
+  if (o.op === "read") {
+    const text = decodeUtf8(o.content);
+    if (text === undefined)
+      return {
+        ok: false,
+        code: "ERR_TOOL_OUTPUT_PARSE",
+        message: "file is not valid UTF-8",
+        evidence: r.evidence,
+      };
+    output = text;
+  } else if (o.op === "list") output = o.entries;
+  else if (o.op === "write") output = { bytes: o.bytes, created: o.created };
+  else output = { deleted: true };
+  return { ok: true, output, evidence: r.evidence, response: r.response, taint: r.taint };
+}
+
+type Route =
+  | { kind: "file"; builtin: BuiltinTool }
+  | { kind: "http"; tool: CompiledTool; binding: HttpBinding }
+  | { kind: "process"; tool: CompiledTool; binding: ProcessBinding }
+  | { kind: "unsupported"; tool: CompiledTool; backend: string };
+
+/** Builds the runtime. Throws coded errors for bad configuration (exit 2 in the CLI). */
+export async function openRuntime(o: RuntimeOptions): Promise<Runtime> {
+  const policy = loadPolicyBundle([...o.policy]);
+  const registry = ContractRegistry.load(o.contracts);
+  const builtins = builtinFileTools();
+  for (const name of registry.names()) {
+    if (BUILTIN_TOOL_NAMES.includes(name))
+      throw new CliError("ERR_CLI_INPUT", `contract ${name} reuses the name of a built-in tool`);
+  }
+
+  let principals: Record<string, PrincipalConfig>;
+  let context: ContextConfig | undefined;
+  let tenantId = "default";
+  let environment: "dev" | "test" | "prod" = "dev";
+  let requireContract = true;
+  if (o.config !== undefined) {
+    const loaded = loadGateConfig(o.config);
+    principals = loaded.principals;
+    context = loaded.context;
+    tenantId = loaded.config.tenant;
+    environment = loaded.config.environment;
+    requireContract = loaded.config.requireContract;
+    if (!Object.hasOwn(principals, o.principal))
+      throw new CliError("ERR_CLI_USAGE", `principal ${o.principal} is not declared in ${o.config}`);
+  } else {
+    principals = { [o.principal]: { id: o.principal, roles: [] } };
+  }
+
+  const sandbox = resolve(o.sandbox ?? process.cwd());
+  let dbPath: string;
+  if (o.db !== undefined) {
+    dbPath = resolve(o.db);
+    mkdirSync(dirname(dbPath), { recursive: true, mode: 0o700 });
+  } else {
+    dbPath = join(mkdtempSync(join(tmpdir(), "warden-run-")), "journal.db");
+  }
+  const { pair, generatedAt } = journalKey(dbPath, o.key);
+
+  registerExecutorEventTypes(defaultEventTypes);
+  const store = SqliteJournalStore.open(dbPath);
+  let journal: Journal;
+  try {
+    journal = await openJournal({ store, signer: pair });
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+
+  const source: ContractSource = {
+    get: (name) => builtins.get(name)?.tool ?? registry.get(name),
+    names: () => [...registry.names(), ...builtins.keys()],
+  };
+  const classify = (tool: CompiledTool): ToolClassification => {
+    const b = builtins.get(tool.name);
+    return b !== undefined && b.tool === tool ? { toolClass: "file", action: b.op } : classifyContract(tool);
+  };
+
+  const gate = new Gate({
+    policy,
+    journal,
+    signer: pair,
+    principals,
+    contracts: { get: (name) => source.get(name) },
+    requireContract,
+    sessions: createSessionStore(context ?? {}),
+    tenantId,
+    environment,
+  });
+
+  const deps: ExecutorDeps = {
+    journal,
+    breakers: new BreakerRegistry(),
+    agentId: o.principal,
+    dare: { tenantId, environment, policyBundleHash: policy.policyBundleHash },
+  };
+  const http = new HttpExecutor({ allowLoopback: o.allowLoopback === true }, deps);
+  const proc = new ProcessExecutor({ workDir: sandbox }, deps);
+  let file: FileExecutor | undefined;
+  const fileExecutor = (): FileExecutor => {
+    file ??= new FileExecutor({ root: sandbox }, deps);
+    return file;
+  };
+
+  const routes = new Map<string, Route>();
+  for (const [name, builtin] of builtins) routes.set(name, { kind: "file", builtin });
+  for (const name of registry.names()) {
+    const tool = registry.get(name) as CompiledTool;
+    const b = bindingForContract(tool);
+    if (b.kind === "http") routes.set(name, { kind: "http", tool, binding: b.binding });
+    else if (b.kind === "process") routes.set(name, { kind: "process", tool, binding: b.binding });
+    else routes.set(name, { kind: "unsupported", tool, backend: b.kind });
+  }
+
+  const execute = async (
+    ticket: ExecutionTicket,
+    options: { signal?: AbortSignal } = {},
+  ): Promise<RuntimeResult> => {
+    const route = ticket.tool === undefined ? undefined : routes.get(ticket.tool);
+    const call = options.signal === undefined ? {} : { signal: options.signal };
+    if (route === undefined)
+      return { ok: false, code: "ERR_LOOP_NO_EXECUTOR", message: "no executor serves this tool" };
+    switch (route.kind) {
+      case "file":
+        return fileView(await fileExecutor().execute(ticket, route.builtin.binding, call));
+      case "http":
+        return contractView(route.tool, await http.execute(ticket, route.binding, call));
+      case "process":
+        return contractView(route.tool, await proc.execute(ticket, route.binding, call));
+      case "unsupported":
+        return {
+          ok: false,
+          code: "ERR_LOOP_NO_EXECUTOR",
+          message: `${route.backend} tools are not served by this runtime`,
+        };
+    }
+  };
+
+  const info = publicKeyInfo(pair.publicKey);
+  return {
+    gate,
+    journal,
+    store,
+    policy,
+    principalId: o.principal,
+    dbPath,
+    key: {
+      keyId: info.keyId,
+      publicKeyPem: info.publicKeyPem,
+      ...(generatedAt !== undefined ? { generatedAt } : {}),
+    },
+    sandbox,
+    rejectedContracts: registry.rejected,
+    catalog: contractCatalog(source, { classify }),
+    executor: executorPort<ExecutionTicket>(
+      (ticket, options) => execute(ticket, options) as Promise<GovernedResult>,
+    ),
+    classify(name) {
+      const tool = source.get(name);
+      return tool === undefined ? undefined : classify(tool);
+    },
+    execute,
+    verify: () => verifyJournal(store, new Keyring([pair.publicKey])),
+    async close() {
+      await journal.close();
+      await store.close();
+    },
+  };
+}
