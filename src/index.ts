@@ -57,6 +57,20 @@ export {
   verifyCanonical,
 } from "./crypto/index.js";
 export {
+  type ApprovalRequest,
+  type Approvals,
+  type ExecutionTicket,
+  Gate,
+  type GateConfig,
+  type GateOptions,
+  type GateOutcome,
+  InProcessApprovals,
+  loadGateConfig,
+  type PrincipalConfig,
+  parseGateConfig,
+  redeemTicket,
+} from "./gate/index.js";
+export {
   Journal,
   type JournalEntry,
   type JournalHead,
