@@ -28,7 +28,7 @@ const SPECS: Record<string, BuiltinSpec> = {
     category: "read_only",
     description: "Read a UTF-8 text file inside the sandbox directory.",
     extraArgs: "",
-    output: `format = "text"\n[output.schema]\ntype = "string"\n`,
+    output: `format = "json"\n[output.schema]\ntype = "string"\n`,
   },
   file_list: {
     op: "list",
