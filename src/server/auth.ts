@@ -1,0 +1,89 @@
+// Credentials for the sidecar. Bearer tokens (or the same token in X-API-Key) are kept
+// only as SHA-256 hashes; a presented token is hashed and compared with every stored
+// digest using timingSafeEqual, without stopping at the first match, so the time taken
+// says nothing about which (or whether a) stored credential is close. The identity —
+// agent principal or operator — comes from the credential alone.
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+
+export type Identity =
+  | { kind: "agent"; id: string; roles: string[] }
+  | { kind: "operator"; id: string; roles: string[] };
+
+export type AuthResult =
+  | { ok: true; identity: Identity }
+  | { ok: false; code: "ERR_AUTH_MISSING" | "ERR_AUTH_INVALID"; message: string };
+
+interface Stored {
+  digest: Buffer;
+  identity: Identity;
+}
+
+/** Longest token accepted; anything longer is refused before hashing. */
+export const MAX_TOKEN_LENGTH = 512;
+
+export function tokenDigest(token: string): Buffer {
+  return createHash("sha256").update(token, "utf8").digest();
+}
+
+/** `sha256:<hex>` of a token, the form the configuration stores. */
+export function hashToken(token: string): string {
+  return `sha256:${tokenDigest(token).toString("hex")}`;
+}
+
+/** A fresh random bearer token (256 bits, base64url). */
+export function generateToken(): string {
+  return `wdn_${randomBytes(32).toString("base64url")}`;
+}
+
+export interface CredentialConfig {
+  principals: readonly { id: string; tokenSha256: string }[];
+  approvers: readonly { id: string; roles: readonly string[]; tokenSha256: string }[];
+}
+
+export class Authenticator {
+  readonly #stored: Stored[];
+
+  constructor(config: CredentialConfig, principalRoles: (id: string) => string[] = () => []) {
+    const fromHash = (h: string) => Buffer.from(h.slice("sha256:".length), "hex");
+    this.#stored = [
+      ...config.principals.map((p) => ({
+        digest: fromHash(p.tokenSha256),
+        identity: { kind: "agent" as const, id: p.id, roles: principalRoles(p.id) },
+      })),
+      ...config.approvers.map((a) => ({
+        digest: fromHash(a.tokenSha256),
+        identity: { kind: "operator" as const, id: a.id, roles: [...a.roles] },
+      })),
+    ];
+  }
+
+  /** Authenticates from the Authorization and X-API-Key header values. */
+  authenticate(authorization: string | undefined, apiKey: string | undefined): AuthResult {
+    let token: string | undefined;
+    if (authorization !== undefined) {
+      const m = /^Bearer ([\x21-\x7e]+)$/.exec(authorization);
+      if (!m) return { ok: false, code: "ERR_AUTH_INVALID", message: "malformed Authorization header" };
+      token = m[1];
+    }
+    if (apiKey !== undefined) {
+      if (token !== undefined && token !== apiKey) {
+        return { ok: false, code: "ERR_AUTH_INVALID", message: "two different credentials presented" };
+      }
+      token = apiKey;
+    }
+    if (token === undefined || token === "") {
+      return { ok: false, code: "ERR_AUTH_MISSING", message: "a bearer token is required" };
+    }
+    if (token.length > MAX_TOKEN_LENGTH) {
+      return { ok: false, code: "ERR_AUTH_INVALID", message: "invalid credential" };
+    }
+    const presented = tokenDigest(token);
+    let found: Identity | undefined;
+    for (const s of this.#stored) {
+      // Every digest is compared: no early exit on a match.
+      if (timingSafeEqual(presented, s.digest) && found === undefined) found = s.identity;
+    }
+    if (found === undefined) return { ok: false, code: "ERR_AUTH_INVALID", message: "invalid credential" };
+    return { ok: true, identity: { ...found, roles: [...found.roles] } };
+  }
+}

@@ -1,0 +1,204 @@
+// The sidecar's operator configuration (YAML or JSON, strict): where it listens, which
+// policies, contracts, journal and keys it uses, who may call it, and its limits.
+// Credentials are stored only as SHA-256 hashes of the bearer tokens; a token hash that
+// appears twice (in particular as both an agent and an approver credential) is refused,
+// so no credential can ever be both the party asking and the party approving.
+import { readFileSync } from "node:fs";
+import { dirname, isAbsolute, resolve } from "node:path";
+import { parse as parseYaml } from "yaml";
+import { z } from "zod";
+import { ServerError, SHA256_HASH_PATTERN } from "../contracts/index.js";
+import { GateConfigSchema, type LoadedGateConfig, parseGateConfig } from "../gate/index.js";
+
+const Id = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(/^[A-Za-z0-9_][A-Za-z0-9_.:/-]*$/);
+const PathText = z.string().min(1).max(4096);
+const TokenHash = z.string().regex(SHA256_HASH_PATTERN, "a sha256:<64 lowercase hex> hash of the token");
+const HostPattern = z.string().min(1).max(255);
+
+export const SidecarConfigSchema = z.strictObject({
+  host: z.string().min(1).max(255).default("127.0.0.1"),
+  port: z.number().int().min(0).max(65_535).default(8787),
+  tls: z.strictObject({ cert: PathText, key: PathText }).optional(),
+  /** Policy files (.yaml/.yml/.json → YAML rules, .cedar → Cedar). */
+  policies: z.array(PathText).min(1),
+  /** Directory of `*.clad.toml` tool contracts; only contract-named calls can be executed. */
+  contracts: PathText.optional(),
+  journal: z.strictObject({
+    path: PathText,
+    /** Ed25519 private key file (mode 0600) that signs entries, heads and HITL records. */
+    key: PathText,
+    /** How long a write waits for another writer's lock before failing closed. */
+    busyTimeoutMs: z.number().int().min(0).max(60_000).default(2000),
+  }),
+  gate: GateConfigSchema.default(GateConfigSchema.parse({})),
+  auth: z.strictObject({
+    /** Agent credentials: the principal comes from the credential, never from a request body. */
+    principals: z.array(z.strictObject({ id: Id, tokenSha256: TokenHash })).min(1),
+    /** Operator credentials: decide approvals, read the journal and metrics. Never agents. */
+    approvers: z
+      .array(z.strictObject({ id: Id, roles: z.array(Id).min(1).max(32), tokenSha256: TokenHash }))
+      .default([]),
+  }),
+  limits: z
+    .strictObject({
+      bodyBytes: z
+        .number()
+        .int()
+        .min(256)
+        .max(16 * 1024 * 1024)
+        .default(1024 * 1024),
+      jsonDepth: z.number().int().min(2).max(256).default(32),
+      /** Requests per minute per credential (HTTP layer; the Gate's own per-principal limits still apply). */
+      rateLimitPerMinute: z.number().int().min(1).max(1_000_000).default(600),
+      /** Longest a blocked call (step-up, defer) may hold its request open. */
+      requestTimeoutMs: z.number().int().min(1000).max(3_600_000).default(330_000),
+    })
+    .default({ bodyBytes: 1024 * 1024, jsonDepth: 32, rateLimitPerMinute: 600, requestTimeoutMs: 330_000 }),
+  executors: z
+    .strictObject({
+      http: z
+        .strictObject({
+          /** Explicit opt-in for loopback tools (local services); private ranges stay blocked. */
+          allowLoopback: z.boolean().default(false),
+          allowedHosts: z.array(HostPattern).max(1024).default([]),
+          deniedHosts: z.array(HostPattern).max(1024).default([]),
+          maxTimeoutMs: z.number().int().min(1).max(600_000).default(30_000),
+          maxResponseBytes: z
+            .number()
+            .int()
+            .min(1)
+            .max(64 * 1024 * 1024)
+            .default(1024 * 1024),
+        })
+        .optional(),
+      process: z
+        .strictObject({
+          workDir: PathText,
+          trustedPrefixes: z.array(PathText).max(64).optional(),
+          /** Environment variable names a process contract may receive. */
+          env: z
+            .array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/))
+            .max(256)
+            .optional(),
+          maxTimeoutMs: z.number().int().min(1).max(3_600_000).default(60_000),
+        })
+        .optional(),
+      breaker: z
+        .strictObject({
+          failureThreshold: z.number().int().min(1).max(1000).default(5),
+          coolDownMs: z.number().int().min(0).max(3_600_000).default(30_000),
+        })
+        .optional(),
+    })
+    .default({}),
+  shutdown: z
+    .strictObject({
+      /** In-flight calls get this long to finish; blocked approvals are then cancelled (deny). */
+      graceMs: z.number().int().min(0).max(600_000).default(10_000),
+    })
+    .default({ graceMs: 10_000 }),
+  metrics: z
+    .strictObject({
+      /** Serve /metrics without an operator credential (default false). */
+      public: z.boolean().default(false),
+    })
+    .default({ public: false }),
+});
+export type SidecarConfig = z.infer<typeof SidecarConfigSchema>;
+export type SidecarConfigInput = z.input<typeof SidecarConfigSchema>;
+
+export interface LoadedSidecarConfig {
+  /** Parsed configuration with every path made absolute. */
+  config: SidecarConfig;
+  gate: LoadedGateConfig;
+  /** Directory relative paths were resolved against. */
+  baseDir: string;
+}
+
+const MAX_CONFIG_BYTES = 1024 * 1024;
+
+function invalid(message: string): ServerError {
+  return new ServerError("ERR_SERVER_CONFIG_INVALID", message);
+}
+
+/**
+ * Validates a configuration object. Relative paths are resolved against `baseDir`
+ * (the configuration file's directory). Throws ERR_SERVER_CONFIG_INVALID naming the field.
+ */
+export function parseSidecarConfig(input: unknown, baseDir: string = process.cwd()): LoadedSidecarConfig {
+  const res = SidecarConfigSchema.safeParse(input ?? {});
+  if (!res.success) {
+    const issue = res.error.issues[0];
+    throw invalid(
+      `sidecar config invalid at ${issue?.path.join(".") || "(root)"}: ${issue?.message ?? "invalid"}`,
+    );
+  }
+  const c = res.data;
+  let gate: LoadedGateConfig;
+  try {
+    gate = parseGateConfig(c.gate);
+  } catch (err) {
+    throw invalid(`gate: ${(err as Error).message}`);
+  }
+
+  const seen = new Map<string, string>();
+  const claim = (hash: string, who: string) => {
+    const prior = seen.get(hash);
+    if (prior !== undefined) {
+      throw invalid(
+        `auth: ${who} reuses the token hash of ${prior}; every credential must be distinct, and an agent credential can never approve`,
+      );
+    }
+    seen.set(hash, who);
+  };
+  for (const p of c.auth.principals) {
+    if (!Object.hasOwn(gate.principals, p.id)) {
+      throw invalid(`auth.principals: ${p.id} is not a principal in gate.principals`);
+    }
+    claim(p.tokenSha256, `principal ${p.id}`);
+  }
+  for (const a of c.auth.approvers) {
+    if (Object.hasOwn(gate.principals, a.id)) {
+      throw invalid(`auth.approvers: ${a.id} is an agent principal; approvers must be separate identities`);
+    }
+    claim(a.tokenSha256, `approver ${a.id}`);
+  }
+
+  const abs = (p: string) => (isAbsolute(p) ? p : resolve(baseDir, p));
+  const config: SidecarConfig = {
+    ...c,
+    policies: c.policies.map(abs),
+    journal: { ...c.journal, path: abs(c.journal.path), key: abs(c.journal.key) },
+  };
+  if (c.tls) config.tls = { cert: abs(c.tls.cert), key: abs(c.tls.key) };
+  if (c.contracts !== undefined) config.contracts = abs(c.contracts);
+  if (c.executors.process) {
+    config.executors = {
+      ...c.executors,
+      process: { ...c.executors.process, workDir: abs(c.executors.process.workDir) },
+    };
+  }
+  return { config, gate, baseDir };
+}
+
+/** Reads a YAML or JSON configuration file; relative paths inside it are relative to the file. */
+export function loadSidecarConfig(path: string): LoadedSidecarConfig {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    throw invalid(`cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? "error"}`);
+  }
+  if (text.length > MAX_CONFIG_BYTES) throw invalid(`${path} is larger than 1 MiB`);
+  let data: unknown;
+  try {
+    data = parseYaml(text, { maxAliasCount: 100, uniqueKeys: true, customTags: [] });
+  } catch (err) {
+    throw invalid(`${path}: ${(err as Error).message.split("\n")[0]}`);
+  }
+  return parseSidecarConfig(data, dirname(resolve(path)));
+}

@@ -1,0 +1,112 @@
+// The one table from error codes to HTTP statuses. Every error the sidecar sends is
+// `{ "error": { "code", "message" } }` with the status below; fastify's own errors
+// (body too large, unsupported media type, bad content length) are translated into
+// these codes too, so a client never has to parse a framework's error text.
+import { type ERROR_CODES, WardenError } from "../contracts/index.js";
+
+type ServerCode = (typeof ERROR_CODES.server)[number];
+
+/** Codes the HTTP API can return, with their statuses. Stable API: documented in docs/http-api.md. */
+export const ERROR_STATUS = {
+  ERR_AUTH_MISSING: 401,
+  ERR_AUTH_INVALID: 401,
+  ERR_AUTH_FORBIDDEN: 403,
+  ERR_AUTH_PRINCIPAL_MISMATCH: 403,
+  ERR_SERVER_BODY_TOO_LARGE: 413,
+  ERR_SERVER_BODY_MALFORMED: 400,
+  ERR_SERVER_MEDIA_TYPE: 415,
+  ERR_SERVER_REQUEST_INVALID: 400,
+  ERR_SERVER_NOT_FOUND: 404,
+  ERR_SERVER_RUN_NOT_FOUND: 404,
+  ERR_SERVER_RUN_FORBIDDEN: 403,
+  ERR_SERVER_RATE_LIMITED: 429,
+  ERR_SERVER_NO_EXECUTOR: 422,
+  ERR_SERVER_JOURNAL_UNAVAILABLE: 503,
+  ERR_SERVER_POLICY_ERROR: 503,
+  ERR_SERVER_SHUTTING_DOWN: 503,
+  ERR_SERVER_INTERNAL: 500,
+  ERR_SERVER_CONFIG_INVALID: 500,
+  // Strict JSON parsing of request bodies.
+  ERR_JSON_SYNTAX: 400,
+  ERR_JSON_DUPLICATE_KEY: 400,
+  ERR_JSON_FORBIDDEN_KEY: 400,
+  ERR_JSON_TOO_LARGE: 413,
+  ERR_CANON_TOO_DEEP: 400,
+  ERR_CANON_LONE_SURROGATE: 400,
+  // The approval queue's refusals (src/gate InProcessApprovals.decide).
+  ERR_APPROVAL_NOT_FOUND: 404,
+  ERR_APPROVAL_FORBIDDEN: 403,
+  ERR_APPROVAL_INVALID: 400,
+} as const;
+
+// Every server-family code has a status (a missing one fails to compile).
+const _everyServerCode: Record<ServerCode, number> = ERROR_STATUS;
+void _everyServerCode;
+
+export type ApiErrorCode = keyof typeof ERROR_STATUS;
+
+export interface ApiErrorBody {
+  error: { code: ApiErrorCode; message: string; details?: Record<string, unknown> };
+}
+
+/** An error the API answers with; its status always comes from ERROR_STATUS. */
+export class ApiError extends Error {
+  readonly code: ApiErrorCode;
+  readonly details: Record<string, unknown> | undefined;
+  /** Extra response headers (Retry-After, WWW-Authenticate). */
+  readonly headers: Record<string, string>;
+
+  constructor(
+    code: ApiErrorCode,
+    message: string,
+    options: { details?: Record<string, unknown>; headers?: Record<string, string> } = {},
+  ) {
+    super(message);
+    this.name = "ApiError";
+    this.code = code;
+    this.details = options.details;
+    this.headers = options.headers ?? {};
+  }
+
+  get status(): number {
+    return ERROR_STATUS[this.code];
+  }
+
+  body(): ApiErrorBody {
+    return {
+      error: {
+        code: this.code,
+        message: this.message,
+        ...(this.details !== undefined ? { details: this.details } : {}),
+      },
+    };
+  }
+}
+
+const FASTIFY_CODES: Readonly<Record<string, ApiErrorCode>> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: "ERR_SERVER_BODY_TOO_LARGE",
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: "ERR_SERVER_MEDIA_TYPE",
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: "ERR_SERVER_BODY_MALFORMED",
+  FST_ERR_CTP_EMPTY_JSON_BODY: "ERR_SERVER_BODY_MALFORMED",
+  FST_ERR_CTP_INVALID_JSON_BODY: "ERR_SERVER_BODY_MALFORMED",
+  FST_ERR_BAD_URL: "ERR_SERVER_REQUEST_INVALID",
+  FST_ERR_ASYNC_CONSTRAINT: "ERR_SERVER_REQUEST_INVALID",
+};
+
+const hasCode = (code: string): code is ApiErrorCode => Object.hasOwn(ERROR_STATUS, code);
+
+/** Translates anything thrown while handling a request into an ApiError (never leaking internals). */
+export function toApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  if (err instanceof WardenError && hasCode(err.code)) return new ApiError(err.code, err.message);
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === "string" && Object.hasOwn(FASTIFY_CODES, code)) {
+    const mapped = FASTIFY_CODES[code] as ApiErrorCode;
+    return new ApiError(mapped, (err as Error).message);
+  }
+  const status = (err as { statusCode?: unknown } | null)?.statusCode;
+  if (typeof status === "number" && status >= 400 && status < 500) {
+    return new ApiError("ERR_SERVER_REQUEST_INVALID", "the request could not be processed");
+  }
+  return new ApiError("ERR_SERVER_INTERNAL", "internal error");
+}

@@ -1,0 +1,89 @@
+// Prometheus text exposition (format 0.0.4) for the sidecar: decisions by verdict, a
+// decision latency histogram, HTTP responses by status, and gauges read at scrape time
+// (breaker states, approval and deferral queue depth, in-flight requests). Hand-written:
+// a dozen series do not justify a metrics dependency.
+
+export const DECISION_BUCKETS_S = [
+  0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300,
+] as const;
+
+const BREAKER_VALUE = { closed: 0, half_open: 1, open: 2 } as const;
+
+export interface GaugeSource {
+  approvalsPending(): number;
+  deferredPending(): number;
+  inFlight(): number;
+  breakers(): { tool: string; state: keyof typeof BREAKER_VALUE }[];
+}
+
+const escapeLabel = (v: string) => v.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, '\\"');
+
+export class SidecarMetrics {
+  readonly #decisions = new Map<string, number>();
+  readonly #http = new Map<string, number>();
+  readonly #buckets = new Array<number>(DECISION_BUCKETS_S.length).fill(0);
+  #sum = 0;
+  #count = 0;
+  #faults = new Map<string, number>();
+
+  /** One Gate decision: its final verdict, the endpoint, and how long the Gate took. */
+  decision(endpoint: "execute" | "decide", decision: string, seconds: number): void {
+    const key = `${endpoint}\u0000${decision}`;
+    this.#decisions.set(key, (this.#decisions.get(key) ?? 0) + 1);
+    for (let i = 0; i < DECISION_BUCKETS_S.length; i++) {
+      if (seconds <= (DECISION_BUCKETS_S[i] as number)) this.#buckets[i] = (this.#buckets[i] as number) + 1;
+    }
+    this.#sum += seconds;
+    this.#count++;
+  }
+
+  fault(kind: string): void {
+    this.#faults.set(kind, (this.#faults.get(kind) ?? 0) + 1);
+  }
+
+  response(status: number): void {
+    const k = String(status);
+    this.#http.set(k, (this.#http.get(k) ?? 0) + 1);
+  }
+
+  render(g: GaugeSource): string {
+    const out: string[] = [];
+    out.push("# HELP warden_decisions_total Gate decisions by final verdict.");
+    out.push("# TYPE warden_decisions_total counter");
+    for (const [k, n] of [...this.#decisions].sort()) {
+      const [endpoint, decision] = k.split("\u0000") as [string, string];
+      out.push(`warden_decisions_total{decision="${escapeLabel(decision)}",endpoint="${endpoint}"} ${n}`);
+    }
+    out.push(
+      "# HELP warden_decision_duration_seconds Time the Gate took to decide (including approval waits).",
+    );
+    out.push("# TYPE warden_decision_duration_seconds histogram");
+    DECISION_BUCKETS_S.forEach((le, i) => {
+      out.push(`warden_decision_duration_seconds_bucket{le="${le}"} ${this.#buckets[i]}`);
+    });
+    out.push(`warden_decision_duration_seconds_bucket{le="+Inf"} ${this.#count}`);
+    out.push(`warden_decision_duration_seconds_sum ${this.#sum}`);
+    out.push(`warden_decision_duration_seconds_count ${this.#count}`);
+    out.push("# HELP warden_faults_total Fail-closed answers by cause.");
+    out.push("# TYPE warden_faults_total counter");
+    for (const [k, n] of [...this.#faults].sort())
+      out.push(`warden_faults_total{fault="${escapeLabel(k)}"} ${n}`);
+    out.push("# HELP warden_http_responses_total HTTP responses by status code.");
+    out.push("# TYPE warden_http_responses_total counter");
+    for (const [k, n] of [...this.#http].sort()) out.push(`warden_http_responses_total{status="${k}"} ${n}`);
+    out.push("# HELP warden_breaker_state Circuit breaker state per tool (0 closed, 1 half_open, 2 open).");
+    out.push("# TYPE warden_breaker_state gauge");
+    for (const b of g.breakers())
+      out.push(`warden_breaker_state{tool="${escapeLabel(b.tool)}"} ${BREAKER_VALUE[b.state]}`);
+    out.push("# HELP warden_approvals_pending Step-up approvals waiting for a human.");
+    out.push("# TYPE warden_approvals_pending gauge");
+    out.push(`warden_approvals_pending ${g.approvalsPending()}`);
+    out.push("# HELP warden_deferred_pending Deferred actions held.");
+    out.push("# TYPE warden_deferred_pending gauge");
+    out.push(`warden_deferred_pending ${g.deferredPending()}`);
+    out.push("# HELP warden_http_in_flight Requests being handled.");
+    out.push("# TYPE warden_http_in_flight gauge");
+    out.push(`warden_http_in_flight ${g.inFlight()}`);
+    return `${out.join("\n")}\n`;
+  }
+}
