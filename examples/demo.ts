@@ -203,7 +203,7 @@ async function main(): Promise<number> {
           ["journal entries", String(journal.entries)],
           ["journal head", journal.head ?? "-"],
         ]) +
-        `\nverify it yourself: node bin/warden.js journal verify ${rt.dbPath} --keys ${rt.dbPath}.key.pub.pem\n` +
+        `\nverify it yourself: node bin/warden.js journal verify --db ${rt.dbPath} --keys ${rt.dbPath}.key.pub.pem\n` +
         "(the demo removes its temp directory on exit; pass WARDEN_DEMO_KEEP=1 to keep it)\n\n" +
         `DEMO_SUMMARY ${JSON.stringify(summary)}\n`,
     );
