@@ -1,0 +1,260 @@
+// Attacks on the sidecar's edge: missing, forged and confused credentials, principal
+// spoofing in the body, runs of another principal, malformed and hostile bodies, and
+// per-credential rate limits. Every rejection asserts its code and that nothing was
+// decided (the journal did not grow).
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { hashToken } from "../../src/server/index.js";
+import { echo, type Sidecar, startTestSidecar, TOKENS } from "./harness.js";
+
+let s: Sidecar;
+beforeAll(async () => {
+  s = await startTestSidecar();
+});
+afterAll(() => s.stop());
+
+const journalSize = () => s.server.runtime.store.count();
+const code = (r: { body: Record<string, unknown> }) => (r.body.error as { code?: string } | undefined)?.code;
+
+describe("authentication", () => {
+  it("refuses a call without a credential (401 ERR_AUTH_MISSING) and decides nothing", async () => {
+    const before = await journalSize();
+    const r = await s.call("/v1/execute", { body: echo("hi") });
+    expect(r.status).toBe(401);
+    expect(code(r)).toBe("ERR_AUTH_MISSING");
+    expect(r.headers.get("www-authenticate")).toMatch(/^Bearer/);
+    expect(await journalSize()).toBe(before);
+  });
+
+  it("refuses an unknown token (401 ERR_AUTH_INVALID)", async () => {
+    const r = await s.call("/v1/execute", { token: "token-agent-a-0123456788", body: echo("hi") });
+    expect(r.status).toBe(401);
+    expect(code(r)).toBe("ERR_AUTH_INVALID");
+  });
+
+  it("refuses the stored hash presented as if it were the token", async () => {
+    const r = await s.call("/v1/decide", { token: hashToken(TOKENS.agentA), body: echo("hi") });
+    expect(r.status).toBe(401);
+    expect(code(r)).toBe("ERR_AUTH_INVALID");
+  });
+
+  it("refuses a non-Bearer Authorization scheme", async () => {
+    const r = await s.call("/v1/decide", {
+      headers: { authorization: `Basic ${Buffer.from(`agent-a:${TOKENS.agentA}`).toString("base64")}` },
+      body: echo("hi"),
+    });
+    expect(r.status).toBe(401);
+    expect(code(r)).toBe("ERR_AUTH_INVALID");
+  });
+
+  it("refuses two different credentials in one request", async () => {
+    const r = await s.call("/v1/decide", {
+      token: TOKENS.agentA,
+      headers: { "x-api-key": TOKENS.agentB },
+      body: echo("hi"),
+    });
+    expect(r.status).toBe(401);
+    expect(code(r)).toBe("ERR_AUTH_INVALID");
+  });
+
+  it("accepts the token as an API key header", async () => {
+    const r = await s.call("/v1/decide", { headers: { "x-api-key": TOKENS.agentA }, body: echo("hi") });
+    expect(r.status).toBe(200);
+    expect(r.body.decision).toBe("allow");
+  });
+
+  it("refuses an agent credential on the approval and journal routes (403 ERR_AUTH_FORBIDDEN)", async () => {
+    for (const [path, body] of [
+      ["/v1/approvals", undefined],
+      ["/v1/approvals/x", { outcome: "approve", justification: "looks fine to me" }],
+      ["/v1/journal", undefined],
+      ["/v1/journal/head", undefined],
+      ["/v1/journal/verify", {}],
+      ["/metrics", undefined],
+    ] as const) {
+      const r = await s.call(path, { token: TOKENS.agentA, ...(body !== undefined ? { body } : {}) });
+      expect([path, r.status, code(r)]).toEqual([path, 403, "ERR_AUTH_FORBIDDEN"]);
+    }
+  });
+
+  it("refuses an approver credential on the agent routes: operators cannot act as agents", async () => {
+    for (const path of ["/v1/execute", "/v1/decide"]) {
+      const r = await s.call(path, { token: TOKENS.approver, body: echo("hi") });
+      expect([path, r.status, code(r)]).toEqual([path, 403, "ERR_AUTH_FORBIDDEN"]);
+    }
+  });
+});
+
+describe("principal from the credential only", () => {
+  it("rejects a body naming another principal (403 ERR_AUTH_PRINCIPAL_MISMATCH) without a decision", async () => {
+    const before = await journalSize();
+    const r = await s.call("/v1/execute", {
+      token: TOKENS.agentA,
+      body: echo("hi", { principalId: "agent-b" }),
+    });
+    expect(r.status).toBe(403);
+    expect(code(r)).toBe("ERR_AUTH_PRINCIPAL_MISMATCH");
+    expect(await journalSize()).toBe(before);
+  });
+
+  it("accepts a body that names the authenticated principal", async () => {
+    const r = await s.call("/v1/decide", {
+      token: TOKENS.agentA,
+      body: echo("hi", { principalId: "agent-a" }),
+    });
+    expect(r.status).toBe(200);
+  });
+
+  it("records decisions under the credential's principal", async () => {
+    const r = await s.call("/v1/decide", { token: TOKENS.agentB, body: echo("hi", { runId: "run-b-1" }) });
+    expect(r.status).toBe(200);
+    const [entry] = await s.server.runtime.store.query({ run_id: "run-b-1", type: "warden.gate.decision" });
+    expect(entry?.body.principal_id).toBe("agent-b");
+  });
+
+  it("keeps another principal out of a run: no calls into it, no reading its state", async () => {
+    await s.call("/v1/decide", { token: TOKENS.agentA, body: echo("hi", { runId: "run-iso" }) });
+    const owner = s.server.runtime.gate.sessions.get("run-iso")?.snapshot();
+    const before = await journalSize();
+    // Denied calls from agent-b would otherwise count towards agent-a's quarantine threshold.
+    for (let i = 0; i < 6; i++) {
+      const r = await s.call("/v1/decide", {
+        token: TOKENS.agentB,
+        body: echo("rm -rf /", { runId: "run-iso" }),
+      });
+      expect(r.status).toBe(403);
+      expect(code(r)).toBe("ERR_SERVER_RUN_FORBIDDEN");
+    }
+    expect(await journalSize()).toBe(before);
+    expect(s.server.runtime.gate.sessions.get("run-iso")?.snapshot().counters).toEqual(owner?.counters);
+
+    const peek = await s.call("/v1/runs/run-iso", { token: TOKENS.agentB });
+    expect(peek.status).toBe(404);
+    expect(code(peek)).toBe("ERR_SERVER_RUN_NOT_FOUND");
+    const own = await s.call("/v1/runs/run-iso", { token: TOKENS.agentA });
+    expect(own.status).toBe(200);
+    expect(own.body.quarantined).toBe(false);
+  });
+
+  it("refuses relabelling a contract's action to reach a more permissive rule", async () => {
+    const before = await journalSize();
+    // publish is an http POST (needs approval); claiming "get" would match allow-get.
+    const r = await s.call("/v1/execute", {
+      token: TOKENS.agentA,
+      body: { runId: "run-a", tool: "publish", toolClass: "http", action: "get", parameters: { text: "x" } },
+    });
+    expect(r.status).toBe(400);
+    expect(code(r)).toBe("ERR_SERVER_REQUEST_INVALID");
+    expect(await journalSize()).toBe(before);
+    expect(s.service.hits.filter((h) => h.method === "POST")).toHaveLength(0);
+  });
+});
+
+describe("hostile bodies", () => {
+  it("refuses a body over the size limit (413 ERR_SERVER_BODY_TOO_LARGE)", async () => {
+    const r = await s.call("/v1/execute", { token: TOKENS.agentA, body: echo("x".repeat(1024 * 1024 + 10)) });
+    expect(r.status).toBe(413);
+    expect(code(r)).toBe("ERR_SERVER_BODY_TOO_LARGE");
+  });
+
+  it("refuses malformed JSON (400 ERR_JSON_SYNTAX)", async () => {
+    const r = await s.call("/v1/execute", { token: TOKENS.agentA, raw: '{"runId": "run-a",' });
+    expect(r.status).toBe(400);
+    expect(code(r)).toBe("ERR_JSON_SYNTAX");
+  });
+
+  it("refuses an empty JSON body", async () => {
+    const r = await s.call("/v1/execute", { token: TOKENS.agentA, raw: "" });
+    expect(r.status).toBe(400);
+    expect(["ERR_JSON_SYNTAX", "ERR_SERVER_BODY_MALFORMED"]).toContain(code(r));
+  });
+
+  it("refuses duplicate keys, which two parsers could read differently (400 ERR_JSON_DUPLICATE_KEY)", async () => {
+    const r = await s.call("/v1/execute", {
+      token: TOKENS.agentA,
+      raw: '{"runId":"run-a","tool":"echo_tool","parameters":{"msg":"hi","msg":"rm -rf /"}}',
+    });
+    expect(r.status).toBe(400);
+    expect(code(r)).toBe("ERR_JSON_DUPLICATE_KEY");
+  });
+
+  it("refuses __proto__ members (400 ERR_JSON_FORBIDDEN_KEY)", async () => {
+    const r = await s.call("/v1/execute", {
+      token: TOKENS.agentA,
+      raw: '{"runId":"run-a","tool":"echo_tool","parameters":{"__proto__":{"admin":true},"msg":"hi"}}',
+    });
+    expect(r.status).toBe(400);
+    expect(code(r)).toBe("ERR_JSON_FORBIDDEN_KEY");
+  });
+
+  it("refuses nesting deeper than the depth limit (400 ERR_CANON_TOO_DEEP)", async () => {
+    const deep = `${'{"a":'.repeat(40)}1${"}".repeat(40)}`;
+    const r = await s.call("/v1/decide", {
+      token: TOKENS.agentA,
+      raw: `{"runId":"run-a","tool":"echo_tool","parameters":{"msg":${deep}}}`,
+    });
+    expect(r.status).toBe(400);
+    expect(code(r)).toBe("ERR_CANON_TOO_DEEP");
+  });
+
+  it("refuses a non-JSON media type (415 ERR_SERVER_MEDIA_TYPE)", async () => {
+    const r = await s.call("/v1/execute", {
+      token: TOKENS.agentA,
+      raw: JSON.stringify(echo("hi")),
+      headers: { "content-type": "text/plain" },
+    });
+    expect(r.status).toBe(415);
+    expect(code(r)).toBe("ERR_SERVER_MEDIA_TYPE");
+  });
+
+  it("accepts application/json with a charset parameter", async () => {
+    const r = await s.call("/v1/decide", {
+      token: TOKENS.agentA,
+      raw: JSON.stringify(echo("hi")),
+      headers: { "content-type": "application/json; charset=utf-8" },
+    });
+    expect(r.status).toBe(200);
+  });
+
+  it("refuses unknown members and missing fields (400 ERR_SERVER_REQUEST_INVALID)", async () => {
+    const extra = await s.call("/v1/execute", { token: TOKENS.agentA, body: { ...echo("hi"), admin: true } });
+    expect(extra.status).toBe(400);
+    expect(code(extra)).toBe("ERR_SERVER_REQUEST_INVALID");
+    const missing = await s.call("/v1/decide", {
+      token: TOKENS.agentA,
+      body: { runId: "run-a", parameters: {} },
+    });
+    expect(missing.status).toBe(400);
+    expect(code(missing)).toBe("ERR_SERVER_REQUEST_INVALID");
+  });
+
+  it("answers unknown routes with a JSON 404 (ERR_SERVER_NOT_FOUND)", async () => {
+    const r = await s.call("/v1/nope", { token: TOKENS.agentA });
+    expect(r.status).toBe(404);
+    expect(code(r)).toBe("ERR_SERVER_NOT_FOUND");
+  });
+});
+
+describe("rate limits", () => {
+  it("limits each credential separately (429 ERR_SERVER_RATE_LIMITED with Retry-After)", async () => {
+    const limited = await startTestSidecar({
+      config: { limits: { rateLimitPerMinute: 3 } },
+    });
+    try {
+      for (let i = 0; i < 3; i++) {
+        const ok = await limited.call("/v1/decide", { token: TOKENS.agentA, body: echo(`m${i}`) });
+        expect(ok.status).toBe(200);
+      }
+      const over = await limited.call("/v1/decide", { token: TOKENS.agentA, body: echo("m4") });
+      expect(over.status).toBe(429);
+      expect(code(over)).toBe("ERR_SERVER_RATE_LIMITED");
+      expect(Number(over.headers.get("retry-after"))).toBeGreaterThan(0);
+      const other = await limited.call("/v1/decide", {
+        token: TOKENS.agentB,
+        body: echo("m", { runId: "rb" }),
+      });
+      expect(other.status).toBe(200);
+    } finally {
+      await limited.stop();
+    }
+  });
+});
