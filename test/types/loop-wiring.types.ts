@@ -1,8 +1,10 @@
 // Type-level test: the real layers satisfy the loop's ports, so a change on either side
 // that breaks the wiring fails `tsc --noEmit -p .`. Nothing runs at import.
 import type { ExecutionResult } from "../../src/executors/index.js";
+import type { ExecutionTicket, Gate } from "../../src/gate/index.js";
 import type { Journal } from "../../src/journal/index.js";
 import type {
+  AuthorizingGate,
   ContractSource,
   GovernedResult,
   JournalPort,
@@ -24,4 +26,8 @@ export function registryFits(r: ContractRegistry): ContractSource {
 
 export function modelViewFits(t: ModelTool): LoopModelTool {
   return t;
+}
+
+export function gateFits(g: Gate): AuthorizingGate<ExecutionTicket> {
+  return g;
 }
