@@ -46,6 +46,8 @@ export interface SidecarServer {
   listen(at?: { host?: string; port?: number }): Promise<string>;
   /** The listening URL (after listen). */
   readonly url: string | undefined;
+  /** Every route served, as "METHOD /path" (fastify's automatic HEAD routes excluded). */
+  readonly routes: readonly string[];
   /** Graceful shutdown: stop accepting, finish in-flight calls, flush and close the journal. */
   close(): Promise<void>;
 }
@@ -158,6 +160,11 @@ export function createSidecarServer(
     requestTimeout: limits.requestTimeoutMs,
     ...(cfg.tls ? { https: { cert: readFileSync(cfg.tls.cert), key: readFileSync(cfg.tls.key) } } : {}),
   }) as unknown as FastifyInstance;
+
+  const routes: string[] = [];
+  app.addHook("onRoute", (r) => {
+    for (const m of [r.method].flat()) if (m !== "HEAD") routes.push(`${m} ${r.url}`);
+  });
 
   // Bodies are parsed only as strict JSON: size and depth bounded, duplicate keys and
   // __proto__ refused (two parsers that disagree on duplicates is a classic bypass).
@@ -504,6 +511,7 @@ export function createSidecarServer(
     get url() {
       return url;
     },
+    routes,
     async listen(at = {}) {
       const host = at.host ?? cfg.host;
       await app.listen({ host, port: at.port ?? cfg.port });
