@@ -1,7 +1,7 @@
 // Operator surfaces: journal listing with filters, the signed head and verification
 // against it, Prometheus metrics, and the OpenAPI document (which must compile as JSON
 // Schema and describe every route the server answers).
-import Ajv2020 from "ajv/dist/2020.js";
+import { Ajv2020 } from "ajv/dist/2020.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyHead } from "../../src/journal/index.js";
 import { echo, type Sidecar, startTestSidecar, TOKENS } from "./harness.js";
