@@ -9,6 +9,7 @@ import { registerJournal } from "./commands/journal.js";
 import { registerKeys } from "./commands/keys.js";
 import { registerPolicy } from "./commands/policy.js";
 import { registerRun } from "./commands/run.js";
+import { registerSidecar } from "./commands/sidecar.js";
 import { type CliContext, type CliIo, EXIT, formatError, processIo } from "./io.js";
 
 export function buildProgram(ctx: CliContext): Command {
@@ -25,6 +26,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerRun(program, ctx);
   registerExec(program, ctx);
   registerGate(program, ctx);
+  registerSidecar(program, ctx);
   return program;
 }
 

@@ -1,0 +1,98 @@
+// `warden sidecar`: the sidecar HTTP server (Ari Kernel §12 sidecar mode). `--config FILE`
+// starts it and runs until SIGINT/SIGTERM (graceful shutdown: in-flight calls finish,
+// the journal is flushed); `--check` validates the configuration without starting
+// anything (exit 0 valid, 2 invalid); `--new-token` mints a bearer token and prints the
+// hash to put in the configuration (only the hash is ever stored).
+import type { Command } from "commander";
+import { CliError } from "../../contracts/index.js";
+import {
+  checkSidecarConfig,
+  generateToken,
+  hashToken,
+  loadSidecarConfig,
+  openSidecarRuntime,
+  startSidecar,
+} from "../../server/index.js";
+import { type CliContext, EXIT } from "../io.js";
+
+interface SidecarFlags {
+  config?: string;
+  check?: boolean;
+  newToken?: boolean;
+  host?: string;
+  port?: string;
+  json?: boolean;
+}
+
+export function registerSidecar(program: Command, ctx: CliContext): void {
+  program
+    .command("sidecar")
+    .description("run the sidecar HTTP server: agents reach their tools only through it")
+    .option("--config <file>", "sidecar configuration (YAML or JSON)")
+    .option("--check", "validate the configuration (files, keys, policies, contracts) and exit")
+    .option("--new-token", "print a new bearer token and the sha256 hash to configure for it")
+    .option("--host <host>", "listen address (overrides the configuration)")
+    .option("--port <port>", "listen port (overrides the configuration; 0 picks a free one)")
+    .option("--json", "machine-readable output for --check and --new-token")
+    .action(async (opts: SidecarFlags) => {
+      if (opts.newToken) {
+        const token = generateToken();
+        const hash = hashToken(token);
+        ctx.io.out(
+          opts.json
+            ? `${JSON.stringify({ token, tokenSha256: hash })}\n`
+            : `token        ${token}\ntokenSha256  ${hash}\n(give the token to the client; put only the hash in the configuration)\n`,
+        );
+        return;
+      }
+      if (opts.config === undefined) throw new CliError("ERR_CLI_USAGE", "--config <file> is required");
+      let port: number | undefined;
+      if (opts.port !== undefined) {
+        if (!/^[0-9]{1,5}$/.test(opts.port) || Number(opts.port) > 65_535) {
+          throw new CliError("ERR_CLI_USAGE", "--port must be an integer in 0..65535");
+        }
+        port = Number(opts.port);
+      }
+      const loaded = loadSidecarConfig(opts.config);
+
+      if (opts.check) {
+        const report = await checkSidecarConfig(loaded);
+        if (opts.json) ctx.io.out(`${JSON.stringify(report, null, 2)}\n`);
+        else if (report.ok) {
+          const s = report.summary;
+          ctx.io.out(
+            `config OK\nlisten       ${s.listen}\npolicies     ${s.policies} (${s.policyBundleHash ?? "-"})\n` +
+              `contracts    ${s.contracts.join(", ") || "-"}\nprincipals   ${s.principals.join(", ")}\n` +
+              `approvers    ${s.approvers.join(", ") || "-"}\njournal      ${s.journal}` +
+              `${s.journalEntries !== undefined ? ` (${s.journalEntries} entries)` : " (new)"}\n`,
+          );
+        } else {
+          for (const p of report.problems) ctx.io.err(`warden: ${p.what}: ${p.message}\n`);
+        }
+        ctx.exitCode = report.ok ? EXIT.ok : EXIT.usage;
+        return;
+      }
+
+      const runtime = await openSidecarRuntime(loaded);
+      const server = await startSidecar(runtime, {
+        ...(opts.host !== undefined ? { host: opts.host } : {}),
+        ...(port !== undefined ? { port } : {}),
+      });
+      ctx.io.out(`warden sidecar listening on ${server.url}\n`);
+      await new Promise<void>((resolve) => {
+        const stop = () => {
+          process.off("SIGINT", stop);
+          process.off("SIGTERM", stop);
+          ctx.io.out("warden sidecar shutting down (finishing in-flight calls)\n");
+          server.close().then(resolve, (err: unknown) => {
+            ctx.io.err(`warden: shutdown: ${err instanceof Error ? err.message : String(err)}\n`);
+            ctx.exitCode = EXIT.failed;
+            resolve();
+          });
+        };
+        process.on("SIGINT", stop);
+        process.on("SIGTERM", stop);
+      });
+      ctx.io.out("warden sidecar stopped; journal flushed\n");
+    });
+}
