@@ -1,9 +1,13 @@
 // Journal throughput: appends/s and verified entries/s for 100k entries, each next
 // to its same-run floor — a bare loop of Ed25519 signs (appends) or verifies
-// (verification) over messages the size of a real entry's signed bytes.
+// (verification) over messages the size of a real entry's signed bytes. The sign
+// floor is measured before and after the appends, and the machine's load is
+// printed with it: on a shared machine both move, and a ratio means little without
+// them. CPU time per append (all threads of the process) is printed next to CPU
+// time per bare sign, which other processes' load does not change much.
 import { sign as edSign, verify as edVerify } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
-import { availableParallelism, tmpdir } from "node:os";
+import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { canonicalJson, newTraceId, uuidv7 } from "../src/contracts/index.js";
@@ -22,6 +26,15 @@ const body = (i: number) => ({
   note: "tool crm.update_contact returned 200; 1 record updated",
 });
 
+const load = () =>
+  loadavg()
+    .map((x) => x.toFixed(2))
+    .join(" ");
+const cpuUs = () => {
+  const u = process.cpuUsage();
+  return u.user + u.system;
+};
+
 const dir = mkdtempSync(join(tmpdir(), "warden-bench-journal-"));
 try {
   const store = SqliteJournalStore.open(join(dir, "bench.db"));
@@ -38,12 +51,16 @@ try {
   const message = Buffer.from(signedText(sample, canonicalJson(sample.body)));
   const signature = edSign(null, message, key.privateKey);
 
+  const loadBefore = load();
+  const c0 = cpuUs();
   const signFloor = measure(`ed25519 sign floor (${message.length} B)`, 20_000, () => {
     edSign(null, message, key.privateKey);
   });
+  const signCpuUs = (cpuUs() - c0) / 21_000;
 
   // Appends with WINDOW in flight: group commit folds them into few transactions.
   const lat = new Float64Array(N);
+  const c1 = cpuUs();
   const t0 = performance.now();
   for (let base = 0; base < N; base += WINDOW) {
     const n = Math.min(WINDOW, N - base);
@@ -64,6 +81,7 @@ try {
     lat,
     performance.now() - t0,
   );
+  const appendCpuUs = (cpuUs() - c1) / N;
 
   // One at a time: each append is its own durable transaction.
   const SEQ = 2000;
@@ -82,6 +100,7 @@ try {
   const journal1 = await openJournal({ store: store1, signer: key });
   const N1 = Math.min(N, 30_000);
   const lat1 = new Float64Array(N1);
+  const c2 = cpuUs();
   const t2 = performance.now();
   for (let base = 0; base < N1; base += WINDOW) {
     const n = Math.min(WINDOW, N1 - base);
@@ -102,10 +121,12 @@ try {
     lat1,
     performance.now() - t2,
   );
+  const append1CpuUs = (cpuUs() - c2) / N1;
   await store1.close();
   const signFloorAfter = measure(`ed25519 sign floor, re-measured after`, 20_000, () => {
     edSign(null, message, key.privateKey);
   });
+  const loadAfter = load();
 
   const verifyFloor = measure(`ed25519 verify floor (${message.length} B)`, 10_000, () => {
     edVerify(null, message, key.publicKey, signature);
@@ -125,10 +146,16 @@ try {
   const verifyN = await timeVerify(`verify journal, ${cores} worker threads`, cores);
   await store.close();
 
-  process.stdout.write(`Appends (${N} entries; baseline: Ed25519 sign floor)\n\n`);
+  const pct = (a: Stats, b: Stats) => `${((a.opsPerSec / b.opsPerSec) * 100).toFixed(0)}%`;
+  process.stdout.write(
+    `Appends (${N} entries; baseline: Ed25519 sign floor; ${cores} cores, load average ${loadBefore} before, ${loadAfter} after)\n\n`,
+  );
   process.stdout.write(table([signFloor, append, append1, seqAppend, signFloorAfter], signFloor));
   process.stdout.write(
-    `\nappend throughput = ${((append.opsPerSec / signFloor.opsPerSec) * 100).toFixed(0)}% of the signing floor (target >= 80%)\n`,
+    `\nappend throughput = ${pct(append, signFloor)} of the signing floor (target >= 80%); ` +
+      `${pct(append, signFloorAfter)} of the floor re-measured after; ${pct(append1, signFloor)} on one thread\n` +
+      `CPU time per append, all threads: ${appendCpuUs.toFixed(1)} µs with ${cores} signing workers, ` +
+      `${append1CpuUs.toFixed(1)} µs on one thread; per bare sign: ${signCpuUs.toFixed(1)} µs\n`,
   );
   process.stdout.write(`\nVerification (${total} entries; baseline: single-core Ed25519 verify floor)\n\n`);
   process.stdout.write(table([verifyFloor, verify1, verifyN], verifyFloor));

@@ -17,11 +17,13 @@ parentPort.on("message", (m) => {
   if (m.op === "key") { keys[m.index] = createPublicKey({ key: Buffer.from(m.der), format: "der", type: "spki" }); return; }
   if (m.op === "signer") { signer = createPrivateKey({ key: Buffer.from(m.der), format: "der", type: "pkcs8" }); return; }
   if (m.op === "sign") {
-    const data = Buffer.from(m.data.buffer, m.data.byteOffset, m.data.byteLength), ends = m.ends;
-    const sigs = Buffer.allocUnsafe(64 * ends.length);
+    const text = m.text, ends = m.ends, sigs = new Array(ends.length);
     let start = 0;
-    for (let i = 0; i < ends.length; i++) { sign(null, data.subarray(start, ends[i]), signer).copy(sigs, 64 * i); start = ends[i]; }
-    parentPort.postMessage({ id: m.id, sigs }, [sigs.buffer]);
+    for (let i = 0; i < ends.length; i++) {
+      sigs[i] = sign(null, Buffer.from(text.slice(start, ends[i]), "utf8"), signer).toString("base64url");
+      start = ends[i];
+    }
+    parentPort.postMessage({ id: m.id, texts: sigs });
     return;
   }
   const view = (u) => Buffer.from(u.buffer, u.byteOffset, u.byteLength);
@@ -36,6 +38,12 @@ parentPort.on("message", (m) => {
 });
 `;
 
+interface Reply {
+  id: number;
+  bad?: number;
+  texts?: string[];
+}
+
 export interface SignatureJob {
   seq: number;
   message: Buffer;
@@ -43,22 +51,44 @@ export interface SignatureJob {
   keyIndex: number;
 }
 
-/** A fixed set of workers; verifyBatch resolves with the seq of the first bad signature, or null; sign returns signatures. */
+interface Job {
+  worker: Worker;
+  done: (m: Reply) => void;
+  fail: (err: Error) => void;
+}
+
+/** A fixed set of workers; verifyBatch resolves with the seq of the first bad signature, or null; signTexts returns signatures. */
 export class CryptoPool {
   readonly #workers: Worker[];
-  readonly #waiting = new Map<number, (m: { bad?: number; sigs?: Uint8Array }) => void>();
+  readonly #waiting = new Map<number, Job>();
+  readonly #busy = new Map<Worker, number>();
+  readonly #dead = new Set<Worker>();
   #nextId = 0;
   #turn = 0;
 
   constructor(size: number = availableParallelism()) {
     this.#workers = Array.from({ length: Math.max(1, size) }, () => {
       const w = new Worker(WORKER_SOURCE, { eval: true });
-      w.on("message", (m: { id: number; bad?: number; sigs?: Uint8Array }) => {
-        const done = this.#waiting.get(m.id);
+      w.on("message", (m: Reply) => {
+        const job = this.#waiting.get(m.id);
         this.#waiting.delete(m.id);
         this.#release(w);
-        done?.(m);
+        job?.done(m);
       });
+      // One listener per worker, not one per job: a worker that fails fails every
+      // job it holds, and gets no more.
+      const lost = (err: Error) => {
+        this.#dead.add(w);
+        for (const [id, job] of this.#waiting) {
+          if (job.worker !== w) continue;
+          this.#waiting.delete(id);
+          job.fail(err);
+        }
+        this.#busy.set(w, 0);
+        w.unref();
+      };
+      w.on("error", lost);
+      w.on("exit", (code) => lost(new Error(`crypto worker exited (${code})`)));
       // Idle workers must not keep a process alive (a journal may never be closed);
       // a worker with a job in flight must, or its reply would never arrive.
       w.unref();
@@ -66,19 +96,43 @@ export class CryptoPool {
     });
   }
 
-  readonly #busy = new Map<Worker, number>();
-
-  #post(w: Worker, message: unknown): void {
-    const n = this.#busy.get(w) ?? 0;
-    if (n === 0) w.ref();
-    this.#busy.set(w, n + 1);
-    w.postMessage(message);
+  #run(worker: Worker | undefined, message: { id: number } & Record<string, unknown>): Promise<Reply> {
+    return new Promise((done, fail) => {
+      if (worker === undefined) {
+        fail(new Error("no crypto worker is running"));
+        return;
+      }
+      this.#waiting.set(message.id, { worker, done, fail });
+      const n = this.#busy.get(worker) ?? 0;
+      if (n === 0) worker.ref();
+      this.#busy.set(worker, n + 1);
+      worker.postMessage(message);
+    });
   }
 
   #release(w: Worker): void {
     const n = (this.#busy.get(w) ?? 1) - 1;
     this.#busy.set(w, n);
     if (n === 0) w.unref();
+  }
+
+  /** The next live worker in turn. */
+  #nextWorker(): Worker | undefined {
+    for (let i = 0; i < this.#workers.length; i++) {
+      const w = this.#workers[this.#turn++ % this.#workers.length]!;
+      if (!this.#dead.has(w)) return w;
+    }
+    return undefined;
+  }
+
+  /** The live worker with the fewest jobs in flight. */
+  #leastBusy(): Worker | undefined {
+    let best: Worker | undefined;
+    for (const w of this.#workers) {
+      if (this.#dead.has(w)) continue;
+      if (best === undefined || (this.#busy.get(w) ?? 0) < (this.#busy.get(best) ?? 0)) best = w;
+    }
+    return best;
   }
 
   get size(): number {
@@ -90,7 +144,7 @@ export class CryptoPool {
     for (const w of this.#workers) w.postMessage({ op: "key", index, der });
   }
 
-  verifyBatch(jobs: readonly SignatureJob[]): Promise<number | null> {
+  async verifyBatch(jobs: readonly SignatureJob[]): Promise<number | null> {
     const total = jobs.reduce((n, j) => n + j.message.length, 0);
     const data = Buffer.allocUnsafe(total);
     const sigs = Buffer.allocUnsafe(64 * jobs.length);
@@ -104,55 +158,40 @@ export class CryptoPool {
       j.signature.copy(sigs, 64 * i);
       kidx[i] = j.keyIndex;
     });
-    const id = this.#nextId++;
-    const worker = this.#workers[this.#turn++ % this.#workers.length]!;
-    return new Promise((resolve, reject) => {
-      const onError = (err: Error) => reject(err);
-      worker.once("error", onError);
-      this.#waiting.set(id, (m) => {
-        worker.off("error", onError);
-        const bad = m.bad ?? -1;
-        resolve(bad < 0 ? null : jobs[bad]!.seq);
-      });
-      this.#post(worker, { op: "batch", id, data, ends, sigs, kidx });
+    const m = await this.#run(this.#nextWorker(), {
+      op: "batch",
+      id: this.#nextId++,
+      data,
+      ends,
+      sigs,
+      kidx,
     });
+    const bad = m.bad ?? -1;
+    return bad < 0 ? null : jobs[bad]!.seq;
   }
 
-  /** Installs the private key that `sign` uses, in every worker. */
+  /** Installs the private key that `signTexts` uses, in every worker (ordered before later jobs). */
   setSigner(key: KeyObject): void {
     const der = key.export({ format: "der", type: "pkcs8" });
     for (const w of this.#workers) w.postMessage({ op: "signer", der });
   }
 
-  /** Ed25519-signs each message with the installed key, spread over the workers; signatures in order. */
-  async sign(messages: readonly Buffer[]): Promise<Buffer[]> {
-    const per = Math.ceil(messages.length / this.#workers.length);
-    const parts: Promise<Buffer[]>[] = [];
-    for (let at = 0; at < messages.length; at += per)
-      parts.push(this.#signChunk(messages.slice(at, at + per)));
-    return (await Promise.all(parts)).flat();
-  }
-
-  #signChunk(messages: readonly Buffer[]): Promise<Buffer[]> {
-    const data = Buffer.concat(messages as Buffer[]);
-    const ends = new Uint32Array(messages.length);
+  /**
+   * Ed25519-signs the UTF-8 bytes of each text with the installed key on the least
+   * busy worker; resolves with base64url signatures in order. Strings, not bytes,
+   * cross the thread boundary so that encoding happens off the calling thread.
+   */
+  async signTexts(texts: readonly string[]): Promise<string[]> {
+    // One string and its cut points: cheaper to post than an array of strings.
+    const ends = new Uint32Array(texts.length);
     let at = 0;
-    messages.forEach((m, i) => {
-      at += m.length;
+    for (let i = 0; i < texts.length; i++) {
+      at += texts[i]!.length;
       ends[i] = at;
-    });
-    const id = this.#nextId++;
-    const worker = this.#workers[this.#turn++ % this.#workers.length]!;
-    return new Promise((resolve, reject) => {
-      const onError = (err: Error) => reject(err);
-      worker.once("error", onError);
-      this.#waiting.set(id, (m) => {
-        worker.off("error", onError);
-        const sigs = Buffer.from(m.sigs!.buffer, m.sigs!.byteOffset, m.sigs!.byteLength);
-        resolve(Array.from({ length: messages.length }, (_, i) => sigs.subarray(64 * i, 64 * i + 64)));
-      });
-      this.#post(worker, { op: "sign", id, data, ends });
-    });
+    }
+    const text = texts.join("");
+    const m = await this.#run(this.#leastBusy(), { op: "sign", id: this.#nextId++, text, ends });
+    return m.texts!;
   }
 
   async close(): Promise<void> {

@@ -3,6 +3,7 @@
 // this file's rules, which docs/journal.md restates: hash = sha256 over RFC 8785
 // canonical JSON of the entry without `hash` and `signature`; signature = Ed25519
 // over the canonical JSON of the entry without `signature`, base64url.
+import * as nodeCrypto from "node:crypto";
 import { createHash, type KeyObject, sign as nodeSign } from "node:crypto";
 import { z } from "zod";
 import { canonicalJson, SHA256_HASH_PATTERN, type Sha256Hash, TRACE_ID_PATTERN } from "../contracts/index.js";
@@ -93,8 +94,31 @@ export function signedText(e: Unsealed & { hash: string }, bodyJson: string): st
   );
 }
 
+// crypto.hash (Node >= 20.12) is a one-shot digest at half the cost of a Hash
+// object; the journal computes one per entry on the appending thread.
+const oneShot = (nodeCrypto as { hash?: (alg: string, data: string, enc: "hex") => string }).hash;
+const sha256Text: (s: string) => string =
+  typeof oneShot === "function"
+    ? (s) => oneShot("sha256", s, "hex")
+    : (s) => createHash("sha256").update(s, "utf8").digest("hex");
+
 export function entryHash(e: Unsealed, bodyJson: string): Sha256Hash {
-  return `sha256:${createHash("sha256").update(hashedText(e, bodyJson), "utf8").digest("hex")}`;
+  return `sha256:${sha256Text(hashedText(e, bodyJson))}`;
+}
+
+/**
+ * The hash of an entry and the text its signature covers, in one pass: the two
+ * texts share everything but the `hash` member, so the pieces are built once.
+ * Equal to entryHash() and signedText() (tested).
+ */
+export function hashAndSignedText(e: Unsealed, bodyJson: string): { hash: Sha256Hash; signed: string } {
+  const head = `{"body":${bodyJson},`;
+  const tail =
+    `"key_id":${str(e.key_id)},"prev_hash":${str(e.prev_hash)},` +
+    `"run_id":${nullableStr(e.run_id)},"seq":${e.seq},"time":${str(e.time)},` +
+    `"trace_id":${nullableStr(e.trace_id)},"type":${str(e.type)}}`;
+  const hash: Sha256Hash = `sha256:${sha256Text(head + tail)}`;
+  return { hash, signed: `${head}"hash":"${hash}",${tail}` };
 }
 
 /** Hashes and signs an entry whose fields are already validated. */

@@ -6,6 +6,7 @@ export {
   entryHash,
   entryJson,
   GENESIS_HASH,
+  hashAndSignedText,
   hashedText,
   type JournalEntry,
   JournalEntrySchema,

@@ -116,8 +116,11 @@ export function redactString(s: string): { value: string; kinds: CredentialKind[
 const escapePointer = (k: string) => k.replace(/~/g, "~0").replace(/\//g, "~1");
 
 /**
- * Returns a copy of a JSON value with credentials masked, and where they were.
- * Object keys are left as they are (they are schema field names), values are scanned.
+ * Returns a JSON value with credentials masked, and where they were. Copy on write:
+ * containers holding nothing to mask are returned as they are (most bodies hold
+ * no credential, and the journal scans every one); changed ones are fresh copies,
+ * the input is never modified. Object keys are left as they are (they are schema
+ * field names), values are scanned.
  */
 export function redactCredentials<T>(value: T): { value: T; redactions: Redaction[] } {
   const redactions: Redaction[] = [];
@@ -131,21 +134,35 @@ export function redactCredentials<T>(value: T): { value: T; redactions: Redactio
       for (const kind of r.kinds) redactions.push({ path, kind });
       return r.value;
     }
-    if (Array.isArray(v)) return v.map((x, i) => walk(x, `${path}/${i}`, undefined));
-    if (v !== null && typeof v === "object") {
-      const out: Record<string, unknown> = {};
-      for (const [k, x] of Object.entries(v)) {
-        // defineProperty: a "__proto__" member stays data and never becomes a prototype.
-        Object.defineProperty(out, k, {
-          value: walk(x, `${path}/${escapePointer(k)}`, k),
-          enumerable: true,
-          writable: true,
-          configurable: true,
-        });
+    if (Array.isArray(v)) {
+      let out: unknown[] | null = null;
+      for (let i = 0; i < v.length; i++) {
+        const x = walk(v[i], `${path}/${i}`, undefined);
+        if (out === null && x !== v[i]) out = v.slice(0, i);
+        out?.push(x);
       }
-      return out;
+      return out ?? v;
+    }
+    if (v !== null && typeof v === "object") {
+      const entries = Object.entries(v);
+      let out: Record<string, unknown> | null = null;
+      for (let i = 0; i < entries.length; i++) {
+        const [k, x] = entries[i]!;
+        const y = walk(x, `${path}/${escapePointer(k)}`, k);
+        if (out === null && y !== x) {
+          out = {};
+          for (let j = 0; j < i; j++) define(out, entries[j]![0], entries[j]![1]);
+        }
+        if (out !== null) define(out, k, y);
+      }
+      return out ?? v;
     }
     return v;
   };
   return { value: walk(value, "", undefined) as T, redactions };
+}
+
+// defineProperty: a "__proto__" member stays data and never becomes a prototype.
+function define(o: Record<string, unknown>, k: string, value: unknown): void {
+  Object.defineProperty(o, k, { value, enumerable: true, writable: true, configurable: true });
 }

@@ -115,9 +115,9 @@ export class SqliteJournalStore implements JournalStore {
     this.#last = db.prepare(`SELECT ${COLUMNS} FROM journal_entries ORDER BY seq DESC LIMIT 1`);
     this.#get = db.prepare(`SELECT ${COLUMNS} FROM journal_entries WHERE seq = ?`);
     this.#page = db.prepare(`SELECT ${COLUMNS} FROM journal_entries WHERE seq >= ? ORDER BY seq LIMIT ?`);
-    const insert = db.prepare(
-      `INSERT INTO journal_entries (${COLUMNS}) VALUES (@seq, @time, @type, @run_id, @trace_id, @prev_hash, @hash, @key_id, @signature, @body)`,
-    );
+    const insert = db.prepare<
+      [number, string, string, string | null, string | null, string, string, string, string, string]
+    >(`INSERT INTO journal_entries (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
     const tx = db.transaction((build: (last: JournalEntry | null) => SealedEntry[]) => {
       const last = entryOrThrow(this.#last.get());
       const sealed = build(last);
@@ -133,7 +133,19 @@ export class SqliteJournalStore implements JournalStore {
             },
           );
         }
-        insert.run({ ...entry, body: bodyJson });
+        // Positional parameters: binding by name costs a property lookup per column.
+        insert.run(
+          entry.seq,
+          entry.time,
+          entry.type,
+          entry.run_id,
+          entry.trace_id,
+          entry.prev_hash,
+          entry.hash,
+          entry.key_id,
+          entry.signature,
+          bodyJson,
+        );
         prevSeq = entry.seq;
         prevHash = entry.hash;
       }
