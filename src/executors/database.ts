@@ -270,6 +270,10 @@ export class PostgresExecutor extends DatabaseExecutorBase {
   constructor(options: PostgresExecutorOptions, deps: ExecutorDeps = {}) {
     super(options, deps);
     this.#pool = options.pool;
+    // An idle client that the server drops (restart, admin shutdown) makes the pool emit
+    // 'error'; with no listener that would crash the process. The next query on the pool
+    // reports the failure as a coded result instead.
+    if (this.#pool.listenerCount("error") === 0) this.#pool.on("error", () => {});
   }
 
   protected async run(

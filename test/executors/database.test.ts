@@ -210,6 +210,8 @@ suite(
       database: server.database,
       max: 4,
     });
+    // The server is stopped at the end while idle clients may still be closing.
+    pool.on("error", () => {});
     await pool.query("CREATE TABLE users(id int PRIMARY KEY, name text)");
     await pool.query("CREATE TABLE many(x int)");
     await pool.query("INSERT INTO users VALUES (1, 'alice'), (2, 'bob'), (3, 'carol')");
