@@ -269,6 +269,7 @@ export async function openRuntime(o: RuntimeOptions): Promise<Runtime> {
     signer: pair,
     principals,
     contracts: { get: (name) => source.get(name) },
+    classify,
     requireContract,
     sessions: createSessionStore(context ?? {}),
     tenantId,

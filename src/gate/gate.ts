@@ -32,7 +32,9 @@ import type {
 } from "../policy/index.js";
 import {
   type CompiledTool,
+  classifyContract,
   contractToCanonical,
+  type ToolClassification,
   type ValidateOptions,
   validateArgs,
 } from "../tools/index.js";
@@ -75,6 +77,12 @@ export interface GateOptions {
   contracts?: ContractLookup;
   /** Deny calls that name no contract (default false: Ari-style tool classes are allowed). */
   requireContract?: boolean;
+  /**
+   * The tool class and action a contract stands for (default: from its backend, see
+   * `classifyContract`). A request naming a contract must carry exactly these, so a POST
+   * contract cannot be presented to policy as a read.
+   */
+  classify?: (tool: CompiledTool) => ToolClassification;
   validateOptions?: ValidateOptions;
   sessions?: SessionStore;
   approvals?: Approvals;
@@ -265,8 +273,11 @@ export class Gate {
     if (!principal || principal.id !== request.principalId) early = "principal_unknown";
     else if (request.tool !== undefined) {
       tool = this.#o.contracts?.get(request.tool);
+      const cls = tool ? (this.#o.classify ?? classifyContract)(tool) : undefined;
       if (!tool) early = "tool_unknown";
-      else {
+      else if (cls && (cls.toolClass !== request.toolClass || cls.action !== request.action)) {
+        early = "contract_class_mismatch";
+      } else {
         const v = validateArgs(tool, request.parameters, this.#o.validateOptions ?? {});
         if (!v.ok) early = `contract_param_invalid:${v.arg ?? "*"}:${v.rule}`;
         else parameters = { ...v.args };
@@ -275,6 +286,12 @@ export class Gate {
 
     const policyTool: PolicyTool | undefined = tool ? toPolicyTool(tool) : undefined;
     const checked: GateRequest = { ...request, parameters: parameters as GateRequest["parameters"] };
+
+    // A run belongs to the principal that opened it. Another principal's call is refused
+    // here, before the session, so it cannot move that run's counters towards quarantine.
+    const owner = this.#sessions.get(request.runId)?.principalId;
+    if (early === undefined && owner !== undefined && owner !== request.principalId)
+      early = "run_principal_mismatch";
 
     let session: Session | undefined;
     let prepared: Prepared | undefined;

@@ -4,7 +4,14 @@
 // from contracts to executors are the executors layer's `bindingForContract`). Each adapter only
 // reshapes data: decisions, tickets and invocations still come from their own layers.
 import { type Decision, type Sha256Hash, sha256Of, type TaintLabel } from "../contracts/index.js";
-import { type CompiledTool, toModelTool, type ValidateOptions, validateArgs } from "../tools/index.js";
+import {
+  type CompiledTool,
+  classifyContract,
+  type ToolClassification,
+  toModelTool,
+  type ValidateOptions,
+  validateArgs,
+} from "../tools/index.js";
 import type { ModelTool } from "./model.js";
 import type {
   ExecutionOutcome,
@@ -23,18 +30,7 @@ export interface ContractSource {
   names(): string[];
 }
 
-export interface ToolClassification {
-  toolClass: string;
-  action: string;
-}
-
-/** The Gate request's class/action for a contract: http → `http`/method, exec → `shell`/`exec`, mcp → `mcp`/`call`. */
-export function classifyContract(tool: CompiledTool): ToolClassification {
-  const b = tool.backend;
-  if (b.kind === "http") return { toolClass: "http", action: b.method.toLowerCase() };
-  if (b.kind === "exec") return { toolClass: "shell", action: "exec" };
-  return { toolClass: "mcp", action: "call" };
-}
+export { classifyContract, type ToolClassification };
 
 export interface ContractCatalogOptions {
   classify?: (tool: CompiledTool) => ToolClassification;

@@ -3,6 +3,7 @@
 // and the contract registry. Integrity (signing, pinning) is in ./integrity.
 export type { ArgValue } from "./arg-types.js";
 export { contractToCanonical } from "./canonical.js";
+export { classifyContract, type ToolClassification } from "./classify.js";
 export { type CompiledTool, type CompileResult, compileContract, RUNTIME_VARIABLES } from "./compile.js";
 export {
   type ArgSpec,

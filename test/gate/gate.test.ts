@@ -1,5 +1,8 @@
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { redeemTicket } from "../../src/gate/index.js";
+import { ContractRegistry } from "../../src/tools/index.js";
+import { REPO_ROOT } from "../helpers/shared.js";
 import { AGENT, makeGate, req } from "./harness.js";
 
 const POLICY = `
@@ -212,5 +215,50 @@ describe("Gate", () => {
     const other = await h.gate.authorize(req({ principalId: "agent-2" }));
     expect(other.decision).toBe("deny");
     expect(other.reasonCodes).toContain("run_principal_mismatch");
+  });
+});
+
+describe("Gate and tool contracts", () => {
+  const contracts = ContractRegistry.load(join(REPO_ROOT, "examples", "demo", "contracts"));
+  const POLICY_C = `
+name: contracts
+version: "1.0"
+rules:
+  - { id: allow-get, name: reads, priority: 100, match: { toolClass: http, action: get }, decision: allow, reason: reads }
+`;
+
+  it("refuses a contract presented under another class or action (a POST contract labelled get)", async () => {
+    const h = await makeGate({ yaml: POLICY_C, gate: { contracts } });
+    const out = await h.gate.authorize(
+      req({ tool: "send_report", toolClass: "http", action: "get", parameters: { text: "hello" } }),
+    );
+    expect(out).toMatchObject({ decision: "deny", reasonCodes: ["contract_class_mismatch"] });
+    expect(out.ticket).toBeUndefined();
+    const ok = await h.gate.authorize(req({ tool: "fetch_page", parameters: { page: "welcome" } }));
+    expect(ok.decision).toBe("allow");
+  });
+
+  it("validates parameters against the contract before policy and uses the validated values", async () => {
+    const h = await makeGate({ yaml: POLICY_C, gate: { contracts } });
+    const bad = await h.gate.authorize(req({ tool: "fetch_page", parameters: { page: "../../etc/passwd" } }));
+    expect(bad.decision).toBe("deny");
+    expect(bad.reasonCodes[0]).toMatch(/^contract_param_invalid:page:/);
+    const unknown = await h.gate.authorize(req({ tool: "no_such_tool", parameters: {} }));
+    expect(unknown.reasonCodes).toEqual(["tool_unknown"]);
+  });
+
+  it("another principal's calls into a run do not count towards that run's quarantine", async () => {
+    const h = await makeGate({ yaml: POLICY_C, principals: [AGENT, { id: "mallory", roles: [] }] });
+    expect((await h.gate.authorize(req())).decision).toBe("allow");
+    for (let i = 0; i < 10; i++) {
+      const out = await h.gate.authorize(
+        req({ principalId: "mallory", parameters: { url: `https://x/${i}` } }),
+      );
+      expect(out.reasonCodes).toEqual(["run_principal_mismatch"]);
+    }
+    const facts = h.gate.sessions.get("run-1")!.snapshot();
+    expect(facts.quarantined).toBe(false);
+    expect(facts.counters.denied).toBe(0);
+    expect((await h.gate.authorize(req())).decision).toBe("allow");
   });
 });
