@@ -13,7 +13,7 @@ import { parseStrictJson } from "../contracts/index.js";
 import { Keyring } from "../crypto/index.js";
 import { type ApprovalVerdict, type GateOutcome, runTraceId } from "../gate/index.js";
 import { signHead, verifyJournal } from "../journal/index.js";
-import { classifyContract } from "../loop/index.js";
+import { classifyContract } from "../tools/index.js";
 import { Authenticator, type Identity } from "./auth.js";
 import { ApiError, toApiError } from "./errors.js";
 import { SidecarMetrics } from "./metrics.js";
