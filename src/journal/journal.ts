@@ -99,6 +99,8 @@ interface Chunk {
   after: string | null;
   /** The entries with their signatures, once the workers are done (null if signing failed). */
   sealed: SealedEntry[] | null;
+  /** Signing is over (sealed or failed). */
+  done: boolean;
   /** Settles when signing is over; never rejects. */
   ready: Promise<void>;
 }
@@ -365,16 +367,24 @@ export class Journal {
         this.#queue = items.concat(this.#queue);
         return;
       }
-      const chunk: Chunk = { items, after: tip?.hash ?? null, sealed: null, ready: Promise.resolve() };
+      const chunk: Chunk = {
+        items,
+        after: tip?.hash ?? null,
+        sealed: null,
+        done: false,
+        ready: Promise.resolve(),
+      };
       chunk.ready = pool.signTexts(chained.texts).then(
         (sigs) => {
           chained.sealed.forEach((s, i) => {
             s.entry.signature = sigs[i]!;
           });
           chunk.sealed = chained.sealed;
+          chunk.done = true;
         },
         () => {
           // Left unsealed: the transaction re-chains and signs it on this thread.
+          chunk.done = true;
         },
       );
       this.#chunks.push(chunk);
@@ -410,14 +420,24 @@ export class Journal {
           await this.#commit(this.#queue.splice(0, this.#maxBatch), null);
           continue;
         }
-        await first.ready;
-        // Group commit: the first chunk and every following one already signed.
-        let take = 1;
-        let n = first.items.length;
-        for (; take < this.#chunks.length; take++) {
-          const c = this.#chunks[take]!;
-          if (c.sealed === null || n + c.items.length > this.#maxBatch) break;
-          n += c.items.length;
+        // Group commit: wait until a full batch is signed or nothing more is being
+        // signed. Each transaction costs an fsync on this thread, and committing
+        // chunk by chunk as they come in makes the fsyncs, not the signatures,
+        // the limit; a batch waits at most for one batch's worth of signing.
+        let take: number;
+        let n: number;
+        for (;;) {
+          take = 0;
+          n = 0;
+          for (; take < this.#chunks.length; take++) {
+            const c = this.#chunks[take]!;
+            if (!c.done || n + c.items.length > this.#maxBatch) break;
+            n += c.items.length;
+          }
+          const next = this.#chunks[take];
+          if (next === undefined || next.done) break;
+          this.#speculate(1);
+          await next.ready;
         }
         const group = this.#chunks.splice(0, take);
         this.#chunked -= n;
