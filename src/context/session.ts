@@ -174,7 +174,13 @@ type Defined<T> = { [K in keyof T as undefined extends T[K] ? never : K]: T[K] }
 
 /** Drops undefined members so the value is canonical-JSON ready (and exact-optional typed). */
 function defined<T extends object>(o: T): Defined<T> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Defined<T>;
+  // A plain loop: this runs for every event and every snapshot, on the decision path.
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(o)) {
+    const v = (o as Record<string, unknown>)[k];
+    if (v !== undefined) out[k] = v;
+  }
+  return out as Defined<T>;
 }
 
 const finiteNonNegative = (n: number | undefined, what: string) => {

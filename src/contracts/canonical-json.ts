@@ -18,11 +18,16 @@ export const SHA256_HASH_PATTERN = /^sha256:[0-9a-f]{64}$/;
 
 const LONE_SURROGATE = /\p{Surrogate}/u;
 
+/** Node 20+ has String.prototype.isWellFormed (ES2024); the regex is the fallback. */
+const nativeWellFormed = (String.prototype as { isWellFormed?: () => boolean }).isWellFormed;
+// With the `u` flag, a well-formed pair is one code point and never matches \p{Surrogate}.
+const isWellFormed = nativeWellFormed
+  ? (s: string): boolean => nativeWellFormed.call(s)
+  : (s: string): boolean => !LONE_SURROGATE.test(s);
+
 /** Throws ERR_CANON_LONE_SURROGATE when `s` holds an unpaired UTF-16 surrogate. */
 export function assertWellFormed(s: string, where: string): void {
-  // With the `u` flag, a well-formed pair is one code point and never matches
-  // \p{Surrogate}; only unpaired halves do.
-  if (LONE_SURROGATE.test(s)) {
+  if (!isWellFormed(s)) {
     throw new CanonicalJsonError("ERR_CANON_LONE_SURROGATE", `lone surrogate in ${where}`);
   }
 }
@@ -44,67 +49,80 @@ function isPlainObject(v: object): v is Record<string, unknown> {
 export function canonicalJson(value: unknown, options: CanonicalOptions = {}): string {
   const maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
   const stack = new Set<object>();
-  const parts: string[] = [];
+  // The path to the current value, kept as a stack of keys and indexes and turned into
+  // text only for an error message: building it per node costs more than the output.
+  const keys: (string | number)[] = [];
+  const where = (): string => keys.map((k) => (typeof k === "number" ? `[${k}]` : `.${k}`)).join("");
+  const at = () => `$${where()}`;
+  let out = "";
 
-  const walk = (v: unknown, depth: number, path: string): void => {
+  const str = (s: string, what: () => string): string => {
+    if (!isWellFormed(s))
+      throw new CanonicalJsonError("ERR_CANON_LONE_SURROGATE", `lone surrogate in ${what()}`);
+    return JSON.stringify(s);
+  };
+
+  const walk = (v: unknown, depth: number): void => {
     switch (typeof v) {
       case "string":
-        assertWellFormed(v, path);
-        parts.push(JSON.stringify(v));
+        out += str(v, at);
         return;
       case "number":
-        parts.push(serializeNumber(v));
+        out += serializeNumber(v);
         return;
       case "boolean":
-        parts.push(v ? "true" : "false");
+        out += v ? "true" : "false";
         return;
       case "object":
         break;
       default:
-        throw new CanonicalJsonError("ERR_CANON_UNSUPPORTED_TYPE", `unsupported ${typeof v} at ${path}`);
+        throw new CanonicalJsonError("ERR_CANON_UNSUPPORTED_TYPE", `unsupported ${typeof v} at ${at()}`);
     }
     if (v === null) {
-      parts.push("null");
+      out += "null";
       return;
     }
     if (depth >= maxDepth) {
-      throw new CanonicalJsonError("ERR_CANON_TOO_DEEP", `nesting deeper than ${maxDepth} at ${path}`);
+      throw new CanonicalJsonError("ERR_CANON_TOO_DEEP", `nesting deeper than ${maxDepth} at ${at()}`);
     }
-    if (stack.has(v)) throw new CanonicalJsonError("ERR_CANON_CYCLE", `cycle at ${path}`);
+    if (stack.has(v)) throw new CanonicalJsonError("ERR_CANON_CYCLE", `cycle at ${at()}`);
     stack.add(v);
     if (Array.isArray(v)) {
-      parts.push("[");
+      out += "[";
       for (let i = 0; i < v.length; i++) {
-        if (i > 0) parts.push(",");
-        walk(v[i], depth + 1, `${path}[${i}]`);
+        if (i > 0) out += ",";
+        keys.push(i);
+        walk(v[i], depth + 1);
+        keys.pop();
       }
-      parts.push("]");
+      out += "]";
     } else if (isPlainObject(v)) {
       // Default sort compares UTF-16 code units, which is what RFC 8785 §3.2.3 requires.
-      const keys = Object.keys(v).sort();
-      parts.push("{");
-      let first = true;
-      for (const key of keys) {
-        assertWellFormed(key, `key of ${path}`);
+      const names = Object.keys(v).sort();
+      out += "{";
+      for (let i = 0; i < names.length; i++) {
+        const key = names[i] as string;
         const child = v[key];
+        keys.push(key);
         if (child === undefined) {
-          throw new CanonicalJsonError("ERR_CANON_UNSUPPORTED_TYPE", `undefined at ${path}.${key}`);
+          throw new CanonicalJsonError("ERR_CANON_UNSUPPORTED_TYPE", `undefined at ${at()}`);
         }
-        if (!first) parts.push(",");
-        first = false;
-        parts.push(JSON.stringify(key), ":");
-        walk(child, depth + 1, `${path}.${key}`);
+        if (i > 0) out += ",";
+        out += str(key, () => `key at ${at()}`);
+        out += ":";
+        walk(child, depth + 1);
+        keys.pop();
       }
-      parts.push("}");
+      out += "}";
     } else {
       const name = (v as { constructor?: { name?: string } }).constructor?.name ?? "object";
-      throw new CanonicalJsonError("ERR_CANON_UNSUPPORTED_TYPE", `unsupported ${name} at ${path}`);
+      throw new CanonicalJsonError("ERR_CANON_UNSUPPORTED_TYPE", `unsupported ${name} at ${at()}`);
     }
     stack.delete(v);
   };
 
-  walk(value, 0, "$");
-  return parts.join("");
+  walk(value, 0);
+  return out;
 }
 
 /** Canonical JSON as UTF-8 bytes. */

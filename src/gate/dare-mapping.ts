@@ -5,9 +5,9 @@
 // alert_operator obligation; their resolution is a separate journal entry.
 import { createHash } from "node:crypto";
 import {
-  buildPolicyDecision,
   type Decision,
   type PolicyDecisionRecord,
+  SCHEMA_VERSION,
   type Sha256Hash,
   UUID_PATTERN,
 } from "../contracts/index.js";
@@ -86,7 +86,12 @@ export function buildDareDecision(i: DareDecisionInput): PolicyDecisionRecord {
   if (i.decision === "defer") obligations.push({ type: "alert_operator", required: true });
   const type =
     i.toolClass === "memory" ? (READ_ACTIONS.test(i.action) ? "memory.read" : "memory.write") : "tool.invoke";
-  return buildPolicyDecision({
+  // Built as a typed literal rather than through buildPolicyDecision: the journal validates
+  // every dare.policy.decision body against the schema on append, and validating twice
+  // on the decision path costs more than the rest of the record.
+  return {
+    schema_version: SCHEMA_VERSION,
+    event_type: "dare.policy.decision",
     decision_id: i.decisionId,
     time: i.time,
     run_id: dareRunId(i.runId),
@@ -109,5 +114,5 @@ export function buildDareDecision(i: DareDecisionInput): PolicyDecisionRecord {
       reason_codes: codes.length > 0 ? codes : ["UNKNOWN"],
       obligations,
     },
-  });
+  };
 }
