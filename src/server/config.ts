@@ -33,6 +33,8 @@ export const SidecarConfigSchema = z.strictObject({
     key: PathText,
     /** How long a write waits for another writer's lock before failing closed. */
     busyTimeoutMs: z.number().int().min(0).max(60_000).default(2000),
+    /** Worker threads that sign entries while the main thread serves requests (0 = sign inline). */
+    signingWorkers: z.number().int().min(0).max(16).default(1),
   }),
   gate: GateConfigSchema.default(GateConfigSchema.parse({})),
   auth: z.strictObject({

@@ -108,7 +108,7 @@ export async function openSidecarRuntime(
   const store = SqliteJournalStore.open(c.journal.path, { busyTimeoutMs: c.journal.busyTimeoutMs });
   let journal: Journal;
   try {
-    journal = await openJournal({ store, signer });
+    journal = await openJournal({ store, signer, signingWorkers: c.journal.signingWorkers });
   } catch (err) {
     await store.close();
     throw err;
