@@ -15,7 +15,7 @@ import {
   type ExecutionResult,
   type ExecutorDeps,
   type ExecutorErrorCode,
-  runGoverned,
+  runBound,
   type ToolIdentity,
 } from "./runtime.js";
 import { classifySql, type StatementClass } from "./sql-classify.js";
@@ -119,23 +119,14 @@ abstract class DatabaseExecutorBase {
     binding: DatabaseBinding,
     opts: CallOptions = {},
   ): Promise<ExecutionResult<DatabaseOutput>> {
-    return runGoverned(
+    return runBound(
       ticket,
       {
         executor: "database",
-        tool: binding,
+        binding,
         defaultTaint: "tool-output",
         maxTimeoutMs: this.maxTimeoutMs,
-        attempt: async ({ parameters, signal, ticket: t }) => {
-          let spec: SqlSpec;
-          try {
-            spec = binding.build(parameters);
-          } catch (err) {
-            return {
-              invocation: null,
-              error: { code: "ERR_EXEC_PARAMS_INVALID", message: (err as Error).message },
-            };
-          }
+        attempt: async (spec, { signal, ticket: t }) => {
           const cls = classifySql(spec.sql);
           if (!cls.ok) return { invocation: null, error: { code: cls.code, message: cls.message } };
           const params = spec.params ?? [];

@@ -18,7 +18,7 @@ import {
   type ExecutionResult,
   type ExecutorDeps,
   type ExecutorErrorCode,
-  runGoverned,
+  runBound,
   type ToolIdentity,
 } from "./runtime.js";
 
@@ -150,23 +150,14 @@ export class FileExecutor {
     binding: FileBinding,
     opts: CallOptions = {},
   ): Promise<ExecutionResult<FileOutput>> {
-    return runGoverned(
+    return runBound(
       ticket,
       {
         executor: "file",
-        tool: binding,
+        binding,
         defaultTaint: "tool-output",
         maxTimeoutMs: this.#maxTimeoutMs,
-        attempt: async ({ parameters, signal }) => {
-          let op: FileOperation;
-          try {
-            op = binding.build(parameters);
-          } catch (err) {
-            return {
-              invocation: null,
-              error: { code: "ERR_EXEC_PARAMS_INVALID", message: (err as Error).message },
-            };
-          }
+        attempt: async (op, { signal }) => {
           const inv: Invocation & { kind: "file" } = {
             kind: "file",
             op: op.op,

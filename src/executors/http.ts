@@ -26,7 +26,7 @@ import {
   type ExecutionResult,
   type ExecutorDeps,
   type ExecutorErrorCode,
-  runGoverned,
+  runBound,
   type ToolIdentity,
 } from "./runtime.js";
 
@@ -147,28 +147,14 @@ export class HttpExecutor {
     binding: HttpBinding,
     opts: CallOptions = {},
   ): Promise<ExecutionResult<HttpOutput>> {
-    return runGoverned(
+    return runBound(
       ticket,
       {
         executor: "http",
-        tool: binding,
+        binding,
         defaultTaint: "web",
         maxTimeoutMs: this.#maxTimeoutMs,
-        attempt: async ({ parameters, signal }) => {
-          let spec: HttpRequestSpec;
-          try {
-            spec = binding.build(parameters);
-          } catch (err) {
-            return {
-              invocation: null,
-              error: {
-                code: "ERR_EXEC_PARAMS_INVALID",
-                message: (err as Error).message ?? "invalid parameters",
-              },
-            };
-          }
-          return this.#run(spec, binding, signal);
-        },
+        attempt: (spec, { signal }) => this.#run(spec, binding, signal),
       },
       this.#deps,
       opts,

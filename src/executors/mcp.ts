@@ -18,7 +18,7 @@ import {
   type CallOptions,
   type ExecutionResult,
   type ExecutorDeps,
-  runGoverned,
+  runBound,
   type ToolIdentity,
 } from "./runtime.js";
 
@@ -254,23 +254,14 @@ export class McpExecutor {
   }
 
   execute(ticket: unknown, binding: McpBinding, opts: CallOptions = {}): Promise<ExecutionResult<McpOutput>> {
-    return runGoverned(
+    return runBound(
       ticket,
       {
         executor: "mcp",
-        tool: binding,
+        binding,
         defaultTaint: "mcp",
         maxTimeoutMs: this.#maxTimeoutMs,
-        attempt: async ({ parameters, signal }) => {
-          let args: Record<string, unknown>;
-          try {
-            args = binding.build(parameters);
-          } catch (err) {
-            return {
-              invocation: null,
-              error: { code: "ERR_EXEC_PARAMS_INVALID", message: (err as Error).message },
-            };
-          }
+        attempt: async (args, { signal }) => {
           const inv = {
             kind: "mcp" as const,
             server: binding.server,

@@ -17,7 +17,7 @@ import {
   type ExecutionResult,
   type ExecutorDeps,
   type ExecutorErrorCode,
-  runGoverned,
+  runBound,
   type ToolIdentity,
 } from "./runtime.js";
 
@@ -118,25 +118,14 @@ export class ProcessExecutor {
     binding: ProcessBinding,
     opts: CallOptions = {},
   ): Promise<ExecutionResult<ProcessOutput>> {
-    return runGoverned(
+    return runBound(
       ticket,
       {
         executor: "process",
-        tool: binding,
+        binding,
         defaultTaint: "tool-output",
         maxTimeoutMs: this.#maxTimeoutMs,
-        attempt: async ({ parameters, signal }) => {
-          let spec: ProcessSpec;
-          try {
-            spec = binding.build(parameters);
-          } catch (err) {
-            return {
-              invocation: null,
-              error: { code: "ERR_EXEC_PARAMS_INVALID", message: (err as Error).message },
-            };
-          }
-          return this.#run(spec, signal);
-        },
+        attempt: (spec, { signal }) => this.#run(spec, signal),
       },
       this.#deps,
       opts,

@@ -307,3 +307,52 @@ export async function runGoverned<O>(
   }
   return { ok: true, output: outcome.output, evidence, response, taint };
 }
+
+/** A tool binding: its identity plus the contract's builder of the executor's own spec. */
+export interface SpecBinding<S> extends ToolIdentity {
+  build(parameters: Readonly<Record<string, unknown>>): S;
+}
+
+/** A RunSpec whose attempt starts from the spec the binding builds. */
+export interface BoundRunSpec<S, O> extends Omit<RunSpec<O>, "tool" | "attempt"> {
+  binding: SpecBinding<S>;
+  attempt(spec: S, ctx: AttemptContext): Promise<AttemptOutcome<O>>;
+}
+
+/**
+ * runGoverned for a binding: the spec is built from the ticket's frozen parameters
+ * inside the attempt, and parameters the contract cannot build from are refused as
+ * ERR_EXEC_PARAMS_INVALID before anything is invoked.
+ */
+export function runBound<S, O>(
+  ticket: unknown,
+  spec: BoundRunSpec<S, O>,
+  deps: ExecutorDeps,
+  opts: CallOptions = {},
+): Promise<ExecutionResult<O>> {
+  const { binding, attempt, ...rest } = spec;
+  return runGoverned(
+    ticket,
+    {
+      ...rest,
+      tool: binding,
+      attempt: async (ctx) => {
+        let built: S;
+        try {
+          built = binding.build(ctx.parameters);
+        } catch (err) {
+          return {
+            invocation: null,
+            error: {
+              code: "ERR_EXEC_PARAMS_INVALID",
+              message: (err as Error).message ?? "invalid parameters",
+            },
+          };
+        }
+        return attempt(built, ctx);
+      },
+    },
+    deps,
+    opts,
+  );
+}

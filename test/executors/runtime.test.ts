@@ -86,6 +86,25 @@ describe("execution tickets", () => {
     expect(seen).toEqual([{ path: "a.txt" }]);
   });
 
+  it("refuses parameters the binding cannot build from, before invoking anything, as evidence", async () => {
+    const journal = new MemoryJournal();
+    const r = await new FileExecutor({ root }, { journal }).execute(
+      mint("files", {}, { toolClass: "file" }),
+      {
+        name: "files",
+        version: "1",
+        build: () => {
+          throw new Error("path is required");
+        },
+      },
+    );
+    expect(!r.ok && r.code).toBe("ERR_EXEC_PARAMS_INVALID");
+    expect(!r.ok && r.message).toBe("path is required");
+    expect(r.ok || r.evidence?.invocation).toBeNull();
+    expect(r.ok || r.evidence?.status).toBe("rejected");
+    expect(journal.ofType("warden.executor.evidence")).toHaveLength(1);
+  });
+
   it("maps non-UUID run and decision ids to stable UUIDs for the DARE record", () => {
     expect(uuidFor("run-test-1")).toBe(uuidFor("run-test-1"));
     expect(uuidFor("run-test-1")).toMatch(
