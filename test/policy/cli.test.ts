@@ -2,25 +2,10 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { main } from "../../src/cli/main.js";
+import { runCli } from "../helpers/cli.js";
 
 const POLICIES = new URL("../../policies/", import.meta.url).pathname;
 const ARI = new URL("./fixtures/arikernel.policy.yaml", import.meta.url).pathname;
-
-async function run(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = "";
-  let err = "";
-  const code = await main(["node", "warden", ...args], {
-    out: (t) => {
-      out += t;
-    },
-    err: (t) => {
-      err += t;
-    },
-    isTTY: false,
-  });
-  return { code, out, err };
-}
 
 const dir = mkdtempSync(join(tmpdir(), "warden-policy-cli-"));
 function file(name: string, content: string | object): string {
@@ -31,7 +16,7 @@ function file(name: string, content: string | object): string {
 
 describe("warden policy validate", () => {
   it("reports every valid file with its rule count and hash, exit 0", async () => {
-    const r = await run("policy", "validate", `${POLICIES}safe.yaml`, `${POLICIES}guardrails.cedar`, ARI);
+    const r = await runCli("policy", "validate", `${POLICIES}safe.yaml`, `${POLICIES}guardrails.cedar`, ARI);
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/^ok {4}.*safe\.yaml \(6 rules\) sha256:[0-9a-f]{64}$/m);
     expect(r.out).toMatch(/guardrails\.cedar \(3 rules\)/);
@@ -44,7 +29,7 @@ describe("warden policy validate", () => {
       "rules:\n  - {id: a, name: a, priority: 1, match: {parameters: {u: {pattern: '(a+)+'}}}, decision: deny, reason: r}\n",
     );
     const badCedar = file("bad.cedar", "permit(principal, action, resource) when { context.nope };");
-    const r = await run(
+    const r = await runCli(
       "policy",
       "validate",
       "--json",
@@ -75,7 +60,7 @@ describe("warden policy explain", () => {
 
   it("shows the rules tried in order and the one that matched", async () => {
     const req = file("req.json", { ...request, taintLabels: [{ source: "web", origin: "evil.example" }] });
-    const r = await run("policy", "explain", "--policy", ARI, "--request", req);
+    const r = await runCli("policy", "explain", "--policy", ARI, "--request", req);
     expect(r.code).toBe(0);
     expect(r.out).toContain("decision     deny");
     expect(r.out).toMatch(/100 allow-safe-http-reads \[allow\] no: toolClass/);
@@ -85,7 +70,7 @@ describe("warden policy explain", () => {
 
   it("exits 0 for a deny by default, and prints JSON with --json", async () => {
     const req = file("req2.json", request);
-    const r = await run("policy", "explain", "--json", "--policy", ARI, "--request", req);
+    const r = await runCli("policy", "explain", "--json", "--policy", ARI, "--request", req);
     expect(r.code).toBe(0);
     const e = JSON.parse(r.out);
     expect(e.outcome.decision).toBe("deny");
@@ -104,7 +89,7 @@ describe("warden policy explain", () => {
       tool: { name: "sh", riskTier: "low" },
     });
     expect(
-      JSON.parse((await run("policy", "explain", "--json", "--policy", pol, "--request", wrapped)).out)
+      JSON.parse((await runCli("policy", "explain", "--json", "--policy", pol, "--request", wrapped)).out)
         .outcome.decision,
     ).toBe("allow");
     const denied = file("w2.json", {
@@ -114,11 +99,11 @@ describe("warden policy explain", () => {
       session: { counters: { denied: 2 } },
     });
     expect(
-      JSON.parse((await run("policy", "explain", "--json", "--policy", pol, "--request", denied)).out).outcome
-        .decision,
+      JSON.parse((await runCli("policy", "explain", "--json", "--policy", pol, "--request", denied)).out)
+        .outcome.decision,
     ).toBe("deny");
     const bare = file("bare.json", { request, tool: { name: "sh", riskTier: "low" } });
-    const viaFlag = await run(
+    const viaFlag = await runCli(
       "policy",
       "explain",
       "--json",
@@ -134,17 +119,17 @@ describe("warden policy explain", () => {
 
   it("rejects bad requests and bad policies with codes (exit 2)", async () => {
     const noRun = file("norun.json", { principalId: "a", toolClass: "x", action: "y" });
-    let r = await run("policy", "explain", "--policy", ARI, "--request", noRun);
+    let r = await runCli("policy", "explain", "--policy", ARI, "--request", noRun);
     expect(r.code).toBe(2);
     expect(r.err).toContain("ERR_CLI_INPUT");
     const extra = file("extra.json", { request, principal: { roles: ["x"], admin: true } });
-    r = await run("policy", "explain", "--policy", ARI, "--request", extra);
+    r = await runCli("policy", "explain", "--policy", ARI, "--request", extra);
     expect(r.err).toContain("ERR_CLI_INPUT");
     const dup = file("dup.json", '{"principalId":"a","principalId":"b"}');
-    r = await run("policy", "explain", "--policy", ARI, "--request", dup);
+    r = await runCli("policy", "explain", "--policy", ARI, "--request", dup);
     expect(r.err).toContain("ERR_JSON_DUPLICATE_KEY");
     const req = file("ok.json", request);
-    r = await run("policy", "explain", "--policy", join(dir, "nope.yaml"), "--request", req);
+    r = await runCli("policy", "explain", "--policy", join(dir, "nope.yaml"), "--request", req);
     expect(r.code).toBe(2);
     expect(r.err).toContain("ERR_POLICY_FILE");
   });

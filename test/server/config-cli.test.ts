@@ -6,7 +6,6 @@ import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFil
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { main } from "../../src/cli/main.js";
 import { generateKeyPair, saveKeyPair } from "../../src/crypto/index.js";
 import {
   hashToken,
@@ -15,6 +14,7 @@ import {
   parseSidecarConfig,
   startSidecar,
 } from "../../src/server/index.js";
+import { runCli } from "../helpers/cli.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const dirs: string[] = [];
@@ -105,22 +105,6 @@ describe("sidecar configuration", () => {
   });
 });
 
-/** Captures the CLI's output. */
-async function cli(...args: string[]) {
-  let out = "";
-  let err = "";
-  const code = await main(["node", "warden", ...args], {
-    out: (t) => {
-      out += t;
-    },
-    err: (t) => {
-      err += t;
-    },
-    isTTY: false,
-  });
-  return { code, out, err };
-}
-
 /** A copy of examples/sidecar with a fresh journal key. */
 function exampleDir(): string {
   const d = tmp();
@@ -135,7 +119,7 @@ function exampleDir(): string {
 describe("warden sidecar", () => {
   it("--check accepts the shipped example configuration (exit 0)", async () => {
     const d = exampleDir();
-    const r = await cli("sidecar", "--check", "--config", join(d, "sidecar.yaml"), "--json");
+    const r = await runCli("sidecar", "--check", "--config", join(d, "sidecar.yaml"), "--json");
     expect(r.err).toBe("");
     expect(r.code).toBe(0);
     const report = JSON.parse(r.out);
@@ -147,7 +131,7 @@ describe("warden sidecar", () => {
     rmSync(join(d, "policy.yaml"));
     rmSync(join(d, "keys"), { recursive: true });
     writeFileSync(join(d, "contracts", "broken.clad.toml"), "[tool]\nname = 1\n");
-    const r = await cli("sidecar", "--check", "--config", join(d, "sidecar.yaml"));
+    const r = await runCli("sidecar", "--check", "--config", join(d, "sidecar.yaml"));
     expect(r.code).toBe(2);
     expect(r.err).toMatch(/journal\.key/);
     expect(r.err).toMatch(/policies: ERR_POLICY_FILE/);
@@ -171,21 +155,21 @@ describe("warden sidecar", () => {
     rmSync(join(d, "keys"), { recursive: true });
     mkdirSync(join(d, "keys"), { mode: 0o700 });
     saveKeyPair(generateKeyPair("ed25519"), join(d, "keys"), { name: "journal" });
-    const r = await cli("sidecar", "--check", "--config", join(d, "sidecar.yaml"));
+    const r = await runCli("sidecar", "--check", "--config", join(d, "sidecar.yaml"));
     expect(r.code).toBe(2);
     expect(r.err).toMatch(/chain is signed by key/);
   });
 
   it("--config without a file and a bad --port are usage errors", async () => {
-    expect((await cli("sidecar")).code).toBe(2);
+    expect((await runCli("sidecar")).code).toBe(2);
     const d = exampleDir();
-    const r = await cli("sidecar", "--config", join(d, "sidecar.yaml"), "--port", "99999");
+    const r = await runCli("sidecar", "--config", join(d, "sidecar.yaml"), "--port", "99999");
     expect(r.code).toBe(2);
     expect(r.err).toMatch(/ERR_CLI_USAGE/);
   });
 
   it("--new-token prints a token and the hash that authenticates it", async () => {
-    const r = await cli("sidecar", "--new-token", "--json");
+    const r = await runCli("sidecar", "--new-token", "--json");
     expect(r.code).toBe(0);
     const { token, tokenSha256 } = JSON.parse(r.out) as { token: string; tokenSha256: string };
     expect(token).toMatch(/^wdn_[A-Za-z0-9_-]{43}$/);
