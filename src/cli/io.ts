@@ -23,18 +23,30 @@ export interface CliContext {
   exitCode: number;
 }
 
-/** Reads a file and parses it as strict JSON (duplicate keys and __proto__ rejected). */
-export function readJsonFile(path: string): unknown {
-  let text: string;
+/** A file's bytes; a file that cannot be read is bad input, named by its errno code only. */
+function readInputFile(path: string): Buffer {
   try {
-    text = readFileSync(path, "utf8");
+    return readFileSync(path);
   } catch (err) {
     throw new CliError(
       "ERR_CLI_INPUT",
       `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? "error"}`,
     );
   }
-  return parseStrictJson(text);
+}
+
+/** Reads a UTF-8 text file of at most `maxBytes` bytes. */
+export function readTextFile(path: string, maxBytes: number): string {
+  const bytes = readInputFile(path);
+  if (bytes.byteLength > maxBytes) {
+    throw new CliError("ERR_CLI_INPUT", `${path} is larger than ${maxBytes} bytes`);
+  }
+  return bytes.toString("utf8");
+}
+
+/** Reads a file and parses it as strict JSON (duplicate keys and __proto__ rejected). */
+export function readJsonFile(path: string): unknown {
+  return parseStrictJson(readInputFile(path).toString("utf8"));
 }
 
 export function formatError(err: unknown): string {

@@ -5,7 +5,6 @@
 // verification exits 1 with its ERR_INTEGRITY_* code, unusable input exits 2.
 
 import type { KeyObject } from "node:crypto";
-import { readFileSync } from "node:fs";
 import type { Command } from "commander";
 import { CliError, IntegrityError, parseStrictJson } from "../../contracts/index.js";
 import { loadPrivateKeyFile, parsePublicKey } from "../../crypto/index.js";
@@ -29,7 +28,7 @@ import {
   verifyTrustBundle,
   wellKnownUrl,
 } from "../../tools/index.js";
-import type { CliContext } from "../io.js";
+import { type CliContext, readTextFile } from "../io.js";
 
 function fail(code: IntegrityCode, message: string): never {
   throw new IntegrityError(code, message);
@@ -67,23 +66,8 @@ interface VerifyOpts {
 
 const isUrl = (s: string) => /^[a-z][a-z0-9+.-]*:\/\//i.test(s);
 
-function readInput(path: string): string {
-  try {
-    const text = readFileSync(path, "utf8");
-    if (text.length > MAX_INPUT)
-      throw new CliError("ERR_CLI_INPUT", `${path} is larger than ${MAX_INPUT} bytes`);
-    return text;
-  } catch (err) {
-    if (err instanceof CliError) throw err;
-    throw new CliError(
-      "ERR_CLI_INPUT",
-      `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? "error"}`,
-    );
-  }
-}
-
 function readJson(path: string): unknown {
-  return parseStrictJson(readInput(path), { maxLength: MAX_INPUT });
+  return parseStrictJson(readTextFile(path, MAX_INPUT), { maxLength: MAX_INPUT });
 }
 
 /** A JSON document from a file or (https, or loopback http when allowed) URL. */
@@ -104,7 +88,7 @@ type FileKind =
   | { kind: "bundle"; value: unknown };
 
 function classify(path: string): FileKind {
-  const text = readInput(path);
+  const text = readTextFile(path, MAX_INPUT);
   if (!text.trimStart().startsWith("{")) return { kind: "manifest" };
   let value: unknown;
   try {
@@ -311,7 +295,7 @@ async function gatherTrust(opts: VerifyOpts, pins: PinStore | undefined): Promis
   }
   for (const path of opts.trustedKey ?? []) {
     try {
-      inputs.trustedKeys.push(parsePublicKey(readInput(path)));
+      inputs.trustedKeys.push(parsePublicKey(readTextFile(path, MAX_INPUT)));
     } catch (err) {
       if (err instanceof CliError) throw err;
       throw new IntegrityError("ERR_INTEGRITY_KEY_INVALID", `${path} is not a public key`);

@@ -2,7 +2,6 @@
 // or a session replayed from JSONL — calls and the observed results of earlier calls —
 // through one Gate, so scenarios and regressions can be written as files. Exit 0
 // whatever the decisions; 1 only for a failed `--check`; 2 for bad input.
-import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { Command } from "commander";
 import { z } from "zod";
@@ -26,7 +25,7 @@ import {
 import { openJournal, SqliteJournalStore } from "../../journal/index.js";
 import { loadPolicyBundle } from "../../policy/index.js";
 import { ContractRegistry } from "../../tools/index.js";
-import { type CliContext, EXIT, readJsonFile } from "../io.js";
+import { type CliContext, EXIT, readJsonFile, readTextFile } from "../io.js";
 
 const MAX_SESSION_BYTES = 16 * 1024 * 1024;
 
@@ -84,16 +83,7 @@ function toLine(step: number, o: GateOutcome): DecisionLine {
 }
 
 function parseSession(path: string): Step[] {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (err) {
-    throw new CliError(
-      "ERR_CLI_INPUT",
-      `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? "error"}`,
-    );
-  }
-  if (text.length > MAX_SESSION_BYTES) throw new CliError("ERR_CLI_INPUT", `${path} is larger than 16 MiB`);
+  const text = readTextFile(path, MAX_SESSION_BYTES);
   const steps: Step[] = [];
   text.split("\n").forEach((raw, i) => {
     if (raw.trim() === "") return;
