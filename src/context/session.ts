@@ -399,18 +399,7 @@ export class Session {
       }),
       at,
     );
-    this.#push(
-      defined({
-        seq: event.seq,
-        kind: "call" as const,
-        toolClass: request.toolClass,
-        action: request.action,
-        tool: request.tool,
-        decision,
-        taint: taintSources(prepared.effectiveTaint),
-        signals: state.signals,
-      }),
-    );
+    this.#pushCall(event.seq, prepared, state, decision);
     const first = prepared.behaviour[0];
     if (first !== undefined) {
       const matched = first.matchedEvents.map((s) => this.#windowEvent(s)).filter((e) => e !== undefined);
@@ -453,18 +442,7 @@ export class Session {
       { type: "call.resolved", call: state.call!, decision, reasonCodes: [...reasonCodes] },
       at,
     );
-    this.#push(
-      defined({
-        seq: event.seq,
-        kind: "call" as const,
-        toolClass: request.toolClass,
-        action: request.action,
-        tool: request.tool,
-        decision,
-        taint: taintSources(prepared.effectiveTaint),
-        signals: state.signals,
-      }),
-    );
+    this.#pushCall(event.seq, prepared, state, decision);
     if (decision === "deny") this.#checkDenials(at);
     return this.#events.slice(start);
   }
@@ -694,6 +672,23 @@ export class Session {
     this.#window.push(e);
     const size = this.#config.rules.windowSize;
     if (this.#window.length > size) this.#window.splice(0, this.#window.length - size);
+  }
+
+  /** The behavioural window's view of a call's decision (or its resolution). */
+  #pushCall(seq: number, prepared: Prepared, state: CallState, decision: Decision): void {
+    const { request } = prepared;
+    this.#push(
+      defined({
+        seq,
+        kind: "call" as const,
+        toolClass: request.toolClass,
+        action: request.action,
+        tool: request.tool,
+        decision,
+        taint: taintSources(prepared.effectiveTaint),
+        signals: state.signals,
+      }),
+    );
   }
 
   #append(body: EventBody, at: number): SessionEvent {
