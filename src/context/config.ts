@@ -124,6 +124,36 @@ const Provenance = z.strictObject({
     .default(1 << 20),
 });
 
+const Taint = z.strictObject({
+  /** Label every output of a tool class with this boundary source (Ari rule 1: ATTACH). */
+  boundaries: z
+    .record(z.string(), TaintSource)
+    .default({ http: "web", mcp: "mcp", retrieval: "rag", email: "email" }),
+  /** Every label seen in the run joins every later call's effective taint (strict, Ari run-level). */
+  sticky: z.boolean().default(false),
+});
+
+const Quarantine = z.strictObject({
+  /** Denials (counted over the run) that quarantine it. Ari: 5. */
+  denialThreshold: z.number().int().min(1).default(5),
+  /** Actions still permitted once quarantined (Ari: http.get/head/options, file.read, database.query). */
+  readOnly: z
+    .array(ActionPattern)
+    .default([
+      "http:get",
+      "http:head",
+      "http:options",
+      "file:read",
+      "file:list",
+      "file:stat",
+      "database:query",
+      "retrieval:*",
+      "memory:read",
+    ]),
+  /** Tool contract categories that are read-only (DARE `tool_category`). */
+  readOnlyCategories: z.array(z.string()).default(["read_only"]),
+});
+
 export const ContextConfigSchema = z.strictObject({
   /** Ordered from least to most sensitive. Unlabelled or unknown data counts as the last. */
   classificationLevels: z
@@ -137,54 +167,10 @@ export const ContextConfigSchema = z.strictObject({
       perPrincipal: z.record(z.string(), z.number().int().min(1)).default({}),
     })
     .default({ perPrincipal: {} }),
-  taint: z
-    .strictObject({
-      /** Label every output of a tool class with this boundary source (Ari rule 1: ATTACH). */
-      boundaries: z
-        .record(z.string(), TaintSource)
-        .default({ http: "web", mcp: "mcp", retrieval: "rag", email: "email" }),
-      /** Every label seen in the run joins every later call's effective taint (strict, Ari run-level). */
-      sticky: z.boolean().default(false),
-    })
-    .default({ boundaries: { http: "web", mcp: "mcp", retrieval: "rag", email: "email" }, sticky: false }),
+  taint: Taint.default(Taint.parse({})),
   provenance: Provenance.default(Provenance.parse({})),
   rules: Rules.default(Rules.parse({})),
-  quarantine: z
-    .strictObject({
-      /** Denials (counted over the run) that quarantine it. Ari: 5. */
-      denialThreshold: z.number().int().min(1).default(5),
-      /** Actions still permitted once quarantined (Ari: http.get/head/options, file.read, database.query). */
-      readOnly: z
-        .array(ActionPattern)
-        .default([
-          "http:get",
-          "http:head",
-          "http:options",
-          "file:read",
-          "file:list",
-          "file:stat",
-          "database:query",
-          "retrieval:*",
-          "memory:read",
-        ]),
-      /** Tool contract categories that are read-only (DARE `tool_category`). */
-      readOnlyCategories: z.array(z.string()).default(["read_only"]),
-    })
-    .default({
-      denialThreshold: 5,
-      readOnly: [
-        "http:get",
-        "http:head",
-        "http:options",
-        "file:read",
-        "file:list",
-        "file:stat",
-        "database:query",
-        "retrieval:*",
-        "memory:read",
-      ],
-      readOnlyCategories: ["read_only"],
-    }),
+  quarantine: Quarantine.default(Quarantine.parse({})),
   /** Decision events summarized in `SessionFacts.recentEvents`. */
   recentEventsInFacts: z.number().int().min(0).max(1000).default(20),
 });
