@@ -5,20 +5,10 @@
 // It is public data (mode 0644) but integrity-critical: a store that group or others
 // can write is refused, since anyone who can edit it can re-pin an attacker's key.
 // SchemaPin's own KeyPinStore JSON ({"tool@domain": "sha256:..."}) is read as well.
-import { randomBytes } from "node:crypto";
-import {
-  closeSync,
-  fsyncSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  statSync,
-  unlinkSync,
-  writeSync,
-} from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { readFileSync, statSync } from "node:fs";
 import { z } from "zod";
 import { IntegrityError, parseStrictJson } from "../../contracts/index.js";
+import { writeFileAtomic } from "./atomic-write.js";
 import { fail } from "./result.js";
 
 export type PinStatus = "first_use" | "pinned" | "changed";
@@ -200,24 +190,9 @@ export class PinStore {
   /** Writes the store atomically to its path (temp file + fsync + rename). */
   save(): void {
     if (this.path === undefined) throw new TypeError("an in-memory pin store has no path to save to");
-    const dir = dirname(this.path);
-    const tmp = join(dir, `.${basename(this.path)}.${randomBytes(6).toString("hex")}.tmp`);
-    const text = `${JSON.stringify(this.toJSON(), null, 2)}\n`;
-    let fd: number | undefined;
     try {
-      fd = openSync(tmp, "wx", 0o644);
-      writeSync(fd, text);
-      fsyncSync(fd);
-      closeSync(fd);
-      fd = undefined;
-      renameSync(tmp, this.path);
+      writeFileAtomic(this.path, `${JSON.stringify(this.toJSON(), null, 2)}\n`, 0o644);
     } catch (err) {
-      if (fd !== undefined) closeSync(fd);
-      try {
-        unlinkSync(tmp);
-      } catch {
-        // the temp file was never created or is already renamed
-      }
       fail("ERR_INTEGRITY_PIN_STORE", `cannot write pin store ${this.path}`, err);
     }
   }

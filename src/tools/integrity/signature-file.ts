@@ -6,21 +6,11 @@
 // and the contract hash explains a failure, but none of them is trusted on its own.
 
 import type { KeyObject } from "node:crypto";
-import { randomBytes } from "node:crypto";
-import {
-  closeSync,
-  fsyncSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  statSync,
-  unlinkSync,
-  writeSync,
-} from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { readFileSync, statSync } from "node:fs";
 import { z } from "zod";
 import { IntegrityError, parseStrictJson, sha256Hex } from "../../contracts/index.js";
 import { fingerprintOf, keyIdOf } from "../../crypto/index.js";
+import { writeFileAtomic } from "./atomic-write.js";
 import { SCHEMAPIN_CANONICALIZATION, schemapinCanonicalBytes } from "./canonical.js";
 import { attempt, fail, type IntegrityResult } from "./result.js";
 import { assertP256, signSchemaPin } from "./signature.js";
@@ -123,20 +113,7 @@ export function readSignatureFile(
 /** Writes `<manifest>.sig` atomically (temp + rename, mode 0644); returns its path. */
 export function writeSignatureFile(manifestPath: string, file: ContractSignatureFile): string {
   const path = signatureFilePath(manifestPath);
-  const tmp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString("hex")}.tmp`);
-  const fd = openSync(tmp, "wx", 0o644);
-  try {
-    writeSync(fd, `${JSON.stringify(file, null, 2)}\n`);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  try {
-    renameSync(tmp, path);
-  } catch (err) {
-    unlinkSync(tmp);
-    throw err;
-  }
+  writeFileAtomic(path, `${JSON.stringify(file, null, 2)}\n`, 0o644);
   return path;
 }
 
