@@ -5,7 +5,8 @@
 
 export type DeferResolution =
   | { outcome: "allow" | "deny"; by: string; note?: string }
-  | { outcome: "timeout" };
+  | { outcome: "timeout" }
+  | { outcome: "cancelled" };
 
 export interface DeferredItem {
   id: string;
@@ -38,20 +39,29 @@ export class DeferQueue {
     return [...this.#held.values()].map((h) => h.item);
   }
 
-  /** Returns null when the queue is full (the Gate then denies). */
-  hold(item: DeferredItem, timeoutMs: number): Promise<DeferResolution> | null {
-    if (this.#held.size >= this.maxConcurrent) return null;
+  /**
+   * Returns null when the queue is full (the Gate then denies). An aborted `signal` (the
+   * caller went away, the server is shutting down) cancels the item at once: it leaves
+   * the queue, so it can no longer be released, and later items of its run stop waiting on it.
+   */
+  hold(item: DeferredItem, timeoutMs: number, signal?: AbortSignal): Promise<DeferResolution> | null {
+    if (this.#held.size >= this.maxConcurrent || this.#held.has(item.id)) return null;
+    if (signal?.aborted) return Promise.resolve({ outcome: "cancelled" });
     return new Promise((release) => {
       const timer = setTimeout(() => this.#settle(item.id, { outcome: "timeout" }), Math.max(0, timeoutMs));
       this.#held.set(item.id, { item, release, timer });
       const q = this.#order.get(item.runId) ?? [];
       q.push(item.id);
       this.#order.set(item.runId, q);
+      signal?.addEventListener("abort", () => this.#cancel(item.id), { once: true });
     });
   }
 
   /** Resolves a deferred item; false when unknown or already resolved. */
-  resolve(id: string, resolution: Exclude<DeferResolution, { outcome: "timeout" }>): boolean {
+  resolve(
+    id: string,
+    resolution: Exclude<DeferResolution, { outcome: "timeout" } | { outcome: "cancelled" }>,
+  ): boolean {
     const h = this.#held.get(id);
     if (!h || h.resolution) return false;
     this.#settle(id, resolution);
@@ -63,6 +73,21 @@ export class DeferQueue {
     if (!h || h.resolution) return;
     clearTimeout(h.timer);
     h.resolution = resolution;
+    this.#drain(h.item.runId);
+  }
+
+  #cancel(id: string): void {
+    // Also an item already resolved but still waiting on an earlier one: its caller is gone.
+    const h = this.#held.get(id);
+    if (!h) return;
+    clearTimeout(h.timer);
+    this.#held.delete(id);
+    const q = this.#order.get(h.item.runId);
+    if (q) {
+      const i = q.indexOf(id);
+      if (i >= 0) q.splice(i, 1);
+    }
+    h.release({ outcome: "cancelled" });
     this.#drain(h.item.runId);
   }
 

@@ -343,6 +343,14 @@ export class Gate {
         fault = "policy_error";
         outcome = denyOutcome(["policy_error"], bundleHash);
       }
+      // A policy rewrite is input to the contract like any other: a rewrite the contract
+      // cannot express (a redaction marker in an integer, a `set` path outside the
+      // pattern) is denied, never executed.
+      if (tool && outcome.modify && outcome.decision !== "deny") {
+        const v = validateArgs(tool, outcome.modify.parameters, this.#o.validateOptions ?? {});
+        if (!v.ok) outcome = denyOutcome([`contract_modify_invalid:${v.arg ?? "*"}:${v.rule}`], bundleHash);
+        else outcome = { ...outcome, modify: { ...outcome.modify, parameters: { ...v.args } } };
+      }
       // A contract that demands human approval gets it, whatever the policy allowed.
       if (policyTool?.humanApproval && (outcome.decision === "allow" || outcome.decision === "modify")) {
         outcome = {
@@ -357,6 +365,9 @@ export class Gate {
     const effectiveTaint = prepared?.effectiveTaint ?? request.taintLabels;
     const contextHash = prepared?.contextHash ?? sha256Of({ runId: request.runId, state: "no_session" });
     const requestHash = sha256Of(checked);
+    // A rewrite applies to whatever may run: modify, and step_up/defer once approved or
+    // released (a contract's human_approval must not shed the policy's redaction).
+    const rewrite = outcome.decision !== "deny" ? outcome.modify : undefined;
     const base: GateOutcome = {
       decisionId,
       decision: outcome.decision,
@@ -364,14 +375,14 @@ export class Gate {
       reasonCodes: outcome.reasonCodes,
       matchedRules: outcome.matchedRules,
       obligations: outcome.obligations,
-      parameters: outcome.decision === "modify" && outcome.modify ? outcome.modify.parameters : parameters,
+      parameters: rewrite ? rewrite.parameters : parameters,
       taint: effectiveTaint,
       journalSeqs: [],
       policyBundleHash: outcome.policyBundleHash,
     };
-    if (outcome.decision === "modify" && outcome.modify) {
+    if (rewrite) {
       base.originalParameters = parameters;
-      base.changes = outcome.modify.changes;
+      base.changes = rewrite.changes;
     }
     if (outcome.stepUp) base.stepUp = outcome.stepUp;
     if (outcome.defer) base.defer = outcome.defer;
@@ -477,7 +488,7 @@ export class Gate {
       case "step_up":
         return wait ? this.#stepUp(base, pending, tool, signal) : base;
       case "defer":
-        return wait ? this.#deferred(base, pending) : base;
+        return wait ? this.#deferred(base, pending, signal) : base;
     }
   }
 
@@ -587,7 +598,7 @@ export class Gate {
         }
         params = { ...v.args };
       }
-      base.originalParameters = base.parameters;
+      base.originalParameters ??= base.parameters;
       base.parameters = params;
       return this.#resolve(
         base,
@@ -612,7 +623,7 @@ export class Gate {
     );
   }
 
-  async #deferred(base: GateOutcome, p: Pending): Promise<GateOutcome> {
+  async #deferred(base: GateOutcome, p: Pending, signal?: AbortSignal): Promise<GateOutcome> {
     const r = p.prepared.request;
     const timeoutMs = base.defer?.timeoutMs ?? APPROVAL_DEFAULT_MS;
     const now = this.#clock();
@@ -630,11 +641,14 @@ export class Gate {
         expiresAt: new Date(now + timeoutMs).toISOString(),
       },
       timeoutMs,
+      signal,
     );
     if (!held) return this.#resolve(base, p, "deny", "defer", "queue_full", ["defer_queue_full"]);
     const res: DeferResolution = await held;
     if (res.outcome === "timeout")
       return this.#resolve(base, p, "deny", "defer", "timeout", ["defer_timeout"]);
+    if (res.outcome === "cancelled")
+      return this.#resolve(base, p, "deny", "defer", "cancelled", ["defer_cancelled"]);
     const by = { id: res.by, roles: [] };
     return res.outcome === "allow"
       ? this.#resolve(base, p, "allow", "defer", "approve", ["defer_released"], by, res.note)
@@ -644,14 +658,25 @@ export class Gate {
   async #resolve(
     base: GateOutcome,
     p: Pending,
-    resolved: "allow" | "deny" | "modify",
+    decided: "allow" | "deny" | "modify",
     via: "approval" | "defer",
     outcome: string,
-    reasonCodes: string[],
+    reasons: string[],
     by?: Approver,
     justification?: string,
   ): Promise<GateOutcome> {
     const r = p.prepared.request;
+    let resolved = decided;
+    let reasonCodes = reasons;
+    // The run may have changed while a human looked at the call: a quarantine, an
+    // exhausted budget or an ended run since the decision turns an approval into a deny.
+    if (resolved !== "deny") {
+      const late = this.#lateDenial(p);
+      if (late.length > 0) {
+        resolved = "deny";
+        reasonCodes = [...reasonCodes, ...late];
+      }
+    }
     const out: GateOutcome = {
       ...base,
       decision: resolved,
@@ -685,18 +710,41 @@ export class Gate {
         fault: "journal_unavailable",
       };
     }
-    const events = p.session.recordResolution(
-      p.prepared,
-      resolved === "deny" ? "deny" : "allow",
-      reasonCodes,
-      this.#clock(),
-    );
+    let events: SessionEvent[] = [];
+    try {
+      events = p.session.recordResolution(
+        p.prepared,
+        resolved === "deny" ? "deny" : "allow",
+        reasonCodes,
+        this.#clock(),
+      );
+    } catch {
+      // The run ended while the call waited: nothing more may run in it.
+      if (resolved !== "deny")
+        return { ...out, decision: "deny", reasonCodes: [...out.reasonCodes, "session_unavailable"] };
+    }
     await this.#journalQuarantine(events, r.runId, p.traceId, out.journalSeqs);
     if (resolved === "deny") return out;
     const principal = this.#principal(r.principalId);
     if (!principal)
       return { ...out, decision: "deny", reasonCodes: [...out.reasonCodes, "principal_unknown"] };
     return this.#grant(out, p, principal);
+  }
+
+  /** Why an approved or released call may no longer run (empty when it still may). */
+  #lateDenial(p: Pending): string[] {
+    const r = p.prepared.request;
+    if (this.#sessions.get(r.runId) !== p.session) return ["session_unavailable"];
+    if (this.#principal(r.principalId) === undefined) return ["principal_unknown"];
+    const f = p.session.snapshot(this.#clock());
+    const out: string[] = [];
+    if (f.quarantined && !p.prepared.readOnly) out.push("quarantined");
+    const b = f.budgets;
+    if (b.toolCalls && b.toolCalls.used >= b.toolCalls.limit) out.push("budget_tool_calls_exhausted");
+    if (b.tokens && b.tokens.used >= b.tokens.limit) out.push("budget_tokens_exhausted");
+    if (b.wallTimeMs && b.wallTimeMs.used >= b.wallTimeMs.limit) out.push("budget_wall_time_exhausted");
+    if (b.cost && b.cost.used >= b.cost.limit) out.push("budget_cost_exhausted");
+    return out;
   }
 
   #hitl(
