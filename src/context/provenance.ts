@@ -80,9 +80,14 @@ const IBAN = /\b[a-z]{2}\d{2}(?: ?[a-z0-9]{4}){2,7}(?: ?[a-z0-9]{1,3})?\b/g;
 const DIGITS = /\d(?:[ -]?\d){7,}/g;
 const NOT_ALNUM = /[^\p{L}\p{N}]+/gu;
 
-const FORMAT_CHARS = /\p{Cf}+/gu;
 // Format characters (zero-width spaces, joiners, bidi controls) are invisible: a copier
-// can insert them freely, so they are removed before anything is compared.
+// can insert them freely, so they are removed before anything is compared. So are the
+// invisible characters outside Cf that the contract layer also refuses: Hangul fillers
+// (letters, so they would survive the alphanumeric compaction and split every k-gram),
+// the combining grapheme joiner, Khmer inherent vowels, Mongolian and other variation
+// selectors, and the braille blank.
+const FORMAT_CHARS =
+  /(?:[\p{Cf}\u115f\u1160\u17b4\u17b5\u2800\u3164\uffa0]|\u034f|[\u180b-\u180f]|[\ufe00-\ufe0f]|[\u{e0100}-\u{e01ef}])+/gu;
 const normalize = (s: string) => s.normalize("NFKC").replace(FORMAT_CHARS, "").toLowerCase();
 const compact = (normalized: string) => normalized.replace(NOT_ALNUM, "");
 const clip = (s: string) => (s.length > 64 ? s.slice(0, 64) : s);
