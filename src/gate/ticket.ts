@@ -83,6 +83,12 @@ export class ExecutionTicket {
   }
 }
 
+// An instance must not lead back to its class: `ticket.constructor.mint(...)` would let any
+// holder of one ticket (an embedded host, a tool's callback) mint tickets for any tool and
+// parameters. `instanceof` needs only the prototype chain, not this back-reference.
+Reflect.deleteProperty(ExecutionTicket.prototype, "constructor");
+Object.freeze(ExecutionTicket.prototype);
+
 export type RedeemResult =
   | { ok: true; ticket: ExecutionTicket; parameters: Readonly<Record<string, unknown>> }
   | { ok: false; code: TicketFailureCode; message: string };

@@ -228,3 +228,22 @@ rules:
     expect(await q.hold(item("4"), 60_000, AbortSignal.abort())).toEqual({ outcome: "cancelled" });
   });
 });
+
+describe("Gate attacks: tickets", () => {
+  it("a granted ticket does not lead back to the class that mints tickets", async () => {
+    const h = await makeGate({
+      yaml: `
+rules:
+  - { id: reads, name: reads, priority: 100, match: { toolClass: http, action: get }, decision: allow, reason: r }
+`,
+    });
+    const out = await h.gate.authorize(req());
+    const t = out.ticket as unknown as { constructor?: { mint?: unknown } };
+    expect(t.constructor?.mint).toBeUndefined();
+    expect(Object.hasOwn(Object.getPrototypeOf(t), "constructor")).toBe(false);
+    expect(Object.isFrozen(Object.getPrototypeOf(t))).toBe(true);
+    // The ticket still works as one.
+    expect(redeemTicket(out.ticket).ok).toBe(true);
+    expect(redeemTicket(out.ticket)).toMatchObject({ ok: false, code: "ERR_TICKET_REUSED" });
+  });
+});
