@@ -59,6 +59,8 @@ export function bindingForContract(
           ...identity,
           allowedHosts: tool.contract.scope?.allowed_hosts ?? [],
           deniedHosts: tool.contract.scope?.denied_hosts ?? [],
+          allowedCidrs: tool.contract.scope?.allowed_cidrs ?? [],
+          deniedCidrs: tool.contract.scope?.denied_cidrs ?? [],
           build: (p) => {
             const inv = prepare(tool, p);
             if (inv.kind !== "http") throw new Error("contract backend is not http");

@@ -10,6 +10,7 @@ import http from "node:http";
 import https from "node:https";
 import type { LookupFunction } from "node:net";
 import { ExecutorError } from "../contracts/index.js";
+import { type Cidr, ipInCidr, parseCidr, parseIp } from "../tools/index.js";
 import {
   type AddressCategory,
   checkAddress,
@@ -62,6 +63,13 @@ export interface HttpBinding extends ToolIdentity {
   /** The contract's own host allow-list (scope.allowed_hosts); empty or absent means no contract restriction. */
   allowedHosts?: readonly string[];
   deniedHosts?: readonly string[];
+  /**
+   * The contract's address scope (scope.allowed_cidrs / denied_cidrs). When allowed CIDRs
+   * are given, every resolved address of every hop must lie in one of them (in addition to
+   * any host allow-list); an address in a denied CIDR is always refused.
+   */
+  allowedCidrs?: readonly string[];
+  deniedCidrs?: readonly string[];
 }
 
 export interface HttpExecutorOptions {
@@ -195,10 +203,19 @@ export class HttpExecutor {
       if (answers.length === 0) fail("ERR_EXEC_DNS", `no addresses for ${host}`);
     }
     // Every answer must pass: a mixed answer is the classic rebinding setup.
+    const allowedCidrs = cidrList(binding.allowedCidrs);
+    const deniedCidrs = cidrList(binding.deniedCidrs);
     let pinned: HopTarget | undefined;
     for (const a of answers) {
       const v = checkAddress(a.address, { allowLoopback: this.#allowLoopback });
       if (!v.ok) fail("ERR_EXEC_SSRF_BLOCKED", `${host} resolves to a ${v.category} address`);
+      const ip = parseIp(a.address);
+      if (ip !== undefined && deniedCidrs.some((c) => ipInCidr(ip, c))) {
+        fail("ERR_EXEC_HOST_NOT_ALLOWED", `${host} resolves to an address the contract denies`);
+      }
+      if (allowedCidrs.length > 0 && (ip === undefined || !allowedCidrs.some((c) => ipInCidr(ip, c)))) {
+        fail("ERR_EXEC_HOST_NOT_ALLOWED", `${host} resolves outside the contract's allowed CIDRs`);
+      }
       const parsed = parseAddress(a.address);
       if (parsed === undefined) fail("ERR_EXEC_SSRF_BLOCKED", `${host} resolves to an unparseable address`);
       pinned ??= { address: formatAddress(parsed), family: parsed.family, category: classifyAddress(parsed) };
@@ -454,4 +471,15 @@ export class HttpExecutor {
     if (signal.aborted) return { error: { code: abortCode(signal), message: "request aborted" } };
     return { error: { code: "ERR_EXEC_IO", message: err.message } };
   }
+}
+
+/** Parses a contract's CIDR list (validated when the contract loaded); a bare address is a /32 or /128. */
+function cidrList(list: readonly string[] | undefined): Cidr[] {
+  const out: Cidr[] = [];
+  for (const e of list ?? []) {
+    const c = parseCidr(e) ?? parseCidr(e.includes(":") ? `${e}/128` : `${e}/32`);
+    if (c === undefined) fail("ERR_EXEC_HOST_NOT_ALLOWED", "the contract's CIDR scope is malformed");
+    out.push(c);
+  }
+  return out;
 }

@@ -80,7 +80,7 @@ export {
   parseContract,
 } from "./manifest.js";
 export { type ModelTool, toModelTool } from "./model-view.js";
-export { ipInCidr, matchHostPattern, parseCidr, parseIp, type ScopeInput } from "./net.js";
+export { type Cidr, ipInCidr, matchHostPattern, parseCidr, parseIp, type ScopeInput } from "./net.js";
 export { type OutputOptions, type OutputResult, parseOutput } from "./output.js";
 export {
   ContractRegistry,

@@ -373,6 +373,30 @@ describe("http executor: SSRF attacks", () => {
     expect(!r.ok && r.code).toBe("ERR_EXEC_URL_INVALID");
   });
 
+  it("enforces the contract's CIDR scope on every resolved address", async () => {
+    const res = mapResolver({ "api.test": ["127.0.0.1"], "other.test": ["127.0.0.2"] });
+    const inside = await exec({ resolver: res, allowLoopback: true }).execute(
+      mint("fetch", {}),
+      binding({ url: `http://api.test:${port}/ok` }, { allowedCidrs: ["127.0.0.1/32"] }),
+    );
+    expect(inside.ok).toBe(true);
+    const outside = await exec({ resolver: res, allowLoopback: true }).execute(
+      mint("fetch", {}),
+      binding({ url: `http://other.test:${port}/ok` }, { allowedCidrs: ["127.0.0.1/32"] }),
+    );
+    expect(!outside.ok && outside.code).toBe("ERR_EXEC_HOST_NOT_ALLOWED");
+    const denied = await exec({ resolver: res, allowLoopback: true }).execute(
+      mint("fetch", {}),
+      binding({ url: `http://api.test:${port}/ok` }, { deniedCidrs: ["127.0.0.0/8"] }),
+    );
+    expect(!denied.ok && denied.code).toBe("ERR_EXEC_HOST_NOT_ALLOWED");
+    const redirected = await exec({ resolver: res, allowLoopback: true }).execute(
+      mint("fetch", { path: `redirect?to=${encodeURIComponent(`http://other.test:${port}/ok`)}` }),
+      binding({ url: `http://api.test:${port}/{path}` }, { allowedCidrs: ["127.0.0.1"] }),
+    );
+    expect(!redirected.ok && redirected.code).toBe("ERR_EXEC_HOST_NOT_ALLOWED");
+  });
+
   it("enforces the contract and the deployment host allow-lists", async () => {
     const res = mapResolver({ "api.test": ["127.0.0.1"], "other.test": ["127.0.0.1"] });
     const contractOnly = await exec({ resolver: res, allowLoopback: true }).execute(
