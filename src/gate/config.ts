@@ -42,7 +42,11 @@ export const GateConfigSchema = z.strictObject({
   requireContract: z.boolean().default(false),
   context: ContextConfigSchema.optional(),
   approvals: z
-    .strictObject({ maxDeferred: z.number().int().min(1).max(10_000).default(16) })
+    .strictObject({
+      maxDeferred: z.number().int().min(1).max(10_000).default(16),
+      /** Deferred calls one principal may have held at once (default: a quarter of maxDeferred). */
+      maxDeferredPerPrincipal: z.number().int().min(1).max(10_000).optional(),
+    })
     .default({ maxDeferred: 16 }),
 });
 export type GateConfig = z.infer<typeof GateConfigSchema>;

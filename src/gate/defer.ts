@@ -1,5 +1,6 @@
 // Deferred actions (OATS §7.6): held without effect until resolved or timed out.
-// The number held at once is bounded (beyond it the Gate denies), a timeout denies,
+// The number held at once is bounded, in all and per principal, so one agent cannot fill
+// the queue for everyone (beyond either bound the Gate denies); a timeout denies,
 // and releases keep the order in which actions were deferred within a run: an
 // action resolved early still waits for the ones deferred before it.
 
@@ -11,6 +12,8 @@ export type DeferResolution =
 export interface DeferredItem {
   id: string;
   runId: string;
+  /** Who asked; counted against the per-principal bound. */
+  principalId?: string;
   decisionId: string;
   summary: { toolClass: string; action: string; tool?: string };
   createdAt: string;
@@ -29,7 +32,21 @@ export class DeferQueue {
   /** Per-run FIFO of item ids, for in-order release. */
   readonly #order = new Map<string, string[]>();
 
-  constructor(readonly maxConcurrent = 16) {}
+  /**
+   * @param maxConcurrent items held at once, in all
+   * @param maxPerPrincipal items one principal may have held at once (default a quarter of
+   *   the total, at least 1)
+   */
+  constructor(
+    readonly maxConcurrent = 16,
+    readonly maxPerPrincipal = Math.max(1, Math.ceil(maxConcurrent / 4)),
+  ) {}
+
+  #heldBy(principalId: string): number {
+    let n = 0;
+    for (const h of this.#held.values()) if (h.item.principalId === principalId) n++;
+    return n;
+  }
 
   get size(): number {
     return this.#held.size;
@@ -40,12 +57,13 @@ export class DeferQueue {
   }
 
   /**
-   * Returns null when the queue is full (the Gate then denies). An aborted `signal` (the
+   * Returns null when the queue, or the principal's share of it, is full (the Gate then denies). An aborted `signal` (the
    * caller went away, the server is shutting down) cancels the item at once: it leaves
    * the queue, so it can no longer be released, and later items of its run stop waiting on it.
    */
   hold(item: DeferredItem, timeoutMs: number, signal?: AbortSignal): Promise<DeferResolution> | null {
     if (this.#held.size >= this.maxConcurrent || this.#held.has(item.id)) return null;
+    if (item.principalId !== undefined && this.#heldBy(item.principalId) >= this.maxPerPrincipal) return null;
     if (signal?.aborted) return Promise.resolve({ outcome: "cancelled" });
     return new Promise((release) => {
       const timer = setTimeout(() => this.#settle(item.id, { outcome: "timeout" }), Math.max(0, timeoutMs));

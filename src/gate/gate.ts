@@ -631,6 +631,7 @@ export class Gate {
       {
         id: p.decisionId,
         runId: r.runId,
+        principalId: r.principalId,
         decisionId: p.decisionId,
         summary: {
           toolClass: r.toolClass,

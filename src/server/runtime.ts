@@ -141,7 +141,7 @@ export async function openSidecarRuntime(
     requireContract: gateCfg.requireContract,
     sessions: createSessionStore(loaded.gate.context ?? {}),
     approvals,
-    defer: new DeferQueue(gateCfg.approvals.maxDeferred),
+    defer: new DeferQueue(gateCfg.approvals.maxDeferred, gateCfg.approvals.maxDeferredPerPrincipal),
     tenantId: gateCfg.tenant,
     environment: gateCfg.environment,
     ...(overrides.clock ? { clock: overrides.clock } : {}),

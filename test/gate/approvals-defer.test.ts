@@ -132,3 +132,26 @@ describe("DeferQueue", () => {
     expect(await x).toMatchObject({ outcome: "allow" });
   });
 });
+
+describe("DeferQueue per-principal bound", () => {
+  const byPrincipal = (id: string, principalId: string): DeferredItem => ({
+    ...item(id, `run-${id}`),
+    principalId,
+  });
+
+  it("one principal cannot take more than its share of the queue", () => {
+    const q = new DeferQueue(8, 2);
+    expect(q.hold(byPrincipal("a1", "mallory"), 1000)).not.toBeNull();
+    expect(q.hold(byPrincipal("a2", "mallory"), 1000)).not.toBeNull();
+    expect(q.hold(byPrincipal("a3", "mallory"), 1000)).toBeNull();
+    expect(q.hold(byPrincipal("b1", "alice"), 1000)).not.toBeNull();
+    q.resolve("a1", { outcome: "deny", by: "op" });
+    expect(q.hold(byPrincipal("a4", "mallory"), 1000)).not.toBeNull();
+    for (const id of ["a2", "a4", "b1"]) q.resolve(id, { outcome: "deny", by: "op" });
+  });
+
+  it("defaults the share to a quarter of the total", () => {
+    expect(new DeferQueue(16).maxPerPrincipal).toBe(4);
+    expect(new DeferQueue(2).maxPerPrincipal).toBe(1);
+  });
+});
