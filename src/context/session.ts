@@ -321,14 +321,7 @@ export class Session {
 
     const reasons: string[] = [];
     if (request.principalId !== this.principalId) reasons.push("run_principal_mismatch");
-    if (this.#quarantine !== undefined && !readOnly) reasons.push("quarantined");
-    const b = cfg.budgets;
-    if (b.toolCalls !== undefined && this.#admitted >= b.toolCalls)
-      reasons.push("budget_tool_calls_exhausted");
-    if (b.tokens !== undefined && this.#tokens >= b.tokens) reasons.push("budget_tokens_exhausted");
-    if (b.wallTimeMs !== undefined && now - this.#startedAt >= b.wallTimeMs)
-      reasons.push("budget_wall_time_exhausted");
-    if (b.cost !== undefined && this.#cost >= b.cost) reasons.push("budget_cost_exhausted");
+    reasons.push(...this.standingDenials(readOnly, now));
     const limit = this.#rateLimit(request.principalId, opts.maxCallsPerMinute);
     if (limit !== undefined && this.#limiter.count(request.principalId, now) >= limit)
       reasons.push("rate_limited");
@@ -347,6 +340,26 @@ export class Session {
     };
     calls.set(prepared, { session: this, signals });
     return prepared;
+  }
+
+  /**
+   * What the run itself refuses at `now`, whatever the call: its quarantine (unless the
+   * call is read-only) and its exhausted budgets, measured as `snapshot` reports them.
+   * `prepare` applies it to a new call; the Gate asks again before a call that waited
+   * for an approval or a release may run.
+   */
+  standingDenials(readOnly: boolean, now?: number): string[] {
+    const t = now ?? this.#clock();
+    const reasons: string[] = [];
+    if (this.#quarantine !== undefined && !readOnly) reasons.push("quarantined");
+    const b = this.#config.budgets;
+    if (b.toolCalls !== undefined && this.#admitted >= b.toolCalls)
+      reasons.push("budget_tool_calls_exhausted");
+    if (b.tokens !== undefined && this.#tokens >= b.tokens) reasons.push("budget_tokens_exhausted");
+    if (b.wallTimeMs !== undefined && Math.max(0, t - this.#startedAt) >= b.wallTimeMs)
+      reasons.push("budget_wall_time_exhausted");
+    if (b.cost !== undefined && this.#cost >= b.cost) reasons.push("budget_cost_exhausted");
+    return reasons;
   }
 
   /**

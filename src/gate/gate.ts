@@ -737,15 +737,7 @@ export class Gate {
     const r = p.prepared.request;
     if (this.#sessions.get(r.runId) !== p.session) return ["session_unavailable"];
     if (this.#principal(r.principalId) === undefined) return ["principal_unknown"];
-    const f = p.session.snapshot(this.#clock());
-    const out: string[] = [];
-    if (f.quarantined && !p.prepared.readOnly) out.push("quarantined");
-    const b = f.budgets;
-    if (b.toolCalls && b.toolCalls.used >= b.toolCalls.limit) out.push("budget_tool_calls_exhausted");
-    if (b.tokens && b.tokens.used >= b.tokens.limit) out.push("budget_tokens_exhausted");
-    if (b.wallTimeMs && b.wallTimeMs.used >= b.wallTimeMs.limit) out.push("budget_wall_time_exhausted");
-    if (b.cost && b.cost.used >= b.cost.limit) out.push("budget_cost_exhausted");
-    return out;
+    return p.session.standingDenials(p.prepared.readOnly, this.#clock());
   }
 
   #hitl(
