@@ -407,7 +407,7 @@ export class Gate {
       contextHash,
       policyBundleHash: outcome.policyBundleHash,
       toolSchemaHash: tool
-        ? sha256Of(contractToCanonical(tool.contract))
+        ? toolSchemaHash(tool)
         : sha256Of({ toolClass: request.toolClass, action: request.action }),
       time: new Date(now).toISOString(),
     });
@@ -829,6 +829,19 @@ function denyOutcome(
     obligations: [],
     policyBundleHash,
   };
+}
+
+// A compiled contract does not change, so its schema hash is computed once, not on every
+// decision (canonicalising a whole contract costs tens of microseconds).
+const schemaHashes = new WeakMap<CompiledTool, Sha256Hash>();
+
+function toolSchemaHash(tool: CompiledTool): Sha256Hash {
+  let h = schemaHashes.get(tool);
+  if (h === undefined) {
+    h = sha256Of(contractToCanonical(tool.contract));
+    schemaHashes.set(tool, h);
+  }
+  return h;
 }
 
 function toPolicyTool(tool: CompiledTool): PolicyTool {
