@@ -21,7 +21,7 @@ import {
   openJournal,
   SqliteJournalStore,
 } from "../journal/index.js";
-import { loadPolicyBundle, type PolicyBundle } from "../policy/index.js";
+import { loadPolicyBundle } from "../policy/index.js";
 import { ContractRegistry } from "../tools/index.js";
 import type { LoadedSidecarConfig } from "./config.js";
 import { ToolRunner, type ToolRunnerOptions } from "./execute.js";
@@ -101,8 +101,7 @@ export async function openSidecarRuntime(
   const c = loaded.config;
   registerExecutorEventTypes(defaultEventTypes);
   const signer = loadJournalKey(c.journal.key);
-  const bundle: PolicyBundle | undefined = overrides.policy ? undefined : loadPolicyBundle(c.policies);
-  const policy: GatePolicy = overrides.policy ?? (bundle as PolicyBundle);
+  const policy: GatePolicy = overrides.policy ?? loadPolicyBundle(c.policies);
   const contracts = loadContracts(c.contracts);
 
   const store = SqliteJournalStore.open(c.journal.path, { busyTimeoutMs: c.journal.busyTimeoutMs });
