@@ -238,12 +238,11 @@ export function createSidecarServer(
   });
 
   /** Aborts when the client goes away or the shutdown grace period ends. */
-  const callSignal = (req: FastifyRequest, reply: FastifyReply): AbortSignal => {
+  const callSignal = (reply: FastifyReply): AbortSignal => {
     const client = new AbortController();
     reply.raw.once("close", () => {
       if (!reply.raw.writableFinished) client.abort(new Error("client disconnected"));
     });
-    void req;
     return AbortSignal.any([client.signal, shutdown.signal]);
   };
 
@@ -315,7 +314,7 @@ export function createSidecarServer(
       const why = runtime.runner.unsupported(tool);
       if (why !== undefined) throw new ApiError("ERR_SERVER_NO_EXECUTOR", why);
     }
-    const signal = callSignal(req, reply);
+    const signal = callSignal(reply);
     const o = await timed("execute", () => gate.authorize(request, signal));
     const fault = faultError(o);
     if (fault) throw fault;
