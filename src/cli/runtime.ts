@@ -268,7 +268,7 @@ export async function openRuntime(o: RuntimeOptions): Promise<Runtime> {
     journal,
     signer: pair,
     principals,
-    contracts: { get: (name) => source.get(name) },
+    contracts: source,
     classify,
     requireContract,
     sessions: createSessionStore(context ?? {}),
