@@ -34,7 +34,13 @@ import {
   type ProcessOutput,
   registerExecutorEventTypes,
 } from "../executors/index.js";
-import { type ExecutionTicket, Gate, loadGateConfig, type PrincipalConfig } from "../gate/index.js";
+import {
+  DeferQueue,
+  type ExecutionTicket,
+  Gate,
+  loadGateConfig,
+  type PrincipalConfig,
+} from "../gate/index.js";
 import {
   defaultEventTypes,
   type Journal,
@@ -221,8 +227,11 @@ export async function openRuntime(o: RuntimeOptions): Promise<Runtime> {
   let tenantId = "default";
   let environment: "dev" | "test" | "prod" = "dev";
   let requireContract = true;
+  let defer: DeferQueue | undefined;
   if (o.config !== undefined) {
     const loaded = loadGateConfig(o.config);
+    const a = loaded.config.approvals;
+    defer = new DeferQueue(a.maxDeferred, a.maxDeferredPerPrincipal);
     principals = loaded.principals;
     context = loaded.context;
     tenantId = loaded.config.tenant;
@@ -272,6 +281,7 @@ export async function openRuntime(o: RuntimeOptions): Promise<Runtime> {
     classify,
     requireContract,
     sessions: createSessionStore(context ?? {}),
+    ...(defer ? { defer } : {}),
     tenantId,
     environment,
   });
