@@ -1,14 +1,14 @@
 // Durability and multi-writer safety, for real: child processes append to the
 // same SQLite file; some are SIGKILLed at random moments. Whatever happens, the
 // journal must verify and hold every entry whose append resolved.
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateKeyPair, saveKeyPair } from "../../src/crypto/index.js";
-import { MalformedRecord, SqliteJournalStore, verifyJournal } from "../../src/journal/index.js";
 import { REPO_ROOT } from "../helpers/shared.js";
-import { keyringOf, tempDir } from "./helpers.js";
+import { type ChildWriter, spawnWriter, verifyJournalFile } from "./child-writer.js";
+import { tempDir } from "./helpers.js";
 
 const APPENDER = resolve(REPO_ROOT, "test/fixtures/journal/appender.mjs");
 const BUILT = resolve(REPO_ROOT, "dist/src/journal/index.js");
@@ -35,56 +35,8 @@ beforeAll(() => {
 });
 afterAll(() => t.cleanup());
 
-interface Run {
-  child: ChildProcess;
-  acked: number[];
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>;
-  firstAck: Promise<void>;
-}
-
-function startAppender(db: string, count: number, inflight: number, tag: string, startAt = 0): Run {
-  const child = spawn(
-    process.execPath,
-    [APPENDER, db, keyFile, String(count), String(inflight), tag, String(startAt)],
-    {
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
-  const acked: number[] = [];
-  let buf = "";
-  let stderr = "";
-  let onFirst: () => void = () => undefined;
-  const firstAck = new Promise<void>((r) => {
-    onFirst = r;
-  });
-  child.stdout!.setEncoding("utf8").on("data", (d: string) => {
-    buf += d;
-    const lines = buf.split("\n");
-    buf = lines.pop()!;
-    for (const l of lines) if (l) acked.push(Number(l));
-    if (acked.length > 0) onFirst();
-  });
-  child.stderr!.setEncoding("utf8").on("data", (d: string) => {
-    stderr += d;
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>((r) =>
-    child.on("exit", (code, signal) => {
-      onFirst();
-      r({ code, signal, stderr });
-    }),
-  );
-  return { child, acked, exited, firstAck };
-}
-
-async function verifyFile(db: string) {
-  const store = SqliteJournalStore.open(db, { readonly: true });
-  try {
-    const seqs = new Set<number>();
-    for await (const e of store.entries()) if (!(e instanceof MalformedRecord)) seqs.add(e.seq);
-    return { report: await verifyJournal(store, keyringOf(key)), seqs };
-  } finally {
-    await store.close();
-  }
+function startAppender(db: string, count: number, inflight: number, tag: string, startAt = 0): ChildWriter {
+  return spawnWriter(APPENDER, [db, keyFile, String(count), String(inflight), tag, String(startAt)]);
 }
 
 describe("crash safety", () => {
@@ -100,7 +52,7 @@ describe("crash safety", () => {
       run.child.kill("SIGKILL");
       const { signal, stderr } = await run.exited;
       expect(signal, stderr).toBe("SIGKILL");
-      const { report, seqs } = await verifyFile(db);
+      const { report, seqs } = await verifyJournalFile(db, key);
       expect(report.ok, JSON.stringify(report)).toBe(true);
       const missing = run.acked.filter((s) => !seqs.has(s));
       expect(missing).toEqual([]);
@@ -120,7 +72,7 @@ describe("two processes on one file", () => {
     const [ea, eb] = await Promise.all([a.exited, b.exited]);
     expect(ea.code, ea.stderr).toBe(0);
     expect(eb.code, eb.stderr).toBe(0);
-    const { report, seqs } = await verifyFile(db);
+    const { report, seqs } = await verifyJournalFile(db, key);
     expect(report).toMatchObject({ ok: true, checked: 2 * per });
     expect(seqs.size).toBe(2 * per);
     // Each writer got its own seqs, and together they cover 1..2*per exactly once.

@@ -4,14 +4,14 @@
 // are the cases where a prediction is wrong or a process dies with chunks signed
 // but not committed: the journal must verify and hold every acknowledged entry.
 // The children run a private build (not dist/, which other tests rebuild).
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { existsSync, symlinkSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateKeyPair, saveKeyPair } from "../../src/crypto/index.js";
-import { MalformedRecord, SqliteJournalStore, verifyJournal } from "../../src/journal/index.js";
 import { REPO_ROOT } from "../helpers/shared.js";
-import { keyringOf, tempDir } from "./helpers.js";
+import { type ChildWriter, spawnWriter, verifyJournalFile } from "./child-writer.js";
+import { tempDir } from "./helpers.js";
 
 const APPENDER = resolve(REPO_ROOT, "test/journal/pipelined-appender.mjs");
 const key = generateKeyPair("ed25519");
@@ -38,54 +38,24 @@ beforeAll(() => {
 }, 120_000);
 afterAll(() => t.cleanup());
 
-interface Run {
-  child: ChildProcess;
-  acked: number[];
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>;
-  firstAck: Promise<void>;
-}
-
-function start(db: string, count: number, inflight: number, tag: string, workers: number, startAt = 0): Run {
-  const child = spawn(
-    process.execPath,
-    [APPENDER, build, db, keyFile, String(count), String(inflight), tag, String(workers), String(startAt)],
-    { stdio: ["ignore", "pipe", "pipe"] },
-  );
-  const acked: number[] = [];
-  let buf = "";
-  let stderr = "";
-  let onFirst: () => void = () => undefined;
-  const firstAck = new Promise<void>((r) => {
-    onFirst = r;
-  });
-  child.stdout!.setEncoding("utf8").on("data", (d: string) => {
-    buf += d;
-    const lines = buf.split("\n");
-    buf = lines.pop()!;
-    for (const l of lines) if (l) acked.push(Number(l));
-    if (acked.length > 0) onFirst();
-  });
-  child.stderr!.setEncoding("utf8").on("data", (d: string) => {
-    stderr += d;
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>((r) =>
-    child.on("exit", (code, signal) => {
-      onFirst();
-      r({ code, signal, stderr });
-    }),
-  );
-  return { child, acked, exited, firstAck };
-}
-
-async function verifyFile(db: string) {
-  const store = SqliteJournalStore.open(db, { readonly: true });
-  try {
-    const seqs = new Set<number>();
-    for await (const e of store.entries()) if (!(e instanceof MalformedRecord)) seqs.add(e.seq);
-    return { report: await verifyJournal(store, keyringOf(key)), seqs };
-  } finally {
-    await store.close();
-  }
+function start(
+  db: string,
+  count: number,
+  inflight: number,
+  tag: string,
+  workers: number,
+  startAt = 0,
+): ChildWriter {
+  return spawnWriter(APPENDER, [
+    build,
+    db,
+    keyFile,
+    String(count),
+    String(inflight),
+    tag,
+    String(workers),
+    String(startAt),
+  ]);
 }
 
 describe("pipelined writers in processes", () => {
@@ -100,7 +70,7 @@ describe("pipelined writers in processes", () => {
       run.child.kill("SIGKILL");
       const { signal, stderr } = await run.exited;
       expect(signal, stderr).toBe("SIGKILL");
-      const { report, seqs } = await verifyFile(db);
+      const { report, seqs } = await verifyJournalFile(db, key);
       expect(report.ok, JSON.stringify(report)).toBe(true);
       expect(run.acked.filter((s) => !seqs.has(s))).toEqual([]);
       acknowledged += run.acked.length;
@@ -117,7 +87,7 @@ describe("pipelined writers in processes", () => {
     const [ea, eb] = await Promise.all([a.exited, b.exited]);
     expect(ea.code, ea.stderr).toBe(0);
     expect(eb.code, eb.stderr).toBe(0);
-    const { report, seqs } = await verifyFile(db);
+    const { report, seqs } = await verifyJournalFile(db, key);
     expect(report).toMatchObject({ ok: true, checked: 2 * per });
     expect(seqs.size).toBe(2 * per);
     const all = [...a.acked, ...b.acked].sort((x, y) => x - y);
