@@ -36,7 +36,16 @@ beforeAll(() => {
 afterAll(() => t.cleanup());
 
 function startAppender(db: string, count: number, inflight: number, tag: string, startAt = 0): ChildWriter {
-  return spawnWriter(APPENDER, [db, keyFile, String(count), String(inflight), tag, String(startAt)]);
+  return spawnWriter(APPENDER, [
+    resolve(REPO_ROOT, "dist"),
+    db,
+    keyFile,
+    String(count),
+    String(inflight),
+    tag,
+    "0",
+    String(startAt),
+  ]);
 }
 
 describe("crash safety", () => {

@@ -13,7 +13,7 @@ import { REPO_ROOT } from "../helpers/shared.js";
 import { type ChildWriter, spawnWriter, verifyJournalFile } from "./child-writer.js";
 import { tempDir } from "./helpers.js";
 
-const APPENDER = resolve(REPO_ROOT, "test/journal/pipelined-appender.mjs");
+const APPENDER = resolve(REPO_ROOT, "test/fixtures/journal/appender.mjs");
 const key = generateKeyPair("ed25519");
 let t: ReturnType<typeof tempDir>;
 let build: string;
