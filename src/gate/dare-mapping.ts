@@ -2,7 +2,8 @@
 // (allow | deny, plus invariant_halt); Warden has five. The mapping is documented in
 // docs/policy.md: modify → allow with a redact_fields obligation; step_up and defer →
 // deny (nothing may run on this record) with HITL_REQUIRED and an hitl_approval or
-// alert_operator obligation; their resolution is a separate journal entry.
+// alert_operator obligation; their resolution is a separate journal entry. The record
+// is journaled as the `dare` member of the decision's warden.gate.decision entry.
 import { createHash } from "node:crypto";
 import {
   type Decision,
@@ -57,6 +58,11 @@ function reasonCode(code: string, decision: Decision): DareReasonCode {
   return "DENYLIST_MATCH";
 }
 
+/** The DARE outcome of a Warden decision: modify runs (allow); step_up and defer do not yet (deny). */
+export function dareOutcome(decision: Decision): "allow" | "deny" {
+  return decision === "allow" || decision === "modify" ? "allow" : "deny";
+}
+
 export interface DareDecisionInput {
   decisionId: string;
   decision: Decision;
@@ -86,9 +92,10 @@ export function buildDareDecision(i: DareDecisionInput): PolicyDecisionRecord {
   if (i.decision === "defer") obligations.push({ type: "alert_operator", required: true });
   const type =
     i.toolClass === "memory" ? (READ_ACTIONS.test(i.action) ? "memory.read" : "memory.write") : "tool.invoke";
-  // Built as a typed literal rather than through buildPolicyDecision: the journal validates
-  // every dare.policy.decision body against the schema on append, and validating twice
-  // on the decision path costs more than the rest of the record.
+  // Built as a typed literal rather than through buildPolicyDecision: the record is the
+  // `dare` member of a warden.gate.decision entry, whose body schema checks it against
+  // PolicyDecisionRecordSchema on append. The journal append is the one authoritative
+  // check; validating here too would double the cost for nothing.
   return {
     schema_version: SCHEMA_VERSION,
     event_type: "dare.policy.decision",
@@ -110,7 +117,7 @@ export function buildDareDecision(i: DareDecisionInput): PolicyDecisionRecord {
     inputs: { request_hash: i.requestHash, context_hash: i.contextHash },
     bundles: { policy_bundle_hash: i.policyBundleHash, tool_schema_hash: i.toolSchemaHash },
     result: {
-      decision: i.decision === "allow" || i.decision === "modify" ? "allow" : "deny",
+      decision: dareOutcome(i.decision),
       reason_codes: codes.length > 0 ? codes : ["UNKNOWN"],
       obligations,
     },

@@ -1,9 +1,13 @@
-// Journal event types the Gate writes beside the DARE records. Registered in the
-// journal's process-wide registry so bodies are schema-checked on append and on
-// verification.
+// Journal event types the Gate writes. Registered in the journal's process-wide
+// registry so bodies are schema-checked on append and on verification. A decision is
+// ONE entry: Warden's detail plus, under `dare`, the DARE PolicyDecisionRecord
+// verbatim — the registry checks that record against PolicyDecisionRecordSchema, so a
+// journal still carries schema-checked DARE records, and checks that the record and
+// the detail describe the same decision (one entry cannot say allow twice and deny once).
 import { z } from "zod";
-import { DECISIONS, Sha256HashSchema, TaintLabel } from "../contracts/index.js";
+import { DECISIONS, PolicyDecisionRecordSchema, Sha256HashSchema, TaintLabel } from "../contracts/index.js";
 import { defaultEventTypes, type EventTypeRegistry } from "../journal/index.js";
+import { dareOutcome } from "./dare-mapping.js";
 
 export const GATE_DECISION = "warden.gate.decision";
 export const GATE_RESOLUTION = "warden.gate.resolution";
@@ -11,7 +15,7 @@ export const GATE_RESULT = "warden.gate.result";
 
 const Str = z.string().min(1).max(4096);
 
-export const GateDecisionBody = z.strictObject({
+const GateDecisionFields = z.strictObject({
   decision_id: z.string(),
   decision: z.enum(DECISIONS),
   reason_codes: z.array(Str),
@@ -39,7 +43,22 @@ export const GateDecisionBody = z.strictObject({
   policy_bundle_hash: Sha256HashSchema,
   rationale_hash: Sha256HashSchema.optional(),
   original_request_hash: Sha256HashSchema.optional(),
+  /** The DARE PolicyDecisionRecord of this decision, verbatim (what DARE conformance exports read). */
+  dare: PolicyDecisionRecordSchema,
 });
+
+export const GateDecisionBody = GateDecisionFields.superRefine((b, ctx) => {
+  const d = b.dare;
+  const disagree = (path: (string | number)[], what: string) =>
+    ctx.addIssue({ code: "custom", path, message: `dare record disagrees with the detail: ${what}` });
+  if (d.decision_id !== b.decision_id) disagree(["dare", "decision_id"], "decision_id");
+  if (d.result.decision !== dareOutcome(b.decision)) disagree(["dare", "result", "decision"], "decision");
+  if (d.inputs.request_hash !== b.request_hash) disagree(["dare", "inputs", "request_hash"], "request_hash");
+  if (d.inputs.context_hash !== b.context_hash) disagree(["dare", "inputs", "context_hash"], "context_hash");
+  if (d.bundles.policy_bundle_hash !== b.policy_bundle_hash)
+    disagree(["dare", "bundles", "policy_bundle_hash"], "policy_bundle_hash");
+});
+export type GateDecisionBody = z.infer<typeof GateDecisionBody>;
 
 export const GateResolutionBody = z.strictObject({
   decision_id: z.string(),

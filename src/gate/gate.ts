@@ -448,21 +448,14 @@ export class Gate {
     };
     try {
       await this.#journalBundle();
-      const entries = await Promise.all([
-        this.#o.journal.append({
-          type: "dare.policy.decision",
-          run_id: request.runId,
-          trace_id: traceId,
-          body: dare,
-        }),
-        this.#o.journal.append({
-          type: GATE_DECISION,
-          run_id: request.runId,
-          trace_id: traceId,
-          body: detail,
-        }),
-      ]);
-      base.journalSeqs.push(...entries.map((e) => e.seq));
+      // One entry per decision: the detail with the DARE record inside it (`dare`).
+      const entry = await this.#o.journal.append({
+        type: GATE_DECISION,
+        run_id: request.runId,
+        trace_id: traceId,
+        body: { ...detail, dare },
+      });
+      base.journalSeqs.push(entry.seq);
     } catch {
       // Fail closed: an unrecorded decision never authorises anything.
       if (session && prepared) this.#safeRecord(session, prepared, "deny", ["journal_unavailable"]);

@@ -122,8 +122,9 @@ rules:
     expect(out.decision).toBe("deny");
     expect(out.reasonCodes[0]).toMatch(/^contract_modify_invalid:amount:/);
     expect(out.ticket).toBeUndefined();
-    const dare = (await h.entries()).find((e) => e.type === "dare.policy.decision")!;
-    expect((dare.body.result as { reason_codes: string[] }).reason_codes).toContain("SCHEMA_INVALID");
+    const entry = (await h.entries()).find((e) => e.type === "warden.gate.decision")!;
+    const dare = entry.body.dare as { result: { reason_codes: string[] } };
+    expect(dare.result.reason_codes).toContain("SCHEMA_INVALID");
   });
 });
 

@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { PolicyDecisionRecordSchema } from "../../src/contracts/index.js";
 import { redeemTicket } from "../../src/gate/index.js";
 import { ContractRegistry } from "../../src/tools/index.js";
 import { REPO_ROOT } from "../helpers/shared.js";
@@ -49,9 +50,16 @@ describe("Gate", () => {
     const out = await h.gate.authorize(req());
     expect(out.decision).toBe("allow");
     expect(out.ticket).toBeDefined();
-    expect(out.journalSeqs.length).toBe(2);
-    const types = (await h.entries()).map((e) => e.type);
-    expect(types).toEqual(["warden.policy.bundle_loaded", "dare.policy.decision", "warden.gate.decision"]);
+    // One entry per decision: the detail carries the DARE record under `dare`.
+    expect(out.journalSeqs.length).toBe(1);
+    const entries = await h.entries();
+    expect(entries.map((e) => e.type)).toEqual(["warden.policy.bundle_loaded", "warden.gate.decision"]);
+    const body = entries[1]!.body as { decision_id: string; request_hash: string; dare: unknown };
+    expect(entries[1]!.seq).toBe(out.journalSeqs[0]);
+    const dare = PolicyDecisionRecordSchema.parse(body.dare);
+    expect(dare.decision_id).toBe(out.decisionId);
+    expect(dare.result.decision).toBe("allow");
+    expect(dare.inputs.request_hash).toBe(body.request_hash);
     await h.gate.authorize(req());
     expect((await h.entries()).filter((e) => e.type === "warden.policy.bundle_loaded")).toHaveLength(1);
     const r = redeemTicket(out.ticket, { toolClass: "http" });
@@ -67,8 +75,9 @@ describe("Gate", () => {
     );
     expect(out.decision).toBe("deny");
     expect(out.ticket).toBeUndefined();
-    const dare = (await h.entries()).find((e) => e.type === "dare.policy.decision")!;
-    expect((dare.body.result as { decision: string }).decision).toBe("deny");
+    const entry = (await h.entries()).find((e) => e.type === "warden.gate.decision")!;
+    expect(entry.body.decision).toBe("deny");
+    expect((entry.body.dare as { result: { decision: string } }).result.decision).toBe("deny");
   });
 
   it("denies an unknown principal and a principal spoofed in the request", async () => {
