@@ -1,12 +1,15 @@
 // The journal entry: its fields, the exact bytes that are hashed and signed, and
 // sealing (hash + Ed25519 signature). An independent verifier needs nothing but
-// this file's rules, which docs/journal.md restates: hash = sha256 over RFC 8785
-// canonical JSON of the entry without `hash` and `signature`; signature = Ed25519
-// over the canonical JSON of the entry without `signature`, base64url.
+// this file's rules and merkle.ts's, which docs/journal.md restates: hash = sha256
+// over RFC 8785 canonical JSON of the entry without `hash` and `signature`;
+// signature = Ed25519 over the canonical JSON of the entry without `signature`,
+// base64url — or, in batch mode, a signature over the Merkle root of the entry's
+// batch with the entry's inclusion proof (merkle.ts).
 import * as nodeCrypto from "node:crypto";
 import { createHash, type KeyObject, sign as nodeSign } from "node:crypto";
 import { z } from "zod";
 import { canonicalJson, SHA256_HASH_PATTERN, type Sha256Hash, TRACE_ID_PATTERN } from "../contracts/index.js";
+import { MAX_SIGNATURE_LENGTH, parseBatchSignature } from "./merkle.js";
 
 /** prev_hash of entry 1: `sha256:` followed by 64 zeros. */
 export const GENESIS_HASH: Sha256Hash = `sha256:${"0".repeat(64)}`;
@@ -46,8 +49,15 @@ export const RUN_ID_PATTERN = /^[\x21-\x7e]{1,256}$/;
 export const ENTRY_TIME_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 /** RFC 7638 thumbprint: 32 bytes of SHA-256, base64url without padding. */
 export const KEY_ID_PATTERN = /^[A-Za-z0-9_-]{43}$/;
-/** A 64-byte Ed25519 signature, base64url without padding. */
-export const SIGNATURE_PATTERN = /^[A-Za-z0-9_-]{86}$/;
+/** A 64-byte Ed25519 signature, base64url without padding (entry mode, signed heads). */
+export const ED25519_SIGNATURE_PATTERN = /^[A-Za-z0-9_-]{86}$/;
+/**
+ * An entry's signature: an Ed25519 signature (entry mode), or a batch signature
+ * `mt1.<first_seq>.<size>.<signature>[.<path element>]*` (merkle.ts; the schema
+ * also checks its number bounds with parseBatchSignature).
+ */
+export const SIGNATURE_PATTERN =
+  /^(?:[A-Za-z0-9_-]{86}|mt1\.[1-9][0-9]{0,15}\.[1-9][0-9]{0,3}\.[A-Za-z0-9_-]{85}[AQgw](?:\.[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]){0,12})$/;
 
 const hashString = z.string().regex(SHA256_HASH_PATTERN) as unknown as z.ZodType<Sha256Hash, string>;
 
@@ -62,7 +72,11 @@ export const JournalEntrySchema = z.strictObject({
   prev_hash: hashString,
   hash: hashString,
   key_id: z.string().regex(KEY_ID_PATTERN),
-  signature: z.string().regex(SIGNATURE_PATTERN),
+  signature: z
+    .string()
+    .max(MAX_SIGNATURE_LENGTH)
+    .regex(SIGNATURE_PATTERN)
+    .refine((s) => s.length === 86 || parseBatchSignature(s) !== null, "batch signature out of bounds"),
 });
 
 type Unsealed = Omit<JournalEntry, "hash" | "signature" | "body">;

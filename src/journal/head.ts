@@ -6,7 +6,7 @@ import type { KeyObject } from "node:crypto";
 import { z } from "zod";
 import { canonicalBytes, JournalError, SHA256_HASH_PATTERN } from "../contracts/index.js";
 import { type KeyPair, sign, verify } from "../crypto/index.js";
-import { ENTRY_TIME_PATTERN, type JournalHead, KEY_ID_PATTERN, SIGNATURE_PATTERN } from "./entry.js";
+import { ED25519_SIGNATURE_PATTERN, ENTRY_TIME_PATTERN, type JournalHead, KEY_ID_PATTERN } from "./entry.js";
 
 /** Domain separation: a head signature can never be mistaken for an entry signature. */
 export const HEAD_KIND = "warden.journal.head";
@@ -20,7 +20,7 @@ export const SignedHeadSchema = z.strictObject({
   /** When the head was signed. */
   signed_at: z.string().regex(ENTRY_TIME_PATTERN),
   key_id: z.string().regex(KEY_ID_PATTERN),
-  signature: z.string().regex(SIGNATURE_PATTERN),
+  signature: z.string().regex(ED25519_SIGNATURE_PATTERN),
 });
 export type SignedHead = z.infer<typeof SignedHeadSchema>;
 

@@ -1,6 +1,7 @@
 // Public face of the journal layer: the signed, hash-chained evidence log, its
 // stores, and the offline verifier. Imports only contracts and crypto.
 export {
+  ED25519_SIGNATURE_PATTERN,
   ENTRY_TIME_PATTERN,
   EVENT_TYPE_PATTERN,
   entryHash,
@@ -44,6 +45,19 @@ export {
   openJournal,
 } from "./journal.js";
 export { exportJsonl, MAX_LINE_LENGTH, readJsonl } from "./jsonl.js";
+export {
+  BATCH_ALG,
+  type BatchSignature,
+  batchMessage,
+  buildTree,
+  formatBatchSignature,
+  leafHash,
+  MAX_BATCH_SIZE,
+  MAX_PATH_LENGTH,
+  MAX_SIGNATURE_LENGTH,
+  parseBatchSignature,
+  rootFromPath,
+} from "./merkle.js";
 export { type CredentialKind, type Redaction, redactCredentials, redactString } from "./redact.js";
 export { applySensitive, type SensitiveMark } from "./sensitive.js";
 export { SqliteJournalStore, type SqliteStoreOptions } from "./sqlite-store.js";

@@ -12,6 +12,12 @@
 // A chunk is committed only if the head read in the transaction is the one it was
 // chained on; if another writer got there first, the batch is re-chained and
 // signed inside the transaction, and every later chunk is chained again.
+//
+// In batch signature mode there is one signature per transaction instead: the
+// batch is chained inside the transaction, a Merkle tree is built over its entry
+// hashes and its root signed on this thread (merkle.ts); each entry carries that
+// signature and its inclusion proof. No workers are needed: one signature per
+// batch costs less than handing the batch to a thread.
 import { sign as nodeSign } from "node:crypto";
 import {
   canonicalJson,
@@ -24,6 +30,7 @@ import { type KeyPair, keyTypeOf } from "../crypto/index.js";
 import { CryptoPool } from "./crypto-pool.js";
 import {
   EVENT_TYPE_PATTERN,
+  entryHash,
   GENESIS_HASH,
   hashAndSignedText,
   type JournalEntry,
@@ -32,6 +39,7 @@ import {
   type SealedEntry,
 } from "./entry.js";
 import { defaultEventTypes, type EventTypeRegistry, KEY_ROTATED } from "./event-types.js";
+import { batchMessage, buildTree, formatBatchSignature, MAX_BATCH_SIZE } from "./merkle.js";
 import { type Redaction, redactCredentials } from "./redact.js";
 import { applySensitive, type SensitiveMark } from "./sensitive.js";
 import type { JournalStore } from "./store.js";
@@ -53,10 +61,19 @@ export interface OpenJournalOptions {
   registry?: EventTypeRegistry;
   /** Accept types the registry does not know (their bodies must still be JSON objects). Default false. */
   allowUnknownTypes?: boolean;
-  /** Largest number of appends committed in one transaction (default 512). */
+  /** Largest number of appends committed in one transaction (default 512; at most 4096 in batch mode). */
   maxBatch?: number;
   /**
-   * Worker threads that sign in parallel (default 0: sign on this thread). Appends
+   * How entries are signed. "entry" (default): one Ed25519 signature per entry.
+   * "batch": one Ed25519 signature per committed batch over the Merkle root of its
+   * entry hashes; each entry carries it with its inclusion proof and stays
+   * verifiable on its own (docs/journal.md §1). The verifier accepts both, also
+   * mixed in one chain, so a journal may switch modes between opens.
+   */
+  signatureMode?: "entry" | "batch";
+  /**
+   * Entry mode only (batch mode signs once per batch on this thread and starts no
+   * workers). Worker threads that sign in parallel (default 0: sign on this thread). Appends
    * are chained on the predicted head and signed while earlier ones commit; a
    * batch is committed only if its predicted head is still the head inside the
    * write transaction, otherwise it is re-chained and signed inside it.
@@ -107,6 +124,7 @@ interface Chunk {
 
 interface Chained {
   sealed: SealedEntry[];
+  /** The text each entry's signature covers (entry mode; empty strings in batch mode). */
   texts: string[];
   keys: KeyPair[];
   /** The key that signs after the batch. */
@@ -147,6 +165,7 @@ export class Journal {
   readonly #maxBatch: number;
   readonly #now: () => Date;
   readonly #onRedaction: OpenJournalOptions["onRedaction"];
+  readonly #batchMode: boolean;
   #signer: KeyPair;
   readonly #pool: CryptoPool | null;
   readonly #chunkSize: number;
@@ -165,15 +184,24 @@ export class Journal {
   /** Use openJournal(), which checks the signer against the stored chain. */
   constructor(options: OpenJournalOptions) {
     assertSigner(options.signer);
+    const mode = options.signatureMode ?? "entry";
+    if (mode !== "entry" && mode !== "batch") {
+      throw new JournalError("ERR_JOURNAL_ENTRY_INVALID", 'signatureMode must be "entry" or "batch"');
+    }
+    this.#batchMode = mode === "batch";
     this.store = options.store;
     this.#signer = options.signer;
     this.#registry = options.registry ?? defaultEventTypes;
     this.#allowUnknown = options.allowUnknownTypes ?? false;
-    this.#maxBatch = Math.max(1, Math.floor(options.maxBatch ?? 512));
+    // A batch is one Merkle tree, whose size a verifier bounds.
+    this.#maxBatch = Math.min(
+      this.#batchMode ? MAX_BATCH_SIZE : Number.MAX_SAFE_INTEGER,
+      Math.max(1, Math.floor(options.maxBatch ?? 512)),
+    );
     this.#chunkSize = Math.min(CHUNK, this.#maxBatch);
     this.#now = options.now ?? (() => new Date());
     this.#onRedaction = options.onRedaction;
-    const workers = Math.floor(options.signingWorkers ?? 0);
+    const workers = this.#batchMode ? 0 : Math.floor(options.signingWorkers ?? 0);
     this.#pool = workers > 0 ? new CryptoPool(workers) : null;
     this.#pool?.setSigner(this.#signer.privateKey);
   }
@@ -471,6 +499,7 @@ export class Journal {
         rechained = true;
         const chained = this.#chain(tipOf(last), batch);
         signerAfter = chained.signer;
+        if (this.#batchMode) return signBatches(chained);
         return chained.sealed.map((s, i) => {
           s.entry.signature = nodeSign(
             null,
@@ -545,9 +574,14 @@ export class Journal {
         hash: prev,
         signature: "",
       };
-      const t = hashAndSignedText(entry, bodyJson);
-      entry.hash = t.hash;
-      texts[i] = t.signed;
+      if (this.#batchMode) {
+        entry.hash = entryHash(entry, bodyJson);
+        texts[i] = "";
+      } else {
+        const t = hashAndSignedText(entry, bodyJson);
+        entry.hash = t.hash;
+        texts[i] = t.signed;
+      }
       keys[i] = signer;
       sealed[i] = { entry, bodyJson };
       prev = entry.hash;
@@ -555,6 +589,41 @@ export class Journal {
     }
     return { sealed, texts, keys, signer, tip: { seq, hash: prev, nextKey: signer.keyId } };
   }
+}
+
+/**
+ * Batch mode: signs a chained batch with one signature per key — a rotation entry
+ * closes its batch (it is signed by the outgoing key, what follows by the new one)
+ * — and gives each entry that signature with its inclusion proof.
+ */
+function signBatches(chained: Chained): SealedEntry[] {
+  const { sealed, keys } = chained;
+  let start = 0;
+  while (start < sealed.length) {
+    const key = keys[start]!;
+    let end = start + 1;
+    while (
+      end < sealed.length &&
+      keys[end] === key &&
+      sealed[end - 1]!.entry.type !== KEY_ROTATED &&
+      end - start < MAX_BATCH_SIZE
+    ) {
+      end++;
+    }
+    const part = sealed.slice(start, end);
+    const firstSeq = part[0]!.entry.seq;
+    const { root, paths } = buildTree(part.map((s) => s.entry.hash));
+    const signature = nodeSign(
+      null,
+      Buffer.from(batchMessage(key.keyId, firstSeq, part.length, root), "utf8"),
+      key.privateKey,
+    ).toString("base64url");
+    part.forEach((s, i) => {
+      s.entry.signature = formatBatchSignature({ firstSeq, size: part.length, signature, path: paths[i]! });
+    });
+    start = end;
+  }
+  return sealed;
 }
 
 function hasProtoKey(v: unknown): boolean {

@@ -3,7 +3,9 @@
 // names the first entry that is not, and why. It trusts nothing in the entries but
 // what it checks: the first entry must be signed by a keyring key, a key change is
 // accepted only through a rotation entry signed by the outgoing key, and an entry
-// signed by any other key, even one in the keyring, is `unknown_key`.
+// signed by any other key, even one in the keyring, is `unknown_key`. Entries
+// signed in batch mode are proven by their inclusion path and their batch's root
+// signature, which is verified once per batch.
 import { createPublicKey, type KeyObject, verify as nodeVerify } from "node:crypto";
 import { canonicalJson } from "../contracts/index.js";
 import { type JsonWebKey, type Keyring, keyIdOf } from "../crypto/index.js";
@@ -18,6 +20,7 @@ import {
 } from "./entry.js";
 import { defaultEventTypes, type EventTypeRegistry, KEY_ROTATED } from "./event-types.js";
 import { type SignedHead, verifyHead } from "./head.js";
+import { batchMessage, leafHash, parseBatchSignature, rootFromPath } from "./merkle.js";
 import { type JournalStore, MalformedRecord } from "./store.js";
 
 export type VerifyFailureReason =
@@ -152,6 +155,19 @@ export async function verifyJournal(
   const fail = (reason: VerifyFailureReason, message: string): void => {
     failure = { seq: expectedSeq, reason, message };
   };
+  // Checked on this thread, in order: wait for the workers first, so that a bad
+  // signature before this entry is reported (and `confirmed` never runs ahead).
+  const settleAll = async (): Promise<void> => {
+    if (pool === null || (current.length === 0 && inflight.length === 0)) return;
+    await dispatch();
+    while (inflight.length > 0) await settleOldest();
+    confirmed = head;
+  };
+  // The batch the previous entry belongs to, while it has entries still to come:
+  // a batch is committed whole, so its entries are consecutive and all present.
+  let open: { firstSeq: number; size: number; signature: string } | null = null;
+  // The last batch message whose signature verified (message + signature).
+  let verifiedBatch: string | null = null;
 
   try {
     for await (const raw of iterate(source)) {
@@ -197,30 +213,86 @@ export async function verifyJournal(
         fail("hash_mismatch", "hash is not the sha256 of the entry's canonical JSON");
         break;
       }
-      const signature = Buffer.from(e.signature, "base64url");
-      const message = Buffer.from(signedText(e, bodyJson), "utf8");
-      if (signature.toString("base64url") !== e.signature) {
-        // Non-canonical base64url (stray bits in the last character) is a different signature text.
-        fail("signature_invalid", "signature is not canonical base64url");
-        break;
-      }
-      const checkNow = () => nodeVerify(null, message, key.key, signature);
       const bodyCheck = registry.check(e.type, e.body, allowUnknown);
       const rotation = e.type === KEY_ROTATED;
-      if (!bodyCheck.ok || rotation || pool === null) {
-        // A rotation is trusted only once its own signature is known good, and a bad
-        // signature outranks a bad body: check these on this thread, now.
-        if (!checkNow()) {
-          fail("signature_invalid", "signature does not verify");
+      const batch = e.signature.length === 86 ? null : parseBatchSignature(e.signature);
+      if (batch !== null) {
+        await settleAll();
+        if (sigFailure !== null) break;
+        const index = e.seq - batch.firstSeq;
+        if (open !== null) {
+          if (
+            batch.firstSeq !== open.firstSeq ||
+            batch.size !== open.size ||
+            batch.signature !== open.signature
+          ) {
+            fail(
+              "signature_invalid",
+              `the batch of ${open.size} entries from seq ${open.firstSeq} ends before its last entry`,
+            );
+            break;
+          }
+        } else if (index !== 0) {
+          fail("signature_invalid", `batch signature for seq ${batch.firstSeq}, not for this entry's batch`);
           break;
+        }
+        const root = rootFromPath(leafHash(e.hash), index, batch.size, batch.path);
+        if (root === null) {
+          fail("signature_invalid", "inclusion path does not fit the entry's place in its batch");
+          break;
+        }
+        const message = batchMessage(e.key_id, batch.firstSeq, batch.size, root);
+        if (verifiedBatch !== `${message}\n${batch.signature}`) {
+          const sig = Buffer.from(batch.signature, "base64url");
+          if (!nodeVerify(null, Buffer.from(message, "utf8"), key.key, sig)) {
+            fail("signature_invalid", "batch signature does not verify");
+            break;
+          }
+          verifiedBatch = `${message}\n${batch.signature}`;
         }
         if (!bodyCheck.ok) {
           fail("schema_invalid", bodyCheck.message);
           break;
         }
+        const closes: boolean = index === batch.size - 1;
+        if (rotation && !closes) {
+          fail("signature_invalid", "a batch continues past a key rotation");
+          break;
+        }
+        open = closes ? null : { firstSeq: batch.firstSeq, size: batch.size, signature: batch.signature };
       } else {
-        current.push({ seq: e.seq, message, signature, keyIndex: key.index, head: headOf(e) });
-        if (current.length >= BATCH) await dispatch();
+        if (open !== null) {
+          fail(
+            "signature_invalid",
+            `the batch of ${open.size} entries from seq ${open.firstSeq} ends before its last entry`,
+          );
+          break;
+        }
+        const signature = Buffer.from(e.signature, "base64url");
+        const message = Buffer.from(signedText(e, bodyJson), "utf8");
+        if (signature.toString("base64url") !== e.signature) {
+          // Non-canonical base64url (stray bits in the last character) is a different signature text.
+          fail("signature_invalid", "signature is not canonical base64url");
+          break;
+        }
+        const checkNow = () => nodeVerify(null, message, key.key, signature);
+        if (!bodyCheck.ok || rotation || pool === null) {
+          // A rotation is trusted only once its own signature is known good, and a bad
+          // signature outranks a bad body: check these on this thread, now.
+          await settleAll();
+          if (sigFailure !== null) break;
+          if (!checkNow()) {
+            fail("signature_invalid", "signature does not verify");
+            break;
+          }
+          if (!bodyCheck.ok) {
+            fail("schema_invalid", bodyCheck.message);
+            break;
+          }
+        } else {
+          current.push({ seq: e.seq, message, signature, keyIndex: key.index, head: headOf(e) });
+          if (current.length >= BATCH) await dispatch();
+        }
       }
       if (rotation) {
         const b = e.body as { previous_key_id: string; new_key_id: string; new_public_key: object };
@@ -241,13 +313,21 @@ export async function verifyJournal(
       }
       prevHash = e.hash;
       head = headOf(e);
-      if (pool === null || rotation) confirmed = head;
+      if (pool === null || rotation || batch !== null) confirmed = head;
       if (e.seq === expectSeq) hashAtExpectedSeq = e.hash;
       expectedSeq++;
       if (options.onProgress && e.seq % 1000 === 0) options.onProgress(e.seq);
     }
     await dispatch();
     while (inflight.length > 0) await settleOldest();
+    if (failure === null && sigFailure === null && open !== null) {
+      const o = open as { firstSeq: number; size: number };
+      // The signed size proves entries are missing; those present are proven (checked, head).
+      fail(
+        "truncated",
+        `journal ends at seq ${expectedSeq - 1}, inside a batch of ${o.size} entries from seq ${o.firstSeq}`,
+      );
+    }
   } finally {
     await pool?.close();
   }
