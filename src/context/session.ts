@@ -132,6 +132,8 @@ export interface Prepared {
   readonly preDecision?: { decision: "deny"; reasonCodes: string[] };
   /** Head of the session chain the facts were derived from (`context_hash`). */
   readonly contextHash: Sha256Hash;
+  /** `sha256Of` the request as prepared (`request_hash`): hashed once, for the Gate and the chain. */
+  readonly requestHash: Sha256Hash;
 }
 
 export interface ResultInput {
@@ -232,6 +234,7 @@ export class Session {
   readonly #levelsSeen = new Set<string>();
   readonly #startedAt: number;
   readonly #originalRequest: string | undefined;
+  readonly #originalRequestHash: Sha256Hash | undefined;
   #admitted = 0;
   #tokens = 0;
   #cost = 0;
@@ -254,6 +257,8 @@ export class Session {
     this.#limiter = limiter;
     this.#startedAt = init.now;
     this.#originalRequest = init.originalRequest;
+    this.#originalRequestHash =
+      init.originalRequest === undefined ? undefined : sha256Of(init.originalRequest);
     this.#provenance = new ProvenanceIndex(config.provenance);
     if (init.originalRequest !== undefined) this.#provenance.setTrusted(init.originalRequest);
     this.#append(
@@ -261,7 +266,7 @@ export class Session {
         type: "session.opened" as const,
         runId: init.runId,
         principalId: init.principalId,
-        originalRequestHash: init.originalRequest === undefined ? undefined : sha256Of(init.originalRequest),
+        originalRequestHash: this.#originalRequestHash,
       }),
       init.now,
     );
@@ -278,6 +283,11 @@ export class Session {
   /** The original request pinned at the start of the run (later requests cannot change it). */
   get originalRequest(): string | undefined {
     return this.#originalRequest;
+  }
+
+  /** `sha256Of` the pinned original request (hashed once, when the run opened). */
+  get originalRequestHash(): Sha256Hash | undefined {
+    return this.#originalRequestHash;
   }
 
   /** The session's hash chain, oldest first (copies). */
@@ -337,6 +347,7 @@ export class Session {
       readOnly,
       ...(reasons.length > 0 ? { preDecision: { decision: "deny" as const, reasonCodes: reasons } } : {}),
       contextHash: this.contextHash(),
+      requestHash: sha256Of(request),
     };
     calls.set(prepared, { session: this, signals });
     return prepared;
@@ -403,7 +414,7 @@ export class Session {
         action: request.action,
         tool: request.tool,
         principalId: request.principalId,
-        requestHash: sha256Of(request),
+        requestHash: prepared.requestHash,
         decision,
         reasonCodes: [...reasonCodes],
         taint: prepared.effectiveTaint,

@@ -45,9 +45,96 @@ function isPlainObject(v: object): v is Record<string, unknown> {
   return proto === Object.prototype || proto === null;
 }
 
+/** Thrown by the fast walk at anything it does not accept; never escapes canonicalJson. */
+const REFUSED = Symbol("refused");
+
+interface Out {
+  s: string;
+}
+
+/**
+ * The fast walk: the same output as `checkedJson` for every value that one accepts, and
+ * it throws for every value that one refuses — but it keeps no path and no set of open
+ * objects. A cycle recurses until the depth limit (or the stack) stops it. Everything
+ * Warden hashes or journals goes through here on the decision path, so the bookkeeping
+ * that exists only to word an error message is left to the checked walk, which runs
+ * only after the fast one refused.
+ */
+function fastWalk(v: unknown, depth: number, maxDepth: number, out: Out): void {
+  switch (typeof v) {
+    case "string":
+      if (!isWellFormed(v)) throw REFUSED;
+      out.s += JSON.stringify(v);
+      return;
+    case "number":
+      if (!Number.isFinite(v)) throw REFUSED;
+      out.s += String(v);
+      return;
+    case "boolean":
+      out.s += v ? "true" : "false";
+      return;
+    case "object":
+      break;
+    default:
+      throw REFUSED;
+  }
+  if (v === null) {
+    out.s += "null";
+    return;
+  }
+  if (depth >= maxDepth) throw REFUSED;
+  if (Array.isArray(v)) {
+    const n = v.length;
+    if (n === 0) {
+      out.s += "[]";
+      return;
+    }
+    out.s += "[";
+    for (let i = 0; i < n; i++) {
+      if (i > 0) out.s += ",";
+      fastWalk(v[i], depth + 1, maxDepth, out);
+    }
+    out.s += "]";
+    return;
+  }
+  if (!isPlainObject(v)) throw REFUSED;
+  const names = Object.keys(v);
+  if (names.length === 0) {
+    out.s += "{}";
+    return;
+  }
+  if (names.length > 1) names.sort();
+  out.s += "{";
+  for (let i = 0; i < names.length; i++) {
+    const key = names[i] as string;
+    const child = v[key];
+    if (child === undefined || !isWellFormed(key)) throw REFUSED;
+    out.s += i > 0 ? `,${JSON.stringify(key)}:` : `${JSON.stringify(key)}:`;
+    fastWalk(child, depth + 1, maxDepth, out);
+  }
+  out.s += "}";
+}
+
 /** Serialize a JSON value to RFC 8785 canonical JSON text. */
 export function canonicalJson(value: unknown, options: CanonicalOptions = {}): string {
   const maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
+  const out: Out = { s: "" };
+  try {
+    fastWalk(value, 0, maxDepth, out);
+    return out.s;
+  } catch (err) {
+    if (err !== REFUSED && !(err instanceof RangeError)) throw err;
+    // Refused (or the stack ran out on a cycle under a large depth limit): the checked
+    // walk finds the first problem in document order and names it with its path.
+  }
+  return checkedJson(value, maxDepth);
+}
+
+/**
+ * The reference walk: tracks the path and the open objects to report what is wrong, and
+ * where. @internal exported for the test that holds the fast walk to it.
+ */
+export function checkedJson(value: unknown, maxDepth: number = DEFAULT_MAX_DEPTH): string {
   const stack = new Set<object>();
   // The path to the current value, kept as a stack of keys and indexes and turned into
   // text only for an error message: building it per node costs more than the output.

@@ -1,6 +1,6 @@
 // Identifiers: UUIDv4 / UUIDv7 for runs, decisions and events; W3C Trace Context
 // (traceparent) compatible trace and span ids.
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomBytes, randomFillSync, randomUUID } from "node:crypto";
 import { ContractError } from "./errors.js";
 
 export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -14,11 +14,20 @@ export function uuidv4(): string {
 let lastMs = 0;
 let seq = 0;
 
+// Random bytes for uuidv7 come from a pool filled by the CSPRNG 512 ids at a time: one
+// randomFillSync per id cost more than the rest of the id. Each pooled byte is used once.
+const ID_RANDOM_BYTES = 8;
+const pool = Buffer.allocUnsafe(ID_RANDOM_BYTES * 512);
+let poolOffset = pool.length;
+
 /**
  * UUIDv7 (RFC 9562): 48-bit Unix ms timestamp, then randomness. Within one
  * millisecond a 12-bit counter in rand_a keeps ids from one process monotonic.
  */
 export function uuidv7(now: number = Date.now()): string {
+  if (!Number.isSafeInteger(now) || now < 0 || now > 0xffff_ffff_ffff) {
+    throw new RangeError("uuidv7: the timestamp must be whole milliseconds within 48 bits");
+  }
   if (now <= lastMs) {
     seq++;
     if (seq > 0xfff) {
@@ -29,14 +38,18 @@ export function uuidv7(now: number = Date.now()): string {
     lastMs = now;
     seq = 0;
   }
-  const b = randomBytes(16);
-  const ms = BigInt(lastMs);
-  for (let k = 0; k < 6; k++) b[k] = Number((ms >> BigInt(8 * (5 - k))) & 0xffn);
-  b[6] = 0x70 | ((seq >> 8) & 0x0f);
-  b[7] = seq & 0xff;
-  b[8] = 0x80 | (b[8]! & 0x3f);
-  const h = b.toString("hex");
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+  if (poolOffset + ID_RANDOM_BYTES > pool.length) {
+    randomFillSync(pool);
+    poolOffset = 0;
+  }
+  const o = poolOffset;
+  poolOffset += ID_RANDOM_BYTES;
+  // rand_b: the variant bits (10) over the first random byte, then 7 more random bytes.
+  const variant = (0x80 | (pool[o]! & 0x3f)).toString(16);
+  const rest = pool.toString("hex", o + 1, o + ID_RANDOM_BYTES);
+  const ts = lastMs.toString(16).padStart(12, "0");
+  const sq = seq.toString(16).padStart(3, "0");
+  return `${ts.slice(0, 8)}-${ts.slice(8)}-7${sq}-${variant}${rest.slice(0, 2)}-${rest.slice(2)}`;
 }
 
 /** Milliseconds since the epoch encoded in a UUIDv7. */

@@ -17,20 +17,36 @@ export type DareReasonCode = PolicyDecisionRecord["result"]["reason_codes"][numb
 export type DareObligation = PolicyDecisionRecord["result"]["obligations"][number];
 export type ToolCategory = PolicyDecisionRecord["action"]["tool_category"];
 
+// Both ids below are pure functions of the run id, asked for on every decision of the
+// run: remembered per run id (a bounded memo, cleared when full) instead of re-hashed.
+const MEMO_MAX = 4096;
+function memo(f: (runId: string) => string): (runId: string) => string {
+  const seen = new Map<string, string>();
+  return (runId) => {
+    let v = seen.get(runId);
+    if (v === undefined) {
+      v = f(runId);
+      if (seen.size >= MEMO_MAX) seen.clear();
+      seen.set(runId, v);
+    }
+    return v;
+  };
+}
+
 /** DARE run ids are UUIDs; a non-UUID run id maps to a stable UUIDv8 derived from it. */
-export function dareRunId(runId: string): string {
+export const dareRunId: (runId: string) => string = memo((runId) => {
   if (UUID_PATTERN.test(runId)) return runId;
   const h = createHash("sha256").update(`warden:run:${runId}`).digest();
   h[6] = 0x80 | (h[6]! & 0x0f);
   h[8] = 0x80 | (h[8]! & 0x3f);
   const x = h.subarray(0, 16).toString("hex");
   return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
-}
+});
 
 /** A stable W3C trace id for a run that did not bring one. */
-export function runTraceId(runId: string): string {
-  return createHash("sha256").update(`warden:trace:${runId}`).digest("hex").slice(0, 32);
-}
+export const runTraceId: (runId: string) => string = memo((runId) =>
+  createHash("sha256").update(`warden:trace:${runId}`).digest("hex").slice(0, 32),
+);
 
 const READ_ACTIONS = /^(get|head|read|list|query|search|fetch|retrieve|lookup|stat|describe|options)$/;
 

@@ -39,6 +39,7 @@ import {
   validateArgs,
 } from "../tools/index.js";
 import type { Approvals, ApprovalVerdict, Approver } from "./approvals.js";
+import { BoundedMap } from "./bounded-map.js";
 import { buildDareDecision, dareRunId, runTraceId } from "./dare-mapping.js";
 import { DeferQueue, type DeferResolution } from "./defer.js";
 import { GATE_DECISION, GATE_RESOLUTION, GATE_RESULT, registerGateEventTypes } from "./events.js";
@@ -137,7 +138,8 @@ export class Gate {
   readonly #sessions: SessionStore;
   readonly #defer: DeferQueue;
   readonly #clock: () => number;
-  readonly #pending = new Map<string, Pending>();
+  /** Admitted calls awaiting recordResult; results never reported must not accumulate, keep the newest. */
+  readonly #pending = new BoundedMap<string, Pending>(MAX_PENDING_RESULTS);
   #bundleLoaded: Promise<void> | undefined;
 
   constructor(options: GateOptions) {
@@ -364,7 +366,7 @@ export class Gate {
 
     const effectiveTaint = prepared?.effectiveTaint ?? request.taintLabels;
     const contextHash = prepared?.contextHash ?? sha256Of({ runId: request.runId, state: "no_session" });
-    const requestHash = sha256Of(checked);
+    const requestHash = prepared?.requestHash ?? sha256Of(checked);
     // A rewrite applies to whatever may run: modify, and step_up/defer once approved or
     // released (a contract's human_approval must not shed the policy's redaction).
     const rewrite = outcome.decision !== "deny" ? outcome.modify : undefined;
@@ -406,9 +408,7 @@ export class Gate {
       requestHash,
       contextHash,
       policyBundleHash: outcome.policyBundleHash,
-      toolSchemaHash: tool
-        ? toolSchemaHash(tool)
-        : sha256Of({ toolClass: request.toolClass, action: request.action }),
+      toolSchemaHash: tool ? toolSchemaHash(tool) : classSchemaHash(request.toolClass, request.action),
       time: new Date(now).toISOString(),
     });
     const detail = {
@@ -443,7 +443,14 @@ export class Gate {
       policy_bundle_hash: outcome.policyBundleHash,
       ...(request.rationale !== undefined ? { rationale_hash: sha256Of(request.rationale) } : {}),
       ...(request.originalRequest !== undefined
-        ? { original_request_hash: sha256Of(request.originalRequest) }
+        ? {
+            // The run pins its original request and hashed it once; a request that repeats
+            // it (the usual case) reuses that hash instead of re-hashing up to 1 MB per call.
+            original_request_hash:
+              session?.originalRequest === request.originalRequest && session.originalRequestHash
+                ? session.originalRequestHash
+                : sha256Of(request.originalRequest),
+          }
         : {}),
     };
     try {
@@ -489,11 +496,6 @@ export class Gate {
   #grant(base: GateOutcome, p: Pending, principal: PrincipalConfig, mint = true): GateOutcome {
     const r = p.prepared.request;
     this.#pending.set(p.decisionId, p);
-    // Results that are never reported must not accumulate: keep the newest ones.
-    if (this.#pending.size > MAX_PENDING_RESULTS) {
-      const oldest = this.#pending.keys().next().value;
-      if (oldest !== undefined) this.#pending.delete(oldest);
-    }
     if (!mint) return base;
     base.ticket = ExecutionTicket.mint({
       decisionId: p.decisionId,
@@ -833,6 +835,22 @@ function toolSchemaHash(tool: CompiledTool): Sha256Hash {
   if (h === undefined) {
     h = sha256Of(contractToCanonical(tool.contract));
     schemaHashes.set(tool, h);
+  }
+  return h;
+}
+
+// A call that names no contract stands for its class and action; the hash of that pair
+// never changes, so it is remembered (bounded: class and action come from requests).
+const classHashes = new Map<string, Sha256Hash>();
+const CLASS_HASHES_MAX = 4096;
+
+function classSchemaHash(toolClass: string, action: string): Sha256Hash {
+  const key = `${toolClass}\n${action}`; // names cannot hold a newline
+  let h = classHashes.get(key);
+  if (h === undefined) {
+    h = sha256Of({ toolClass, action });
+    if (classHashes.size >= CLASS_HASHES_MAX) classHashes.clear();
+    classHashes.set(key, h);
   }
   return h;
 }

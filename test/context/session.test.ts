@@ -305,6 +305,15 @@ describe("hash chain", () => {
     expect(session.contextHash()).not.toBe(before);
   });
 
+  it("prepare hashes the request once: the chain's call.decided cites the prepared request_hash", () => {
+    const { session } = harness();
+    const p = session.prepare(post);
+    expect(p.requestHash).toBe(sha256Of(p.request));
+    const [decided] = session.recordDecision(p, "deny", ["x"]);
+    expect(decided).toMatchObject({ type: "call.decided", requestHash: p.requestHash });
+    expect(verifyContextChain(session.events()).ok).toBe(true);
+  });
+
   it("detects an altered, removed or reordered event", () => {
     const events = run().events();
     const altered: SessionEvent[] = structuredClone(events);

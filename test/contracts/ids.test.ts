@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   formatTraceparent,
@@ -32,6 +33,48 @@ describe("ids", () => {
     expect(sorted).toEqual(ids);
     expect(new Set(ids).size).toBe(ids.length);
     expect(Math.abs(uuidv7Time(ids[0]!) - now)).toBeLessThanOrEqual(2);
+  });
+
+  it("uuidv7 stays well-formed, unique and strictly increasing across random-pool refills and clock steps back (property)", () => {
+    const base = Date.now();
+    let prev = uuidv7(base);
+    const seen = new Set<string>([prev]);
+    fc.assert(
+      fc.property(
+        // Timestamps near now, forwards and backwards, with runs in one millisecond.
+        fc.array(fc.tuple(fc.integer({ min: -5, max: 60_000 }), fc.integer({ min: 1, max: 40 })), {
+          maxLength: 60,
+        }),
+        (steps) => {
+          for (const [dt, n] of steps) {
+            for (let i = 0; i < n; i++) {
+              const id = uuidv7(base + dt);
+              expect(id).toMatch(UUID_PATTERN);
+              expect(id[14]).toBe("7");
+              expect(["8", "9", "a", "b"]).toContain(id[19]);
+              expect(id > prev).toBe(true);
+              // The clock never goes back in ids: the time is now, or the last id's (+1 on counter overflow).
+              const t = uuidv7Time(id);
+              const last = uuidv7Time(prev);
+              expect(t === base + dt || t === last || t === last + 1).toBe(true);
+              expect(t).toBeGreaterThanOrEqual(Math.min(base + dt, last));
+              expect(seen.has(id)).toBe(false);
+              seen.add(id);
+              prev = id;
+            }
+          }
+        },
+      ),
+    );
+    // The random part varies (not one pooled value reused): 62 random bits per id.
+    const tails = new Set([...seen].map((id) => id.slice(19)));
+    expect(tails.size).toBe(seen.size);
+  });
+
+  it("uuidv7 refuses a timestamp that is not whole milliseconds within 48 bits", () => {
+    for (const bad of [1.5, -1, 2 ** 48, Number.NaN, Number.POSITIVE_INFINITY]) {
+      expect(() => uuidv7(bad)).toThrow(RangeError);
+    }
   });
 
   it("uuidv7Time rejects a non-v7 id", () => {

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { DECISIONS, PolicyDecisionRecordSchema, sha256Of, UUID_PATTERN } from "../../src/contracts/index.js";
 import { buildDareDecision } from "../../src/gate/dare-mapping.js";
@@ -52,6 +53,26 @@ describe("DARE decision mapping", () => {
     expect(dareRunId("run-2")).not.toBe(dareRunId("run-1"));
     expect(dareRunId(base.decisionId)).toBe(base.decisionId);
     expect(runTraceId("run-1")).toMatch(/^[0-9a-f]{32}$/);
+  });
+
+  it("remembered run and trace ids equal the documented derivation, past the memo's bound", () => {
+    const derive = (runId: string) => {
+      const h = createHash("sha256").update(`warden:run:${runId}`).digest();
+      h[6] = 0x80 | (h[6]! & 0x0f);
+      h[8] = 0x80 | (h[8]! & 0x3f);
+      const x = h.subarray(0, 16).toString("hex");
+      return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
+    };
+    const trace = (runId: string) =>
+      createHash("sha256").update(`warden:trace:${runId}`).digest("hex").slice(0, 32);
+    // Twice over more run ids than the memo holds: the second pass mixes hits and misses.
+    for (let pass = 0; pass < 2; pass++) {
+      for (let i = 0; i < 5000; i += pass === 0 ? 1 : 7) {
+        const id = `run-${i}`;
+        expect(dareRunId(id)).toBe(derive(id));
+        expect(runTraceId(id)).toBe(trace(id));
+      }
+    }
   });
 
   it("derives a conservative tool category", () => {

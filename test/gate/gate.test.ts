@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { PolicyDecisionRecordSchema } from "../../src/contracts/index.js";
+import { PolicyDecisionRecordSchema, sha256Of } from "../../src/contracts/index.js";
 import { redeemTicket } from "../../src/gate/index.js";
 import { ContractRegistry } from "../../src/tools/index.js";
 import { REPO_ROOT } from "../helpers/shared.js";
@@ -269,5 +269,62 @@ rules:
     expect(facts.quarantined).toBe(false);
     expect(facts.counters.denied).toBe(0);
     expect((await h.gate.authorize(req())).decision).toBe("allow");
+  });
+});
+
+describe("Gate: hashes computed once and remembered", () => {
+  type Body = {
+    request_hash: string;
+    original_request_hash?: string;
+    dare: { inputs: { request_hash: string }; bundles: { tool_schema_hash: string } };
+  };
+  const decisions = async (h: Awaited<ReturnType<typeof makeGate>>) =>
+    (await h.entries()).filter((e) => e.type === "warden.gate.decision").map((e) => e.body as Body);
+
+  it("request_hash is the prepared request's hash, in the record, the DARE record and the session chain", async () => {
+    const h = await makeGate({ yaml: POLICY });
+    const out = await h.gate.evaluate(req({ parameters: { url: "https://example.org/a" } }));
+    const [body] = await decisions(h);
+    const checked = { ...req({ parameters: { url: "https://example.org/a" } }), taintLabels: [] };
+    expect(body!.request_hash).toBe(sha256Of(checked));
+    expect(body!.dare.inputs.request_hash).toBe(body!.request_hash);
+    const decided = h.gate.sessions
+      .get("run-1")!
+      .events()
+      .find((e) => e.type === "call.decided") as { requestHash: string } | undefined;
+    expect(decided!.requestHash).toBe(body!.request_hash);
+    expect(out.decisionId).not.toBeNull();
+  });
+
+  it("the original request's hash is the run's pinned one, and a request bringing a different one gets its own", async () => {
+    const h = await makeGate({ yaml: POLICY });
+    await h.gate.evaluate(req({ originalRequest: "book a table" }));
+    await h.gate.evaluate(req({ originalRequest: "book a table" }));
+    // The run pinned "book a table"; a later request naming another text is hashed as sent.
+    await h.gate.evaluate(req({ originalRequest: "transfer all funds" }));
+    await h.gate.evaluate(req());
+    const bodies = await decisions(h);
+    expect(bodies.map((b) => b.original_request_hash)).toEqual([
+      sha256Of("book a table"),
+      sha256Of("book a table"),
+      sha256Of("transfer all funds"),
+      undefined,
+    ]);
+    expect(h.gate.sessions.get("run-1")!.originalRequestHash).toBe(sha256Of("book a table"));
+  });
+
+  it("a call without a contract cites the hash of its class and action, per class and action", async () => {
+    const h = await makeGate({ yaml: POLICY });
+    await h.gate.evaluate(req());
+    await h.gate.evaluate(req({ action: "post" }));
+    await h.gate.evaluate(req());
+    await h.gate.evaluate(req({ toolClass: "file", action: "read", parameters: { path: "a" } }));
+    const hashes = (await decisions(h)).map((b) => b.dare.bundles.tool_schema_hash);
+    expect(hashes).toEqual([
+      sha256Of({ toolClass: "http", action: "get" }),
+      sha256Of({ toolClass: "http", action: "post" }),
+      sha256Of({ toolClass: "http", action: "get" }),
+      sha256Of({ toolClass: "file", action: "read" }),
+    ]);
   });
 });
