@@ -240,6 +240,9 @@ export class Session {
   #cost = 0;
   #calls = 0;
   #taintSeen: TaintLabel[] = [];
+  /** Derived from #window and #taintSeen for snapshots; cleared whenever those change. */
+  #recentCache: readonly SessionFacts["recentEvents"][number][] | undefined;
+  #taintSeenCache: readonly TaintSource[] | undefined;
   #quarantine: QuarantineTrigger | undefined;
   #closed = false;
 
@@ -405,7 +408,7 @@ export class Session {
     if (!rateLimited) {
       this.#limiter.note(request.principalId, prepared.at, this.#rateLimit(request.principalId, undefined));
     }
-    this.#taintSeen = mergeTaint(this.#taintSeen, prepared.effectiveTaint);
+    this.#setTaintSeen(mergeTaint(this.#taintSeen, prepared.effectiveTaint));
     const event = this.#append(
       defined({
         type: "call.decided" as const,
@@ -547,7 +550,7 @@ export class Session {
     );
     if (cfg.provenance.enabled && input.data !== undefined)
       this.#provenance.addOutput(event.seq, input.data, taint);
-    this.#taintSeen = mergeTaint(this.#taintSeen, taint);
+    this.#setTaintSeen(mergeTaint(this.#taintSeen, taint));
     this.#push(
       defined({
         seq: event.seq,
@@ -597,8 +600,6 @@ export class Session {
     if (b.wallTimeMs !== undefined)
       budgets.wallTimeMs = { used: Math.max(0, t - this.#startedAt), limit: b.wallTimeMs };
     if (b.cost !== undefined) budgets.cost = { used: this.#cost, limit: b.cost };
-    const decided = this.#window.filter((e) => e.kind === "call");
-    const recent = cfg.recentEventsInFacts === 0 ? [] : decided.slice(-cfg.recentEventsInFacts);
     const facts: SessionFacts = {
       runId: this.runId,
       counters: { ...this.#counters },
@@ -606,23 +607,52 @@ export class Session {
       dataClassificationsSeen: levels,
       quarantined: this.#quarantine !== undefined,
       budgets,
-      recentEvents: recent.map((e) =>
-        defined({
-          seq: e.seq,
-          toolClass: e.toolClass,
-          action: e.action,
-          tool: e.tool,
-          decision: e.decision!,
-          taint: [...e.taint],
-        }),
-      ),
+      recentEvents: [...this.#recentFacts()],
       principalId: this.principalId,
-      taintSeen: taintSources(this.#taintSeen),
+      taintSeen: [...this.#taintSeenSources()],
     };
     const highest = levels[levels.length - 1];
     if (highest !== undefined) facts.highestClassification = highest;
     if (this.#quarantine !== undefined) facts.quarantineReason = this.#quarantine.reason;
     return facts;
+  }
+
+  /**
+   * The facts' recent decisions. Built when the window changes, not on every snapshot
+   * (every call takes one): the entries are frozen and shared by the snapshots taken
+   * until the next change; each snapshot gets its own array of them.
+   */
+  #recentFacts(): readonly SessionFacts["recentEvents"][number][] {
+    if (this.#recentCache === undefined) {
+      const n = this.#config.recentEventsInFacts;
+      const decided = this.#window.filter((e) => e.kind === "call");
+      this.#recentCache = Object.freeze(
+        (n === 0 ? [] : decided.slice(-n)).map((e) =>
+          Object.freeze(
+            defined({
+              seq: e.seq,
+              toolClass: e.toolClass,
+              action: e.action,
+              tool: e.tool,
+              decision: e.decision!,
+              taint: Object.freeze([...e.taint]) as TaintSource[],
+            }),
+          ),
+        ),
+      );
+    }
+    return this.#recentCache;
+  }
+
+  /** Sources of every label seen in the run, recomputed only when that set changes. */
+  #taintSeenSources(): readonly TaintSource[] {
+    this.#taintSeenCache ??= taintSources(this.#taintSeen);
+    return this.#taintSeenCache;
+  }
+
+  #setTaintSeen(labels: TaintLabel[]): void {
+    this.#taintSeen = labels;
+    this.#taintSeenCache = undefined;
   }
 
   /** @internal */
@@ -694,6 +724,7 @@ export class Session {
 
   #push(e: WindowEvent): void {
     this.#window.push(e);
+    this.#recentCache = undefined;
     const size = this.#config.rules.windowSize;
     if (this.#window.length > size) this.#window.splice(0, this.#window.length - size);
   }

@@ -52,6 +52,28 @@ interface Out {
   s: string;
 }
 
+// Printable ASCII without `"` and `\`: JSON.stringify writes such a string as itself in
+// quotes, so the fast walk skips the escaping pass (and the surrogate check: no
+// surrogates here). Only short strings are tried, so a long one never pays twice.
+const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+const PLAIN_MAX = 512;
+
+// Member names repeat across everything Warden hashes (`decision_id`, `toolClass`, ...):
+// their quoted form is remembered. Bounded, and only short well-formed names, so names
+// from untrusted parameters cannot grow it without limit.
+const quotedKeys = new Map<string, string>();
+const QUOTED_KEYS_MAX = 2048;
+const QUOTED_KEY_LENGTH_MAX = 64;
+
+function quoteKey(key: string): string {
+  let q = quotedKeys.get(key);
+  if (q !== undefined) return q;
+  if (!isWellFormed(key)) throw REFUSED;
+  q = JSON.stringify(key);
+  if (key.length <= QUOTED_KEY_LENGTH_MAX && quotedKeys.size < QUOTED_KEYS_MAX) quotedKeys.set(key, q);
+  return q;
+}
+
 /**
  * The fast walk: the same output as `checkedJson` for every value that one accepts, and
  * it throws for every value that one refuses — but it keeps no path and no set of open
@@ -63,6 +85,10 @@ interface Out {
 function fastWalk(v: unknown, depth: number, maxDepth: number, out: Out): void {
   switch (typeof v) {
     case "string":
+      if (v.length <= PLAIN_MAX && PLAIN.test(v)) {
+        out.s += `"${v}"`;
+        return;
+      }
       if (!isWellFormed(v)) throw REFUSED;
       out.s += JSON.stringify(v);
       return;
@@ -108,8 +134,8 @@ function fastWalk(v: unknown, depth: number, maxDepth: number, out: Out): void {
   for (let i = 0; i < names.length; i++) {
     const key = names[i] as string;
     const child = v[key];
-    if (child === undefined || !isWellFormed(key)) throw REFUSED;
-    out.s += i > 0 ? `,${JSON.stringify(key)}:` : `${JSON.stringify(key)}:`;
+    if (child === undefined) throw REFUSED;
+    out.s += i > 0 ? `,${quoteKey(key)}:` : `${quoteKey(key)}:`;
     fastWalk(child, depth + 1, maxDepth, out);
   }
   out.s += "}";

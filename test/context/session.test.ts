@@ -18,6 +18,43 @@ const mail = req({ toolClass: "email", action: "send", parameters: { to: "a@b.ex
 const reasons = (p: { preDecision?: { reasonCodes: string[] } }) => p.preDecision?.reasonCodes ?? [];
 
 describe("session facts", () => {
+  it("snapshots share the derived recent events until the run changes, then show the change", () => {
+    const { session } = harness({ recentEventsInFacts: 2, taint: { sticky: true } });
+    decide(session, read, "allow");
+    const a = session.snapshot();
+    const b = session.snapshot();
+    // Each snapshot has its own arrays; the entries are frozen evidence shared between them.
+    expect(a.recentEvents).not.toBe(b.recentEvents);
+    expect(a.recentEvents[0]).toBe(b.recentEvents[0]);
+    expect(Object.isFrozen(a.recentEvents[0])).toBe(true);
+    expect(Object.isFrozen(a.recentEvents[0]!.taint)).toBe(true);
+    expect(() => {
+      (a.recentEvents[0] as { decision: string }).decision = "deny";
+    }).toThrow(TypeError);
+    a.recentEvents.push({ seq: 99, toolClass: "x", action: "y", decision: "allow", taint: [] });
+    a.taintSeen!.push("web");
+    expect(session.snapshot().recentEvents).toHaveLength(1);
+    expect(session.snapshot().taintSeen).toEqual([]);
+    // A decision changes the window: the next snapshot shows it (bounded to the last 2).
+    decide(session, { ...post, taintLabels: [web()] }, "deny");
+    decide(session, write, "allow");
+    const c = session.snapshot();
+    expect(c.recentEvents.map((e) => [e.toolClass, e.action, e.decision, e.taint])).toEqual([
+      ["http", "post", "deny", ["web"]],
+      ["file", "write", "allow", ["web"]],
+    ]);
+    expect(c.taintSeen).toEqual(["web"]);
+    // A result changes the run's taint: the next snapshot shows that too.
+    const p = decide(session, read, "allow");
+    session.recordResult(p, {
+      data: "x",
+      taintLabels: [{ source: "rag", origin: "kb" }],
+      classification: "public",
+    });
+    expect(session.snapshot().taintSeen).toEqual(expect.arrayContaining(["web", "rag", "tool-output"]));
+    expect(session.snapshot().recentEvents.at(-1)).toMatchObject({ toolClass: "file", action: "read" });
+  });
+
   it("accumulates counters, per-tool admissions and a bounded list of recent decisions", () => {
     const { session } = harness({ recentEventsInFacts: 3 });
     decide(session, read, "allow");
