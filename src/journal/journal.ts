@@ -19,13 +19,7 @@
 // signature and its inclusion proof. No workers are needed: one signature per
 // batch costs less than handing the batch to a thread.
 import { sign as nodeSign } from "node:crypto";
-import {
-  canonicalJson,
-  JournalError,
-  type Sha256Hash,
-  TRACE_ID_PATTERN,
-  WardenError,
-} from "../contracts/index.js";
+import { canonicalJson, JournalError, type Sha256Hash, TRACE_ID_PATTERN } from "../contracts/index.js";
 import { type KeyPair, keyTypeOf } from "../crypto/index.js";
 import { CryptoPool } from "./crypto-pool.js";
 import {
@@ -40,6 +34,7 @@ import {
 } from "./entry.js";
 import { defaultEventTypes, type EventTypeRegistry, KEY_ROTATED } from "./event-types.js";
 import { batchMessage, buildTree, formatBatchSignature, MAX_BATCH_SIZE } from "./merkle.js";
+import { CREDENTIAL_HINT, prepareBody } from "./prepare.js";
 import { type Redaction, redactCredentials } from "./redact.js";
 import { applySensitive, type SensitiveMark } from "./sensitive.js";
 import type { JournalStore } from "./store.js";
@@ -300,45 +295,38 @@ export class Journal {
     if (!isPlainObject(input.body)) {
       throw new JournalError("ERR_JOURNAL_BODY_INVALID", "an entry body must be a JSON object");
     }
-    // A private, plain-data copy: the caller's object is never mutated or retained.
-    let body: Record<string, unknown>;
-    let bodyJson: string;
-    try {
-      bodyJson = canonicalJson(input.body);
-      body = JSON.parse(bodyJson) as Record<string, unknown>;
-    } catch (err) {
-      if (err instanceof WardenError) {
-        throw new JournalError("ERR_JOURNAL_BODY_INVALID", `body is not canonical JSON: ${err.message}`, {
-          cause: err,
-        });
-      }
-      throw err;
-    }
-    if (hasProtoKey(body))
-      throw new JournalError("ERR_JOURNAL_BODY_INVALID", "body holds a __proto__ member");
+    // A private, plain-data copy and its canonical text, in one walk: the caller's
+    // object is never mutated or retained.
+    let { body, json: bodyJson } = prepareBody(input.body);
     const clear = this.#registry.check(type, body, true);
     if (!clear.ok) throw new JournalError("ERR_JOURNAL_BODY_INVALID", clear.message, { details: { type } });
 
-    if (input.sensitive !== undefined && input.sensitive.length > 0) applySensitive(body, input.sensitive);
-    const masked = redactCredentials(body);
-    if (masked.redactions.length > 0) {
-      body = masked.value;
-      this.#onRedaction?.(type, masked.redactions);
+    const sensitive = input.sensitive !== undefined && input.sensitive.length > 0;
+    if (sensitive) applySensitive(body, input.sensitive!);
+    let masked = 0;
+    // The full scan only when the text could hold a credential (CREDENTIAL_HINT), or
+    // when sensitive references (caller-supplied URIs) were added to it.
+    if (sensitive || CREDENTIAL_HINT.test(bodyJson)) {
+      const m = redactCredentials(body);
+      masked = m.redactions.length;
+      if (masked > 0) {
+        body = m.value;
+        this.#onRedaction?.(type, m.redactions);
+      }
     }
-    if (input.sensitive?.length || masked.redactions.length > 0) {
+    if (sensitive || masked > 0) {
       bodyJson = canonicalJson(body);
       // What is stored must still be a valid body, or the verifier would reject it.
       const stored = this.#registry.check(type, body, true);
       if (!stored.ok) {
         throw new JournalError(
-          input.sensitive?.length ? "ERR_JOURNAL_SENSITIVE_PATH" : "ERR_JOURNAL_BODY_INVALID",
-          `after ${input.sensitive?.length ? "sensitive references" : "credential masking"} ${stored.message}`,
+          sensitive ? "ERR_JOURNAL_SENSITIVE_PATH" : "ERR_JOURNAL_BODY_INVALID",
+          `after ${sensitive ? "sensitive references" : "credential masking"} ${stored.message}`,
           { details: { type } },
         );
       }
     }
-    // Unchanged by masking, the parsed copy re-serializes to exactly the text it was
-    // parsed from (canonical JSON round-trips), so that text is the stored body.
+    // Unchanged by masking, the copy's canonical text is the one built with it.
     return { type, run_id, trace_id, body, bodyJson };
   }
 
@@ -624,14 +612,6 @@ function signBatches(chained: Chained): SealedEntry[] {
     start = end;
   }
   return sealed;
-}
-
-function hasProtoKey(v: unknown): boolean {
-  if (Array.isArray(v)) return v.some(hasProtoKey);
-  if (v !== null && typeof v === "object") {
-    return Object.entries(v).some(([k, x]) => k === "__proto__" || hasProtoKey(x));
-  }
-  return false;
 }
 
 /** Opens a journal on a store, refusing a signer that is not the chain's current key. */

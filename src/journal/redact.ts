@@ -113,7 +113,8 @@ export function redactString(s: string): { value: string; kinds: CredentialKind[
   return { value: out, kinds };
 }
 
-const escapePointer = (k: string) => k.replace(/~/g, "~0").replace(/\//g, "~1");
+const escapePointer = (k: string) =>
+  k.includes("~") || k.includes("/") ? k.replace(/~/g, "~0").replace(/\//g, "~1") : k;
 
 /**
  * Returns a JSON value with credentials masked, and where they were. Copy on write:
@@ -124,20 +125,29 @@ const escapePointer = (k: string) => k.replace(/~/g, "~0").replace(/\//g, "~1");
  */
 export function redactCredentials<T>(value: T): { value: T; redactions: Redaction[] } {
   const redactions: Redaction[] = [];
-  const walk = (v: unknown, path: string, field: string | undefined): unknown => {
+  // The path to the current value as a stack, turned into a pointer only for a
+  // redaction: building it for every member cost more than the scan of most strings.
+  const at: string[] = [];
+  const pointer = () => at.map((k) => `/${k}`).join("");
+  const walk = (v: unknown, field: string | undefined): unknown => {
     if (typeof v === "string") {
       if (field !== undefined && isSecretField(field) && v.length > 0 && !v.startsWith("[REDACTED:")) {
-        redactions.push({ path, kind: "secret_field" });
+        redactions.push({ path: pointer(), kind: "secret_field" });
         return mask("secret_field");
       }
       const r = redactString(v);
-      for (const kind of r.kinds) redactions.push({ path, kind });
+      if (r.kinds.length > 0) {
+        const path = pointer();
+        for (const kind of r.kinds) redactions.push({ path, kind });
+      }
       return r.value;
     }
     if (Array.isArray(v)) {
       let out: unknown[] | null = null;
       for (let i = 0; i < v.length; i++) {
-        const x = walk(v[i], `${path}/${i}`, undefined);
+        at.push(String(i));
+        const x = walk(v[i], undefined);
+        at.pop();
         if (out === null && x !== v[i]) out = v.slice(0, i);
         out?.push(x);
       }
@@ -148,7 +158,9 @@ export function redactCredentials<T>(value: T): { value: T; redactions: Redactio
       let out: Record<string, unknown> | null = null;
       for (let i = 0; i < entries.length; i++) {
         const [k, x] = entries[i]!;
-        const y = walk(x, `${path}/${escapePointer(k)}`, k);
+        at.push(escapePointer(k));
+        const y = walk(x, k);
+        at.pop();
         if (out === null && y !== x) {
           out = {};
           for (let j = 0; j < i; j++) define(out, entries[j]![0], entries[j]![1]);
@@ -159,7 +171,7 @@ export function redactCredentials<T>(value: T): { value: T; redactions: Redactio
     }
     return v;
   };
-  return { value: walk(value, "", undefined) as T, redactions };
+  return { value: walk(value, undefined) as T, redactions };
 }
 
 // defineProperty: a "__proto__" member stays data and never becomes a prototype.
