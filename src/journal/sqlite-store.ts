@@ -11,10 +11,20 @@ import { JournalError, parseStrictJson } from "../contracts/index.js";
 import type { JournalEntry, SealedEntry } from "./entry.js";
 import { type JournalQuery, type JournalStore, MalformedRecord } from "./store.js";
 
-const SCHEMA_VERSION = 1;
+const SCHEMA_VERSION = 2;
 
 // The decision column is generated from the body, so it can never disagree with
-// the signed content it is derived from; it exists only to be indexed.
+// the signed content it is derived from; it exists only to be indexed. Version 2
+// added the Gate's merged decision entry (warden.gate.decision, `$.decision`).
+const DECISION_COLUMN = `decision  TEXT GENERATED ALWAYS AS (
+    CASE
+      WHEN type = 'warden.gate.decision' THEN json_extract(body, '$.decision')
+      WHEN type IN ('dare.policy.decision', 'gate.policy.decision') THEN json_extract(body, '$.result.decision')
+      WHEN type IN ('dare.tool.response', 'gate.tool.response') THEN json_extract(body, '$.policy.decision')
+      WHEN type IN ('dare.hitl.decision', 'gate.hitl.decision') THEN json_extract(body, '$.decision.action')
+    END
+  ) VIRTUAL`;
+
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS journal_entries (
   seq       INTEGER PRIMARY KEY CHECK (seq >= 1),
@@ -27,13 +37,7 @@ CREATE TABLE IF NOT EXISTS journal_entries (
   key_id    TEXT NOT NULL,
   signature TEXT NOT NULL,
   body      TEXT NOT NULL,
-  decision  TEXT GENERATED ALWAYS AS (
-    CASE
-      WHEN type IN ('dare.policy.decision', 'gate.policy.decision') THEN json_extract(body, '$.result.decision')
-      WHEN type IN ('dare.tool.response', 'gate.tool.response') THEN json_extract(body, '$.policy.decision')
-      WHEN type IN ('dare.hitl.decision', 'gate.hitl.decision') THEN json_extract(body, '$.decision.action')
-    END
-  ) VIRTUAL
+  ${DECISION_COLUMN}
 ) STRICT;
 CREATE INDEX IF NOT EXISTS journal_entries_run ON journal_entries (run_id, seq);
 CREATE INDEX IF NOT EXISTS journal_entries_time ON journal_entries (time);
@@ -177,6 +181,7 @@ export class SqliteJournalStore implements JournalStore {
               `journal schema version ${version} is newer than this Warden`,
             );
           }
+          if (version === 1) migrateFrom1(db);
           db.exec(SCHEMA);
           db.pragma(`user_version = ${SCHEMA_VERSION}`);
         }).immediate();
@@ -277,6 +282,17 @@ export class SqliteJournalStore implements JournalStore {
     this.#closed = true;
     this.#db.close();
   }
+}
+
+/**
+ * Version 1 → 2: the decision column gets its new expression. A VIRTUAL column holds
+ * no data, so dropping and re-adding it rewrites no row; its index is rebuilt by
+ * SCHEMA. Runs inside open()'s write transaction, so it happens whole or not at all.
+ */
+function migrateFrom1(db: Database.Database): void {
+  db.exec("DROP INDEX IF EXISTS journal_entries_decision");
+  db.exec("ALTER TABLE journal_entries DROP COLUMN decision");
+  db.exec(`ALTER TABLE journal_entries ADD COLUMN ${DECISION_COLUMN}`);
 }
 
 /** Entry times are ISO UTC with milliseconds, so a normalized bound compares as text. */

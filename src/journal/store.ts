@@ -23,7 +23,7 @@ export interface JournalQuery {
   since?: string;
   /** Entries whose time is before this RFC 3339 instant. */
   until?: string;
-  /** Policy decision carried by the body (dare.policy.decision, dare.tool.response, HITL). */
+  /** Policy decision carried by the body (warden.gate.decision, dare.policy.decision, dare.tool.response, HITL). */
   decision?: string;
   /** Newest first when true (default oldest first). */
   descending?: boolean;

@@ -2,8 +2,8 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { SqliteJournalStore } from "../../src/journal/index.js";
-import { filledJournal, tempDir } from "./helpers.js";
+import { openJournal, SqliteJournalStore, verifyJournal } from "../../src/journal/index.js";
+import { filledJournal, KEY, keyringOf, policyDecision, tempDir } from "./helpers.js";
 import { runStoreConformance } from "./store-conformance.js";
 
 runStoreConformance("sqlite", async () => {
@@ -105,4 +105,103 @@ describe("SqliteJournalStore", () => {
       t.cleanup();
     }
   });
+
+  it("derives the decision of the Gate's merged decision entry (warden.gate.decision)", async () => {
+    const t = tempDir();
+    const store = SqliteJournalStore.open(join(t.dir, "j.db"));
+    try {
+      const j = await openJournal({ store, signer: KEY, allowUnknownTypes: true });
+      await j.append({
+        type: "warden.gate.decision",
+        body: { decision: "step_up", dare: policyDecision("deny") },
+      });
+      await j.append({ type: "dare.policy.decision", body: policyDecision("allow") });
+      expect((await store.query({ decision: "step_up" })).map((e) => e.seq)).toEqual([1]);
+      expect((await store.query({ decision: "deny" })).map((e) => e.seq)).toEqual([]);
+      expect((await store.query({ decision: "allow" })).map((e) => e.seq)).toEqual([2]);
+    } finally {
+      await store.close();
+      t.cleanup();
+    }
+  });
+
+  it("migrates a journal file with the version 1 schema: same rows, new decision column", async () => {
+    const t = tempDir();
+    try {
+      // Signed entries, written by today's store, then moved into a file with the old schema.
+      const src = join(t.dir, "src.db");
+      const srcStore = SqliteJournalStore.open(src);
+      const j = await openJournal({ store: srcStore, signer: KEY, allowUnknownTypes: true });
+      await j.append({ type: "warden.gate.decision", body: { decision: "deny" } });
+      await j.append({ type: "dare.policy.decision", body: policyDecision("allow") });
+      await j.append({ type: "ObservationsCollected", body: { observation_count: 1 } });
+      await srcStore.close();
+      const path = join(t.dir, "v1.db");
+      const old = new Database(path);
+      old.pragma("journal_mode = WAL");
+      old.exec(V1_SCHEMA);
+      old.pragma("user_version = 1");
+      old.exec(`ATTACH DATABASE '${src}' AS src`);
+      old.exec(`INSERT INTO journal_entries (${V1_COLUMNS}) SELECT ${V1_COLUMNS} FROM src.journal_entries`);
+      old.exec("DETACH DATABASE src");
+      expect(old.prepare("SELECT seq, decision FROM journal_entries ORDER BY seq").all()).toEqual([
+        { seq: 1, decision: null },
+        { seq: 2, decision: "allow" },
+        { seq: 3, decision: null },
+      ]);
+      old.close();
+
+      const store = SqliteJournalStore.open(path);
+      try {
+        expect((await store.query({ decision: "deny" })).map((e) => e.seq)).toEqual([1]);
+        expect((await store.query({ decision: "allow" })).map((e) => e.seq)).toEqual([2]);
+        expect(await verifyJournal(store, keyringOf(KEY))).toMatchObject({ ok: true, checked: 3 });
+        const j2 = await openJournal({ store, signer: KEY, allowUnknownTypes: true });
+        await j2.append({ type: "warden.gate.decision", body: { decision: "deny" } });
+        expect((await store.query({ decision: "deny" })).map((e) => e.seq)).toEqual([1, 4]);
+      } finally {
+        await store.close();
+      }
+      const db = new Database(path, { readonly: true });
+      expect(db.pragma("user_version", { simple: true })).toBe(2);
+      const cols = (db.pragma("table_xinfo(journal_entries)") as { name: string }[]).map((c) => c.name);
+      expect(cols.at(-1)).toBe("decision");
+      expect(
+        db.prepare("SELECT name FROM sqlite_master WHERE name = 'journal_entries_decision'").get(),
+      ).toBeDefined();
+      db.close();
+      // Opening again is a no-op.
+      await SqliteJournalStore.open(path).close();
+    } finally {
+      t.cleanup();
+    }
+  });
 });
+
+const V1_COLUMNS = "seq, time, type, run_id, trace_id, prev_hash, hash, key_id, signature, body";
+// The schema as version 1 created it (user_version = 1).
+const V1_SCHEMA = `
+CREATE TABLE IF NOT EXISTS journal_entries (
+  seq       INTEGER PRIMARY KEY CHECK (seq >= 1),
+  time      TEXT NOT NULL,
+  type      TEXT NOT NULL,
+  run_id    TEXT,
+  trace_id  TEXT,
+  prev_hash TEXT NOT NULL,
+  hash      TEXT NOT NULL,
+  key_id    TEXT NOT NULL,
+  signature TEXT NOT NULL,
+  body      TEXT NOT NULL,
+  decision  TEXT GENERATED ALWAYS AS (
+    CASE
+      WHEN type IN ('dare.policy.decision', 'gate.policy.decision') THEN json_extract(body, '$.result.decision')
+      WHEN type IN ('dare.tool.response', 'gate.tool.response') THEN json_extract(body, '$.policy.decision')
+      WHEN type IN ('dare.hitl.decision', 'gate.hitl.decision') THEN json_extract(body, '$.decision.action')
+    END
+  ) VIRTUAL
+) STRICT;
+CREATE INDEX IF NOT EXISTS journal_entries_run ON journal_entries (run_id, seq);
+CREATE INDEX IF NOT EXISTS journal_entries_time ON journal_entries (time);
+CREATE INDEX IF NOT EXISTS journal_entries_type ON journal_entries (type, seq);
+CREATE INDEX IF NOT EXISTS journal_entries_decision ON journal_entries (decision, seq);
+`;
