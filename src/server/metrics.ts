@@ -30,9 +30,10 @@ export class SidecarMetrics {
   decision(endpoint: "execute" | "decide", decision: string, seconds: number): void {
     const key = `${endpoint}\u0000${decision}`;
     this.#decisions.set(key, (this.#decisions.get(key) ?? 0) + 1);
-    for (let i = 0; i < DECISION_BUCKETS_S.length; i++) {
-      if (seconds <= (DECISION_BUCKETS_S[i] as number)) this.#buckets[i] = (this.#buckets[i] as number) + 1;
-    }
+    // Only the first bucket that holds the value is counted; render() accumulates.
+    let i = 0;
+    while (i < DECISION_BUCKETS_S.length && seconds > (DECISION_BUCKETS_S[i] as number)) i++;
+    if (i < DECISION_BUCKETS_S.length) this.#buckets[i] = (this.#buckets[i] as number) + 1;
     this.#sum += seconds;
     this.#count++;
   }
@@ -58,8 +59,10 @@ export class SidecarMetrics {
       "# HELP warden_decision_duration_seconds Time the Gate took to decide (including approval waits).",
     );
     out.push("# TYPE warden_decision_duration_seconds histogram");
+    let cumulative = 0;
     DECISION_BUCKETS_S.forEach((le, i) => {
-      out.push(`warden_decision_duration_seconds_bucket{le="${le}"} ${this.#buckets[i]}`);
+      cumulative += this.#buckets[i] as number;
+      out.push(`warden_decision_duration_seconds_bucket{le="${le}"} ${cumulative}`);
     });
     out.push(`warden_decision_duration_seconds_bucket{le="+Inf"} ${this.#count}`);
     out.push(`warden_decision_duration_seconds_sum ${this.#sum}`);

@@ -3,7 +3,7 @@
 // per-credential rate limits. Every rejection asserts its code and that nothing was
 // decided (the journal did not grow).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hashToken } from "../../src/server/index.js";
+import { Authenticator, createSidecarServer, hashToken } from "../../src/server/index.js";
 import { echo, type Sidecar, startTestSidecar, TOKENS } from "./harness.js";
 
 let s: Sidecar;
@@ -81,6 +81,36 @@ describe("authentication", () => {
       const r = await s.call(path, { token: TOKENS.approver, body: echo("hi") });
       expect([path, r.status, code(r)]).toEqual([path, 403, "ERR_AUTH_FORBIDDEN"]);
     }
+  });
+});
+
+describe("identities", () => {
+  it("gives one frozen identity per credential: nothing downstream can change who a caller is", () => {
+    const auth = new Authenticator(
+      {
+        principals: [{ id: "agent-a", tokenSha256: hashToken(TOKENS.agentA) }],
+        approvers: [{ id: "alice", roles: ["approver"], tokenSha256: hashToken(TOKENS.approver) }],
+      },
+      () => ["agent"],
+    );
+    const a = auth.authenticate(`Bearer ${TOKENS.agentA}`, undefined);
+    const b = auth.authenticate(undefined, TOKENS.agentA);
+    if (!a.ok || !b.ok) throw new Error("not authenticated");
+    expect(a.identity).toBe(b.identity);
+    expect(a.identity).toMatchObject({ kind: "agent", id: "agent-a", roles: ["agent"] });
+    expect(() => {
+      (a.identity.roles as string[]).push("approver");
+    }).toThrow(TypeError);
+    expect(() => {
+      (a.identity as { kind: string }).kind = "operator";
+    }).toThrow(TypeError);
+    const op = auth.authenticate(`Bearer ${TOKENS.approver}`, undefined);
+    expect(op.ok && op.identity.kind).toBe("operator");
+  });
+
+  it("refuses to serve a route that does not declare who may call it", () => {
+    const app = createSidecarServer(s.server.runtime).app;
+    expect(() => app.get("/v1/undeclared", async () => ({}))).toThrow(/does not declare its access/);
   });
 });
 
