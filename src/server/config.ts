@@ -19,6 +19,10 @@ const PathText = z.string().min(1).max(4096);
 const TokenHash = z.string().regex(SHA256_HASH_PATTERN, "a sha256:<64 lowercase hex> hash of the token");
 const HostPattern = z.string().min(1).max(255);
 
+/** How the sidecar's journal signs entries (src/journal OpenJournalOptions.signatureMode). */
+export const JOURNAL_SIGNATURE_MODES = ["batch", "entry"] as const;
+export type JournalSignatureMode = (typeof JOURNAL_SIGNATURE_MODES)[number];
+
 export const SidecarConfigSchema = z.strictObject({
   host: z.string().min(1).max(255).default("127.0.0.1"),
   port: z.number().int().min(0).max(65_535).default(8787),
@@ -33,7 +37,16 @@ export const SidecarConfigSchema = z.strictObject({
     key: PathText,
     /** How long a write waits for another writer's lock before failing closed. */
     busyTimeoutMs: z.number().int().min(0).max(60_000).default(2000),
-    /** Worker threads that sign entries while the main thread serves requests (0 = sign inline). */
+    /**
+     * "batch" (default): one Ed25519 signature per committed group-commit batch over the
+     * Merkle root of its entries; each entry carries the signature and its inclusion proof,
+     * so it stays verifiable on its own with the public key alone. "entry": one signature
+     * per entry. A sidecar's appends come from concurrent requests and are committed in
+     * batches anyway, so batch signing removes most of the per-decision signing cost
+     * (docs/http-api.md, Journal signatures). The verifier accepts both, also mixed.
+     */
+    signatures: z.enum(JOURNAL_SIGNATURE_MODES).default("batch"),
+    /** Entry signatures only: worker threads that sign while the main thread serves (0 = inline). */
     signingWorkers: z.number().int().min(0).max(16).default(1),
   }),
   gate: GateConfigSchema.default(GateConfigSchema.parse({})),

@@ -2,6 +2,8 @@
 // credentials, the error table and the OpenAPI document.
 export { Authenticator, type AuthResult, generateToken, hashToken, type Identity } from "./auth.js";
 export {
+  JOURNAL_SIGNATURE_MODES,
+  type JournalSignatureMode,
   type LoadedSidecarConfig,
   loadSidecarConfig,
   parseSidecarConfig,

@@ -23,7 +23,7 @@ import {
 } from "../journal/index.js";
 import { loadPolicyBundle } from "../policy/index.js";
 import { ContractRegistry } from "../tools/index.js";
-import type { LoadedSidecarConfig } from "./config.js";
+import type { JournalSignatureMode, LoadedSidecarConfig } from "./config.js";
 import { ToolRunner, type ToolRunnerOptions } from "./execute.js";
 
 export interface SidecarRuntime {
@@ -107,7 +107,12 @@ export async function openSidecarRuntime(
   const store = SqliteJournalStore.open(c.journal.path, { busyTimeoutMs: c.journal.busyTimeoutMs });
   let journal: Journal;
   try {
-    journal = await openJournal({ store, signer, signingWorkers: c.journal.signingWorkers });
+    journal = await openJournal({
+      store,
+      signer,
+      signatureMode: c.journal.signatures,
+      signingWorkers: c.journal.signingWorkers,
+    });
   } catch (err) {
     await store.close();
     throw err;
@@ -188,6 +193,8 @@ export interface CheckReport {
     principals: string[];
     approvers: string[];
     journal: string;
+    /** How new entries will be signed (journal.signatures). */
+    journalSignatures: JournalSignatureMode;
     journalEntries?: number;
   };
 }
@@ -214,6 +221,7 @@ export async function checkSidecarConfig(loaded: LoadedSidecarConfig): Promise<C
     principals: c.auth.principals.map((p) => p.id),
     approvers: c.auth.approvers.map((a) => a.id),
     journal: c.journal.path,
+    journalSignatures: c.journal.signatures,
   };
   const signer = attempt("journal.key", () => loadJournalKey(c.journal.key));
   const bundle = attempt("policies", () => loadPolicyBundle(c.policies));

@@ -2,7 +2,16 @@
 // agents), `warden sidecar --check / --new-token`, the shipped example configuration,
 // and the plain-fetch client example run against a real sidecar.
 import { spawn } from "node:child_process";
-import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -93,6 +102,17 @@ describe("sidecar configuration", () => {
     );
   });
 
+  it("signs the journal in batches unless told otherwise, and refuses an unknown mode", () => {
+    expect(parseSidecarConfig(base(), "/srv/warden").config.journal.signatures).toBe("batch");
+    const entry = { ...base(), journal: { ...base().journal, signatures: "entry" } };
+    expect(parseSidecarConfig(entry, "/srv/warden").config.journal.signatures).toBe("entry");
+    for (const bad of ["sometimes", "", "BATCH", 1, null]) {
+      expect(invalid({ ...base(), journal: { ...base().journal, signatures: bad } })).toMatch(
+        /journal\.signatures/,
+      );
+    }
+  });
+
   it("refuses to open a journal key that others can read", async () => {
     const d = tmp();
     const key = saveKeyPair(generateKeyPair("ed25519"), d, { name: "journal" });
@@ -136,6 +156,23 @@ describe("warden sidecar", () => {
     expect(r.err).toMatch(/journal\.key/);
     expect(r.err).toMatch(/policies: ERR_POLICY_FILE/);
     expect(r.err).toMatch(/contracts: .*rejected/);
+    expect(existsSync(join(d, "journal.db"))).toBe(false);
+  });
+
+  it("--check reports the journal's signature mode and refuses an unknown one", async () => {
+    const d = exampleDir();
+    const ok = await runCli("sidecar", "--check", "--config", join(d, "sidecar.yaml"), "--json");
+    expect(ok.code).toBe(0);
+    expect(JSON.parse(ok.out).summary.journalSignatures).toBe("batch");
+    const yaml = readFileSync(join(d, "sidecar.yaml"), "utf8");
+    writeFileSync(join(d, "sidecar.yaml"), yaml.replace(/^journal:\n/m, "journal:\n  signatures: entry\n"));
+    const entry = await runCli("sidecar", "--check", "--config", join(d, "sidecar.yaml"), "--json");
+    expect(JSON.parse(entry.out).summary.journalSignatures).toBe("entry");
+    writeFileSync(join(d, "sidecar.yaml"), yaml.replace(/^journal:\n/m, "journal:\n  signatures: never\n"));
+    const bad = await runCli("sidecar", "--check", "--config", join(d, "sidecar.yaml"));
+    expect(bad.code).not.toBe(0);
+    expect(bad.err).toMatch(/ERR_SERVER_CONFIG_INVALID/);
+    expect(bad.err).toMatch(/journal\.signatures/);
     expect(existsSync(join(d, "journal.db"))).toBe(false);
   });
 

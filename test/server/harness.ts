@@ -208,6 +208,8 @@ export interface Sidecar {
 
 export interface SidecarOptions {
   config?: Partial<SidecarConfigInput>;
+  /** Merged into the journal section (its path and key are the harness's own). */
+  journal?: Partial<Omit<SidecarConfigInput["journal"], "path" | "key">>;
   overrides?: RuntimeOverrides;
   policy?: string;
 }
@@ -227,7 +229,7 @@ export async function startTestSidecar(o: SidecarOptions = {}): Promise<Sidecar>
     port: 0,
     policies: ["policy.yaml"],
     contracts: "contracts",
-    journal: { path: "journal.db", key: key.privatePem, busyTimeoutMs: 50 },
+    journal: { path: "journal.db", key: key.privatePem, busyTimeoutMs: 50, ...o.journal },
     gate: {
       tenant: "test",
       environment: "test",

@@ -20,11 +20,12 @@ type Entry = { seq: number; type: string; run_id: string | null; body: Record<st
 
 describe("journal routes", () => {
   it("lists entries filtered by run, type and decision", async () => {
-    const r = await s.call("/v1/journal?run_id=run-j&type=dare.policy.decision", { token: TOKENS.auditor });
+    // warden.gate.decision: one per decision whether or not the Gate also writes a separate DARE entry.
+    const r = await s.call("/v1/journal?run_id=run-j&type=warden.gate.decision", { token: TOKENS.auditor });
     expect(r.status).toBe(200);
     const entries = r.body.entries as Entry[];
     expect(entries).toHaveLength(2);
-    expect(entries.every((e) => e.run_id === "run-j" && e.type === "dare.policy.decision")).toBe(true);
+    expect(entries.every((e) => e.run_id === "run-j" && e.type === "warden.gate.decision")).toBe(true);
     const denies = await s.call("/v1/journal?run_id=run-j&decision=deny", { token: TOKENS.auditor });
     expect((denies.body.entries as Entry[]).length).toBeGreaterThan(0);
     const last = await s.call("/v1/journal?order=desc&limit=1", { token: TOKENS.auditor });
@@ -68,8 +69,39 @@ describe("journal routes", () => {
   });
 });
 
+describe("journal signatures (journal.signatures)", () => {
+  type Signed = { seq: number; signature: string };
+  const entries = async (on: Sidecar) =>
+    (await on.call("/v1/journal?limit=1000", { token: TOKENS.auditor })).body.entries as Signed[];
+
+  it("signs batches by default; every entry carries the batch signature and verifies offline", async () => {
+    const all = await entries(s);
+    expect(all.length).toBeGreaterThan(0);
+    expect(all.every((e) => e.signature.startsWith("mt1."))).toBe(true);
+    const v = await s.call("/v1/journal/verify", { token: TOKENS.auditor, body: {} });
+    expect(v.body).toMatchObject({ ok: true, checked: all.length });
+  });
+
+  it("signs each entry on its own when configured entry", async () => {
+    const e = await startTestSidecar({ journal: { signatures: "entry" } });
+    try {
+      const r = await e.call("/v1/decide", { token: TOKENS.agentA, body: echo("hi") });
+      expect(r.status).toBe(200);
+      const all = await entries(e);
+      expect(all.length).toBeGreaterThan(0);
+      expect(all.every((x) => /^[A-Za-z0-9_-]{86}$/.test(x.signature))).toBe(true);
+      const v = await e.call("/v1/journal/verify", { token: TOKENS.auditor, body: {} });
+      expect(v.body).toMatchObject({ ok: true, checked: all.length });
+    } finally {
+      await e.stop();
+    }
+  });
+});
+
 describe("GET /metrics", () => {
   it("exposes decisions by verdict, the latency histogram, breakers and queue depth", async () => {
+    expect((await s.call("/v1/nowhere", { token: TOKENS.auditor })).status).toBe(404);
+    expect((await s.call("/v1/decide", { body: echo("x") })).status).toBe(401);
     const r = await s.call("/metrics", { token: TOKENS.auditor });
     expect(r.status).toBe(200);
     expect(r.headers.get("content-type")).toMatch(/^text\/plain; version=0\.0\.4/);
@@ -84,6 +116,12 @@ describe("GET /metrics", () => {
     expect(text).toMatch(/^warden_breaker_state\{tool="echo_tool"\} 0$/m);
     expect(text).toMatch(/^warden_approvals_pending 0$/m);
     expect(text).toMatch(/^warden_deferred_pending 0$/m);
+    // Every answer is counted, refusals and unknown routes included.
+    expect(text).toMatch(/^warden_http_responses_total\{status="200"\} [1-9]/m);
+    expect(text).toMatch(/^warden_http_responses_total\{status="401"\} [1-9]/m);
+    expect(text).toMatch(/^warden_http_responses_total\{status="404"\} [1-9]/m);
+    // Only the scrape itself is in flight: finished requests left the gauge.
+    expect(text).toMatch(/^warden_http_in_flight 1$/m);
   });
 
   it("needs an operator credential unless configured public", async () => {
