@@ -168,7 +168,16 @@ interface CallState {
 
 const calls = new WeakMap<Prepared, CallState>();
 
-const iso = (ms: number) => new Date(ms).toISOString();
+// Events of one decision share a millisecond: the last conversion is remembered.
+let isoMs = Number.NaN;
+let isoText = "";
+const iso = (ms: number): string => {
+  if (ms !== isoMs) {
+    isoText = new Date(ms).toISOString();
+    isoMs = ms;
+  }
+  return isoText;
+};
 
 type Defined<T> = { [K in keyof T as undefined extends T[K] ? never : K]: T[K] } & {
   [K in keyof T as undefined extends T[K] ? K : never]?: Exclude<T[K], undefined>;
@@ -240,8 +249,14 @@ export class Session {
   #cost = 0;
   #calls = 0;
   #taintSeen: TaintLabel[] = [];
-  /** Derived from #window and #taintSeen for snapshots; cleared whenever those change. */
-  #recentCache: readonly SessionFacts["recentEvents"][number][] | undefined;
+  /**
+   * The facts' recent decisions: the last `recentEventsInFacts` calls still in #window,
+   * oldest first, kept in step with #window by #push rather than rebuilt per snapshot
+   * (every call takes one). Entries are frozen: snapshots share them, each snapshot gets
+   * its own array.
+   */
+  readonly #recent: SessionFacts["recentEvents"][number][] = [];
+  /** Derived from #taintSeen for snapshots; cleared whenever it changes. */
   #taintSeenCache: readonly TaintSource[] | undefined;
   #quarantine: QuarantineTrigger | undefined;
   #closed = false;
@@ -607,7 +622,7 @@ export class Session {
       dataClassificationsSeen: levels,
       quarantined: this.#quarantine !== undefined,
       budgets,
-      recentEvents: [...this.#recentFacts()],
+      recentEvents: [...this.#recent],
       principalId: this.principalId,
       taintSeen: [...this.#taintSeenSources()],
     };
@@ -615,33 +630,6 @@ export class Session {
     if (highest !== undefined) facts.highestClassification = highest;
     if (this.#quarantine !== undefined) facts.quarantineReason = this.#quarantine.reason;
     return facts;
-  }
-
-  /**
-   * The facts' recent decisions. Built when the window changes, not on every snapshot
-   * (every call takes one): the entries are frozen and shared by the snapshots taken
-   * until the next change; each snapshot gets its own array of them.
-   */
-  #recentFacts(): readonly SessionFacts["recentEvents"][number][] {
-    if (this.#recentCache === undefined) {
-      const n = this.#config.recentEventsInFacts;
-      const decided = this.#window.filter((e) => e.kind === "call");
-      this.#recentCache = Object.freeze(
-        (n === 0 ? [] : decided.slice(-n)).map((e) =>
-          Object.freeze(
-            defined({
-              seq: e.seq,
-              toolClass: e.toolClass,
-              action: e.action,
-              tool: e.tool,
-              decision: e.decision!,
-              taint: Object.freeze([...e.taint]) as TaintSource[],
-            }),
-          ),
-        ),
-      );
-    }
-    return this.#recentCache;
   }
 
   /** Sources of every label seen in the run, recomputed only when that set changes. */
@@ -724,9 +712,29 @@ export class Session {
 
   #push(e: WindowEvent): void {
     this.#window.push(e);
-    this.#recentCache = undefined;
+    const n = this.#config.recentEventsInFacts;
+    if (e.kind === "call" && n > 0) {
+      this.#recent.push(
+        Object.freeze(
+          defined({
+            seq: e.seq,
+            toolClass: e.toolClass,
+            action: e.action,
+            tool: e.tool,
+            decision: e.decision!,
+            taint: Object.freeze([...e.taint]) as TaintSource[],
+          }),
+        ),
+      );
+      if (this.#recent.length > n) this.#recent.shift();
+    }
     const size = this.#config.rules.windowSize;
-    if (this.#window.length > size) this.#window.splice(0, this.#window.length - size);
+    if (this.#window.length > size) {
+      this.#window.splice(0, this.#window.length - size);
+      // Calls that left the window leave the facts too (sequence numbers only grow).
+      const oldest = this.#window[0]!.seq;
+      while (this.#recent.length > 0 && this.#recent[0]!.seq < oldest) this.#recent.shift();
+    }
   }
 
   /** The behavioural window's view of a call's decision (or its resolution). */
@@ -748,8 +756,10 @@ export class Session {
 
   #append(body: EventBody, at: number): SessionEvent {
     const prev = this.#events.length === 0 ? GENESIS_HASH : this.#events[this.#events.length - 1]!.hash;
-    const unsigned = { ...body, seq: this.#events.length, at: iso(at), prev };
-    const event = { ...unsigned, hash: sha256Of(unsigned) } as SessionEvent;
+    // `body` is always a fresh literal of this class's own: it becomes the event in place
+    // instead of being copied twice (once without the hash, once with it).
+    const unsigned = Object.assign(body, { seq: this.#events.length, at: iso(at), prev });
+    const event = Object.assign(unsigned, { hash: sha256Of(unsigned) }) as SessionEvent;
     this.#events.push(event);
     return event;
   }

@@ -250,7 +250,9 @@ export function sha256Hex(data: Uint8Array | string): Sha256Hash {
 
 /** `sha256:<hex>` of the canonical bytes of a JSON value. */
 export function sha256Of(value: unknown, options?: CanonicalOptions): Sha256Hash {
-  return sha256Hex(canonicalBytes(value, options));
+  // The hash takes the text and encodes it as UTF-8 itself: the same bytes as
+  // canonicalBytes, without an intermediate Buffer per hash.
+  return sha256Hex(canonicalJson(value, options));
 }
 
 export function isSha256Hash(s: unknown): s is Sha256Hash {

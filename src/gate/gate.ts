@@ -452,15 +452,16 @@ export class Gate {
                 : sha256Of(request.originalRequest),
           }
         : {}),
+      dare,
     };
     try {
       await this.#journalBundle();
-      // One entry per decision: the detail with the DARE record inside it (`dare`).
+      // One entry per decision: the detail, with the DARE record inside it (`dare`).
       const entry = await this.#o.journal.append({
         type: GATE_DECISION,
         run_id: request.runId,
         trace_id: traceId,
-        body: { ...detail, dare },
+        body: detail,
       });
       base.journalSeqs.push(entry.seq);
     } catch {

@@ -18,6 +18,56 @@ const mail = req({ toolClass: "email", action: "send", parameters: { to: "a@b.ex
 const reasons = (p: { preDecision?: { reasonCodes: string[] } }) => p.preDecision?.reasonCodes ?? [];
 
 describe("session facts", () => {
+  it("recent events are the last N decided calls still in the behavioural window (model-based)", () => {
+    const step = fc.record({
+      kind: fc.constantFrom("allow", "deny", "modify", "observe"),
+      cls: fc.constantFrom("file", "http", "email"),
+      tainted: fc.boolean(),
+    });
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 6 }),
+        fc.integer({ min: 0, max: 6 }),
+        fc.array(step, { maxLength: 30 }),
+        (windowSize, n, steps) => {
+          // Behavioural rules off: the property is about bookkeeping, not about rule matches.
+          const { session } = harness({
+            recentEventsInFacts: n,
+            rules: { windowSize, enabled: [] },
+            quarantine: { denialThreshold: 1000 },
+          });
+          for (const st of steps) {
+            const r = req({
+              toolClass: st.cls,
+              action: "send",
+              parameters: {},
+              ...(st.tainted ? { taintLabels: [web()] } : {}),
+            });
+            if (st.kind === "observe") observe(session, r, "data");
+            else decide(session, r, st.kind as "allow" | "deny" | "modify");
+          }
+          const inWindow = session
+            .events()
+            .filter((e) => e.type === "call.decided" || e.type === "call.result")
+            .slice(-windowSize);
+          const expected = inWindow
+            .filter((e) => e.type === "call.decided")
+            .slice(n === 0 ? inWindow.length : -n)
+            .map((e) => (e.type === "call.decided" ? e : undefined)!)
+            .map((e) => ({
+              seq: e.seq,
+              toolClass: e.toolClass,
+              action: e.action,
+              decision: e.decision,
+              taint: [...new Set(e.taint.map((t) => t.source))],
+            }));
+          expect(session.snapshot().recentEvents).toEqual(expected);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
   it("snapshots share the derived recent events until the run changes, then show the change", () => {
     const { session } = harness({ recentEventsInFacts: 2, taint: { sticky: true } });
     decide(session, read, "allow");
