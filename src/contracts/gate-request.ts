@@ -67,6 +67,36 @@ export const GateRequest = z.strictObject({
 export type GateRequest = z.infer<typeof GateRequest>;
 export type GateRequestInput = z.input<typeof GateRequest>;
 
+// Requests parsed by parseGateRequest. Membership cannot be forged (the set is private,
+// and a copy is a different object), and a member cannot change after its parse (it is
+// deep-frozen), so the Gate can take one as parsed instead of parsing it a second time.
+const parsedRequests = new WeakSet<object>();
+
+function deepFreeze(v: unknown): void {
+  if (typeof v !== "object" || v === null || Object.isFrozen(v)) return;
+  Object.freeze(v);
+  for (const x of Array.isArray(v) ? v : Object.values(v)) deepFreeze(x);
+}
+
+/**
+ * Parses a GateRequest at an edge (the sidecar, a host adapter). On success the data is
+ * the schema's own fresh copy, deep-frozen; handing it to the Gate skips the Gate's own
+ * parse of the same request. Anything else given to the Gate is parsed there as before.
+ */
+export function parseGateRequest(raw: unknown): z.ZodSafeParseResult<GateRequest> {
+  const r = GateRequest.safeParse(raw);
+  if (r.success) {
+    deepFreeze(r.data);
+    parsedRequests.add(r.data);
+  }
+  return r;
+}
+
+/** True only for the unchanged result of parseGateRequest (never for a copy or a look-alike). */
+export function isParsedGateRequest(v: unknown): v is GateRequest {
+  return typeof v === "object" && v !== null && parsedRequests.has(v);
+}
+
 /** The five decisions (OATS §7). */
 export const DECISIONS = ["allow", "deny", "modify", "step_up", "defer"] as const;
 export const Decision = z.enum(DECISIONS);

@@ -40,6 +40,8 @@ export {
   Decision,
   GateRequest,
   type GateRequestInput,
+  isParsedGateRequest,
+  parseGateRequest,
   TAINT_SOURCES,
   TaintLabel,
   TaintSource,

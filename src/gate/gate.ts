@@ -14,6 +14,7 @@ import {
   type Decision,
   GateRequest,
   type HITLDecisionRecord,
+  isParsedGateRequest,
   type Sha256Hash,
   sha256Of,
   type TaintLabel,
@@ -247,7 +248,11 @@ export class Gate {
   }
 
   async #decide(raw: unknown, wait: boolean, signal?: AbortSignal): Promise<GateOutcome> {
-    const parsed = GateRequest.safeParse(raw);
+    // A request from parseGateRequest was parsed at the edge and cannot have changed since
+    // (deep-frozen, unforgeable mark); anything else is parsed here.
+    const parsed = isParsedGateRequest(raw)
+      ? { success: true as const, data: raw }
+      : GateRequest.safeParse(raw);
     if (!parsed.success) {
       return {
         decisionId: null,

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { PolicyDecisionRecordSchema, sha256Of } from "../../src/contracts/index.js";
+import { PolicyDecisionRecordSchema, parseGateRequest, sha256Of } from "../../src/contracts/index.js";
 import { redeemTicket } from "../../src/gate/index.js";
 import { ContractRegistry } from "../../src/tools/index.js";
 import { REPO_ROOT } from "../helpers/shared.js";
@@ -326,5 +326,31 @@ describe("Gate: hashes computed once and remembered", () => {
       sha256Of({ toolClass: "http", action: "get" }),
       sha256Of({ toolClass: "file", action: "read" }),
     ]);
+  });
+});
+
+describe("Gate: requests parsed at the edge", () => {
+  it("decides a parseGateRequest result exactly as the raw request, without parsing it again", async () => {
+    const a = await makeGate({ yaml: POLICY });
+    const b = await makeGate({ yaml: POLICY });
+    const parsed = parseGateRequest(req({ parameters: { url: "https://example.org/x" } })).data!;
+    const viaParsed = await a.gate.evaluate(parsed);
+    const viaRaw = await b.gate.evaluate(req({ parameters: { url: "https://example.org/x" } }));
+    expect(viaParsed.decision).toBe("allow");
+    const strip = (o: typeof viaRaw) => ({ ...o, decisionId: null, journalSeqs: [] });
+    expect(strip(viaParsed)).toEqual(strip(viaRaw));
+    const body = async (h: typeof a) =>
+      (await h.entries()).find((e) => e.type === "warden.gate.decision")!.body as { request_hash: string };
+    expect((await body(a)).request_hash).toBe((await body(b)).request_hash);
+  });
+
+  it("attack: a look-alike of a parsed request is parsed like any input (a forged class is refused)", async () => {
+    const h = await makeGate({ yaml: POLICY });
+    const parsed = parseGateRequest(req()).data!;
+    const forged = Object.freeze({ ...parsed, toolClass: "http; rm -rf /" });
+    const out = await h.gate.evaluate(forged);
+    expect(out).toMatchObject({ decision: "deny", reasonCodes: ["request_invalid"], decisionId: null });
+    const extra = Object.freeze({ ...parsed, extra: 1 });
+    expect((await h.gate.evaluate(extra)).reasonCodes).toEqual(["request_invalid"]);
   });
 });
