@@ -46,6 +46,8 @@ CREATE INDEX IF NOT EXISTS journal_entries_decision ON journal_entries (decision
 `;
 
 const COLUMNS = "seq, time, type, run_id, trace_id, prev_hash, hash, key_id, signature, body";
+/** Rows per INSERT statement (10 parameters each, far below SQLite's limit). */
+const ROWS = 16;
 const PAGE = 2000;
 
 interface Row {
@@ -111,6 +113,8 @@ export class SqliteJournalStore implements JournalStore {
   readonly #last: Database.Statement<[], Row>;
   readonly #get: Database.Statement<[number], Row>;
   readonly #page: Database.Statement<[number, number], Row>;
+  /** A copy of the last entry this store committed, to skip reading it back. */
+  #lastWritten: JournalEntry | null = null;
   #closed = false;
 
   private constructor(path: string, db: Database.Database) {
@@ -119,15 +123,36 @@ export class SqliteJournalStore implements JournalStore {
     this.#last = db.prepare(`SELECT ${COLUMNS} FROM journal_entries ORDER BY seq DESC LIMIT 1`);
     this.#get = db.prepare(`SELECT ${COLUMNS} FROM journal_entries WHERE seq = ?`);
     this.#page = db.prepare(`SELECT ${COLUMNS} FROM journal_entries WHERE seq >= ? ORDER BY seq LIMIT ?`);
-    const insert = db.prepare<
-      [number, string, string, string | null, string | null, string, string, string, string, string]
-    >(`INSERT INTO journal_entries (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+    const head = db.prepare<[], { seq: number; hash: string }>(
+      "SELECT seq, hash FROM journal_entries ORDER BY seq DESC LIMIT 1",
+    );
+    // Rows are inserted up to ROWS per statement: one statement step per row cost
+    // more than SQLite's own work for a small entry. Statements by row count, made once.
+    const inserts: Database.Statement<unknown[]>[] = [];
+    const insertOf = (rows: number) => {
+      let st = inserts[rows];
+      if (st === undefined) {
+        const values = Array.from({ length: rows }, () => "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)").join(", ");
+        st = db.prepare<unknown[]>(`INSERT INTO journal_entries (${COLUMNS}) VALUES ${values}`);
+        inserts[rows] = st;
+      }
+      return st;
+    };
     const tx = db.transaction((build: (last: JournalEntry | null) => SealedEntry[]) => {
-      const last = entryOrThrow(this.#last.get());
+      // The entry this store wrote last is still the head if the head row has its seq
+      // and hash (the hash covers every field): reading it back would parse its body.
+      const h = head.get();
+      const cached = this.#lastWritten;
+      const last =
+        h === undefined
+          ? null
+          : cached !== null && cached.seq === h.seq && cached.hash === h.hash
+            ? cached
+            : entryOrThrow(this.#last.get());
       const sealed = build(last);
       let prevSeq = last?.seq ?? 0;
       let prevHash = last?.hash ?? null;
-      for (const { entry, bodyJson } of sealed) {
+      for (const { entry } of sealed) {
         if (entry.seq !== prevSeq + 1 || (prevHash !== null && entry.prev_hash !== prevHash)) {
           throw new JournalError(
             "ERR_JOURNAL_CHAIN_BROKEN",
@@ -137,25 +162,42 @@ export class SqliteJournalStore implements JournalStore {
             },
           );
         }
-        // Positional parameters: binding by name costs a property lookup per column.
-        insert.run(
-          entry.seq,
-          entry.time,
-          entry.type,
-          entry.run_id,
-          entry.trace_id,
-          entry.prev_hash,
-          entry.hash,
-          entry.key_id,
-          entry.signature,
-          bodyJson,
-        );
         prevSeq = entry.seq;
         prevHash = entry.hash;
       }
+      for (let i = 0; i < sealed.length; i += ROWS) {
+        const n = Math.min(ROWS, sealed.length - i);
+        const args = new Array<unknown>(n * 10);
+        for (let k = 0; k < n; k++) {
+          const { entry, bodyJson } = sealed[i + k]!;
+          const a = k * 10;
+          args[a] = entry.seq;
+          args[a + 1] = entry.time;
+          args[a + 2] = entry.type;
+          args[a + 3] = entry.run_id;
+          args[a + 4] = entry.trace_id;
+          args[a + 5] = entry.prev_hash;
+          args[a + 6] = entry.hash;
+          args[a + 7] = entry.key_id;
+          args[a + 8] = entry.signature;
+          args[a + 9] = bodyJson;
+        }
+        insertOf(n).run(...args);
+      }
       return sealed.map((s) => s.entry);
     });
-    this.#append = (build) => tx.immediate(build);
+    this.#append = (build) => {
+      try {
+        const entries = tx.immediate(build);
+        const tail = entries.at(-1);
+        // A private copy: callers own the entries they get back and may change them.
+        if (tail !== undefined) this.#lastWritten = structuredClone(tail);
+        return entries;
+      } catch (err) {
+        this.#lastWritten = null;
+        throw err;
+      }
+    };
   }
 
   /** Opens (creating unless readonly) the journal file at `path`. */

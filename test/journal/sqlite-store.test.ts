@@ -3,7 +3,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { openJournal, SqliteJournalStore, verifyJournal } from "../../src/journal/index.js";
-import { filledJournal, KEY, keyringOf, policyDecision, tempDir } from "./helpers.js";
+import { filledJournal, KEY, keyringOf, OTHER_KEY, policyDecision, tempDir } from "./helpers.js";
 import { runStoreConformance } from "./store-conformance.js";
 
 runStoreConformance("sqlite", async () => {
@@ -121,6 +121,36 @@ describe("SqliteJournalStore", () => {
       expect((await store.query({ decision: "allow" })).map((e) => e.seq)).toEqual([2]);
     } finally {
       await store.close();
+      t.cleanup();
+    }
+  });
+
+  it("extends the head it wrote without reading it back, unharmed by a caller changing that entry", async () => {
+    const t = tempDir();
+    const path = join(t.dir, "j.db");
+    const store = SqliteJournalStore.open(path);
+    const other = SqliteJournalStore.open(path);
+    try {
+      const j = await openJournal({ store, signer: KEY });
+      const rotation = await j.rotateKey(OTHER_KEY);
+      // The returned entry is the caller's: changing it must not steer the chain.
+      (rotation.body as { new_key_id: string }).new_key_id = KEY.keyId;
+      const many = await Promise.all(
+        Array.from({ length: 37 }, (_, i) =>
+          j.append({ type: "ObservationsCollected", body: { observation_count: i } }),
+        ),
+      );
+      expect(many.map((e) => e.key_id)).toEqual(Array(37).fill(OTHER_KEY.keyId));
+      // Another handle moves the head: the next batch is chained on the row it wrote.
+      const j2 = await openJournal({ store: other, signer: OTHER_KEY });
+      await j2.append({ type: "ObservationsCollected", body: { observation_count: 100 } });
+      expect((await j.append({ type: "ObservationsCollected", body: { observation_count: 101 } })).seq).toBe(
+        40,
+      );
+      expect(await verifyJournal(store, keyringOf(KEY))).toMatchObject({ ok: true, checked: 40 });
+    } finally {
+      await store.close();
+      await other.close();
       t.cleanup();
     }
   });
