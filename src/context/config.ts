@@ -201,11 +201,19 @@ export function parseContextConfig(input: unknown = {}): ContextConfig {
 
 /** Matches `toolClass:action` against patterns where either side may be `*`. */
 export function matchesAction(patterns: readonly string[], toolClass: string, action: string): boolean {
+  // Compared in place (no slices): this runs for several lists on every call.
   for (const p of patterns) {
     const i = p.lastIndexOf(":");
-    const c = p.slice(0, i);
-    const a = p.slice(i + 1);
-    if ((c === "*" || c === toolClass) && (a === "*" || a === action)) return true;
+    if (i < 0) {
+      // Not a pattern the schema admits; kept to the original slicing for exactness.
+      if ((p.slice(0, -1) === "*" || p.slice(0, -1) === toolClass) && (p === "*" || p === action))
+        return true;
+      continue;
+    }
+    const n = p.length - i - 1;
+    const classOk = (i === 1 && p[0] === "*") || (i === toolClass.length && p.startsWith(toolClass));
+    const actionOk = (n === 1 && p[i + 1] === "*") || (n === action.length && p.endsWith(action));
+    if (classOk && actionOk) return true;
   }
   return false;
 }

@@ -194,6 +194,46 @@ function defined<T extends object>(o: T): Defined<T> {
   return out as Defined<T>;
 }
 
+/**
+ * A private copy of a request: what structuredClone gives for JSON data (own enumerable
+ * members, plain objects and arrays), at a fraction of its cost on the decision path.
+ * Anything else — a non-plain object, or nesting deep enough to be a cycle — is left to
+ * structuredClone itself.
+ */
+function copyRequest<T>(v: T): T {
+  try {
+    return copyData(v, 0) as T;
+  } catch {
+    return structuredClone(v);
+  }
+}
+
+const NOT_DATA = new Error("not plain data");
+
+function copyData(v: unknown, depth: number): unknown {
+  if (typeof v !== "object" || v === null) {
+    if (typeof v === "function" || typeof v === "symbol") throw NOT_DATA;
+    return v;
+  }
+  if (depth > 256) throw NOT_DATA;
+  if (Array.isArray(v)) {
+    const out = new Array<unknown>(v.length);
+    for (let i = 0; i < v.length; i++) out[i] = copyData(v[i], depth + 1);
+    return out;
+  }
+  const proto = Object.getPrototypeOf(v);
+  if (proto !== Object.prototype && proto !== null) throw NOT_DATA;
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(v)) {
+    const x = copyData((v as Record<string, unknown>)[k], depth + 1);
+    // An own "__proto__" member stays a member (assignment would set the prototype).
+    if (k === "__proto__")
+      Object.defineProperty(out, k, { value: x, enumerable: true, writable: true, configurable: true });
+    else out[k] = x;
+  }
+  return out;
+}
+
 const finiteNonNegative = (n: number | undefined, what: string) => {
   if (n !== undefined && !(Number.isFinite(n) && n >= 0)) {
     throw new ContextError("ERR_CONTEXT_INPUT_INVALID", `${what} must be a finite non-negative number`);
@@ -321,7 +361,7 @@ export class Session {
   /** Computes everything the context knows about a proposed call. Changes nothing. */
   prepare(input: GateRequest, opts: PrepareOptions = {}): Prepared {
     this.#open();
-    const request = structuredClone(input);
+    const request = copyRequest(input);
     if (request.runId !== this.runId) {
       throw new ContextError("ERR_CONTEXT_RUN_MISMATCH", "request belongs to another run", {
         details: { runId: this.runId },

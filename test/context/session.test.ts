@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import {
   createSessionStore,
   GENESIS_HASH,
+  matchesAction,
   parseContextConfig,
   type SessionEvent,
   verifyContextChain,
@@ -392,6 +393,37 @@ describe("hash chain", () => {
     expect(session.contextHash()).not.toBe(before);
   });
 
+  it("prepare keeps a private deep copy of the request, equal to structuredClone's (property)", () => {
+    const shares = (a: unknown, b: unknown): boolean => {
+      if (typeof a !== "object" || a === null) return false;
+      if (a === b) return true;
+      const bb = b as Record<string, unknown>;
+      return Object.keys(a).some((k) => shares((a as Record<string, unknown>)[k], bb[k]));
+    };
+    fc.assert(
+      fc.property(fc.dictionary(fc.string(), fc.jsonValue({ maxDepth: 4 })), (parameters) => {
+        const { session } = harness();
+        const input = { ...post, parameters: parameters as typeof post.parameters };
+        const p = session.prepare(input);
+        expect(p.request).toEqual(structuredClone(input));
+        expect(shares(p.request, input)).toBe(false);
+        expect(Object.getOwnPropertyNames(p.request.parameters).sort()).toEqual(
+          Object.getOwnPropertyNames(input.parameters).sort(),
+        );
+      }),
+      { numRuns: 200 },
+    );
+    // An own "__proto__" member is copied as a member, never as the copy's prototype.
+    const { session } = harness();
+    const parameters = JSON.parse('{"__proto__": {"polluted": true}, "a": 1}') as Record<string, never>;
+    const p = session.prepare({ ...post, parameters });
+    expect(Object.getPrototypeOf(p.request.parameters)).toBe(Object.prototype);
+    expect(Object.hasOwn(p.request.parameters, "__proto__")).toBe(true);
+    expect((p.request.parameters as { polluted?: boolean }).polluted).toBeUndefined();
+    // Data structuredClone refuses is still refused.
+    expect(() => session.prepare({ ...post, parameters: { f: (() => 1) as never } })).toThrow();
+  });
+
   it("prepare hashes the request once: the chain's call.decided cites the prepared request_hash", () => {
     const { session } = harness();
     const p = session.prepare(post);
@@ -565,5 +597,29 @@ describe("session taint properties", () => {
       }),
       { numRuns: 150 },
     );
+  });
+});
+
+describe("matchesAction", () => {
+  const reference = (patterns: readonly string[], toolClass: string, action: string) =>
+    patterns.some((p) => {
+      const i = p.lastIndexOf(":");
+      const c = p.slice(0, i);
+      const a = p.slice(i + 1);
+      return (c === "*" || c === toolClass) && (a === "*" || a === action);
+    });
+
+  it("matches exactly as splitting each pattern at its last colon would (property)", () => {
+    const part = fc.stringMatching(/^[a-c*:]{0,4}$/);
+    fc.assert(
+      fc.property(fc.array(part, { maxLength: 5 }), part, part, (patterns, c, a) => {
+        expect(matchesAction(patterns, c, a)).toBe(reference(patterns, c, a));
+      }),
+      { numRuns: 3000 },
+    );
+    expect(matchesAction(["file:*"], "file", "read")).toBe(true);
+    expect(matchesAction(["*:read"], "http", "read")).toBe(true);
+    expect(matchesAction(["file:read"], "files", "read")).toBe(false);
+    expect(matchesAction(["file:read"], "file", "reads")).toBe(false);
   });
 });
