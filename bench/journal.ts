@@ -5,14 +5,33 @@
 // printed with it: on a shared machine both move, and a ratio means little without
 // them. CPU time per append (all threads of the process) is printed next to CPU
 // time per bare sign, which other processes' load does not change much.
+// A second table appends ~1.5 KB decision bodies (the Gate's merged decision
+// entry) from C concurrent appenders, each awaiting its append before the next,
+// as the sidecar does, in both signature modes: per-entry signatures (on this
+// thread or on signing workers) and Merkle batch signatures.
 import { sign as edSign, verify as edVerify } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { canonicalJson, newTraceId, uuidv7 } from "../src/contracts/index.js";
+import { z } from "zod";
+import {
+  buildPolicyDecision,
+  canonicalJson,
+  newTraceId,
+  RECORD_SCHEMAS,
+  sha256Of,
+  uuidv7,
+} from "../src/contracts/index.js";
 import { generateKeyPair, Keyring } from "../src/crypto/index.js";
-import { openJournal, SqliteJournalStore, signedText, verifyJournal } from "../src/journal/index.js";
+import {
+  builtinEventTypes,
+  type OpenJournalOptions,
+  openJournal,
+  SqliteJournalStore,
+  signedText,
+  verifyJournal,
+} from "../src/journal/index.js";
 import { measure, type Stats, summarize, table } from "./_stats.js";
 
 const N = Number(process.env.JOURNAL_BENCH_N ?? 100_000);
@@ -34,6 +53,159 @@ const cpuUs = () => {
   const u = process.cpuUsage();
   return u.user + u.system;
 };
+
+// The Gate's merged decision entry: Warden's detail with the DARE record inside
+// (~1.5 KB canonical), schema-checked like the real type.
+const registry = builtinEventTypes();
+registry.register(
+  "bench.gate.decision",
+  z.looseObject({
+    decision: z.enum(["allow", "deny", "modify", "step_up", "defer"]),
+    reason_codes: z.array(z.string()),
+    parameters: z.record(z.string(), z.json()),
+    dare: RECORD_SCHEMAS["dare.policy.decision"],
+  }),
+);
+const decisionBody = (i: number) => {
+  const dare = buildPolicyDecision({
+    run_id: run,
+    trace_id: trace,
+    tenant_id: "tenant-1",
+    environment: "prod",
+    subject: {
+      agent_instance_id: "spiffe://org/agent/planner#r1",
+      subject_id: "spiffe://org/agent/planner",
+      attested: true,
+    },
+    action: { type: "tool.invoke", tool_name: "http.get", tool_category: "read_only" },
+    inputs: { request_hash: sha256Of({ i }) },
+    bundles: { policy_bundle_hash: sha256Of({ p: 1 }), tool_schema_hash: sha256Of({ t: 1 }) },
+    result: { decision: "allow", reason_codes: ["ALLOWLIST_MATCH"], obligations: [] },
+  });
+  return {
+    decision_id: dare.decision_id,
+    decision: "allow",
+    reason_codes: ["ALLOWLIST_MATCH"],
+    matched_rules: [{ id: "allow-get", source: "policy.yaml", decision: "allow", reason: "reads are fine" }],
+    obligations: [],
+    principal_id: "bench-agent",
+    tool_class: "http",
+    action: "get",
+    parameters: { url: `https://api.example.org/data?page=${i}`, headers: { accept: "application/json" } },
+    taint: [],
+    provenance: [],
+    request_hash: sha256Of({ i }),
+    context_hash: sha256Of({ c: i }),
+    policy_bundle_hash: sha256Of({ p: 1 }),
+    dare,
+  };
+};
+
+interface ModeCase {
+  name: string;
+  options: Partial<OpenJournalOptions>;
+}
+interface Row extends Stats {
+  concurrency: number | string;
+  cpuUs: number;
+  /** The journal file, kept for the verification rows. */
+  path?: string;
+}
+
+/** `count` appends from `c` appenders that each await their append before the next. */
+async function concurrent(
+  dir: string,
+  mode: ModeCase,
+  c: number,
+  count: number,
+  bodies: Record<string, unknown>[],
+): Promise<Row> {
+  const path = join(dir, `dec-${mode.name.replace(/\W+/g, "-")}-${c}.db`);
+  const store = SqliteJournalStore.open(path);
+  const journal = await openJournal({ store, signer: key, registry, ...mode.options } as OpenJournalOptions);
+  const append = (i: number) =>
+    journal.append({
+      type: "bench.gate.decision",
+      run_id: run,
+      trace_id: trace,
+      body: bodies[i % bodies.length]!,
+    });
+  for (let i = 0; i < 200; i++) await append(i); // warm-up: JIT, first pages
+  const lat = new Float64Array(count);
+  let issued = 0;
+  const c0 = cpuUs();
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: c }, async () => {
+      while (issued < count) {
+        const i = issued++;
+        const s = performance.now();
+        await append(i);
+        lat[i] = (performance.now() - s) * 1000;
+      }
+    }),
+  );
+  const ms = performance.now() - t0;
+  const cpu = (cpuUs() - c0) / count;
+  await journal.close();
+  await store.close();
+  return { ...summarize(mode.name, lat, ms), concurrency: c, cpuUs: cpu, path };
+}
+
+function decisionTable(rows: Row[], floor: Stats): string {
+  const fmt = (x: number) => (x >= 100 ? x.toFixed(0) : x.toFixed(1));
+  return (
+    "| case | C | n | median µs | p99 µs | ops/s | CPU µs/entry | vs sign floor |\n" +
+    "|---|---:|---:|---:|---:|---:|---:|---:|\n" +
+    rows
+      .map(
+        (r) =>
+          `| ${r.name} | ${r.concurrency} | ${r.n} | ${fmt(r.medianUs)} | ${fmt(r.p99Us)} | ` +
+          `${Math.round(r.opsPerSec)} | ${fmt(r.cpuUs)} | ${((r.opsPerSec / floor.opsPerSec) * 100).toFixed(0)}% |`,
+      )
+      .join("\n") +
+    "\n"
+  );
+}
+
+/** JOURNAL_BENCH_MODES=entry skips batch mode (to measure a tree without it). */
+async function decisionRows(dir: string, cores: number): Promise<Row[]> {
+  const modes: ModeCase[] = [
+    { name: "entry signatures, 1 thread", options: {} },
+    { name: `entry signatures, ${cores} signing workers`, options: { signingWorkers: cores } },
+  ];
+  if ((process.env.JOURNAL_BENCH_MODES ?? "entry,batch").includes("batch")) {
+    modes.push({ name: "batch signatures (Merkle), 1 thread", options: { signatureMode: "batch" } });
+  }
+  const bodies = Array.from({ length: 256 }, (_, i) => decisionBody(i));
+  const rows: Row[] = [];
+  for (const c of [1, 10, 64, 256]) {
+    const count = c === 1 ? 1500 : Math.max(4000, Math.min(20_000, Math.floor(N / 5)));
+    for (const m of modes) rows.push(await concurrent(dir, m, c, count, bodies));
+  }
+  // Verifying what was written at 64 appenders: a signature per entry, or per batch.
+  const keyring = new Keyring([key.publicKey]);
+  for (const r of rows.filter((x) => x.concurrency === 64 && !x.name.includes("workers"))) {
+    const store = SqliteJournalStore.open(r.path!, { readonly: true });
+    const n = await store.count();
+    const c0 = cpuUs();
+    const s = performance.now();
+    const v = await verifyJournal(store, keyring, { registry });
+    const ms = performance.now() - s;
+    const cpu = (cpuUs() - c0) / n;
+    await store.close();
+    if (!v.ok || v.checked !== n) throw new Error(`verification failed: ${JSON.stringify(v)}`);
+    const per = new Float64Array(1).fill((ms * 1000) / n);
+    rows.push({
+      ...summarize(`verify: ${r.name.replace(/, 1 thread$/, "")}, 1 thread`, per, ms),
+      n,
+      opsPerSec: (n / ms) * 1000,
+      concurrency: "–",
+      cpuUs: cpu,
+    });
+  }
+  return rows;
+}
 
 const dir = mkdtempSync(join(tmpdir(), "warden-bench-journal-"));
 try {
@@ -146,6 +318,12 @@ try {
   const verifyN = await timeVerify(`verify journal, ${cores} worker threads`, cores);
   await store.close();
 
+  const decisionLoad = load();
+  const decisions = await decisionRows(dir, cores);
+  const decisionFloor = measure(`ed25519 sign floor, re-measured after`, 20_000, () => {
+    edSign(null, message, key.privateKey);
+  });
+
   const pct = (a: Stats, b: Stats) => `${((a.opsPerSec / b.opsPerSec) * 100).toFixed(0)}%`;
   process.stdout.write(
     `Appends (${N} entries; baseline: Ed25519 sign floor; ${cores} cores, load average ${loadBefore} before, ${loadAfter} after)\n\n`,
@@ -163,6 +341,17 @@ try {
     `\nverification = ${((verifyN.opsPerSec / verifyFloor.opsPerSec) * 100).toFixed(0)}% of the single-core verify floor with workers, ` +
       `${((verify1.opsPerSec / verifyFloor.opsPerSec) * 100).toFixed(0)}% on one thread (target >= 100%)\n` +
       "(verification rows: median/p99 are the mean per entry; entries are not timed one by one)\n",
+  );
+  const size = canonicalJson(decisionBody(0)).length;
+  process.stdout.write(
+    `\nDecision entries (${size} B bodies, C appenders each awaiting its append; baseline: the sign floor above, ` +
+      `${Math.round(signFloor.opsPerSec)}/s; ${Math.round(decisionFloor.opsPerSec)}/s re-measured after; ` +
+      `load average ${decisionLoad} before, ${load()} after)\n\n`,
+  );
+  process.stdout.write(decisionTable(decisions, signFloor));
+  process.stdout.write(
+    "(CPU µs/entry: all threads of the process, signing workers included; " +
+      "verify rows: the journals written at C = 64, median/p99 are the mean per entry)\n",
   );
 } finally {
   rmSync(dir, { recursive: true, force: true });

@@ -1,15 +1,18 @@
 // Batch signatures (signatureMode: "batch"): the RFC 9162 tree, the journal writing
 // one signature per committed batch, and attacks on batch-signed entries, each
 // detected at the right seq with the right reason.
-import { createHash } from "node:crypto";
+import { createHash, createPrivateKey, createPublicKey, sign } from "node:crypto";
 import { join } from "node:path";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { canonicalJson, parseStrictJson } from "../../src/contracts/index.js";
+import { Keyring, keyIdOf } from "../../src/crypto/index.js";
 import {
   batchMessage,
   buildTree,
+  entryHash,
   formatBatchSignature,
+  GENESIS_HASH,
   type JournalEntry,
   JournalEntrySchema,
   leafHash,
@@ -517,4 +520,47 @@ describe("property: any batch verifies and any single-bit change fails", () => {
       { numRuns: 60 },
     );
   }, 120_000);
+});
+
+describe("the worked example of docs/journal.md §1.1", () => {
+  it("rebuilds to the documented root, signature texts and a verifying journal", async () => {
+    // RFC 8032 test vector 1: a published key, used only so that the example is reproducible.
+    const d = Buffer.from("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60", "hex");
+    const x = Buffer.from("d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a", "hex");
+    const jwk = { kty: "OKP", crv: "Ed25519", d: d.toString("base64url"), x: x.toString("base64url") };
+    const privateKey = createPrivateKey({ key: jwk, format: "jwk" });
+    const publicKey = createPublicKey(privateKey);
+    const keyId = keyIdOf(publicKey);
+    expect(keyId).toBe("kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k");
+    let prev: string = GENESIS_HASH;
+    const entries: JournalEntry[] = [0, 1, 2].map((i) => {
+      const e = {
+        seq: i + 1,
+        time: "2026-01-02T03:04:05.678Z",
+        type: "ObservationsCollected",
+        run_id: "run-1",
+        trace_id: null,
+        body: { observation_count: i },
+        prev_hash: prev as JournalEntry["prev_hash"],
+        key_id: keyId,
+      };
+      const hash = entryHash(e, canonicalJson(e.body));
+      prev = hash;
+      return { ...e, hash, signature: "" };
+    });
+    const { root, paths } = buildTree(entries.map((e) => e.hash));
+    expect(root.toString("hex")).toBe("b26040b52eb123aa357546274bb8e1527e17178e4b2f974c65d4d9d0773cd170");
+    const sig = sign(null, Buffer.from(batchMessage(keyId, 1, 3, root)), privateKey).toString("base64url");
+    const S =
+      "mt1.1.3.6PhDCIbv-nIWKbBEONLOxGdiDyBnGVRl-DoAb4J8WDpGPw29UHkocth0PZ6krxpm0L1DwnWMy1NFlEfIyunyDw";
+    entries.forEach((e, i) => {
+      e.signature = formatBatchSignature({ firstSeq: 1, size: 3, signature: sig, path: paths[i]! });
+    });
+    expect(entries.map((e) => e.signature)).toEqual([
+      `${S}.lxQxkrCpa5IUDZFjehSP-PGHi4ye5pAIfITr5A45YSk.viQQ_1fKoBaV8lt87r7ZOjC0RwCokug7_8Ngg9cA9Ns`,
+      `${S}.GPUeCM_5qqVJ2atgBQ_iJSz89Tlok0vlE92ik-2qYHA.viQQ_1fKoBaV8lt87r7ZOjC0RwCokug7_8Ngg9cA9Ns`,
+      `${S}.TExnvrougyCp8uT6Sqj85ameZVW4-ZEIIqi8s_0q1ig`,
+    ]);
+    expect(await verifyJournal(entries, new Keyring([publicKey]))).toMatchObject({ ok: true, checked: 3 });
+  });
 });

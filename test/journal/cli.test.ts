@@ -1,7 +1,9 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { generateKeyPair, saveKeyPair } from "../../src/crypto/index.js";
+import { canonicalJson } from "../../src/contracts/index.js";
+import { generateKeyPair, loadPrivateKeyFile, saveKeyPair } from "../../src/crypto/index.js";
+import { openJournal, SqliteJournalStore } from "../../src/journal/index.js";
 import { runCli } from "../helpers/cli.js";
 import { tempDir } from "./helpers.js";
 
@@ -168,6 +170,34 @@ describe("warden journal verify / export / head", () => {
     const wrong = await runCli("journal", "verify", "--db", db, "--keys", otherPub);
     expect(wrong.code).toBe(1);
     expect(wrong.out).toMatch(/seq 1: unknown_key/);
+  });
+
+  it("verifies a batch-signed journal and its export, and names a tampered proof (exit 1)", async () => {
+    const path = join(t.dir, "batch.db");
+    const store = SqliteJournalStore.open(path);
+    const j = await openJournal({ store, signer: loadPrivateKeyFile(priv), signatureMode: "batch" });
+    await Promise.all(
+      Array.from({ length: 9 }, (_, i) =>
+        j.append({ type: "ObservationsCollected", body: { observation_count: i } }),
+      ),
+    );
+    await j.close();
+    await store.close();
+    const ok = await runCli("journal", "verify", "--db", path, "--keys", pub, "--json");
+    expect(JSON.parse(ok.out)).toMatchObject({ ok: true, checked: 9 });
+    const exp = (await runCli("journal", "export", "--db", path, "--format", "jsonl")).out
+      .trimEnd()
+      .split("\n");
+    const e = JSON.parse(exp[4]!) as { signature: string };
+    const parts = e.signature.split(".");
+    // Swap two path elements: the fold leads to another root.
+    [parts[4], parts[5]] = [parts[5]!, parts[4]!];
+    exp[4] = canonicalJson({ ...e, signature: parts.join(".") });
+    const file = join(t.dir, "batch-tampered.jsonl");
+    writeFileSync(file, `${exp.join("\n")}\n`);
+    const r = await runCli("journal", "verify", "--db", file, "--keys", pub);
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/FAILED at seq 5: signature_invalid/);
   });
 
   it("detects truncation against a signed head", async () => {

@@ -35,7 +35,14 @@ beforeAll(() => {
 });
 afterAll(() => t.cleanup());
 
-function startAppender(db: string, count: number, inflight: number, tag: string, startAt = 0): ChildWriter {
+function startAppender(
+  db: string,
+  count: number,
+  inflight: number,
+  tag: string,
+  startAt = 0,
+  mode: "0" | "batch" = "0",
+): ChildWriter {
   return spawnWriter(APPENDER, [
     resolve(REPO_ROOT, "dist"),
     db,
@@ -43,19 +50,19 @@ function startAppender(db: string, count: number, inflight: number, tag: string,
     String(count),
     String(inflight),
     tag,
-    "0",
+    mode,
     String(startAt),
   ]);
 }
 
-describe("crash safety", () => {
+describe.each(["0", "batch"] as const)("crash safety (signing: %s)", (mode) => {
   it("a writer SIGKILLed at random moments leaves a journal that verifies and holds every acknowledged entry", async () => {
-    const db = join(t.dir, "crash.db");
+    const db = join(t.dir, `crash-${mode}.db`);
     let acknowledged = 0;
     const iterations = 24;
     for (let i = 0; i < iterations; i++) {
       // Alternate one-at-a-time appends and bursts that group-commit.
-      const run = startAppender(db, 0, i % 2 === 0 ? 1 : 32, `k${i}`);
+      const run = startAppender(db, 0, i % 2 === 0 ? 1 : 32, `k${i}`, 0, mode);
       await run.firstAck;
       await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 150)));
       run.child.kill("SIGKILL");
@@ -71,13 +78,16 @@ describe("crash safety", () => {
   });
 });
 
-describe("two processes on one file", () => {
+describe.each([
+  ["0", "0"],
+  ["batch", "0"],
+] as const)("two processes on one file (signing: %s and %s)", (modeA, modeB) => {
   it("never fork the chain or duplicate a seq", async () => {
-    const db = join(t.dir, "two.db");
+    const db = join(t.dir, `two-${modeA}-${modeB}.db`);
     const per = 400;
     const startAt = Date.now() + 1500;
-    const a = startAppender(db, per, 4, "a", startAt);
-    const b = startAppender(db, per, 4, "b", startAt);
+    const a = startAppender(db, per, 4, "a", startAt, modeA);
+    const b = startAppender(db, per, 4, "b", startAt, modeB);
     const [ea, eb] = await Promise.all([a.exited, b.exited]);
     expect(ea.code, ea.stderr).toBe(0);
     expect(eb.code, eb.stderr).toBe(0);
