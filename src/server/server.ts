@@ -14,7 +14,7 @@ import Fastify, {
   type onRequestHookHandler,
 } from "fastify";
 import type { z } from "zod";
-import { parseStrictJson } from "../contracts/index.js";
+import { parseGateRequest, parseStrictJson } from "../contracts/index.js";
 import { Keyring } from "../crypto/index.js";
 import { type ApprovalVerdict, type GateOutcome, runTraceId } from "../gate/index.js";
 import { signHead, verifyJournal } from "../journal/index.js";
@@ -295,44 +295,68 @@ export function createSidecarServer(
     return AbortSignal.any([client.signal, shutdown.signal]);
   };
 
+  /**
+   * The Gate request for an agent call. The body (CallBody: a GateRequest without the
+   * principal, and without toolClass/action for a contract-named call) is completed from
+   * the credential and the contract, then parsed once with parseGateRequest: the result is
+   * deep-frozen and marked, so the Gate does not parse it again. A value the body states
+   * is kept as stated (and checked), never overwritten, so a body naming another principal
+   * or relabelling a contract is refused rather than silently corrected.
+   */
   const agentRequest = (req: FastifyRequest) => {
     const who = req.identity as Identity;
-    const body = parse(CallBody, req.body, "request body");
-    if (body.principalId !== undefined && body.principalId !== who.id) {
-      throw new ApiError("ERR_AUTH_PRINCIPAL_MISMATCH", "principalId does not match the credential");
+    const raw = req.body;
+    if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+      parse(CallBody, raw, "request body"); // throws, with CallBody's own message
+      throw new ApiError("ERR_SERVER_REQUEST_INVALID", "request body invalid at (root)");
     }
-    // A run belongs to the principal that opened it; another principal cannot touch it
-    // (not even to pile denials onto it and trip its quarantine).
-    const owner = gate.sessions.get(body.runId)?.principalId;
-    if (owner !== undefined && owner !== who.id) {
-      throw new ApiError("ERR_SERVER_RUN_FORBIDDEN", "the run belongs to another principal");
-    }
+    const body = raw as Record<string, unknown>;
     // A contract decides what kind of action a call is; a caller cannot relabel a POST
-    // tool as an http "get" to reach a more permissive rule.
-    const tool = body.tool !== undefined ? runtime.contracts?.get(body.tool) : undefined;
-    let toolClass = body.toolClass;
-    let action = body.action;
-    if (tool !== undefined) {
-      const c = classifyContract(tool);
-      if (
-        (toolClass !== undefined && toolClass !== c.toolClass) ||
-        (action !== undefined && action !== c.action)
-      ) {
-        throw new ApiError(
-          "ERR_SERVER_REQUEST_INVALID",
-          `tool ${tool.name} is ${c.toolClass}/${c.action}; the request says ${toolClass ?? "-"}/${action ?? "-"}`,
-        );
-      }
-      toolClass = c.toolClass;
-      action = c.action;
-    }
+    // tool as an http "get" to reach a more permissive rule (checked after the parse).
+    const tool = typeof body.tool === "string" ? runtime.contracts?.get(body.tool) : undefined;
+    const c = tool !== undefined ? classifyContract(tool) : undefined;
+    const toolClass = body.toolClass === undefined ? c?.toolClass : body.toolClass;
+    const action = body.action === undefined ? c?.action : body.action;
     if (toolClass === undefined || action === undefined) {
       throw new ApiError(
         "ERR_SERVER_REQUEST_INVALID",
         "toolClass and action are required unless `tool` names a contract",
       );
     }
-    return { request: { ...body, principalId: who.id, toolClass, action }, tool };
+    const parsed = parseGateRequest({
+      ...body,
+      principalId: body.principalId === undefined ? who.id : body.principalId,
+      toolClass,
+      action,
+    });
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw new ApiError(
+        "ERR_SERVER_REQUEST_INVALID",
+        `request body invalid at ${issue?.path.join(".") || "(root)"}: ${issue?.message ?? "invalid"}`,
+      );
+    }
+    const request = parsed.data;
+    if (request.principalId !== who.id) {
+      throw new ApiError("ERR_AUTH_PRINCIPAL_MISMATCH", "principalId does not match the credential");
+    }
+    // A run belongs to the principal that opened it; another principal cannot touch it
+    // (not even to pile denials onto it and trip its quarantine).
+    const owner = gate.sessions.get(request.runId)?.principalId;
+    if (owner !== undefined && owner !== who.id) {
+      throw new ApiError("ERR_SERVER_RUN_FORBIDDEN", "the run belongs to another principal");
+    }
+    if (
+      tool !== undefined &&
+      c !== undefined &&
+      (request.toolClass !== c.toolClass || request.action !== c.action)
+    ) {
+      throw new ApiError(
+        "ERR_SERVER_REQUEST_INVALID",
+        `tool ${tool.name} is ${c.toolClass}/${c.action}; the request says ${request.toolClass}/${request.action}`,
+      );
+    }
+    return { request, tool };
   };
 
   /** Records a Gate outcome in the metrics; `t0` is when the Gate was called. */

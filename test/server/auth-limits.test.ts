@@ -3,6 +3,7 @@
 // per-credential rate limits. Every rejection asserts its code and that nothing was
 // decided (the journal did not grow).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { isParsedGateRequest } from "../../src/contracts/index.js";
 import { Authenticator, createSidecarServer, hashToken } from "../../src/server/index.js";
 import { echo, type Sidecar, startTestSidecar, TOKENS } from "./harness.js";
 
@@ -255,6 +256,46 @@ describe("hostile bodies", () => {
     });
     expect(missing.status).toBe(400);
     expect(code(missing)).toBe("ERR_SERVER_REQUEST_INVALID");
+  });
+
+  it("refuses null or mistyped principal, class and action instead of filling them in (400)", async () => {
+    const before = await journalSize();
+    for (const over of [
+      { principalId: null },
+      { principalId: 7 },
+      { principalId: ["agent-a"] },
+      { toolClass: null },
+      { action: null },
+      { toolClass: { name: "shell" } },
+    ]) {
+      const r = await s.call("/v1/decide", { token: TOKENS.agentA, body: echo("hi", over) });
+      expect([over, r.status, code(r)]).toEqual([over, 400, "ERR_SERVER_REQUEST_INVALID"]);
+    }
+    for (const raw of ["[]", "null", '"text"', "3"]) {
+      const r = await s.call("/v1/decide", { token: TOKENS.agentA, raw });
+      expect([raw, r.status, code(r)]).toEqual([raw, 400, "ERR_SERVER_REQUEST_INVALID"]);
+    }
+    expect(await journalSize()).toBe(before);
+  });
+
+  it("hands the Gate one parsed, frozen request it does not parse again", async () => {
+    const gate = s.server.runtime.gate;
+    const seen: unknown[] = [];
+    const evaluate = gate.evaluate;
+    gate.evaluate = (request, ...rest) => {
+      seen.push(request);
+      return evaluate.call(gate, request, ...rest);
+    };
+    try {
+      const r = await s.call("/v1/decide", { token: TOKENS.agentA, body: echo("hi", { runId: "run-p" }) });
+      expect(r.status).toBe(200);
+    } finally {
+      gate.evaluate = evaluate;
+    }
+    const [request] = seen as { principalId: string; parameters: object }[];
+    expect(isParsedGateRequest(request)).toBe(true);
+    expect(request).toMatchObject({ principalId: "agent-a", toolClass: "shell", action: "exec" });
+    expect(Object.isFrozen(request) && Object.isFrozen(request?.parameters)).toBe(true);
   });
 
   it("answers unknown routes with a JSON 404 (ERR_SERVER_NOT_FOUND)", async () => {
