@@ -279,7 +279,8 @@ export class Session {
     stepUps: 0,
     modified: 0,
   };
-  readonly #perTool: Record<string, number> = Object.create(null);
+  /** Admissions per tool key. A Map: a key may be any tool name, `__proto__` included. */
+  readonly #perTool = new Map<string, number>();
   readonly #levelsSeen = new Set<string>();
   readonly #startedAt: number;
   readonly #originalRequest: string | undefined;
@@ -658,7 +659,9 @@ export class Session {
     const facts: SessionFacts = {
       runId: this.runId,
       counters: { ...this.#counters },
-      perToolCalls: { ...this.#perTool },
+      // fromEntries defines members (never sets a prototype) and, unlike spreading a
+      // null-prototype dictionary, is cheap: this runs on every call.
+      perToolCalls: Object.fromEntries(this.#perTool),
       dataClassificationsSeen: levels,
       quarantined: this.#quarantine !== undefined,
       budgets,
@@ -705,7 +708,7 @@ export class Session {
     state.admitted = true;
     this.#admitted++;
     const key = request.tool ?? `${request.toolClass}:${request.action}`;
-    this.#perTool[key] = (this.#perTool[key] ?? 0) + 1;
+    this.#perTool.set(key, (this.#perTool.get(key) ?? 0) + 1);
   }
 
   #rateLimit(principalId: string, override: number | undefined): number | undefined {

@@ -414,7 +414,7 @@ export class Gate {
       contextHash,
       policyBundleHash: outcome.policyBundleHash,
       toolSchemaHash: tool ? toolSchemaHash(tool) : classSchemaHash(request.toolClass, request.action),
-      time: new Date(now).toISOString(),
+      time: isoTime(now),
     });
     const detail = {
       decision_id: decisionId,
@@ -843,6 +843,17 @@ function toolSchemaHash(tool: CompiledTool): Sha256Hash {
     schemaHashes.set(tool, h);
   }
   return h;
+}
+
+// Decisions arrive many to a millisecond: the record's timestamp text is reused.
+let isoMs = Number.NaN;
+let isoText = "";
+function isoTime(ms: number): string {
+  if (ms !== isoMs) {
+    isoText = new Date(ms).toISOString();
+    isoMs = ms;
+  }
+  return isoText;
 }
 
 // A call that names no contract stands for its class and action; the hash of that pair

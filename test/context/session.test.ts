@@ -393,6 +393,22 @@ describe("hash chain", () => {
     expect(session.contextHash()).not.toBe(before);
   });
 
+  it("counts admissions per tool, a tool named __proto__ included, as own plain members", () => {
+    const { session } = harness();
+    const proto = req({ toolClass: "http", action: "get", tool: "__proto__", parameters: {} });
+    decide(session, proto, "allow");
+    decide(session, proto, "allow");
+    decide(session, read, "allow");
+    const f = session.snapshot();
+    expect(Object.getPrototypeOf(f.perToolCalls)).toBe(Object.prototype);
+    expect(Object.hasOwn(f.perToolCalls, "__proto__")).toBe(true);
+    expect(Object.getOwnPropertyDescriptor(f.perToolCalls, "__proto__")?.value).toBe(2);
+    expect(f.perToolCalls["file:read"]).toBe(1);
+    // Each snapshot's object is its own.
+    f.perToolCalls["file:read"] = 99;
+    expect(session.snapshot().perToolCalls["file:read"]).toBe(1);
+  });
+
   it("prepare keeps a private deep copy of the request, equal to structuredClone's (property)", () => {
     const shares = (a: unknown, b: unknown): boolean => {
       if (typeof a !== "object" || a === null) return false;

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { checkedJson } from "../../src/contracts/canonical-json.js";
@@ -6,6 +7,7 @@ import {
   hasErrorCode,
   isSha256Hash,
   parseStrictJson,
+  sha256Hex,
   sha256Of,
   type WardenErrorCode,
 } from "../../src/contracts/index.js";
@@ -184,6 +186,17 @@ describe("canonicalJson properties", () => {
     ((a[1] as { b: unknown[] }).b as unknown[]).push(a);
     expectCode(() => canonicalJson(a), "ERR_CANON_CYCLE");
     expectCode(() => canonicalJson(a, { maxDepth: 1_000_000 }), "ERR_CANON_CYCLE");
+  });
+
+  it("sha256Of is SHA-256 of the canonical UTF-8 bytes (property)", () => {
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 3 }), (v) => {
+        const bytes = Buffer.from(canonicalJson(v), "utf8");
+        expect(sha256Of(v)).toBe(`sha256:${createHash("sha256").update(bytes).digest("hex")}`);
+        expect(sha256Hex(bytes)).toBe(sha256Of(v));
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it("round-trips every finite double exactly", () => {
