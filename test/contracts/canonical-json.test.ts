@@ -188,6 +188,27 @@ describe("canonicalJson properties", () => {
     expectCode(() => canonicalJson(a, { maxDepth: 1_000_000 }), "ERR_CANON_CYCLE");
   });
 
+  it("remembered member orders: same names in other orders, shared first names, and past the bounds", () => {
+    // One shape in every insertion order, then look-alikes sharing its first name.
+    const names = ["b", "a", "d", "c"];
+    const perms = (xs: string[]): string[][] =>
+      xs.length <= 1
+        ? [xs]
+        : xs.flatMap((x, i) => perms([...xs.slice(0, i), ...xs.slice(i + 1)]).map((r) => [x, ...r]));
+    for (const order of perms(names)) {
+      const o = Object.fromEntries(order.map((k) => [k, k.toUpperCase()]));
+      expect(canonicalJson(o)).toBe('{"a":"A","b":"B","c":"C","d":"D"}');
+      expect(canonicalJson({ ...o, e: 1 })).toBe('{"a":"A","b":"B","c":"C","d":"D","e":1}');
+      const { [order[order.length - 1]!]: _, ...fewer } = o;
+      expect(canonicalJson(fewer)).toBe(checkedJson(fewer));
+    }
+    // Far more shapes than are remembered: still exact.
+    for (let i = 0; i < 3000; i++) {
+      const o = { [`z${i}`]: 1, [`y${i % 7}`]: 2, [`x${i}`]: [{ [`k${i}`]: 3, a: 4 }] };
+      expect(canonicalJson(o)).toBe(checkedJson(o));
+    }
+  });
+
   it("sha256Of is SHA-256 of the canonical UTF-8 bytes (property)", () => {
     fc.assert(
       fc.property(fc.jsonValue({ maxDepth: 3 }), (v) => {

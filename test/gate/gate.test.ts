@@ -44,6 +44,12 @@ rules:
     reason: no tokens in files
 `;
 
+/** Waits (polling, bounded) for the decision to be committed and the call to be waiting. */
+async function until(cond: () => boolean, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond() && Date.now() < end) await new Promise((r) => setTimeout(r, 5));
+}
+
 describe("Gate", () => {
   it("allows, commits the decision before minting a ticket, and the journal verifies", async () => {
     const h = await makeGate({ yaml: POLICY });
@@ -113,7 +119,7 @@ describe("Gate", () => {
   it("step_up: blocks until approved, then grants; the HITL record is signed and journaled", async () => {
     const h = await makeGate({ yaml: POLICY });
     const p = h.gate.authorize(req({ action: "post", parameters: { url: "https://example.org/api" } }));
-    await new Promise((r) => setTimeout(r, 20));
+    await until(() => h.approvals.pending().length > 0);
     const pending = h.approvals.pending();
     expect(pending).toHaveLength(1);
     expect(pending[0]!.request.parameters).toEqual({ url: "https://example.org/api" });
@@ -160,7 +166,7 @@ describe("Gate", () => {
   it("defer: held until released, and a full queue denies", async () => {
     const h = await makeGate({ yaml: POLICY });
     const p = h.gate.authorize(req({ toolClass: "file", action: "delete", parameters: { path: "a" } }));
-    await new Promise((r) => setTimeout(r, 20));
+    await until(() => h.gate.deferQueue.list().length > 0);
     const [item] = h.gate.deferQueue.list();
     expect(item).toBeDefined();
     h.gate.deferQueue.resolve(item!.id, { outcome: "allow", by: "operator" });
