@@ -315,20 +315,18 @@ export function createSidecarServer(
     // tool as an http "get" to reach a more permissive rule (checked after the parse).
     const tool = typeof body.tool === "string" ? runtime.contracts?.get(body.tool) : undefined;
     const c = tool !== undefined ? classifyContract(tool) : undefined;
-    const toolClass = body.toolClass === undefined ? c?.toolClass : body.toolClass;
-    const action = body.action === undefined ? c?.action : body.action;
-    if (toolClass === undefined || action === undefined) {
+    // Completed in place: the body is this request's own object from the strict parser,
+    // and zod's fast path is about twice as fast on it as on a spread copy with more keys.
+    if (body.toolClass === undefined && c !== undefined) body.toolClass = c.toolClass;
+    if (body.action === undefined && c !== undefined) body.action = c.action;
+    if (body.toolClass === undefined || body.action === undefined) {
       throw new ApiError(
         "ERR_SERVER_REQUEST_INVALID",
         "toolClass and action are required unless `tool` names a contract",
       );
     }
-    const parsed = parseGateRequest({
-      ...body,
-      principalId: body.principalId === undefined ? who.id : body.principalId,
-      toolClass,
-      action,
-    });
+    if (body.principalId === undefined) body.principalId = who.id;
+    const parsed = parseGateRequest(body);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       throw new ApiError(
