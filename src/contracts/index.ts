@@ -35,6 +35,16 @@ export {
   type WardenErrorOptions,
 } from "./errors.js";
 export {
+  dareOutcome,
+  GATE_DECISION,
+  GATE_EVENT_SCHEMAS,
+  GATE_RESOLUTION,
+  GATE_RESULT,
+  GateDecisionBody,
+  GateResolutionBody,
+  GateResultBody,
+} from "./gate-events.js";
+export {
   BUILTIN_TOOL_CLASSES,
   DECISIONS,
   Decision,

@@ -7,11 +7,14 @@
 import { createHash } from "node:crypto";
 import {
   type Decision,
+  dareOutcome,
   type PolicyDecisionRecord,
   SCHEMA_VERSION,
   type Sha256Hash,
   UUID_PATTERN,
 } from "../contracts/index.js";
+
+export { dareOutcome };
 
 export type DareReasonCode = PolicyDecisionRecord["result"]["reason_codes"][number];
 export type DareObligation = PolicyDecisionRecord["result"]["obligations"][number];
@@ -72,11 +75,6 @@ function reasonCode(code: string, decision: Decision): DareReasonCode {
   if (decision === "allow" || decision === "modify") return "ALLOWLIST_MATCH";
   if (code === "no_matching_allow" || code === "default_deny") return "UNKNOWN";
   return "DENYLIST_MATCH";
-}
-
-/** The DARE outcome of a Warden decision: modify runs (allow); step_up and defer do not yet (deny). */
-export function dareOutcome(decision: Decision): "allow" | "deny" {
-  return decision === "allow" || decision === "modify" ? "allow" : "deny";
 }
 
 export interface DareDecisionInput {

@@ -5,12 +5,18 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { DECISIONS, sha256Of, WardenError } from "../../src/contracts/index.js";
-import { generateKeyPair } from "../../src/crypto/index.js";
+import { DECISIONS, GATE_EVENT_SCHEMAS, sha256Of, WardenError } from "../../src/contracts/index.js";
+import { generateKeyPair, Keyring } from "../../src/crypto/index.js";
 import { buildDareDecision } from "../../src/gate/dare-mapping.js";
 import { GateDecisionBody } from "../../src/gate/events.js";
 import { GATE_DECISION, registerGateEventTypes, runTraceId } from "../../src/gate/index.js";
-import { openJournal, SqliteJournalStore } from "../../src/journal/index.js";
+import {
+  builtinEventTypes,
+  defaultEventTypes,
+  openJournal,
+  SqliteJournalStore,
+  verifyJournal,
+} from "../../src/journal/index.js";
 
 const H1 = sha256Of("request");
 const H2 = sha256Of("context");
@@ -132,5 +138,33 @@ describe("warden.gate.decision body", () => {
       await journal.close();
       store.close();
     }
+  });
+
+  it("attack: a signed decision entry whose DARE record disagrees, written by a journal that did not know the type, fails offline verification", async () => {
+    const key = generateKeyPair("ed25519");
+    const store = SqliteJournalStore.open(join(mkdtempSync(join(tmpdir(), "warden-gate-ev-")), "j.db"));
+    // A writer that never registered the Gate's types (and accepts unknown ones).
+    const journal = await openJournal({
+      store,
+      signer: key,
+      registry: builtinEventTypes(),
+      allowUnknownTypes: true,
+    });
+    const forged = body();
+    forged.dare.result.decision = "deny";
+    await journal.append({ type: GATE_DECISION, run_id: "run-1", body: forged });
+    await journal.close();
+    const keyring = new Keyring([key.publicKey]);
+    // The process-wide registry knows the Gate's types as soon as the Gate layer is loaded.
+    expect(defaultEventTypes.has(GATE_DECISION)).toBe(true);
+    const report = await verifyJournal(store, keyring);
+    expect(report.ok).toBe(false);
+    if (!report.ok) expect(report.failure.message).toContain("dare.result.decision");
+    // A verifier with only the built-in types plus the schemas from src/contracts agrees.
+    const registry = builtinEventTypes();
+    for (const [t, schema] of Object.entries(GATE_EVENT_SCHEMAS)) registry.register(t, schema);
+    const again = await verifyJournal(store, keyring, { registry });
+    expect(again.ok).toBe(false);
+    store.close();
   });
 });

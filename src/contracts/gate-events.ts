@@ -1,0 +1,102 @@
+// The bodies of the journal entries the Gate writes (warden.gate.*), as schemas in the
+// bottom layer so that any verifier can check them — the journal's built-in registry, a
+// process that never loads the Gate — not only one where the Gate registered them.
+// A decision is ONE entry: Warden's detail plus, under `dare`, the DARE
+// PolicyDecisionRecord verbatim. Its schema checks that record against
+// PolicyDecisionRecordSchema, so a journal still carries schema-checked DARE records, and
+// checks that the record and the detail describe the same decision (one entry cannot
+// say allow in one place and deny in the other).
+import { z } from "zod";
+import { DECISIONS, type Decision, TaintLabel } from "./gate-request.js";
+import { Sha256HashSchema } from "./records/common.js";
+import { PolicyDecisionRecordSchema } from "./records/policy-decision.js";
+
+export const GATE_DECISION = "warden.gate.decision";
+export const GATE_RESOLUTION = "warden.gate.resolution";
+export const GATE_RESULT = "warden.gate.result";
+
+/** The DARE outcome of a Warden decision: modify runs (allow); step_up and defer do not yet (deny). */
+export function dareOutcome(decision: Decision): "allow" | "deny" {
+  return decision === "allow" || decision === "modify" ? "allow" : "deny";
+}
+
+const Str = z.string().min(1).max(4096);
+
+const GateDecisionFields = z.strictObject({
+  decision_id: z.string(),
+  decision: z.enum(DECISIONS),
+  reason_codes: z.array(Str),
+  matched_rules: z.array(
+    z.strictObject({ id: Str, source: Str, decision: z.enum(DECISIONS), reason: z.string().optional() }),
+  ),
+  obligations: z.array(z.strictObject({ type: Str, params: z.record(z.string(), z.json()).optional() })),
+  principal_id: Str,
+  tool_class: Str,
+  action: Str,
+  tool: Str.optional(),
+  parameters: z.record(z.string(), z.json()),
+  modified: z
+    .strictObject({
+      parameters: z.record(z.string(), z.json()),
+      changes: z.array(z.record(z.string(), z.json())),
+    })
+    .optional(),
+  step_up: z.strictObject({ approver_role: Str, timeout_ms: z.number().int().min(0) }).optional(),
+  defer: z.strictObject({ timeout_ms: z.number().int().min(0) }).optional(),
+  taint: z.array(TaintLabel),
+  provenance: z.array(z.json()),
+  request_hash: Sha256HashSchema,
+  context_hash: Sha256HashSchema,
+  policy_bundle_hash: Sha256HashSchema,
+  rationale_hash: Sha256HashSchema.optional(),
+  original_request_hash: Sha256HashSchema.optional(),
+  /** The DARE PolicyDecisionRecord of this decision, verbatim (what DARE conformance exports read). */
+  dare: PolicyDecisionRecordSchema,
+});
+
+export const GateDecisionBody = GateDecisionFields.superRefine((b, ctx) => {
+  const d = b.dare;
+  const disagree = (path: (string | number)[], what: string) =>
+    ctx.addIssue({ code: "custom", path, message: `dare record disagrees with the detail: ${what}` });
+  if (d.decision_id !== b.decision_id) disagree(["dare", "decision_id"], "decision_id");
+  if (d.result.decision !== dareOutcome(b.decision)) disagree(["dare", "result", "decision"], "decision");
+  if (d.inputs.request_hash !== b.request_hash) disagree(["dare", "inputs", "request_hash"], "request_hash");
+  if (d.inputs.context_hash !== b.context_hash) disagree(["dare", "inputs", "context_hash"], "context_hash");
+  if (d.bundles.policy_bundle_hash !== b.policy_bundle_hash)
+    disagree(["dare", "bundles", "policy_bundle_hash"], "policy_bundle_hash");
+});
+export type GateDecisionBody = z.infer<typeof GateDecisionBody>;
+
+export const GateResolutionBody = z.strictObject({
+  decision_id: z.string(),
+  resolved: z.enum(["allow", "deny", "modify"]),
+  via: z.enum(["approval", "defer"]),
+  outcome: z.enum([
+    "approve",
+    "deny",
+    "modify",
+    "timeout",
+    "cancelled",
+    "queue_full",
+    "no_approver",
+    "invalid",
+  ]),
+  by: Str.optional(),
+  justification: z.string().optional(),
+  parameters: z.record(z.string(), z.json()).optional(),
+  reason_codes: z.array(Str),
+});
+
+export const GateResultBody = z.strictObject({
+  decision_id: z.string(),
+  output_hash: Sha256HashSchema.optional(),
+  classification: Str,
+  taint: z.array(TaintLabel),
+});
+
+/** Type name -> body schema of every entry type the Gate writes. */
+export const GATE_EVENT_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
+  [GATE_DECISION]: GateDecisionBody,
+  [GATE_RESOLUTION]: GateResolutionBody,
+  [GATE_RESULT]: GateResultBody,
+};
