@@ -35,7 +35,9 @@ export interface JournalStore {
    * In one exclusive transaction: read the last entry, call `build` with it, insert
    * what it returns, commit durably. Resolves only after the commit is on disk.
    * `build` is synchronous and may throw to abort; the store also refuses entries
-   * that do not extend the last one (ERR_JOURNAL_CHAIN_BROKEN).
+   * that do not extend the last one (ERR_JOURNAL_CHAIN_BROKEN). A store may call
+   * `build` more than once (first on a head it expects, then on the head read in
+   * the transaction); only what the call given the real head returns is stored.
    */
   appendBatch(build: (last: JournalEntry | null) => SealedEntry[]): Promise<JournalEntry[]>;
   /** The last entry, or null for an empty journal. */

@@ -41,7 +41,7 @@ function startAppender(
   inflight: number,
   tag: string,
   startAt = 0,
-  mode: "0" | "batch" = "0",
+  mode: "0" | "batch" | "batch+thread" = "0",
 ): ChildWriter {
   return spawnWriter(APPENDER, [
     resolve(REPO_ROOT, "dist"),
@@ -55,9 +55,9 @@ function startAppender(
   ]);
 }
 
-describe.each(["0", "batch"] as const)("crash safety (signing: %s)", (mode) => {
+describe.each(["0", "batch", "batch+thread"] as const)("crash safety (signing: %s)", (mode) => {
   it("a writer SIGKILLed at random moments leaves a journal that verifies and holds every acknowledged entry", async () => {
-    const db = join(t.dir, `crash-${mode}.db`);
+    const db = join(t.dir, `crash-${mode.replace("+", "-")}.db`);
     let acknowledged = 0;
     const iterations = 24;
     for (let i = 0; i < iterations; i++) {
@@ -81,9 +81,10 @@ describe.each(["0", "batch"] as const)("crash safety (signing: %s)", (mode) => {
 describe.each([
   ["0", "0"],
   ["batch", "0"],
+  ["batch+thread", "batch"],
 ] as const)("two processes on one file (signing: %s and %s)", (modeA, modeB) => {
   it("never fork the chain or duplicate a seq", async () => {
-    const db = join(t.dir, `two-${modeA}-${modeB}.db`);
+    const db = join(t.dir, `two-${modeA.replace("+", "-")}-${modeB}.db`);
     const per = 400;
     const startAt = Date.now() + 1500;
     const a = startAppender(db, per, 4, "a", startAt, modeA);

@@ -20,6 +20,20 @@ runStoreConformance("sqlite", async () => {
   };
 });
 
+runStoreConformance("sqlite, writer thread", async () => {
+  const t = tempDir();
+  const path = join(t.dir, "j.db");
+  const store = SqliteJournalStore.open(path, { writerThread: true });
+  return {
+    store,
+    reopen: async () => SqliteJournalStore.open(path, { writerThread: true }),
+    cleanup: async () => {
+      await store.close();
+      t.cleanup();
+    },
+  };
+});
+
 describe("SqliteJournalStore", () => {
   it("uses WAL, synchronous=FULL and the documented table and indexes", async () => {
     const j = await filledJournal(1);
@@ -125,35 +139,38 @@ describe("SqliteJournalStore", () => {
     }
   });
 
-  it("extends the head it wrote without reading it back, unharmed by a caller changing that entry", async () => {
-    const t = tempDir();
-    const path = join(t.dir, "j.db");
-    const store = SqliteJournalStore.open(path);
-    const other = SqliteJournalStore.open(path);
-    try {
-      const j = await openJournal({ store, signer: KEY });
-      const rotation = await j.rotateKey(OTHER_KEY);
-      // The returned entry is the caller's: changing it must not steer the chain.
-      (rotation.body as { new_key_id: string }).new_key_id = KEY.keyId;
-      const many = await Promise.all(
-        Array.from({ length: 37 }, (_, i) =>
-          j.append({ type: "ObservationsCollected", body: { observation_count: i } }),
-        ),
-      );
-      expect(many.map((e) => e.key_id)).toEqual(Array(37).fill(OTHER_KEY.keyId));
-      // Another handle moves the head: the next batch is chained on the row it wrote.
-      const j2 = await openJournal({ store: other, signer: OTHER_KEY });
-      await j2.append({ type: "ObservationsCollected", body: { observation_count: 100 } });
-      expect((await j.append({ type: "ObservationsCollected", body: { observation_count: 101 } })).seq).toBe(
-        40,
-      );
-      expect(await verifyJournal(store, keyringOf(KEY))).toMatchObject({ ok: true, checked: 40 });
-    } finally {
-      await store.close();
-      await other.close();
-      t.cleanup();
-    }
-  });
+  it.each([false, true])(
+    "extends the head it wrote without reading it back, unharmed by a caller changing that entry (writer thread: %s)",
+    async (writerThread) => {
+      const t = tempDir();
+      const path = join(t.dir, "j.db");
+      const store = SqliteJournalStore.open(path, { writerThread });
+      const other = SqliteJournalStore.open(path, { writerThread });
+      try {
+        const j = await openJournal({ store, signer: KEY });
+        const rotation = await j.rotateKey(OTHER_KEY);
+        // The returned entry is the caller's: changing it must not steer the chain.
+        (rotation.body as { new_key_id: string }).new_key_id = KEY.keyId;
+        const many = await Promise.all(
+          Array.from({ length: 37 }, (_, i) =>
+            j.append({ type: "ObservationsCollected", body: { observation_count: i } }),
+          ),
+        );
+        expect(many.map((e) => e.key_id)).toEqual(Array(37).fill(OTHER_KEY.keyId));
+        // Another handle moves the head: the next batch is chained on the row it wrote.
+        const j2 = await openJournal({ store: other, signer: OTHER_KEY });
+        await j2.append({ type: "ObservationsCollected", body: { observation_count: 100 } });
+        expect(
+          (await j.append({ type: "ObservationsCollected", body: { observation_count: 101 } })).seq,
+        ).toBe(40);
+        expect(await verifyJournal(store, keyringOf(KEY))).toMatchObject({ ok: true, checked: 40 });
+      } finally {
+        await store.close();
+        await other.close();
+        t.cleanup();
+      }
+    },
+  );
 
   it("migrates a journal file with the version 1 schema: same rows, new decision column", async () => {
     const t = tempDir();
