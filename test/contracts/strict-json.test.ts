@@ -19,6 +19,8 @@ describe("parseStrictJson", () => {
     fc.assert(
       fc.property(fc.jsonValue({ maxDepth: 8 }), fc.boolean(), (v, pretty) => {
         const text = JSON.stringify(v, null, pretty ? 2 : undefined);
+        // A "__proto__" member is refused by design (tested below); fast-check can generate one.
+        if (text.includes('"__proto__"')) return;
         expect(parseStrictJson(text)).toEqual(JSON.parse(text));
       }),
       { numRuns: 500 },
