@@ -168,6 +168,9 @@ describe("warden sidecar", () => {
     writeFileSync(join(d, "sidecar.yaml"), yaml.replace(/^journal:\n/m, "journal:\n  signatures: entry\n"));
     const entry = await runCli("sidecar", "--check", "--config", join(d, "sidecar.yaml"), "--json");
     expect(JSON.parse(entry.out).summary.journalSignatures).toBe("entry");
+    const text = await runCli("sidecar", "--check", "--config", join(d, "sidecar.yaml"));
+    expect(text.code).toBe(0);
+    expect(text.out).toMatch(/^signatures +entry$/m);
     writeFileSync(join(d, "sidecar.yaml"), yaml.replace(/^journal:\n/m, "journal:\n  signatures: never\n"));
     const bad = await runCli("sidecar", "--check", "--config", join(d, "sidecar.yaml"));
     expect(bad.code).not.toBe(0);

@@ -64,7 +64,8 @@ export function registerSidecar(program: Command, ctx: CliContext): void {
             `config OK\nlisten       ${s.listen}\npolicies     ${s.policies} (${s.policyBundleHash ?? "-"})\n` +
               `contracts    ${s.contracts.join(", ") || "-"}\nprincipals   ${s.principals.join(", ")}\n` +
               `approvers    ${s.approvers.join(", ") || "-"}\njournal      ${s.journal}` +
-              `${s.journalEntries !== undefined ? ` (${s.journalEntries} entries)` : " (new)"}\n`,
+              `${s.journalEntries !== undefined ? ` (${s.journalEntries} entries)` : " (new)"}\n` +
+              `signatures   ${s.journalSignatures}\n`,
           );
         } else {
           for (const p of report.problems) ctx.io.err(`warden: ${p.what}: ${p.message}\n`);
