@@ -1,8 +1,8 @@
 // Journal event types the Gate writes; their body schemas live in src/contracts
-// (gate-events.ts) so any verifier can check them. Registered in the journal's
-// process-wide registry when this module loads (so a process that loads the Gate layer,
-// the CLI included, verifies these bodies too) and again by each Gate for the registry it
-// is given, so bodies are schema-checked on append and on verification.
+// (gate-events.ts) and are among the journal's built-in types (builtinEventTypes(), hence
+// the process-wide registry), so any journal or verifier checks these bodies on append and
+// on verification without loading the Gate. registerGateEventTypes is only needed for a
+// registry built from scratch (new EventTypeRegistry()).
 import type { z } from "zod";
 import { GATE_EVENT_SCHEMAS } from "../contracts/index.js";
 import { defaultEventTypes, type EventTypeRegistry } from "../journal/index.js";
@@ -21,5 +21,3 @@ export function registerGateEventTypes(registry: EventTypeRegistry = defaultEven
     if (!registry.has(type)) registry.register(type, schema);
   }
 }
-
-registerGateEventTypes();

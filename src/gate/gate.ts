@@ -43,7 +43,7 @@ import type { Approvals, ApprovalVerdict, Approver } from "./approvals.js";
 import { BoundedMap } from "./bounded-map.js";
 import { buildDareDecision, dareRunId, runTraceId } from "./dare-mapping.js";
 import { DeferQueue, type DeferResolution } from "./defer.js";
-import { GATE_DECISION, GATE_RESOLUTION, GATE_RESULT, registerGateEventTypes } from "./events.js";
+import { GATE_DECISION, GATE_RESOLUTION, GATE_RESULT } from "./events.js";
 import { ExecutionTicket } from "./ticket.js";
 
 /** What the Gate needs from a policy engine (src/policy's engine satisfies it). */
@@ -148,7 +148,6 @@ export class Gate {
     this.#sessions = options.sessions ?? createSessionStore();
     this.#defer = options.defer ?? new DeferQueue();
     this.#clock = options.clock ?? Date.now;
-    registerGateEventTypes();
   }
 
   get sessions(): SessionStore {

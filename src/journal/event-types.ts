@@ -1,9 +1,17 @@
 // Event types and the schemas their bodies must satisfy. The journal validates a
 // body on append and the verifier validates it again, so an entry that says
 // `dare.policy.decision` really holds a PolicyDecisionRecord. Built in: OATS §8.2
-// loop events, every DARE/GATE record type, and Warden's system events.
+// loop events, every DARE/GATE record type, the Gate's warden.gate.* entries (their
+// schemas live in src/contracts, so a verifier that never loads the Gate checks them),
+// and Warden's system events.
 import { z } from "zod";
-import { JournalError, PayloadRefSchema, RECORD_SCHEMAS, Sha256HashSchema } from "../contracts/index.js";
+import {
+  GATE_EVENT_SCHEMAS,
+  JournalError,
+  PayloadRefSchema,
+  RECORD_SCHEMAS,
+  Sha256HashSchema,
+} from "../contracts/index.js";
 import { EVENT_TYPE_PATTERN, KEY_ID_PATTERN } from "./entry.js";
 
 /** Key rotation: signed by the outgoing key; later entries are signed by the new key. */
@@ -136,6 +144,7 @@ export function builtinEventTypes(): EventTypeRegistry {
   const r = new EventTypeRegistry();
   for (const [t, s] of Object.entries(OATS_TYPES)) r.register(t, s);
   for (const [t, s] of Object.entries(RECORD_SCHEMAS)) r.register(t, s as z.ZodType);
+  for (const [t, s] of Object.entries(GATE_EVENT_SCHEMAS)) r.register(t, s);
   for (const [t, s] of Object.entries(SYSTEM_TYPES)) r.register(t, s);
   return r;
 }

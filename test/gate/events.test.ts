@@ -13,6 +13,7 @@ import { GATE_DECISION, registerGateEventTypes, runTraceId } from "../../src/gat
 import {
   builtinEventTypes,
   defaultEventTypes,
+  EventTypeRegistry,
   openJournal,
   SqliteJournalStore,
   verifyJournal,
@@ -143,11 +144,11 @@ describe("warden.gate.decision body", () => {
   it("attack: a signed decision entry whose DARE record disagrees, written by a journal that did not know the type, fails offline verification", async () => {
     const key = generateKeyPair("ed25519");
     const store = SqliteJournalStore.open(join(mkdtempSync(join(tmpdir(), "warden-gate-ev-")), "j.db"));
-    // A writer that never registered the Gate's types (and accepts unknown ones).
+    // A writer whose registry does not know the Gate's types (and accepts unknown ones).
     const journal = await openJournal({
       store,
       signer: key,
-      registry: builtinEventTypes(),
+      registry: new EventTypeRegistry(),
       allowUnknownTypes: true,
     });
     const forged = body();
@@ -155,16 +156,20 @@ describe("warden.gate.decision body", () => {
     await journal.append({ type: GATE_DECISION, run_id: "run-1", body: forged });
     await journal.close();
     const keyring = new Keyring([key.publicKey]);
-    // The process-wide registry knows the Gate's types as soon as the Gate layer is loaded.
+    // The process-wide registry knows the Gate's types: they are built-in journal types.
     expect(defaultEventTypes.has(GATE_DECISION)).toBe(true);
     const report = await verifyJournal(store, keyring);
     expect(report.ok).toBe(false);
     if (!report.ok) expect(report.failure.message).toContain("dare.result.decision");
-    // A verifier with only the built-in types plus the schemas from src/contracts agrees.
-    const registry = builtinEventTypes();
-    for (const [t, schema] of Object.entries(GATE_EVENT_SCHEMAS)) registry.register(t, schema);
-    const again = await verifyJournal(store, keyring, { registry });
+    // A verifier with only the built-in types agrees.
+    const again = await verifyJournal(store, keyring, { registry: builtinEventTypes() });
     expect(again.ok).toBe(false);
+    // So does one whose registry was built from scratch with the schemas from src/contracts.
+    const scratch = new EventTypeRegistry();
+    registerGateEventTypes(scratch);
+    expect(scratch.types()).toEqual(Object.keys(GATE_EVENT_SCHEMAS).sort());
+    const third = await verifyJournal(store, keyring, { registry: scratch });
+    expect(third.ok).toBe(false);
     store.close();
   });
 });

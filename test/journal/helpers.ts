@@ -2,7 +2,15 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildPolicyDecision, newTraceId, sha256Of, uuidv7 } from "../../src/contracts/index.js";
+import {
+  buildPolicyDecision,
+  type Decision,
+  dareOutcome,
+  type GateDecisionBody,
+  newTraceId,
+  sha256Of,
+  uuidv7,
+} from "../../src/contracts/index.js";
 import { generateKeyPair, type KeyPair, Keyring } from "../../src/crypto/index.js";
 import {
   type JournalEntry,
@@ -39,6 +47,45 @@ export function policyDecision(decision: "allow" | "deny" = "allow") {
     bundles: { policy_bundle_hash: sha256Of({ p: 1 }), tool_schema_hash: sha256Of({ t: 1 }) },
     result: { decision, reason_codes: ["ALLOWLIST_MATCH"], obligations: [] },
   });
+}
+
+/** A valid warden.gate.decision body (GateDecisionBody): the detail and its DARE record agree. */
+export function gateDecision(decision: Decision = "allow"): GateDecisionBody {
+  const request_hash = sha256Of({ r: 1 });
+  const context_hash = sha256Of({ c: 1 });
+  const policy_bundle_hash = sha256Of({ p: 1 });
+  const dare = buildPolicyDecision({
+    run_id: RUN,
+    trace_id: TRACE,
+    tenant_id: "tenant-1",
+    environment: "test",
+    subject: {
+      agent_instance_id: "spiffe://org/agent/planner#r1",
+      subject_id: "spiffe://org/agent/planner",
+      attested: true,
+    },
+    action: { type: "tool.invoke", tool_name: "crm.update_contact", tool_category: "reversible_write" },
+    inputs: { request_hash, context_hash },
+    bundles: { policy_bundle_hash, tool_schema_hash: sha256Of({ t: 1 }) },
+    result: { decision: dareOutcome(decision), reason_codes: ["ALLOWLIST_MATCH"], obligations: [] },
+  });
+  return {
+    decision_id: dare.decision_id,
+    decision,
+    reason_codes: ["ALLOWLIST_MATCH"],
+    matched_rules: [],
+    obligations: [],
+    principal_id: "spiffe://org/agent/planner",
+    tool_class: "reversible_write",
+    action: "update_contact",
+    parameters: { id: "c-1" },
+    taint: [],
+    provenance: [],
+    request_hash,
+    context_hash,
+    policy_bundle_hash,
+    dare,
+  };
 }
 
 /** A SQLite journal in a temp dir with `n` entries of mixed types. */

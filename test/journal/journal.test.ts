@@ -11,6 +11,7 @@ import {
 import { generateKeyPair } from "../../src/crypto/index.js";
 import {
   builtinEventTypes,
+  EventTypeRegistry,
   entryHash,
   GENESIS_HASH,
   hashedText,
@@ -21,7 +22,7 @@ import {
   signedText,
   verifyJournal,
 } from "../../src/journal/index.js";
-import { KEY, keyringOf, OTHER_KEY, policyDecision, RUN, TRACE, tempDir } from "./helpers.js";
+import { gateDecision, KEY, keyringOf, OTHER_KEY, policyDecision, RUN, TRACE, tempDir } from "./helpers.js";
 
 let t: ReturnType<typeof tempDir>;
 let store: SqliteJournalStore;
@@ -179,6 +180,63 @@ describe("append rejects bad input before it queues", () => {
     expect(() => registry.register("bad type", z.object({}))).toThrow(
       expect.objectContaining({ code: "ERR_JOURNAL_TYPE_INVALID" }),
     );
+  });
+
+  // This file never imports src/gate: the warden.gate.* schemas must come with the built-in types.
+  it("the built-in types check warden.gate.* bodies without the Gate layer loaded", async () => {
+    const registry = builtinEventTypes();
+    expect(registry.types()).toEqual(
+      expect.arrayContaining(["warden.gate.decision", "warden.gate.resolution", "warden.gate.result"]),
+    );
+    expect(registry.check("warden.gate.decision", gateDecision("step_up"), false)).toEqual({ ok: true });
+    const forged = gateDecision("allow");
+    forged.dare.result.decision = "deny";
+    const bad = registry.check("warden.gate.decision", forged, false);
+    expect(bad.ok).toBe(false);
+    if (!bad.ok) expect(bad.message).toContain("dare.result.decision");
+    expect(registry.check("warden.gate.decision", { decision: "deny" }, false).ok).toBe(false);
+    expect(
+      registry.check(
+        "warden.gate.resolution",
+        { decision_id: "d", resolved: "deny", via: "approval", outcome: "timeout", reason_codes: [] },
+        false,
+      ),
+    ).toEqual({ ok: true });
+    expect(registry.check("warden.gate.resolution", { decision_id: "d", resolved: "maybe" }, false).ok).toBe(
+      false,
+    );
+    expect(
+      registry.check("warden.gate.result", { decision_id: "d", classification: "public", taint: [] }, false),
+    ).toEqual({ ok: true });
+    expect(registry.check("warden.gate.result", { decision_id: "d", taint: [] }, false).ok).toBe(false);
+
+    // The process-wide registry journals use by default refuses the forged body on append.
+    expect(await codeOf(journal.append({ type: "warden.gate.decision", body: forged }))).toBe(
+      "ERR_JOURNAL_BODY_INVALID",
+    );
+    expect(await store.count()).toBe(0);
+
+    // A writer that does not know the type (empty registry, unknown types allowed) writes a
+    // good entry and then a forged one; a verifier given only builtinEventTypes() accepts the
+    // good prefix and rejects the forged entry.
+    const blind = await openJournal({
+      store,
+      signer: KEY,
+      registry: new EventTypeRegistry(),
+      allowUnknownTypes: true,
+    });
+    await blind.append({ type: "warden.gate.decision", body: gateDecision("deny") });
+    expect(await verifyJournal(store, keyringOf(KEY), { registry: builtinEventTypes() })).toMatchObject({
+      ok: true,
+      checked: 1,
+    });
+    await blind.append({ type: "warden.gate.decision", body: forged });
+    const report = await verifyJournal(store, keyringOf(KEY), { registry: builtinEventTypes() });
+    expect(report.ok).toBe(false);
+    if (!report.ok) {
+      expect(report.failure.seq).toBe(2);
+      expect(report.failure.message).toContain("dare.result.decision");
+    }
   });
 
   it("refuses a P-256 signer and a public key (ERR_JOURNAL_KEY_TYPE)", async () => {

@@ -3,7 +3,15 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { openJournal, SqliteJournalStore, verifyJournal } from "../../src/journal/index.js";
-import { filledJournal, KEY, keyringOf, OTHER_KEY, policyDecision, tempDir } from "./helpers.js";
+import {
+  filledJournal,
+  gateDecision,
+  KEY,
+  keyringOf,
+  OTHER_KEY,
+  policyDecision,
+  tempDir,
+} from "./helpers.js";
 import { runStoreConformance } from "./store-conformance.js";
 
 runStoreConformance("sqlite", async () => {
@@ -124,11 +132,8 @@ describe("SqliteJournalStore", () => {
     const t = tempDir();
     const store = SqliteJournalStore.open(join(t.dir, "j.db"));
     try {
-      const j = await openJournal({ store, signer: KEY, allowUnknownTypes: true });
-      await j.append({
-        type: "warden.gate.decision",
-        body: { decision: "step_up", dare: policyDecision("deny") },
-      });
+      const j = await openJournal({ store, signer: KEY });
+      await j.append({ type: "warden.gate.decision", body: gateDecision("step_up") });
       await j.append({ type: "dare.policy.decision", body: policyDecision("allow") });
       expect((await store.query({ decision: "step_up" })).map((e) => e.seq)).toEqual([1]);
       expect((await store.query({ decision: "deny" })).map((e) => e.seq)).toEqual([]);
@@ -178,8 +183,8 @@ describe("SqliteJournalStore", () => {
       // Signed entries, written by today's store, then moved into a file with the old schema.
       const src = join(t.dir, "src.db");
       const srcStore = SqliteJournalStore.open(src);
-      const j = await openJournal({ store: srcStore, signer: KEY, allowUnknownTypes: true });
-      await j.append({ type: "warden.gate.decision", body: { decision: "deny" } });
+      const j = await openJournal({ store: srcStore, signer: KEY });
+      await j.append({ type: "warden.gate.decision", body: gateDecision("deny") });
       await j.append({ type: "dare.policy.decision", body: policyDecision("allow") });
       await j.append({ type: "ObservationsCollected", body: { observation_count: 1 } });
       await srcStore.close();
@@ -203,8 +208,8 @@ describe("SqliteJournalStore", () => {
         expect((await store.query({ decision: "deny" })).map((e) => e.seq)).toEqual([1]);
         expect((await store.query({ decision: "allow" })).map((e) => e.seq)).toEqual([2]);
         expect(await verifyJournal(store, keyringOf(KEY))).toMatchObject({ ok: true, checked: 3 });
-        const j2 = await openJournal({ store, signer: KEY, allowUnknownTypes: true });
-        await j2.append({ type: "warden.gate.decision", body: { decision: "deny" } });
+        const j2 = await openJournal({ store, signer: KEY });
+        await j2.append({ type: "warden.gate.decision", body: gateDecision("deny") });
         expect((await store.query({ decision: "deny" })).map((e) => e.seq)).toEqual([1, 4]);
       } finally {
         await store.close();
