@@ -5,7 +5,7 @@ import { canonicalJson } from "../../src/contracts/index.js";
 import { generateKeyPair, loadPrivateKeyFile, saveKeyPair } from "../../src/crypto/index.js";
 import { openJournal, SqliteJournalStore } from "../../src/journal/index.js";
 import { runCli } from "../helpers/cli.js";
-import { tempDir } from "./helpers.js";
+import { gateDecision, KEY, policyDecision, tempDir } from "./helpers.js";
 
 let t: ReturnType<typeof tempDir>;
 let db: string;
@@ -234,6 +234,35 @@ describe("warden journal verify / export / head", () => {
 });
 
 describe("warden journal show", () => {
+  it("shows the decision of warden.gate.decision entries (body.decision) in the DECISION column", async () => {
+    const own = tempDir("warden-journal-cli-show-");
+    try {
+      const path = join(own.dir, "j.db");
+      const store = SqliteJournalStore.open(path);
+      const j = await openJournal({ store, signer: KEY });
+      await j.append({ type: "warden.gate.decision", run_id: "run-g", body: gateDecision("step_up") });
+      await j.append({ type: "warden.gate.decision", run_id: "run-g", body: gateDecision("modify") });
+      await j.append({ type: "dare.policy.decision", run_id: "run-g", body: policyDecision("deny") });
+      await j.append({ type: "ObservationsCollected", run_id: "run-g", body: { observation_count: 1 } });
+      await store.close();
+      const r = await runCli("journal", "show", "--db", path);
+      expect(r.code).toBe(0);
+      const rows = r.out.trimEnd().split("\n");
+      expect(rows).toHaveLength(5);
+      expect(rows[1]).toMatch(/^1\s+\S+\s+warden\.gate\.decision\s+run-g\s+step_up\s+/);
+      expect(rows[2]).toMatch(/^2\s+\S+\s+warden\.gate\.decision\s+run-g\s+modify\s+/);
+      expect(rows[3]).toMatch(/^3\s+\S+\s+dare\.policy\.decision\s+run-g\s+deny\s+/);
+      // No decision: the column is blank, the key id follows the run id.
+      expect(rows[4]).toMatch(/^4\s+\S+\s+ObservationsCollected\s+run-g\s+\S+\s+\S+$/);
+      // The column agrees with the store's --decision filter.
+      const filtered = await runCli("journal", "show", "--db", path, "--decision", "step_up");
+      const cells = (row: string | undefined) => row?.split(/\s+/);
+      expect(filtered.out.trimEnd().split("\n").slice(1).map(cells)).toEqual([cells(rows[1])]);
+    } finally {
+      own.cleanup();
+    }
+  });
+
   it("prints a table filtered by run and type, and JSON", async () => {
     const all = await runCli("journal", "show", "--db", db);
     expect(all.code).toBe(0);

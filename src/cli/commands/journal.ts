@@ -5,7 +5,7 @@ import { closeSync, createWriteStream, openSync, readSync, writeFileSync } from 
 import { availableParallelism } from "node:os";
 import cliProgress from "cli-progress";
 import type { Command } from "commander";
-import { CliError, parseStrictJson } from "../../contracts/index.js";
+import { CliError, GATE_DECISION, parseStrictJson } from "../../contracts/index.js";
 import { Keyring, loadPrivateKeyFile, loadPublicKeyFile } from "../../crypto/index.js";
 import {
   exportJsonl,
@@ -106,19 +106,23 @@ function table(entries: JournalEntry[]): string {
   return line(head) + rows.map(line).join("");
 }
 
+/** The decision an entry carries: the same derivation as the store's `decision` column. */
 function decisionOf(e: JournalEntry): string | undefined {
   const b = e.body as {
     result?: { decision?: unknown };
     policy?: { decision?: unknown };
-    decision?: { action?: unknown };
+    decision?: unknown;
   };
-  const d = e.type.endsWith(".policy.decision")
-    ? b.result?.decision
-    : e.type.endsWith(".tool.response")
-      ? b.policy?.decision
-      : e.type.endsWith(".hitl.decision")
-        ? b.decision?.action
-        : undefined;
+  const d =
+    e.type === GATE_DECISION
+      ? b.decision
+      : e.type.endsWith(".policy.decision")
+        ? b.result?.decision
+        : e.type.endsWith(".tool.response")
+          ? b.policy?.decision
+          : e.type.endsWith(".hitl.decision")
+            ? (b.decision as { action?: unknown } | undefined)?.action
+            : undefined;
   return typeof d === "string" ? d : undefined;
 }
 
