@@ -226,7 +226,7 @@ export class SqliteJournalStore implements JournalStore {
     try {
       db.pragma(`busy_timeout = ${busyTimeout}`);
       if (!options.readonly) {
-        db.pragma("journal_mode = WAL");
+        enableWal(db, busyTimeout);
         db.pragma("synchronous = FULL");
         db.transaction(() => {
           const version = db.pragma("user_version", { simple: true }) as number;
@@ -411,6 +411,25 @@ export class SqliteJournalStore implements JournalStore {
  * no data, so dropping and re-adding it rewrites no row; its index is rebuilt by
  * SCHEMA. Runs inside open()'s write transaction, so it happens whole or not at all.
  */
+/**
+ * Switches the file to WAL. Two processes creating the same new journal at once can get
+ * SQLITE_BUSY from this pragma at once, without SQLite calling the busy handler (both hold
+ * a shared lock and want an exclusive one); retry until the busy timeout has passed.
+ */
+function enableWal(db: Database.Database, busyTimeoutMs: number): void {
+  const deadline = Date.now() + busyTimeoutMs;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (;;) {
+    try {
+      db.pragma("journal_mode = WAL");
+      return;
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== "SQLITE_BUSY" || Date.now() >= deadline) throw err;
+      Atomics.wait(pause, 0, 0, 2 + Math.floor(Math.random() * 8));
+    }
+  }
+}
+
 function migrateFrom1(db: Database.Database): void {
   db.exec("DROP INDEX IF EXISTS journal_entries_decision");
   db.exec("ALTER TABLE journal_entries DROP COLUMN decision");

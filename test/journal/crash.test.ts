@@ -1,8 +1,8 @@
 // Durability and multi-writer safety, for real: child processes append to the
 // same SQLite file; some are SIGKILLed at random moments. Whatever happens, the
 // journal must verify and hold every entry whose append resolved.
-import { execFileSync } from "node:child_process";
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { execFile, execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateKeyPair, saveKeyPair } from "../../src/crypto/index.js";
@@ -11,6 +11,7 @@ import { type ChildWriter, spawnWriter, verifyJournalFile } from "./child-writer
 import { tempDir } from "./helpers.js";
 
 const APPENDER = resolve(REPO_ROOT, "test/fixtures/journal/appender.mjs");
+const OPENER = resolve(REPO_ROOT, "test/fixtures/journal/opener.mjs");
 const BUILT = resolve(REPO_ROOT, "dist/src/journal/index.js");
 const key = generateKeyPair("ed25519");
 let t: ReturnType<typeof tempDir>;
@@ -101,5 +102,31 @@ describe.each([
     // The writers really interleaved (both appended while the other was running).
     expect(Math.min(...b.acked)).toBeLessThan(Math.max(...a.acked));
     expect(Math.min(...a.acked)).toBeLessThan(Math.max(...b.acked));
+  });
+});
+
+describe("processes creating the same new journal at once", () => {
+  // Switching a new file to WAL can fail with SQLITE_BUSY at once (no busy wait) when another
+  // process does the same at the same moment; open must wait like any other lock.
+  it("all open it", async () => {
+    const dir = join(t.dir, "opened");
+    mkdirSync(dir);
+    const count = 40;
+    const startAt = Date.now() + 1500;
+    const outputs = await Promise.all(
+      [1, 2, 3].map(
+        () =>
+          new Promise<string>((res, rej) =>
+            execFile(
+              process.execPath,
+              [OPENER, resolve(REPO_ROOT, "dist"), dir, String(count), String(startAt), "30"],
+              (err, stdout, stderr) => (err ? rej(new Error(`${err.message}\n${stderr}`)) : res(stdout)),
+            ),
+          ),
+      ),
+    );
+    const failures = outputs.flatMap((o) => o.trimEnd().split("\n")).filter((l) => l !== "ok");
+    expect(failures).toEqual([]);
+    expect(outputs.map((o) => o.trimEnd().split("\n").length)).toEqual([count, count, count]);
   });
 });
