@@ -13,10 +13,17 @@ export interface ChildWriter {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>;
   /** Resolves at the first acknowledged append (or when the child exits). */
   firstAck: Promise<void>;
+  /** With a start barrier: resolves when the child printed "ready" (or exits). */
+  ready: Promise<void>;
+  /** With a start barrier: lets the child start appending. */
+  go: () => void;
 }
 
-export function spawnWriter(script: string, args: readonly string[]): ChildWriter {
-  const child = spawn(process.execPath, [script, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+/** `barrier`: the child waits on stdin after printing "ready" (appender START_AT "stdin"). */
+export function spawnWriter(script: string, args: readonly string[], barrier = false): ChildWriter {
+  const child = spawn(process.execPath, [script, ...args], {
+    stdio: [barrier ? "pipe" : "ignore", "pipe", "pipe"],
+  });
   const acked: number[] = [];
   let buf = "";
   let stderr = "";
@@ -24,11 +31,18 @@ export function spawnWriter(script: string, args: readonly string[]): ChildWrite
   const firstAck = new Promise<void>((r) => {
     onFirst = r;
   });
+  let onReady: () => void = () => undefined;
+  const ready = new Promise<void>((r) => {
+    onReady = r;
+  });
   child.stdout!.setEncoding("utf8").on("data", (d: string) => {
     buf += d;
     const lines = buf.split("\n");
     buf = lines.pop()!;
-    for (const l of lines) if (l) acked.push(Number(l));
+    for (const l of lines) {
+      if (l === "ready") onReady();
+      else if (l) acked.push(Number(l));
+    }
     if (acked.length > 0) onFirst();
   });
   child.stderr!.setEncoding("utf8").on("data", (d: string) => {
@@ -37,10 +51,16 @@ export function spawnWriter(script: string, args: readonly string[]): ChildWrite
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>((r) =>
     child.on("exit", (code, signal) => {
       onFirst();
+      onReady();
       r({ code, signal, stderr });
     }),
   );
-  return { child, acked, exited, firstAck };
+  const go = () => {
+    // A child that already died has a closed stdin; its exit status tells the story.
+    child.stdin?.on("error", () => undefined);
+    child.stdin?.end("go\n");
+  };
+  return { child, acked, exited, firstAck, ready, go };
 }
 
 /** Verifies a journal file read-only and lists the seqs it holds. */

@@ -41,19 +41,14 @@ function startAppender(
   count: number,
   inflight: number,
   tag: string,
-  startAt = 0,
+  startAt: number | "stdin" = 0,
   mode: "0" | "batch" | "batch+thread" = "0",
 ): ChildWriter {
-  return spawnWriter(APPENDER, [
-    resolve(REPO_ROOT, "dist"),
-    db,
-    keyFile,
-    String(count),
-    String(inflight),
-    tag,
-    mode,
-    String(startAt),
-  ]);
+  return spawnWriter(
+    APPENDER,
+    [resolve(REPO_ROOT, "dist"), db, keyFile, String(count), String(inflight), tag, mode, String(startAt)],
+    startAt === "stdin",
+  );
 }
 
 describe.each(["0", "batch", "batch+thread"] as const)("crash safety (signing: %s)", (mode) => {
@@ -85,23 +80,45 @@ describe.each([
   ["batch+thread", "batch"],
 ] as const)("two processes on one file (signing: %s and %s)", (modeA, modeB) => {
   it("never fork the chain or duplicate a seq", async () => {
-    const db = join(t.dir, `two-${modeA.replace("+", "-")}-${modeB}.db`);
     const per = 400;
-    const startAt = Date.now() + 1500;
-    const a = startAppender(db, per, 4, "a", startAt, modeA);
-    const b = startAppender(db, per, 4, "b", startAt, modeB);
-    const [ea, eb] = await Promise.all([a.exited, b.exited]);
-    expect(ea.code, ea.stderr).toBe(0);
-    expect(eb.code, eb.stderr).toBe(0);
-    const { report, seqs } = await verifyJournalFile(db, key);
-    expect(report).toMatchObject({ ok: true, checked: 2 * per });
-    expect(seqs.size).toBe(2 * per);
-    // Each writer got its own seqs, and together they cover 1..2*per exactly once.
-    const all = [...a.acked, ...b.acked].sort((x, y) => x - y);
-    expect(all).toEqual(Array.from({ length: 2 * per }, (_, i) => i + 1));
-    // The writers really interleaved (both appended while the other was running).
-    expect(Math.min(...b.acked)).toBeLessThan(Math.max(...a.acked));
-    expect(Math.min(...a.acked)).toBeLessThan(Math.max(...b.acked));
+    // The race only proves something if the writers overlapped. Both are released together
+    // once both are ready (start-up time does not count), but a loaded machine can still
+    // schedule one writer through all its appends while the other waits: then the race is
+    // run again on a new file, a bounded number of times. Every run, overlapped or not,
+    // must pass the integrity checks.
+    const attempts = 3;
+    const runs: string[] = [];
+    let interleaved = false;
+    for (let attempt = 1; attempt <= attempts && !interleaved; attempt++) {
+      const db = join(t.dir, `two-${modeA.replace("+", "-")}-${modeB}-${attempt}.db`);
+      const a = startAppender(db, per, 4, "a", "stdin", modeA);
+      const b = startAppender(db, per, 4, "b", "stdin", modeB);
+      await Promise.all([a.ready, b.ready]);
+      a.go();
+      b.go();
+      const [ea, eb] = await Promise.all([a.exited, b.exited]);
+      expect(ea.code, ea.stderr).toBe(0);
+      expect(eb.code, eb.stderr).toBe(0);
+      const { report, seqs } = await verifyJournalFile(db, key);
+      expect(report).toMatchObject({ ok: true, checked: 2 * per });
+      expect(seqs.size).toBe(2 * per);
+      // Each writer got its own seqs, and together they cover 1..2*per exactly once.
+      const all = [...a.acked, ...b.acked].sort((x, y) => x - y);
+      expect(all).toEqual(Array.from({ length: 2 * per }, (_, i) => i + 1));
+      // Did the writers really interleave (each appended while the other was running)?
+      const [minA, maxA, minB, maxB] = [
+        Math.min(...a.acked),
+        Math.max(...a.acked),
+        Math.min(...b.acked),
+        Math.max(...b.acked),
+      ];
+      interleaved = minB < maxA && minA < maxB;
+      runs.push(`run ${attempt}: a wrote seqs ${minA}..${maxA}, b ${minB}..${maxB}`);
+    }
+    expect(
+      interleaved,
+      `the two writers never overlapped in ${attempts} runs, so the race was not exercised (${runs.join("; ")})`,
+    ).toBe(true);
   });
 });
 
