@@ -127,7 +127,7 @@ abstract class DatabaseExecutorBase {
         defaultTaint: "tool-output",
         maxTimeoutMs: this.maxTimeoutMs,
         attempt: async (spec, { signal, ticket: t }) => {
-          const cls = classifySql(spec.sql);
+          const cls = classifySql(spec.sql, this.engine);
           if (!cls.ok) return { invocation: null, error: { code: cls.code, message: cls.message } };
           const params = spec.params ?? [];
           const inv: Invocation = {

@@ -103,4 +103,5 @@ export {
   journalBreakerTransitions,
   type ToolIdentity,
 } from "./runtime.js";
-export { classifySql, type SqlClassification, type StatementClass, stripSql } from "./sql-classify.js";
+export { classifySql, type SqlClassification, type StatementClass } from "./sql-classify.js";
+export { type SqlDialect, type SqlToken, type SqlTokens, tokenizeSql } from "./sql-tokenize.js";

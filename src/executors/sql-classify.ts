@@ -1,10 +1,13 @@
 // A conservative SQL statement classifier, run before execution so that policy
-// can tell `query` from `mutate` and the executor can refuse a mismatch. It
-// strips comments, string literals and quoted identifiers first (so a keyword
-// hidden in a literal cannot change the verdict), refuses more than one
-// statement, and errs towards "write": anything it does not recognise as a
-// read is a write. Engines cross-check it (SQLite's stmt.readonly, PostgreSQL
-// READ ONLY transactions), so a misclassified read still cannot write.
+// can tell `query` from `mutate` and the executor can refuse a mismatch. It reads
+// the statement through the dialect's tokenizer (sql-tokenize.ts), so a keyword
+// hidden in a comment, literal or quoted identifier cannot change the verdict and
+// comment/statement boundaries are the engine's own; anything the tokenizer cannot
+// read is refused. It refuses more than one statement and errs towards "write":
+// anything it does not recognise as a read is a write. Engines cross-check it
+// (SQLite's stmt.readonly, PostgreSQL READ ONLY transactions), so a misclassified
+// read still cannot write.
+import { type SqlDialect, type SqlToken, tokenizeSql } from "./sql-tokenize.js";
 
 export type StatementClass = "read" | "write" | "ddl";
 
@@ -32,122 +35,49 @@ const READ_PRAGMAS = new Set([
 
 const RANK: Record<StatementClass, number> = { read: 0, write: 1, ddl: 2 };
 
-/** Replaces comments with a space and literals / quoted identifiers with placeholders. */
-export function stripSql(sql: string): { ok: true; text: string } | { ok: false; message: string } {
-  let out = "";
-  let i = 0;
-  const n = sql.length;
-  while (i < n) {
-    const c = sql[i] as string;
-    const next = sql[i + 1];
-    if (c === "-" && next === "-") {
-      const end = sql.indexOf("\n", i);
-      i = end < 0 ? n : end + 1;
-      out += " ";
-      continue;
-    }
-    if (c === "/" && next === "*") {
-      // PostgreSQL block comments nest.
-      let depth = 1;
-      i += 2;
-      while (i < n && depth > 0) {
-        if (sql[i] === "/" && sql[i + 1] === "*") {
-          depth++;
-          i += 2;
-        } else if (sql[i] === "*" && sql[i + 1] === "/") {
-          depth--;
-          i += 2;
-        } else i++;
-      }
-      if (depth > 0) return { ok: false, message: "unterminated block comment" };
-      out += " ";
-      continue;
-    }
-    if (c === "'" || ((c === "E" || c === "e") && next === "'")) {
-      const escapes = c !== "'";
-      i += escapes ? 2 : 1;
-      let closed = false;
-      while (i < n) {
-        const d = sql[i];
-        if (escapes && d === "\\") {
-          i += 2;
-          continue;
-        }
-        if (d === "'") {
-          if (sql[i + 1] === "'") {
-            i += 2;
-            continue;
-          }
-          i++;
-          closed = true;
-          break;
-        }
-        i++;
-      }
-      if (!closed) return { ok: false, message: "unterminated string literal" };
-      out += " '' ";
-      continue;
-    }
-    if (c === '"' || c === "`" || c === "[") {
-      const close = c === "[" ? "]" : c;
-      i++;
-      let closed = false;
-      while (i < n) {
-        if (sql[i] === close) {
-          if (close !== "]" && sql[i + 1] === close) {
-            i += 2;
-            continue;
-          }
-          i++;
-          closed = true;
-          break;
-        }
-        i++;
-      }
-      if (!closed) return { ok: false, message: "unterminated quoted identifier" };
-      out += " _ident_ ";
-      continue;
-    }
-    if (c === "$") {
-      const m = /^\$([A-Za-z_][A-Za-z0-9_]*)?\$/.exec(sql.slice(i));
-      if (m !== null) {
-        const tag = m[0];
-        const end = sql.indexOf(tag, i + tag.length);
-        if (end < 0) return { ok: false, message: "unterminated dollar-quoted string" };
-        i = end + tag.length;
-        out += " '' ";
-        continue;
-      }
-    }
-    out += c;
-    i++;
-  }
-  return { ok: true, text: out };
+interface Word {
+  word: string;
+  /** Followed by `(`: a function call, not a keyword. */
+  call: boolean;
 }
 
-export function classifySql(sql: string): SqlClassification {
-  const stripped = stripSql(sql);
-  if (!stripped.ok) return { ok: false, code: "ERR_EXEC_SQL_SYNTAX", message: stripped.message };
-  const parts = stripped.text.split(";").filter((p) => p.trim() !== "");
-  if (parts.length === 0) return { ok: false, code: "ERR_EXEC_SQL_SYNTAX", message: "empty statement" };
-  if (parts.length > 1) {
+const isPunct = (t: SqlToken | undefined, c: string): boolean => t?.kind === "punct" && t.char === c;
+
+/** The one statement's tokens, or a refusal for none or several. */
+function singleStatement(tokens: readonly SqlToken[]): SqlClassification | SqlToken[] {
+  const statements: SqlToken[][] = [[]];
+  for (const t of tokens) {
+    if (isPunct(t, ";")) statements.push([]);
+    else (statements[statements.length - 1] as SqlToken[]).push(t);
+  }
+  const nonEmpty = statements.filter((s) => s.length > 0);
+  if (nonEmpty.length === 0) return { ok: false, code: "ERR_EXEC_SQL_SYNTAX", message: "empty statement" };
+  if (nonEmpty.length > 1) {
     return { ok: false, code: "ERR_EXEC_SQL_MULTIPLE", message: "exactly one statement is allowed" };
   }
-  const text = parts[0] as string;
-  const words: { word: string; call: boolean }[] = [];
-  for (const m of text.matchAll(/[A-Za-z_][A-Za-z0-9_]*/g)) {
-    const after = text.slice((m.index ?? 0) + m[0].length).trimStart();
-    words.push({ word: m[0].toUpperCase(), call: after.startsWith("(") });
-  }
-  const first = words[0]?.word;
+  return nonEmpty[0] as SqlToken[];
+}
+
+/** Classifies one statement as the engine of `dialect` will read it. */
+export function classifySql(sql: string, dialect: SqlDialect): SqlClassification {
+  const lexed = tokenizeSql(sql, dialect);
+  if (!lexed.ok) return { ok: false, code: "ERR_EXEC_SQL_SYNTAX", message: lexed.message };
+  const statement = singleStatement(lexed.tokens);
+  if (!Array.isArray(statement)) return statement;
+  const words: Word[] = [];
+  statement.forEach((t, i) => {
+    if (t.kind === "word") words.push({ word: t.upper, call: isPunct(statement[i + 1], "(") });
+  });
+  const first = statement[0]?.kind === "word" ? statement[0].upper : undefined;
   if (first === undefined) return { ok: false, code: "ERR_EXEC_SQL_SYNTAX", message: "no statement keyword" };
 
   let cls: StatementClass;
   if (DDL_WORDS.has(first)) cls = "ddl";
   else if (first === "PRAGMA") {
     // PRAGMA [schema.]name [= value | (value)]
-    const pragmaName = (text.includes(".") ? words[2]?.word : words[1]?.word) ?? "";
-    const hasArg = /[=(]/.test(text);
+    const dotted = statement.some((t) => isPunct(t, "."));
+    const pragmaName = (dotted ? words[2]?.word : words[1]?.word) ?? "";
+    const hasArg = statement.some((t) => isPunct(t, "=") || isPunct(t, "("));
     cls = !hasArg || READ_PRAGMAS.has(pragmaName) ? "read" : "write";
   } else if (first === "EXPLAIN") {
     // EXPLAIN ANALYZE runs the statement.
@@ -155,19 +85,24 @@ export function classifySql(sql: string): SqlClassification {
   } else if (READ_WORDS.has(first)) cls = "read";
   else cls = "write";
 
-  if (first !== "PRAGMA" && first !== "EXPLAIN") {
-    // Inside a read-looking statement, only reserved words can flip the verdict
-    // (data-modifying CTEs, row locks, SELECT INTO): column names cannot collide.
-    words.slice(1).forEach(({ word, call }, i) => {
-      if (call) return;
-      let found: StatementClass | undefined;
-      if (SCAN_DDL.has(word)) found = "ddl";
-      else if (SCAN_WRITE.has(word)) found = "write";
-      else if (word === "SHARE" && words[i]?.word !== undefined && /^(FOR|KEY)$/.test(words[i]?.word ?? "")) {
-        found = "write";
-      } else if (word === "INTO" && first === "SELECT") found = "ddl";
-      if (found !== undefined && RANK[found] > RANK[cls]) cls = found;
-    });
-  }
+  if (first !== "PRAGMA" && first !== "EXPLAIN") cls = scanReadStatement(words, first, cls);
   return { ok: true, class: cls, keyword: first };
+}
+
+/**
+ * Inside a read-looking statement, only reserved words can flip the verdict
+ * (data-modifying CTEs, row locks, SELECT INTO): column names cannot collide.
+ */
+function scanReadStatement(words: readonly Word[], first: string, start: StatementClass): StatementClass {
+  let cls = start;
+  words.slice(1).forEach(({ word, call }, i) => {
+    if (call) return;
+    let found: StatementClass | undefined;
+    if (SCAN_DDL.has(word)) found = "ddl";
+    else if (SCAN_WRITE.has(word)) found = "write";
+    else if (word === "SHARE" && /^(FOR|KEY)$/.test(words[i]?.word ?? "")) found = "write";
+    else if (word === "INTO" && first === "SELECT") found = "ddl";
+    if (found !== undefined && RANK[found] > RANK[cls]) cls = found;
+  });
+  return cls;
 }

@@ -34,6 +34,8 @@ export interface ResolvedArg {
   max?: number;
   clamp: boolean;
   schemes: readonly string[];
+  /** Whether a value may start with '-' (contract opt-in; such args must follow a literal `--`). */
+  allowLeadingDash: boolean;
   /** Whether the value is checked against deployment scope. */
   scopeCheck: boolean;
   maxLength: number;
@@ -101,12 +103,28 @@ export function validateValue(arg: ResolvedArg, raw: unknown, ctx: ValueContext)
   }
 }
 
+// A value that starts (after any whitespace) with '-' would be read as an option by the
+// program it reaches (`--output=/tmp/x`, `-o FILE`, `--`, `-`). NFKC has already folded
+// U+FE63 and U+FF0D to '-'; the other dashes (U+2010..U+2015 and the rest of Pd) and the
+// minus sign U+2212 (where U+207B/U+208B fold to) are not options to getopt, but are
+// refused too: some parsers (PowerShell) take them as option prefixes, and to an
+// approver '–rf' reads as an option.
+const OPTION_LIKE_RE = /^[\s\p{Z}]*[\p{Pd}\u2212]/u;
+
 function validateString(arg: ResolvedArg, v: string, ctx: ValueContext): ValueCheck {
   if (v === "" && (arg.base !== "string" || arg.required)) {
     return fail("ERR_TOOL_ARG_FORMAT", "empty", "must not be empty");
   }
   const typed = checkBase(arg, v, ctx);
   if (!typed.ok) return typed;
+  // Enum values are the contract author's literal choices, so they are exempt.
+  if (arg.base !== "enum" && !arg.allowLeadingDash && OPTION_LIKE_RE.test(String(typed.value))) {
+    return fail(
+      "ERR_TOOL_ARG_FORMAT",
+      "option-like",
+      "must not start with '-' or a dash (it would be read as an option)",
+    );
+  }
   if (arg.pattern !== undefined && !arg.pattern.test(v)) {
     return fail("ERR_TOOL_ARG_PATTERN", "pattern", `does not match ${arg.pattern.source}`);
   }

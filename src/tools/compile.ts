@@ -15,7 +15,14 @@ import {
   type ToolContract,
 } from "./contract-schema.js";
 import { type CompiledScope, compileScope, hostnameProblem, parseIpv4 } from "./net.js";
-import { type Part, parseParts, type Token, tokenizeExec, tokenizeTemplate } from "./template.js";
+import {
+  type Part,
+  parseParts,
+  type Token,
+  tokenizeExec,
+  tokenizeTemplate,
+  unprotectedDashRefs,
+} from "./template.js";
 
 /** Executor-provided variables a command template may use. */
 export const RUNTIME_VARIABLES = ["_output_file", "_scan_id", "_evidence_dir"] as const;
@@ -244,6 +251,8 @@ function resolveArg(name: string, spec: ArgSpec, types: Record<string, CustomTyp
     only("max_length", STRINGISH.has(base) || base === "enum", "string-based types");
   if (spec.sanitize !== undefined)
     only("sanitize", STRINGISH.has(base) || base === "enum", "string-based types");
+  if (spec.allow_leading_dash !== undefined)
+    only("allow_leading_dash", base === "string" || base === "regex_match", "string and regex_match");
   if (spec.required && spec.default !== undefined)
     invalid([...at, "default"], "a required argument cannot have a default");
   if (base === "credential_file" && spec.default !== undefined) {
@@ -257,6 +266,7 @@ function resolveArg(name: string, spec: ArgSpec, types: Record<string, CustomTyp
     required: spec.required,
     clamp,
     schemes,
+    allowLeadingDash: spec.allow_leading_dash ?? false,
     scopeCheck: ALWAYS_SCOPED.has(base) || spec.scope_check,
     maxLength: maxLength ?? DEFAULT_MAX_LENGTH,
   };
@@ -405,7 +415,34 @@ function compileCommand(contract: ToolContract, args: ReadonlyMap<string, Resolv
       invalid(["command"], `${what} is never used in the command`, "ERR_TOOL_TEMPLATE_INVALID");
     }
   }
+  checkDashPlacement(tokens.slice(1), refs, args);
   return { kind: "exec", program, tokens, refs };
+}
+
+/** An argument allowed to start with '-' must not begin an argv element before `--`. */
+function checkDashPlacement(
+  tokens: readonly Token[],
+  refs: ReadonlyMap<string, Ref>,
+  args: ReadonlyMap<string, ResolvedArg>,
+): void {
+  const dashed = unprotectedDashRefs(
+    tokens,
+    (name) => {
+      const r = refs.get(name);
+      return r?.kind === "arg" && args.get(r.name)?.allowLeadingDash === true;
+    },
+    (name) => {
+      const r = refs.get(name);
+      return r?.kind === "conditional" ? r.tokens : undefined;
+    },
+  );
+  if (dashed.length > 0) {
+    invalid(
+      ["command"],
+      `{${dashed[0]}} may start with '-' (allow_leading_dash) and must come after a literal '--'`,
+      "ERR_TOOL_TEMPLATE_INVALID",
+    );
+  }
 }
 
 /** Checks a token's placeholders; fragments (mappings, conditionals) must stand alone. */

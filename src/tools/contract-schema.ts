@@ -65,6 +65,12 @@ export const ArgSpecSchema = z.strictObject({
   type: z.string().min(1).max(64),
   default: Scalar.optional(),
   scope_check: z.boolean().default(false),
+  /**
+   * Lets a `string` / `regex_match` value start with '-' (or a dash look-alike). Off by
+   * default: such a value would be read as an option by the program it reaches. Optional
+   * without a default so that existing contracts keep their canonical (signed) bytes.
+   */
+  allow_leading_dash: z.boolean().optional(),
   /** ToolClad's explicit opt-in; Warden applies injection checks to every string type anyway. */
   sanitize: z.array(z.literal("injection")).optional(),
   ...constraintShape,

@@ -102,3 +102,39 @@ function tokensFrom(raw: { text: string; quoted: boolean }[]): TemplateParse<Tok
 export function tokenRefs(tokens: readonly Token[]): string[] {
   return tokens.flatMap((t) => t.parts.flatMap((p) => ("ref" in p ? [p.ref] : [])));
 }
+
+/**
+ * Placeholders that may put a leading '-' at the start of an argv element before the
+ * command has ended its options with a literal `--` token. `mayDash` says which
+ * placeholders can (opted-in arguments); `nested` gives a conditional's own tokens, which
+ * are checked where the conditional stands.
+ */
+export function unprotectedDashRefs(
+  tokens: readonly Token[],
+  mayDash: (ref: string) => boolean,
+  nested: (ref: string) => readonly Token[] | undefined,
+  ended = false,
+): string[] {
+  const found: string[] = [];
+  let optionsEnded = ended;
+  for (const t of tokens) {
+    if (
+      t.parts.length === 1 &&
+      "lit" in (t.parts[0] as Part) &&
+      (t.parts[0] as { lit: string }).lit === "--"
+    ) {
+      optionsEnded = true;
+      continue;
+    }
+    for (const p of t.parts) {
+      if ("lit" in p) {
+        if (p.lit !== "") break;
+        continue;
+      }
+      const inner = nested(p.ref);
+      if (inner !== undefined) found.push(...unprotectedDashRefs(inner, mayDash, nested, optionsEnded));
+      else if (!optionsEnded && mayDash(p.ref)) found.push(p.ref);
+    }
+  }
+  return found;
+}

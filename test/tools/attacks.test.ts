@@ -154,12 +154,20 @@ describe("argument and option injection through the template", () => {
   it("a value with spaces stays one argv element", () => {
     const r = prepareInvocation(
       nmap.tool,
-      { target: "10.0.0.1", scan_type: "ping", extra_flags: "-iL /etc/passwd -oN /tmp/x" },
+      { target: "10.0.0.1", scan_type: "ping", extra_flags: "x -iL /etc/passwd -oN /tmp/x" },
       { scope: { allowed_cidrs: ["10.0.0.0/8"] }, runtime },
     );
     if (!r.ok || r.invocation.kind !== "exec") throw new Error("expected an exec invocation");
-    expect(r.invocation.argv).toContain("-iL /etc/passwd -oN /tmp/x");
+    expect(r.invocation.argv).toContain("x -iL /etc/passwd -oN /tmp/x");
     expect(r.invocation.argv).not.toContain("-iL");
+  });
+  it("a free-text value starting with '-' cannot reach nmap as an option (issue 17 #5)", () => {
+    const r = prepareInvocation(
+      nmap.tool,
+      { target: "10.0.0.1", scan_type: "ping", extra_flags: "-iL /etc/passwd -oN /tmp/x" },
+      { scope: { allowed_cidrs: ["10.0.0.0/8"] }, runtime },
+    );
+    expect(r).toMatchObject({ ok: false, code: "ERR_TOOL_ARG_FORMAT" });
   });
   it("an enum value cannot select flags outside its mapping", () => {
     const r = validateArgs(
