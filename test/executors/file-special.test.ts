@@ -143,6 +143,14 @@ describe("file executor: non-regular files are refused, never waited on", () => 
     expect(readFileSync(join(root, "docs", "a.old"), "utf8")).toBe("hello");
   });
 
+  it("an agent that lists a FIFO as if it were a directory gets ERR_EXEC_PATH_TYPE", async () => {
+    mkfifo(join(root, "docs", "pipe"));
+    expect(await code({ op: "list", path: "docs/pipe" })).toBe("ERR_EXEC_PATH_TYPE");
+    expect(await code({ op: "write", path: "docs/pipe", content: "x", mode: "create" })).toBe(
+      "ERR_EXEC_PATH_TYPE",
+    );
+  });
+
   it("a listing shows a FIFO as 'other' without opening it", async () => {
     mkfifo(join(root, "docs", "pipe"));
     const ex = new FileExecutor({ root });
