@@ -237,7 +237,26 @@ export class HttpExecutor {
   #maskUrl(url: URL, masker: SecretMasker): string {
     const u = new URL(url.href);
     if (u.password !== "") u.password = "***";
-    for (const [k] of [...u.searchParams]) if (SENSITIVE_QUERY.test(k)) u.searchParams.set(k, "***");
+    // Pieces are checked as written and decoded: the URL parser's percent-encoding is not
+    // encodeURIComponent's, and a raw `+` must not be read as a space here.
+    if (u.search !== "") {
+      u.search = u.search
+        .slice(1)
+        .split("&")
+        .map((piece) => {
+          const eq = piece.indexOf("=");
+          const k = eq < 0 ? piece : piece.slice(0, eq);
+          const hit = masker.contains(piece) || masker.contains(decodeURIComponentSafe(piece));
+          return SENSITIVE_QUERY.test(decodeURIComponentSafe(k)) || hit ? `${hit ? "***" : k}=***` : piece;
+        })
+        .join("&");
+    }
+    if (!masker.empty) {
+      u.pathname = u.pathname
+        .split("/")
+        .map((seg) => (masker.contains(decodeURIComponentSafe(seg)) ? "***" : seg))
+        .join("/");
+    }
     return masker.text(u.href);
   }
 

@@ -297,6 +297,17 @@ describe("http executor: echoed secrets are masked", () => {
     expect(text).toContain("***");
   });
 
+  it("a secret in the URL path or under an innocent query name is masked in every recorded URL", async () => {
+    const { r } = await call({
+      // Written raw, as a custom binding might: the URL parser re-encodes only some characters.
+      url: `${A()}/echo/${SECRET.replace("/", "%2F")}?q=${SECRET}&${SECRET}=1`,
+    });
+    if (!r.ok) throw new Error(r.code);
+    expect(decodeURIComponent(atA[0]?.url ?? "")).toContain(`q=${SECRET}`); // it was sent
+    const recorded = JSON.stringify(r.evidence) + r.output.url;
+    expect(recorded).not.toContain("Sk-3xAmple");
+  });
+
   it("the evidence hashes what the agent got (masked) and counts the masked occurrences", async () => {
     const { r, journal } = await call({ url: `${A()}/echo`, headers: { "x-token": SECRET } });
     if (!r.ok) throw new Error(r.code);
