@@ -158,6 +158,8 @@ export const ERROR_CODES = {
     "ERR_EXEC_HOST_NOT_ALLOWED",
     "ERR_EXEC_DNS",
     "ERR_EXEC_REDIRECT_LIMIT",
+    // A cross-origin redirect would carry a secret (in the kept body or the new URL): not followed.
+    "ERR_EXEC_REDIRECT_BLOCKED",
     "ERR_EXEC_CONTENT_TYPE",
     "ERR_EXEC_PATH_INVALID",
     "ERR_EXEC_PATH_INVISIBLE",

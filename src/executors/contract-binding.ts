@@ -2,13 +2,16 @@
 // by the tools layer's template (prepareInvocation re-validates the ticket's
 // parameters, then fills the template), so the model never writes argv, URLs or
 // MCP arguments; this module only adapts the result to each executor's input.
-import { type CompiledTool, prepareInvocation, resolveHttpRequest, secretEnvName } from "../tools/index.js";
+import { type CompiledTool, prepareInvocation, resolveHttpRequest, secretValue } from "../tools/index.js";
 import type { HttpBinding } from "./http.js";
 import type { McpBinding } from "./mcp.js";
 import type { ProcessBinding } from "./process.js";
 
 export interface ContractBindingOptions {
-  /** Where secret values come from (WARDEN_SECRET_* names; default process.env). */
+  /**
+   * Where secret values come from (default process.env): `WARDEN_SECRET_<NAME>`, or the
+   * ToolClad alias `TOOLCLAD_SECRET_<NAME>` when the WARDEN name is absent.
+   */
   secretEnv?: Readonly<Record<string, string | undefined>>;
   /** Environment variable names a process tool may receive. */
   processEnv?: readonly string[];
@@ -66,9 +69,10 @@ export function bindingForContract(
             if (inv.kind !== "http") throw new Error("contract backend is not http");
             const resolved = resolveHttpRequest(inv, env);
             if (!resolved.ok) throw new Error(`${resolved.code}: ${resolved.message}`);
+            // The values actually sent (same precedence as resolveHttpRequest): the executor masks them.
             const secrets = inv.secrets
-              .map((s) => env[secretEnvName(s)])
-              .filter((v): v is string => typeof v === "string" && v !== "");
+              .map((s) => secretValue(s, env))
+              .filter((v): v is string => v !== undefined);
             return {
               method: resolved.request.method,
               url: resolved.request.url,

@@ -89,9 +89,14 @@ export const EvidenceEnvelope = z
       http_status: z.int().nullable(),
     }),
     error_code: z.string().optional(),
-    /** sha256 of the raw output bytes, exactly as received (before any parsing). */
+    /**
+     * sha256 of the output bytes exactly as handed to the caller (before any parsing):
+     * the bytes as received, except that known secret values are masked first.
+     */
     output_hash: Sha256HashSchema.nullable(),
     output_bytes: z.int().min(0),
+    /** Present when the executor masked this many secret occurrences in the output before hashing. */
+    output_masked: z.int().min(1).optional(),
     decision_id: Str,
     run_id: Str,
     trace_id: z.string().regex(/^[0-9a-f]{32}$/),

@@ -63,6 +63,14 @@ const INVISIBLE =
 /** Combining marks that render as nothing (grapheme joiner, Khmer vowels, Mongolian and variation selectors). */
 const INVISIBLE_MARKS = /\u034F|\u17B4|\u17B5|\u180B|\u180C|\u180D|\u180E|\u180F|\p{Variation_Selector}/u;
 
+/**
+ * Flags on every open of a final component. O_NONBLOCK makes opening a FIFO return
+ * at once (a writer with no reader gets ENXIO) instead of blocking a libuv thread past
+ * any deadline; the descriptor is then fstat-ed and anything but a regular file refused,
+ * so a file swapped for a FIFO or device between check and open is caught too.
+ */
+const NO_WAIT = constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
+
 class PathError extends Error {
   constructor(
     readonly code: ExecutorErrorCode,
@@ -224,6 +232,10 @@ export class FileExecutor {
       }
       if (!within(this.#rootReal, real)) deny("ERR_EXEC_PATH_SYMLINK", "path resolves outside the root");
       inv.resolved = real;
+      // Refuse FIFOs, devices and sockets before opening them at all; #read re-checks the descriptor.
+      if (op.op === "read" && real !== this.#rootReal && !(await lstat(real)).isFile()) {
+        deny("ERR_EXEC_PATH_TYPE", "not a regular file");
+      }
       await this.#afterCheck?.(real);
       const stop = aborted();
       if (stop) return stop;
@@ -249,6 +261,9 @@ export class FileExecutor {
     const existing = await lstat(resolved).catch(() => undefined);
     if (op.op === "write" && existing?.isSymbolicLink())
       deny("ERR_EXEC_PATH_SYMLINK", "refusing to write through a symlink");
+    if (existing !== undefined && !existing.isFile() && !existing.isSymbolicLink()) {
+      deny("ERR_EXEC_PATH_TYPE", "not a regular file");
+    }
     await this.#afterCheck?.(resolved);
     const stop = aborted();
     if (stop) return stop;
@@ -260,7 +275,8 @@ export class FileExecutor {
           if (fsCode(err) === "ENOENT") deny("ERR_EXEC_PATH_NOT_FOUND", "no such file");
           throw err;
         });
-        if (st.isDirectory()) deny("ERR_EXEC_PATH_TYPE", "refusing to delete a directory");
+        // Only regular files, or a symlink itself (never what it points to).
+        if (!st.isFile() && !st.isSymbolicLink()) deny("ERR_EXEC_PATH_TYPE", "not a regular file");
         await unlink(viaFd);
         return { invocation: inv, raw: new Uint8Array(0), output: { op: "delete" } };
       }
@@ -274,15 +290,15 @@ export class FileExecutor {
     const dir = await this.#openDir(dirname(real));
     let fh: FileHandle;
     try {
-      fh = await open(
-        `/proc/self/fd/${dir.fd}/${basename(real)}`,
-        constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
-      ).catch((err) => {
-        const c = fsCode(err);
-        if (c === "ELOOP") deny("ERR_EXEC_PATH_RACE", "the file became a symlink after it was checked");
-        if (c === "ENOENT") deny("ERR_EXEC_PATH_NOT_FOUND", "no such file");
-        throw err;
-      });
+      fh = await open(`/proc/self/fd/${dir.fd}/${basename(real)}`, NO_WAIT | constants.O_RDONLY).catch(
+        (err) => {
+          const c = fsCode(err);
+          if (c === "ELOOP") deny("ERR_EXEC_PATH_RACE", "the file became a symlink after it was checked");
+          if (c === "ENXIO") deny("ERR_EXEC_PATH_TYPE", "not a regular file (a socket)");
+          if (c === "ENOENT") deny("ERR_EXEC_PATH_NOT_FOUND", "no such file");
+          throw err;
+        },
+      );
     } finally {
       await dir.close();
     }
@@ -315,8 +331,8 @@ export class FileExecutor {
   ): Promise<AttemptOutcome<FileOutput>> {
     const mode = op.mode ?? "upsert";
     const flags =
+      NO_WAIT |
       constants.O_WRONLY |
-      constants.O_NOFOLLOW |
       (mode === "create" ? constants.O_CREAT | constants.O_EXCL : mode === "upsert" ? constants.O_CREAT : 0);
     const fh = await open(viaFd, flags, 0o600).catch((err) => {
       const c = fsCode(err);
@@ -324,6 +340,8 @@ export class FileExecutor {
       if (c === "EEXIST") deny("ERR_EXEC_PATH_EXISTS", "file already exists");
       if (c === "ENOENT") deny("ERR_EXEC_PATH_NOT_FOUND", "no such file");
       if (c === "EISDIR") deny("ERR_EXEC_PATH_TYPE", "is a directory");
+      // A FIFO with no reader or a socket: O_NONBLOCK turns the wait into ENXIO.
+      if (c === "ENXIO") deny("ERR_EXEC_PATH_TYPE", "not a regular file");
       throw err;
     });
     try {

@@ -30,6 +30,7 @@ import {
   runBound,
   type ToolIdentity,
 } from "./runtime.js";
+import { SecretMasker } from "./secret-mask.js";
 
 export interface ResolvedAddress {
   address: string;
@@ -115,6 +116,16 @@ function fail(code: ExecutorErrorCode, message: string): never {
 }
 
 type HopTarget = { address: string; family: 4 | 6; category: AddressCategory };
+type Hop = { url: string; address: string | null; status: number | null };
+type HopRequest = { method: string; headers: Record<string, string>; body: string | Uint8Array | undefined };
+
+function decodeURIComponentSafe(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}
 
 export class HttpExecutor {
   readonly #resolver: Resolver;
@@ -162,7 +173,7 @@ export class HttpExecutor {
         binding,
         defaultTaint: "web",
         maxTimeoutMs: this.#maxTimeoutMs,
-        attempt: (spec, { signal }) => this.#run(spec, binding, signal),
+        attempt: (spec, { signal }) => this.#guarded(spec, binding, signal),
       },
       this.#deps,
       opts,
@@ -223,156 +234,215 @@ export class HttpExecutor {
     return pinned as HopTarget;
   }
 
-  #mask(text: string, secrets: readonly string[]): string {
-    let out = text;
-    for (const s of secrets) {
-      if (s.length === 0) continue;
-      out = out.split(s).join("***");
-      const enc = encodeURIComponent(s);
-      if (enc !== s) out = out.split(enc).join("***");
-    }
-    return out;
-  }
-
-  #maskUrl(url: URL, secrets: readonly string[]): string {
+  #maskUrl(url: URL, masker: SecretMasker): string {
     const u = new URL(url.href);
     if (u.password !== "") u.password = "***";
-    for (const [k] of [...u.searchParams]) if (SENSITIVE_QUERY.test(k)) u.searchParams.set(k, "***");
-    return this.#mask(u.href, secrets);
+    // Pieces are checked as written and decoded: the URL parser's percent-encoding is not
+    // encodeURIComponent's, and a raw `+` must not be read as a space here.
+    if (u.search !== "") {
+      u.search = u.search
+        .slice(1)
+        .split("&")
+        .map((piece) => {
+          const eq = piece.indexOf("=");
+          const k = eq < 0 ? piece : piece.slice(0, eq);
+          const hit = masker.contains(piece) || masker.contains(decodeURIComponentSafe(piece));
+          return SENSITIVE_QUERY.test(decodeURIComponentSafe(k)) || hit ? `${hit ? "***" : k}=***` : piece;
+        })
+        .join("&");
+    }
+    if (!masker.empty) {
+      u.pathname = u.pathname
+        .split("/")
+        .map((seg) => (masker.contains(decodeURIComponentSafe(seg)) ? "***" : seg))
+        .join("/");
+    }
+    return masker.text(u.href);
   }
 
-  #maskHeaders(headers: Record<string, string>, secrets: readonly string[]): Record<string, string> {
+  #maskHeaders(headers: Record<string, string>, masker: SecretMasker): Record<string, string> {
     const out: Record<string, string> = {};
     for (const [k, v] of Object.entries(headers)) {
-      out[k] = this.#sensitive.has(k.toLowerCase()) ? "***" : this.#mask(v, secrets);
+      out[k] = this.#sensitive.has(k.toLowerCase()) ? "***" : masker.text(v);
     }
     return out;
+  }
+
+  /** #run, with every error message masked: a server can put a secret into what we report. */
+  async #guarded(
+    spec: HttpRequestSpec,
+    binding: HttpBinding,
+    signal: AbortSignal,
+  ): Promise<AttemptOutcome<HttpOutput>> {
+    const masker = new SecretMasker(spec.secrets ?? []);
+    const out = await this.#run(spec, binding, signal, masker);
+    if (out.error === undefined) return out;
+    return { ...out, error: { code: out.error.code, message: masker.text(out.error.message) } };
   }
 
   async #run(
     spec: HttpRequestSpec,
     binding: HttpBinding,
     signal: AbortSignal,
+    masker: SecretMasker,
   ): Promise<AttemptOutcome<HttpOutput>> {
-    const secrets = spec.secrets ?? [];
     let url: URL;
     try {
       url = new URL(spec.url);
     } catch {
       return { invocation: null, error: { code: "ERR_EXEC_URL_INVALID", message: "not an absolute URL" } };
     }
-    let method = spec.method.toUpperCase();
-    let body = spec.body;
-    let headers: Record<string, string> = { ...(spec.headers ?? {}) };
-    const hops: { url: string; address: string | null; status: number | null }[] = [];
+    let req: HopRequest = {
+      method: spec.method.toUpperCase(),
+      body: spec.body,
+      headers: { ...(spec.headers ?? {}) },
+    };
+    const hops: Hop[] = [];
+    const rawBody = spec.body === undefined ? undefined : Buffer.from(spec.body);
     const invocation = (): Invocation => ({
       kind: "http",
       method: spec.method.toUpperCase(),
-      url: this.#maskUrl(new URL(spec.url), secrets),
-      headers: this.#maskHeaders(spec.headers ?? {}, secrets),
-      body_hash:
-        spec.body === undefined
-          ? null
-          : rawOutputHash(typeof spec.body === "string" ? Buffer.from(spec.body) : spec.body),
+      url: this.#maskUrl(new URL(spec.url), masker),
+      headers: this.#maskHeaders(spec.headers ?? {}, masker),
+      // Of the masked body: a hash of the real one would let anyone confirm a guessed secret.
+      body_hash: rawBody === undefined ? null : rawOutputHash(masker.bytes(rawBody).bytes),
       hops,
+    });
+    const failed = (code: ExecutorErrorCode, message: string): AttemptOutcome<HttpOutput> => ({
+      invocation: invocation(),
+      error: { code, message },
     });
 
     for (let redirects = 0; ; redirects++) {
-      const hop: { url: string; address: string | null; status: number | null } = {
-        url: this.#maskUrl(url, secrets),
-        address: null,
-        status: null,
-      };
+      const hop: Hop = { url: this.#maskUrl(url, masker), address: null, status: null };
       hops.push(hop);
       let target: HopTarget;
       try {
         target = await this.#checkHop(url, binding);
       } catch (err) {
-        if (err instanceof ExecutorError) {
-          return {
-            invocation: invocation(),
-            error: { code: err.code as ExecutorErrorCode, message: err.message },
-          };
-        }
+        if (err instanceof ExecutorError) return failed(err.code as ExecutorErrorCode, err.message);
         throw err;
       }
       hop.address = target.address;
-      if (signal.aborted) {
-        return { invocation: invocation(), error: { code: abortCode(signal), message: "request aborted" } };
-      }
-      const res = await this.#send(url, target, method, headers, body, signal);
-      if ("error" in res) return { invocation: invocation(), error: res.error };
+      if (signal.aborted) return failed(abortCode(signal), "request aborted");
+      const res = await this.#send(url, target, req, signal);
+      if ("error" in res) return failed(res.error.code, res.error.message);
       hop.status = res.status;
       const location = res.headers.location;
       if (REDIRECTS.has(res.status) && location !== undefined) {
         if (redirects >= this.#maxRedirects) {
-          return {
-            invocation: invocation(),
-            error: { code: "ERR_EXEC_REDIRECT_LIMIT", message: `more than ${this.#maxRedirects} redirects` },
-          };
+          return failed("ERR_EXEC_REDIRECT_LIMIT", `more than ${this.#maxRedirects} redirects`);
         }
-        let next: URL;
-        try {
-          next = new URL(location, url);
-        } catch {
-          return {
-            invocation: invocation(),
-            error: { code: "ERR_EXEC_URL_INVALID", message: "bad redirect target" },
-          };
-        }
-        if (next.origin !== url.origin) {
-          // Credentials were meant for the origin the contract named, not wherever it points us.
-          headers = Object.fromEntries(
-            Object.entries(headers).filter(
-              ([k, v]) =>
-                !CREDENTIAL_HEADERS.includes(k.toLowerCase()) &&
-                !this.#sensitive.has(k.toLowerCase()) &&
-                this.#mask(v, secrets) === v,
-            ),
-          );
-        }
-        if (res.status === 303 || ((res.status === 301 || res.status === 302) && method === "POST")) {
-          method = method === "HEAD" ? "HEAD" : "GET";
-          body = undefined;
-          headers = Object.fromEntries(
-            Object.entries(headers).filter(
-              ([k]) => !["content-type", "content-length"].includes(k.toLowerCase()),
-            ),
-          );
-        }
-        url = next;
+        const next = this.#redirect(url, location, res.status, req, masker);
+        if ("error" in next) return failed(next.error.code, next.error.message);
+        url = next.url;
+        req = next.req;
         continue;
       }
-      const contentType = res.headers["content-type"] ?? null;
-      const output: HttpOutput = {
-        status: res.status,
-        url: this.#maskUrl(url, secrets),
-        contentType,
-        headers: this.#maskHeaders(res.headers, secrets),
-        body: res.body,
-      };
-      const base = {
-        invocation: invocation(),
-        raw: res.body,
-        output,
-        exit: { httpStatus: res.status },
-        origin: url.host,
-        ...(contentType !== null ? { contentType: contentType.split(";")[0]?.trim() ?? contentType } : {}),
-      };
-      if (spec.contentTypes !== undefined && !this.#typeAccepted(contentType, spec.contentTypes)) {
+      return this.#finish(spec, url, res, masker, invocation());
+    }
+  }
+
+  /**
+   * The next hop's request. Like fetch: 303 (and 301/302 after POST) become GET without
+   * a body; on a cross-origin hop, credential and sensitive headers and any header that
+   * carries a secret are dropped, and for good. A secret the new origin would still get
+   * (in a body the method keeps, or in the new URL itself) stops the redirect:
+   * ERR_EXEC_REDIRECT_BLOCKED, nothing is sent.
+   */
+  #redirect(
+    from: URL,
+    location: string,
+    status: number,
+    req: HopRequest,
+    masker: SecretMasker,
+  ): { url: URL; req: HopRequest } | { error: { code: ExecutorErrorCode; message: string } } {
+    let next: URL;
+    try {
+      next = new URL(location, from);
+    } catch {
+      return { error: { code: "ERR_EXEC_URL_INVALID", message: "bad redirect target" } };
+    }
+    let { method, body, headers } = req;
+    if (status === 303 || ((status === 301 || status === 302) && method === "POST")) {
+      method = method === "HEAD" ? "HEAD" : "GET";
+      body = undefined;
+      headers = Object.fromEntries(
+        Object.entries(headers).filter(
+          ([k]) => !["content-type", "content-length"].includes(k.toLowerCase()),
+        ),
+      );
+    }
+    if (next.origin !== from.origin) {
+      if (body !== undefined && masker.contains(typeof body === "string" ? Buffer.from(body) : body)) {
         return {
-          ...base,
           error: {
-            code: "ERR_EXEC_CONTENT_TYPE",
-            message: `unexpected content type ${contentType ?? "(none)"}`,
+            code: "ERR_EXEC_REDIRECT_BLOCKED",
+            message: "a cross-origin redirect would re-send a secret body",
           },
         };
       }
-      const ok = spec.successStatus?.includes(res.status) ?? (res.status >= 200 && res.status < 300);
-      if (!ok)
-        return { ...base, error: { code: "ERR_EXEC_TOOL_FAILED", message: `HTTP status ${res.status}` } };
-      return base;
+      if (masker.contains(next.href) || masker.contains(decodeURIComponentSafe(next.href))) {
+        return {
+          error: {
+            code: "ERR_EXEC_REDIRECT_BLOCKED",
+            message: "a cross-origin redirect URL carries a secret",
+          },
+        };
+      }
+      // Credentials were meant for the origin the contract named, not wherever it points us.
+      headers = Object.fromEntries(
+        Object.entries(headers).filter(
+          ([k, v]) =>
+            !CREDENTIAL_HEADERS.includes(k.toLowerCase()) &&
+            !this.#sensitive.has(k.toLowerCase()) &&
+            !masker.contains(v),
+        ),
+      );
     }
+    return { url: next, req: { method, body, headers } };
+  }
+
+  /** The final response, masked: the agent, the evidence and the hash all see the same bytes. */
+  #finish(
+    spec: HttpRequestSpec,
+    url: URL,
+    res: { status: number; headers: Record<string, string>; body: Buffer },
+    masker: SecretMasker,
+    invocation: Invocation,
+  ): AttemptOutcome<HttpOutput> {
+    const { bytes: body, count } = masker.bytes(res.body);
+    const rawType = res.headers["content-type"];
+    const contentType = rawType === undefined ? null : masker.text(rawType);
+    const output: HttpOutput = {
+      status: res.status,
+      url: this.#maskUrl(url, masker),
+      contentType,
+      headers: this.#maskHeaders(res.headers, masker),
+      body,
+    };
+    const base: AttemptOutcome<HttpOutput> = {
+      invocation,
+      raw: body,
+      output,
+      exit: { httpStatus: res.status },
+      origin: url.host,
+      ...(count > 0 ? { masked: count } : {}),
+      ...(contentType !== null ? { contentType: contentType.split(";")[0]?.trim() ?? contentType } : {}),
+    };
+    if (spec.contentTypes !== undefined && !this.#typeAccepted(contentType, spec.contentTypes)) {
+      return {
+        ...base,
+        error: {
+          code: "ERR_EXEC_CONTENT_TYPE",
+          message: `unexpected content type ${contentType ?? "(none)"}`,
+        },
+      };
+    }
+    const ok = spec.successStatus?.includes(res.status) ?? (res.status >= 200 && res.status < 300);
+    if (!ok)
+      return { ...base, error: { code: "ERR_EXEC_TOOL_FAILED", message: `HTTP status ${res.status}` } };
+    return base;
   }
 
   #typeAccepted(contentType: string | null, accepted: readonly string[]): boolean {
@@ -387,9 +457,7 @@ export class HttpExecutor {
   #send(
     url: URL,
     target: HopTarget,
-    method: string,
-    headers: Record<string, string>,
-    body: string | Uint8Array | undefined,
+    { method, headers, body }: HopRequest,
     signal: AbortSignal,
   ): Promise<
     | { status: number; headers: Record<string, string>; body: Buffer }

@@ -20,6 +20,7 @@ import {
   runBound,
   type ToolIdentity,
 } from "./runtime.js";
+import { SecretMasker } from "./secret-mask.js";
 
 export interface ProcessSpec {
   /** argv[0] is a bare name (searched in the trusted prefixes) or an absolute path under one. */
@@ -208,6 +209,11 @@ export class ProcessExecutor {
       };
     }
     const env = this.environment(spec.env ?? []);
+    const masker = new SecretMasker(
+      Object.entries(env)
+        .filter(([n]) => SECRET_ENV_PATTERN.test(n))
+        .map(([, v]) => v),
+    );
     const inv: Invocation & { kind: "process" } = {
       kind: "process",
       binary: name,
@@ -273,16 +279,29 @@ export class ProcessExecutor {
         signal.removeEventListener("abort", onAbort);
         // Leave nothing of the run behind, even on a clean exit.
         killGroup(child);
+        // A secret the deployment let through must not come back to the agent if the tool prints it.
+        const stdout = masker.bytes(Buffer.concat(out));
+        const stderr = masker.bytes(Buffer.concat(err));
         const output: ProcessOutput = {
           exitCode: code,
           signal: sig,
-          stdout: Buffer.concat(out),
-          stderr: Buffer.concat(err),
+          stdout: stdout.bytes,
+          stderr: stderr.bytes,
         };
-        const base = { invocation: inv, raw: output.stdout, output, exit: { code, signal: sig } };
+        const masked = stdout.count + stderr.count;
+        const base = {
+          invocation: inv,
+          raw: output.stdout,
+          output,
+          exit: { code, signal: sig },
+          ...(masked > 0 ? { masked } : {}),
+        };
         if (failure !== undefined) return resolve({ ...base, error: failure });
         if (spawnError !== undefined) {
-          return resolve({ invocation: inv, error: { code: "ERR_EXEC_IO", message: spawnError.message } });
+          return resolve({
+            invocation: inv,
+            error: { code: "ERR_EXEC_IO", message: masker.text(spawnError.message) },
+          });
         }
         const ok = code !== null && (spec.okExitCodes ?? [0]).includes(code);
         resolve(

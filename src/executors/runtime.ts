@@ -93,6 +93,8 @@ export interface AttemptOutcome<O> {
   contentType?: string;
   exit?: { code?: number | null; signal?: string | null; httpStatus?: number | null };
   error?: { code: ExecutorErrorCode; message: string };
+  /** How many secret occurrences were masked in `raw` (and the output) before hashing. */
+  masked?: number;
   /** Extra taint origin (e.g. the final URL) for the output label. */
   origin?: string;
 }
@@ -278,6 +280,7 @@ export async function runGoverned<O>(
     ...(outcome.error !== undefined ? { error_code: outcome.error.code } : {}),
     output_hash: outcome.raw !== undefined ? rawOutputHash(outcome.raw) : null,
     output_bytes: outcome.raw?.byteLength ?? 0,
+    ...(outcome.masked !== undefined && outcome.masked > 0 ? { output_masked: outcome.masked } : {}),
     decision_id: t.decisionId,
     run_id: t.runId,
     trace_id: traceId,

@@ -68,7 +68,9 @@ export {
   resolveHttpRequest,
   type SecretRef,
   type Segment,
+  secretAliasEnvName,
   secretEnvName,
+  secretValue,
 } from "./invocation.js";
 export {
   type ContractFailure,

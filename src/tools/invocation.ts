@@ -325,9 +325,28 @@ function writeBody(
 
 const jsonInner = (s: string) => JSON.stringify(s).slice(1, -1);
 
-/** The environment variable a secret name resolves from (ToolClad convention). */
+/** The environment variable a secret name resolves from: `WARDEN_SECRET_<NAME>`. */
 export function secretEnvName(name: string): string {
+  return `WARDEN_SECRET_${name.toUpperCase()}`;
+}
+
+/** The ToolClad alias, read only when `WARDEN_SECRET_<NAME>` is absent. */
+export function secretAliasEnvName(name: string): string {
   return `TOOLCLAD_SECRET_${name.toUpperCase()}`;
+}
+
+/**
+ * A secret's value: `WARDEN_SECRET_<NAME>` whenever that variable is present (even
+ * empty, which counts as missing: an operator who blanks it is not overridden by the
+ * alias), else `TOOLCLAD_SECRET_<NAME>`. Undefined when missing or empty.
+ */
+export function secretValue(
+  name: string,
+  env: Readonly<Record<string, string | undefined>>,
+): string | undefined {
+  const primary = env[secretEnvName(name)];
+  const v = primary !== undefined ? primary : env[secretAliasEnvName(name)];
+  return v === undefined || v === "" ? undefined : v;
 }
 
 export interface ResolvedHttpRequest {
@@ -346,13 +365,13 @@ export function resolveHttpRequest(
   | { ok: false; code: WardenErrorCode; message: string; secret: string } {
   const values = new Map<string, string>();
   for (const name of inv.secrets) {
-    const v = env[secretEnvName(name)];
-    if (v === undefined || v === "") {
+    const v = secretValue(name, env);
+    if (v === undefined) {
       return {
         ok: false,
         code: "ERR_TOOL_SECRET_MISSING",
         secret: name,
-        message: `secret '${name}' is not set (${secretEnvName(name)})`,
+        message: `secret '${name}' is not set`,
       };
     }
     values.set(name, v);

@@ -59,3 +59,59 @@ describe("contract bindings", () => {
     expect(!r.ok && r.evidence?.invocation).toBeNull();
   });
 });
+
+const HTTP_MANIFEST = `
+[tool]
+name = "items"
+version = "1.0.0"
+description = "Fetch an item"
+
+[http]
+method = "GET"
+url = "https://api.example.com/items"
+headers = { "Authorization" = "Bearer {_secret:token}" }
+
+[output]
+format = "json"
+[output.schema]
+type = "object"
+`;
+
+function httpSpec(secretEnv: Record<string, string | undefined>) {
+  const parsed = parseContract(HTTP_MANIFEST);
+  if (!parsed.ok) throw new Error(parsed.message);
+  const b = bindingForContract(parsed.tool, { secretEnv });
+  if (b.kind !== "http") throw new Error(b.kind);
+  return b.binding.build({});
+}
+
+describe("secret variable names: WARDEN_SECRET_* with the TOOLCLAD_SECRET_* alias", () => {
+  it("reads the documented WARDEN_SECRET_<NAME>", () => {
+    const spec = httpSpec({ WARDEN_SECRET_TOKEN: "w-value" });
+    expect(spec.headers).toEqual({ Authorization: "Bearer w-value" });
+    expect(spec.secrets).toEqual(["w-value"]);
+  });
+
+  it("accepts the ToolClad alias TOOLCLAD_SECRET_<NAME> when the WARDEN name is absent", () => {
+    const spec = httpSpec({ TOOLCLAD_SECRET_TOKEN: "t-value" });
+    expect(spec.headers).toEqual({ Authorization: "Bearer t-value" });
+    expect(spec.secrets).toEqual(["t-value"]);
+  });
+
+  it("when both are set, WARDEN_SECRET_<NAME> wins and the alias value is sent nowhere", () => {
+    const spec = httpSpec({ WARDEN_SECRET_TOKEN: "w-value", TOOLCLAD_SECRET_TOKEN: "t-value" });
+    expect(spec.headers).toEqual({ Authorization: "Bearer w-value" });
+    expect(spec.secrets).toEqual(["w-value"]);
+    expect(JSON.stringify(spec)).not.toContain("t-value");
+  });
+
+  it("an empty WARDEN_SECRET_<NAME> is missing and the alias does not override it (fail closed)", () => {
+    expect(() => httpSpec({ WARDEN_SECRET_TOKEN: "", TOOLCLAD_SECRET_TOKEN: "t-value" })).toThrowError(
+      /^ERR_TOOL_SECRET_MISSING: secret 'token' is not set$/,
+    );
+  });
+
+  it("a missing secret is reported by its contract name, not by its variable names", () => {
+    expect(() => httpSpec({})).toThrowError(/^ERR_TOOL_SECRET_MISSING: secret 'token' is not set$/);
+  });
+});

@@ -163,8 +163,9 @@ describe("http executor: success", () => {
     expect(JSON.parse(r.output.body.toString()).host).toBe(`api.test:${port}`);
   });
 
-  it("masks secrets in the recorded invocation but sends them", async () => {
+  it("masks secrets in the recorded invocation and in the echoed output, but sends them", async () => {
     const secret = "s3cr3t-value-123";
+    seen.length = 0;
     const r = await exec({ resolver: resolver(), allowLoopback: true }).execute(
       mint("fetch", { path: "headers" }),
       binding({
@@ -174,7 +175,8 @@ describe("http executor: success", () => {
       }),
     );
     if (!r.ok) throw new Error(r.code);
-    expect(JSON.parse(r.output.body.toString()).authorization).toBe(`Bearer ${secret}`);
+    expect(seen.at(-1)?.authorization).toBe(`Bearer ${secret}`);
+    expect(JSON.parse(r.output.body.toString()).authorization).toBe("Bearer ***");
     const recorded = JSON.stringify(r.evidence);
     expect(recorded).not.toContain(secret);
     expect(r.evidence.invocation).toMatchObject({

@@ -163,7 +163,38 @@ describe("process executor: attacks", () => {
       {},
       { env, allowSecretEnv: ["GITHUB_TOKEN"] },
     );
-    expect(allowed.ok && allowed.output.stdout.toString()).toContain("GITHUB_TOKEN=ghp_secret");
+    // The process received it (the value was there to mask); the agent never sees it.
+    expect(allowed.ok && allowed.output.stdout.toString()).toContain("GITHUB_TOKEN=***");
+    expect(JSON.stringify(allowed)).not.toContain("ghp_secret");
+  });
+
+  it("a tool that prints an allowed secret (stdout, stderr, base64) hands back only the masked form", async () => {
+    const journal = new MemoryJournal();
+    const token = "ghp_Abcdef0123456789";
+    const r = await run(
+      {
+        argv: [
+          "sh",
+          "-c",
+          'echo "t=$GITHUB_TOKEN"; echo "$GITHUB_TOKEN" >&2; printf %s "$GITHUB_TOKEN" | base64',
+        ],
+        env: ["GITHUB_TOKEN"],
+      },
+      {},
+      { env: { GITHUB_TOKEN: token }, allowSecretEnv: ["GITHUB_TOKEN"] },
+      { journal },
+    );
+    if (!r.ok) throw new Error(`${r.code} ${r.message}`);
+    // base64: the characters that hold only secret bits are masked; an edge character
+    // mixing secret bits with padding may stay (under one byte of information).
+    expect(r.output.stdout.toString()).toMatch(/^t=\*\*\*\n\*\*\*[A-Za-z0-9+/]{0,2}=*\n$/);
+    expect(r.output.stderr.toString()).toBe("***\n");
+    expect(r.evidence.output_hash).toBe(rawOutputHash(r.output.stdout));
+    expect(r.evidence.output_masked).toBe(3);
+    for (const leak of [token, Buffer.from(token).toString("base64")]) {
+      expect(JSON.stringify(r)).not.toContain(leak);
+      expect(JSON.stringify(journal.events)).not.toContain(leak);
+    }
   });
 
   it.each([
