@@ -73,17 +73,22 @@ function passwdEntry(name: string): RunAs | undefined {
 }
 
 /**
- * undefined when we are not root. As root the server drops to `postgres` (which a
- * system install creates) or, on a machine without it, `nobody`: no account is created.
+ * undefined when we are not root. As root the server drops to WARDEN_TEST_PG_USER when
+ * set, else `postgres` (which a system install creates) or, on a machine without it,
+ * `nobody`: no account is created. The binaries and the temp dir must be readable by it.
  */
 export function runAsAccount(): Found<RunAs | undefined> {
   if (process.getuid?.() !== 0) return { ok: true, value: undefined };
-  const account = passwdEntry("postgres") ?? passwdEntry("nobody");
+  const wanted = process.env.WARDEN_TEST_PG_USER;
+  const account =
+    wanted !== undefined && wanted !== ""
+      ? passwdEntry(wanted)
+      : (passwdEntry("postgres") ?? passwdEntry("nobody"));
   if (account === undefined || account.uid === 0) {
-    return {
-      ok: false,
-      reason: "running as root and there is neither a postgres nor a nobody account to run the server as",
-    };
+    const which = wanted
+      ? `WARDEN_TEST_PG_USER=${wanted} (missing or root)`
+      : "neither a postgres nor a nobody account";
+    return { ok: false, reason: `running as root and there is ${which} to run the server as` };
   }
   return { ok: true, value: account };
 }

