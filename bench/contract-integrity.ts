@@ -1,4 +1,4 @@
-// Contract integrity costs on the nmap ToolClad contract: schemapin-v1 canonicalization
+// Contract integrity costs on the project's net_scan contract (bench/fixtures): schemapin-v1 canonicalization
 // beside RFC 8785 (same run), SchemaPin sign/verify in both hash modes, and a full
 // verifyContractIntegrity (signature file read, discovery key, pin check) beside a bare
 // ES256 verify of the same bytes as the baseline.
@@ -21,17 +21,7 @@ import {
 } from "../src/tools/integrity/index.js";
 import { measure, table } from "./_stats.js";
 
-const manifest = join(
-  import.meta.dirname,
-  "..",
-  "..",
-  "..",
-  "shared",
-  "vectors",
-  "toolclad",
-  "examples",
-  "nmap_scan.clad.toml",
-);
+const manifest = join(import.meta.dirname, "..", "..", "bench", "fixtures", "net_scan.clad.toml");
 const loaded = loadContract(manifest);
 if (!loaded.ok) throw new Error(loaded.message);
 const contract = loaded.tool.contract;
@@ -48,13 +38,13 @@ const bytes = schemapinCanonicalBytes(canonical);
 const rawSig = Buffer.from(singleSig, "base64");
 
 const dir = mkdtempSync(join(tmpdir(), "warden-bench-"));
-const copy = join(dir, "nmap_scan.clad.toml");
+const copy = join(dir, "net_scan.clad.toml");
 signContractFile(contract, copy, { privateKey: pair.privateKey, domain: "bench.example" });
 const pins = PinStore.inMemory();
 
 const canonBase = measure("canonicalJson RFC 8785 (baseline)", 5000, () => canonicalJson(canonical));
 process.stdout.write(
-  `### canonicalization (nmap contract, ${bytes.length} bytes)\n\n${table(
+  `### canonicalization (net_scan contract, ${bytes.length} bytes)\n\n${table(
     [canonBase, measure("schemapinCanonical", 5000, () => schemapinCanonical(canonical))],
     canonBase,
   )}\n`,

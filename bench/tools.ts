@@ -1,5 +1,5 @@
 // Tool contract hot paths: argument validation, invocation building and output
-// validation for the nmap example, beside a same-run baseline of JSON.parse of the
+// validation for the project's net_scan manifest (bench/fixtures), beside a same-run baseline of JSON.parse of the
 // same arguments (the least a caller pays to receive them at all).
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -15,7 +15,7 @@ import {
 import { measure, table } from "./_stats.js";
 
 const manifest = readFileSync(
-  join(process.cwd(), "..", "shared", "vectors", "toolclad", "examples", "nmap_scan.clad.toml"),
+  join(import.meta.dirname, "..", "..", "bench", "fixtures", "net_scan.clad.toml"),
   "utf8",
 );
 const loaded = parseContract(manifest);
@@ -51,6 +51,6 @@ const rows = [
   measure("prepareInvocation", N, () => prepareInvocation(tool, args, opts)),
   measure("parseOutput json 20 hosts + schema", 5000, () => parseOutput(jsonTool.tool, output)),
   measure("toModelTool", 5000, () => toModelTool(tool)),
-  measure("parseContract (nmap manifest)", 500, () => parseContract(manifest)),
+  measure("parseContract (net_scan manifest)", 500, () => parseContract(manifest)),
 ];
 process.stdout.write(table(rows, baseline));

@@ -15,7 +15,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stringify } from "yaml";
-import { REPO_ROOT } from "../helpers/shared.js";
+import { REPO_ROOT } from "../helpers/repo.js";
 
 export const DEMO = join(REPO_ROOT, "examples", "demo");
 export const WELCOME = readFileSync(join(DEMO, "pages", "welcome.html"));

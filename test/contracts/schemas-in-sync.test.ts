@@ -8,7 +8,7 @@ import ajvFormats from "ajv-formats";
 import { describe, expect, it } from "vitest";
 import { EXPORTED_SCHEMAS, renderSchemas } from "../../scripts/export-schemas.js";
 import type { RecordKind } from "../../src/contracts/index.js";
-import { REPO_ROOT } from "../helpers/shared.js";
+import { REPO_ROOT } from "../helpers/repo.js";
 import { samplesByKind } from "./records-samples.js";
 
 const KIND_OF_FILE: Record<string, RecordKind> = {

@@ -5,7 +5,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { REPO_ROOT } from "../helpers/shared.js";
+import { REPO_ROOT } from "../helpers/repo.js";
 
 const DEMO_JS = join(REPO_ROOT, "dist", "examples", "demo.js");
 const SOURCES = [

@@ -12,7 +12,7 @@ import {
   SqliteExecutor,
   type SqlSpec,
 } from "../../src/executors/index.js";
-import { findPostgres, type PostgresServer, startPostgres } from "../helpers/postgres.js";
+import { type PostgresServer, startPostgres } from "../helpers/postgres.js";
 import { mint } from "./helpers.js";
 
 /** A contract's statement template: fixed SQL, parameters bound by name from the ticket. */
@@ -42,10 +42,9 @@ function suite(
   name: string,
   setup: () => Promise<Engine>,
   teardown: () => Promise<void>,
-  skip: string | false,
   extra?: () => void,
 ) {
-  describe.skipIf(skip !== false)(`${name} executor${skip ? ` (skipped: ${skip})` : ""}`, () => {
+  describe(`${name} executor`, () => {
     let e: Engine;
     beforeAll(async () => {
       e = await setup();
@@ -170,7 +169,6 @@ suite(
     };
   },
   async () => rmSync(sqliteDir, { recursive: true, force: true }),
-  false,
 );
 
 describe("SQLite executor: extra guards", () => {
@@ -195,21 +193,14 @@ describe("SQLite executor: extra guards", () => {
   });
 });
 
-// PostgreSQL: a real server started for these tests.
-const pgFound = findPostgres();
+// PostgreSQL: a real server started for these tests (never skipped: no server = failure).
 let server: PostgresServer | undefined;
 let pool: pg.Pool | undefined;
 suite(
   "PostgreSQL",
   async () => {
     server = await startPostgres();
-    pool = new pg.Pool({
-      host: server.host,
-      port: server.port,
-      user: server.user,
-      database: server.database,
-      max: 4,
-    });
+    pool = new pg.Pool({ connectionString: server.connectionString, max: 4 });
     // The server is stopped at the end while idle clients may still be closing.
     pool.on("error", () => {});
     await pool.query("CREATE TABLE users(id int PRIMARY KEY, name text)");
@@ -228,7 +219,6 @@ suite(
     await pool?.end();
     await server?.stop();
   },
-  "missing" in pgFound ? pgFound.missing : false,
   () => {
     it("a read with side effects is stopped by the READ ONLY transaction", async () => {
       if (pool === undefined) throw new Error("server not started");

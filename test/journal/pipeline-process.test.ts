@@ -9,7 +9,7 @@ import { existsSync, symlinkSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateKeyPair, saveKeyPair } from "../../src/crypto/index.js";
-import { REPO_ROOT } from "../helpers/shared.js";
+import { REPO_ROOT } from "../helpers/repo.js";
 import { type ChildWriter, spawnWriter, verifyJournalFile } from "./child-writer.js";
 import { tempDir } from "./helpers.js";
 

@@ -1,15 +1,7 @@
 // The attack suite: what a prompt-injected model would try, and what it gets.
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import {
-  buildInvocation,
-  loadContract,
-  prepareInvocation,
-  SHELL_METACHARACTERS,
-  toModelTool,
-  validateArgs,
-} from "../../src/tools/index.js";
-import { compile, EXAMPLES, manifest, projectTypes } from "./helpers.js";
+import { prepareInvocation, SHELL_METACHARACTERS, toModelTool, validateArgs } from "../../src/tools/index.js";
+import { compile, manifest } from "./helpers.js";
 
 const stringTool = compile(manifest());
 const reject = (v: unknown) => {
@@ -147,49 +139,6 @@ describe("oversized input", () => {
   });
 });
 
-describe("argument and option injection through the template", () => {
-  const nmap = loadContract(join(EXAMPLES, "nmap_scan.clad.toml"));
-  if (!nmap.ok) throw new Error(nmap.message);
-  const runtime = { outputFile: "/ev/1/scan.xml", scanId: "1", evidenceDir: "/ev" };
-  it("a value with spaces stays one argv element", () => {
-    const r = prepareInvocation(
-      nmap.tool,
-      { target: "10.0.0.1", scan_type: "ping", extra_flags: "x -iL /etc/passwd -oN /tmp/x" },
-      { scope: { allowed_cidrs: ["10.0.0.0/8"] }, runtime },
-    );
-    if (!r.ok || r.invocation.kind !== "exec") throw new Error("expected an exec invocation");
-    expect(r.invocation.argv).toContain("x -iL /etc/passwd -oN /tmp/x");
-    expect(r.invocation.argv).not.toContain("-iL");
-  });
-  it("a free-text value starting with '-' cannot reach nmap as an option (issue 17 #5)", () => {
-    const r = prepareInvocation(
-      nmap.tool,
-      { target: "10.0.0.1", scan_type: "ping", extra_flags: "-iL /etc/passwd -oN /tmp/x" },
-      { scope: { allowed_cidrs: ["10.0.0.0/8"] }, runtime },
-    );
-    expect(r).toMatchObject({ ok: false, code: "ERR_TOOL_ARG_FORMAT" });
-  });
-  it("an enum value cannot select flags outside its mapping", () => {
-    const r = validateArgs(
-      nmap.tool,
-      { target: "10.0.0.1", scan_type: "-sS -O" },
-      { unrestrictedScope: true },
-    );
-    expect(r).toMatchObject({ ok: false, code: "ERR_TOOL_ARG_ENUM", arg: "scan_type" });
-  });
-  it("a target cannot be an option", () => {
-    const r = validateArgs(
-      nmap.tool,
-      { target: "--script=evil", scan_type: "ping" },
-      { unrestrictedScope: true },
-    );
-    expect(r).toMatchObject({ ok: false, arg: "target" });
-  });
-  it("unvalidated arguments cannot be passed to buildInvocation", () => {
-    expect(() => buildInvocation(nmap.tool, { target: "x; id", scan_type: "ping" })).toThrow(/validateArgs/);
-  });
-});
-
 describe("template leakage to the model", () => {
   const secretive = compile(`
 [tool]
@@ -218,8 +167,6 @@ format = "json"
 [output.schema]
 type = "object"
 `);
-  const exec = loadContract(join(EXAMPLES, "nmap_scan.clad.toml"), { types: projectTypes() });
-  if (!exec.ok) throw new Error(exec.message);
 
   it("the HTTP tool's model view carries no URL, header, body, secret or policy text", () => {
     const json = JSON.stringify(toModelTool(secretive));
@@ -243,23 +190,6 @@ type = "object"
       "name",
       "outputSchema",
     ]);
-  });
-  it("the exec tool's model view carries no binary, template, mapping or default", () => {
-    const json = JSON.stringify(toModelTool(exec.tool));
-    for (const mark of [
-      '"nmap"',
-      "binary",
-      "{_scan_flags}",
-      "--max-rate",
-      "-sn -PE",
-      "--version-intensity",
-      "1000",
-      "_output_file",
-      "Tool::NmapScan",
-      "evidence",
-    ]) {
-      expect(json).not.toContain(mark);
-    }
   });
   it("secrets never appear in the built invocation, only their names", () => {
     const r = prepareInvocation(secretive, { q: "x" });

@@ -1,11 +1,10 @@
-// Helpers for the tools tests: inline manifests and the example directory.
+// Helpers for the tools tests: inline manifests and the project's own fixtures.
+// (The ToolClad project's example manifests are read by test/interop/tools/examples.ts.)
 import { join } from "node:path";
 import type { CompiledTool, ContractFailure } from "../../src/tools/index.js";
 import { loadProjectTypes, parseContract } from "../../src/tools/index.js";
-import { sharedPath } from "../helpers/shared.js";
 
 export const FIXTURES = join(import.meta.dirname, "fixtures");
-export const EXAMPLES = sharedPath("vectors", "toolclad", "examples");
 export const projectTypes = () => loadProjectTypes(join(FIXTURES, "toolclad.toml"));
 
 /** A minimal exec manifest; `extra` is appended (more args, sections). */

@@ -8,10 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadPublicKeyFile } from "../../../src/crypto/index.js";
 import { buildDiscoveryDocument, buildRevocationDocument } from "../../../src/tools/integrity/index.js";
 import { runCli } from "../../helpers/cli.js";
-import { sharedPath } from "../../helpers/shared.js";
+import { FIXTURES } from "../helpers.js";
 import { tempDir } from "./helpers.js";
-
-const vector = (...p: string[]) => sharedPath("vectors", "schemapin", ...p);
 
 interface Setup {
   dir: string;
@@ -41,7 +39,7 @@ async function newKey(
 async function setup(): Promise<Setup> {
   const dir = tempDir();
   const manifest = join(dir, "whois_lookup.clad.toml");
-  copyFileSync(sharedPath("vectors", "toolclad", "examples", "whois_lookup.clad.toml"), manifest);
+  copyFileSync(join(FIXTURES, "whois_lookup.clad.toml"), manifest);
   const k = await newKey(dir, "publisher");
   const signed = await runCli("contract", "sign", manifest, "--key", k.key, "--domain", "tools.example");
   expect(signed.err).toBe("");
@@ -79,8 +77,8 @@ describe("warden contract sign / verify (manifests)", () => {
 
   it("an unsigned manifest → exit 1, ERR_INTEGRITY_UNSIGNED", async () => {
     const dir = tempDir();
-    const manifest = join(dir, "dig_lookup.clad.toml");
-    copyFileSync(sharedPath("vectors", "toolclad", "examples", "dig_lookup.clad.toml"), manifest);
+    const manifest = join(dir, "whois_lookup.clad.toml");
+    copyFileSync(join(FIXTURES, "whois_lookup.clad.toml"), manifest);
     const k = await newKey(dir, "k");
     const v = await runCli("contract", "verify", manifest, "--well-known", k.wellKnown, "--json");
     expect(v.code).toBe(1);
@@ -200,58 +198,7 @@ describe("warden contract sign / verify (manifests)", () => {
   });
 });
 
-describe("warden contract verify (SchemaPin documents)", () => {
-  it.each(["js", "python"])("verifies the %s signed-schema fixture (double hash)", async (f) => {
-    const v = await runCli(
-      "contract",
-      "verify",
-      vector(f, "demo_schema_signed.json"),
-      "--well-known",
-      vector(f, "demo_well_known.json"),
-    );
-    expect(v).toMatchObject({ code: 0, err: "" });
-    expect(v.out).toContain("double-hash");
-  });
-
-  it("the go fixture verifies only with --single-hash", async () => {
-    const args = [
-      "contract",
-      "verify",
-      vector("go", "demo_schema_signed.json"),
-      "--well-known",
-      vector("go", "demo_well_known.json"),
-    ];
-    const plain = await runCli(...args);
-    expect(plain.code).toBe(1);
-    expect(plain.err).toContain("ERR_INTEGRITY_SIGNATURE_INVALID");
-    expect((await runCli(...args, "--single-hash")).code).toBe(0);
-  });
-
-  it("verifies the signed trust bundle fixture; a tampered copy fails", async () => {
-    expect((await runCli("contract", "verify", vector("bundle", "signed_bundle.json"))).code).toBe(0);
-    const tampered = join(tempDir(), "bundle.json");
-    const b = JSON.parse(readFileSync(vector("bundle", "signed_bundle.json"), "utf8"));
-    b.expires_at = "2099-01-02T00:00:00Z";
-    writeFileSync(tampered, JSON.stringify(b));
-    const v = await runCli("contract", "verify", tampered, "--json");
-    expect(v.code).toBe(1);
-    expect(JSON.parse(v.out)).toMatchObject({ verified: false, code: "ERR_INTEGRITY_SIGNATURE_INVALID" });
-  });
-
-  it("pinning a signed schema needs a domain (exit 2)", async () => {
-    const v = await runCli(
-      "contract",
-      "verify",
-      vector("js", "demo_schema_signed.json"),
-      "--well-known",
-      vector("js", "demo_well_known.json"),
-      "--pins",
-      join(tempDir(), "p.json"),
-    );
-    expect(v.code).toBe(2);
-    expect(v.err).toContain("ERR_CLI_USAGE");
-  });
-
+describe("warden contract verify (other documents)", () => {
   it("a JSON file that is none of the known kinds → exit 2", async () => {
     const f = join(tempDir(), "x.json");
     writeFileSync(f, '{"hello":1}');
@@ -276,26 +223,6 @@ describe("warden contract verify --well-known URL", () => {
   afterAll(async () => {
     server.closeAllConnections();
     await new Promise((r) => server.close(r));
-  });
-
-  it("fetches the discovery document from a loopback server only with --allow-loopback-http", async () => {
-    routes.set("/.well-known/schemapin.json", readFileSync(vector("js", "demo_well_known.json"), "utf8"));
-    const doc = vector("js", "demo_schema_signed.json");
-    const refused = await runCli("contract", "verify", doc, "--well-known", base);
-    expect(refused.code).toBe(1);
-    expect(refused.err).toContain("ERR_INTEGRITY_FETCH");
-    const ok = await runCli(
-      "contract",
-      "verify",
-      doc,
-      "--well-known",
-      base,
-      "--allow-loopback-http",
-      "--pins",
-      join(tempDir(), "p.json"),
-    );
-    expect(ok.code).toBe(0);
-    expect(ok.out).toContain("calculate_sum (127.0.0.1)");
   });
 
   it("follows the discovery document's revocation_endpoint and fails closed when it is unreachable", async () => {

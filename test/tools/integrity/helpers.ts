@@ -1,5 +1,6 @@
-// Shared fixtures for the integrity tests: the SchemaPin vectors from ../shared, fresh
-// P-256 keys, and a small but complete tool contract.
+// Shared fixtures for the integrity tests: fresh P-256 keys, discovery documents and a
+// small but complete tool contract. (The SchemaPin project's own fixtures are in
+// test/interop/tools/integrity/schemapin-fixtures.ts.)
 import { generateKeyPairSync, type KeyObject } from "node:crypto";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -11,21 +12,6 @@ import {
   type DiscoveryDocument,
   parseDiscoveryDocument,
 } from "../../../src/tools/integrity/index.js";
-import { readSharedJson } from "../../helpers/shared.js";
-
-export type Fixture = "js" | "python" | "go";
-
-export function signedSchemaFixture(f: Fixture): { schema: Record<string, unknown>; signature: string } {
-  return readSharedJson("vectors", "schemapin", f, "demo_schema_signed.json") as never;
-}
-
-export function wellKnownFixture(f: Fixture): Record<string, unknown> {
-  return readSharedJson("vectors", "schemapin", f, "demo_well_known.json") as Record<string, unknown>;
-}
-
-export function signedBundleFixture(): Record<string, unknown> {
-  return readSharedJson("vectors", "schemapin", "bundle", "signed_bundle.json") as Record<string, unknown>;
-}
 
 export function discoveryOf(value: unknown): DiscoveryDocument {
   const r = parseDiscoveryDocument(value);

@@ -12,10 +12,10 @@ import {
   parseTrustBundle,
   signContractFile,
 } from "../../../src/tools/integrity/index.js";
-import { sharedPath } from "../../helpers/shared.js";
+import { FIXTURES } from "../helpers.js";
 import { discoveryFor, p256, tempDir } from "./helpers.js";
 
-const whois = readFileSync(sharedPath("vectors", "toolclad", "examples", "whois_lookup.clad.toml"), "utf8");
+const whois = readFileSync(join(FIXTURES, "whois_lookup.clad.toml"), "utf8");
 
 function writeManifest(dir: string, name: string): string {
   const file = join(dir, `${name}.clad.toml`);

@@ -2,8 +2,9 @@ import { copyFileSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { runCli } from "../helpers/cli.js";
-import { EXAMPLES, FIXTURES } from "./helpers.js";
+import { runCli } from "../../helpers/cli.js";
+import { FIXTURES } from "../../tools/helpers.js";
+import { EXAMPLES } from "./examples.js";
 
 const nmap = join(EXAMPLES, "nmap_scan.clad.toml");
 const nikto = join(EXAMPLES, "nikto_scan.clad.toml");

@@ -1,4 +1,4 @@
-// Interop: the SchemaPin project's own fixtures (../shared/vectors/schemapin) verify
+// Interop: the SchemaPin project's own fixtures (schemapin/ in WARDEN_VECTORS) verify
 // exactly as its README describes — JS and Python double-hash, Go single-hash, and the
 // signed trust bundle single-hash with the key in bundle_authority.
 import { describe, expect, it } from "vitest";
@@ -8,14 +8,14 @@ import {
   schemapinCanonical,
   verifySignedSchema,
   verifyTrustBundle,
-} from "../../../src/tools/integrity/index.js";
+} from "../../../../src/tools/integrity/index.js";
+import { discoveryOf } from "../../../tools/integrity/helpers.js";
 import {
-  discoveryOf,
   type Fixture,
   signedBundleFixture,
   signedSchemaFixture,
   wellKnownFixture,
-} from "./helpers.js";
+} from "./schemapin-fixtures.js";
 
 const FINGERPRINTS: Record<Fixture, string> = {
   js: "sha256:1e5cb07433ed740a40122dfd3183c970ad07ca5eefc2383ef722c39cf950d0ed",

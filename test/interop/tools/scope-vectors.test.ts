@@ -1,8 +1,8 @@
-// ../shared/vectors/toolclad/scope_vectors.json: every ToolClad implementation must pass these.
+// toolclad/scope_vectors.json (WARDEN_VECTORS): every ToolClad implementation must pass these.
 import { describe, expect, it } from "vitest";
-import { ipInCidr, matchHostPattern, parseCidr, parseIp, validateArgs } from "../../src/tools/index.js";
-import { readSharedJson } from "../helpers/shared.js";
-import { compile, manifest } from "./helpers.js";
+import { ipInCidr, matchHostPattern, parseCidr, parseIp, validateArgs } from "../../../src/tools/index.js";
+import { compile, manifest } from "../../tools/helpers.js";
+import { readVectorJson } from "../vectors.js";
 
 interface Vectors {
   vectors: {
@@ -13,7 +13,7 @@ interface Vectors {
     url_scope_check: { url: string; allowed_hosts: string[]; expected: boolean }[];
   };
 }
-const { vectors } = readSharedJson("vectors", "toolclad", "scope_vectors.json") as Vectors;
+const { vectors } = readVectorJson("toolclad", "scope_vectors.json") as Vectors;
 
 describe("ToolClad scope vectors", () => {
   it.each([...vectors.ipv4_in_cidr, ...vectors.ipv6_in_cidr])(

@@ -1,10 +1,10 @@
 // Ajv (draft 2020-12, formats on, strict mode) over the GATE contract schemas in
-// ../shared/vectors/gate/schemas, keyed by record kind.
+// the vectors directory (gate/schemas), keyed by record kind.
 import { readdirSync } from "node:fs";
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import ajvFormats from "ajv-formats";
-import type { RecordKind } from "../../src/contracts/index.js";
-import { readSharedJson, sharedPath } from "../helpers/shared.js";
+import type { RecordKind } from "../../../src/contracts/index.js";
+import { readVectorJson, vectorPath } from "../vectors.js";
 
 export const GATE_SCHEMA_FILE: Record<RecordKind, string> = {
   tool_request: "tool_envelope.schema.json",
@@ -24,9 +24,9 @@ ajvFormats.default(ajv);
 ajv.addKeyword({ keyword: "version", schemaType: "string" });
 
 const validators = new Map(
-  readdirSync(sharedPath("vectors", "gate", "schemas"))
+  readdirSync(vectorPath("gate", "schemas"))
     .filter((f) => f.endsWith(".schema.json"))
-    .map((f) => [f, ajv.compile(readSharedJson("vectors", "gate", "schemas", f) as object)]),
+    .map((f) => [f, ajv.compile(readVectorJson("gate", "schemas", f) as object)]),
 );
 
 export function gateValidator(kind: RecordKind): ValidateFunction {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { canonicalJson, sha256Hex, sha256Of } from "../../src/contracts/index.js";
-import { readSharedJson } from "../helpers/shared.js";
+import { canonicalJson, sha256Hex, sha256Of } from "../../../src/contracts/index.js";
+import { readVectorJson } from "../vectors.js";
 
 interface Vector {
   id: string;
@@ -9,7 +9,7 @@ interface Vector {
   sha256: string;
 }
 
-const file = readSharedJson("vectors", "gate", "canonical-json", "canonical_json_vectors.json") as {
+const file = readVectorJson("gate", "canonical-json", "canonical_json_vectors.json") as {
   vectors: Vector[];
 };
 

@@ -2,15 +2,16 @@ import { copyFileSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { fingerprintOf, generateKeyPair } from "../../src/crypto/index.js";
-import { ContractRegistry, loadContract, loadProjectTypes } from "../../src/tools/index.js";
+import { fingerprintOf, generateKeyPair } from "../../../src/crypto/index.js";
+import { ContractRegistry, loadContract, loadProjectTypes } from "../../../src/tools/index.js";
 import {
   buildRevocationDocument,
   PinStore,
   parseRevocationDocument,
   signContractFile,
-} from "../../src/tools/integrity/index.js";
-import { EXAMPLES, FIXTURES } from "./helpers.js";
+} from "../../../src/tools/integrity/index.js";
+import { FIXTURES } from "../../tools/helpers.js";
+import { EXAMPLES } from "./examples.js";
 
 const NAMES = ["curl_fetch", "dig_lookup", "nikto_scan", "nmap_scan", "whois_lookup"];
 

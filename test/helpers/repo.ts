@@ -1,0 +1,5 @@
+// The repository root, for tests that spawn built files or read project files.
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
