@@ -4,6 +4,8 @@
 // that cannot be evaluated must deny (RULE_NOT_EVALUABLE / CEDAR_EVALUATION_ERROR).
 import { describe, expect, it } from "vitest";
 import { loadPolicyBundle, type PolicyBundle, type PolicyOutcome } from "../../src/policy/index.js";
+import { validateArgs } from "../../src/tools/index.js";
+import { compile, manifest } from "../tools/helpers.js";
 import { mkInput } from "./helpers.js";
 
 function yaml(body: string): PolicyBundle {
@@ -113,6 +115,27 @@ describe("type confusion against YAML numeric rules", () => {
     expect(e.yaml).toEqual([
       expect.objectContaining({ id: "too-big", matched: true, notEvaluable: "parameters.amount.compare" }),
     ]);
+  });
+});
+
+describe("numeric strings are coerced only by a contract that types the argument", () => {
+  const b = yaml(`
+  - {id: too-big, name: x, priority: 10, match: {toolClass: payment, parameters: {amount: {gt: 1000}}}, decision: deny, reason: r}
+  - {id: pay, name: x, priority: 20, match: {toolClass: payment}, decision: allow, reason: r}
+`);
+  const typed = compile(manifest('[args.amount]\ntype = "number"'));
+
+  it('a contract `number` turns "5e4" into 50000 before policy, so the rule itself denies', () => {
+    const v = validateArgs(typed, { value: "v", amount: "5e4" });
+    if (!v.ok) throw new Error(v.message);
+    expect(v.args.amount).toBe(50000);
+    expect(b.evaluate(mkInput("payment", "send", { ...v.args })).reasonCodes).toEqual(["RULE:too-big"]);
+  });
+
+  it('a contract rejects what it cannot type ([50000], "0x1388") before policy is asked', () => {
+    for (const amount of [[50000], "0x1388", "5_000", "Infinity"]) {
+      expect(validateArgs(typed, { value: "v", amount }).ok, JSON.stringify(amount)).toBe(false);
+    }
   });
 });
 
