@@ -171,8 +171,16 @@ function traceRule(rule: CompiledRule, ctx: EvalContext): RuleTrace {
   return { ...base, matched: true, ...(undetermined !== undefined ? { undetermined: true } : {}) };
 }
 
+const MAX_INDEX_PAIRS = 256;
+
 function indexKeyOf(m: PolicyRule["match"]): IndexKey {
   if (m.tool !== undefined) return { dim: "tool", names: list(m.tool) };
+  if (m.action !== undefined && m.toolClass !== undefined) {
+    const classes = list(m.toolClass);
+    const actions = list(m.action);
+    // Pairs are the tightest bucket; a huge cross product is filed by action instead.
+    if (classes.length * actions.length <= MAX_INDEX_PAIRS) return { dim: "classAction", classes, actions };
+  }
   if (m.action !== undefined) return { dim: "action", names: list(m.action) };
   if (m.toolClass !== undefined) return { dim: "toolClass", names: list(m.toolClass) };
   return undefined;

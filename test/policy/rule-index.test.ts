@@ -102,7 +102,7 @@ describe("the YAML rule index", () => {
   });
 
   it("a call only walks the rules filed under its names plus the always-checked bucket, in rule order", () => {
-    const rules = ["a", "b", "c", "d", "e", "f"];
+    const rules = ["a", "b", "c", "d", "e", "f", "g"];
     const keys = {
       a: { dim: "tool", names: ["fetch"] },
       b: undefined,
@@ -110,12 +110,14 @@ describe("the YAML rule index", () => {
       d: { dim: "toolClass", names: ["http"] },
       e: { dim: "toolClass", names: ["file"] },
       f: { dim: "tool", names: ["cat"] },
+      g: { dim: "classAction", classes: ["http", "file"], actions: ["get"] },
     } as const;
     const index = new RuleIndex(rules, (r) => keys[r as keyof typeof keys]);
-    expect(index.candidates("http", "get", "fetch")).toEqual(["a", "b", "c", "d"]);
+    expect(index.candidates("http", "get", "fetch")).toEqual(["a", "b", "c", "d", "g"]);
     expect(index.candidates("file", "read", undefined)).toEqual(["b", "e"]);
+    expect(index.candidates("shell", "get", undefined)).toEqual(["b", "c"]);
     expect(index.candidates("x", "y", "never-named")).toEqual(["b"]);
     // Served from the cache the second time, same answer.
-    expect(index.candidates("http", "get", "fetch")).toEqual(["a", "b", "c", "d"]);
+    expect(index.candidates("http", "get", "fetch")).toEqual(["a", "b", "c", "d", "g"]);
   });
 });
