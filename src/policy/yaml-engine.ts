@@ -82,7 +82,7 @@ export class YamlEngine {
   constructor(sources: readonly YamlSource[], options: YamlEngineOptions) {
     const seen = new Map<string, string>();
     let order = 0;
-    const ordered: (CompiledRule & { order: number; layerRank: number })[] = [];
+    const ordered: { rule: CompiledRule; order: number; layerRank: number }[] = [];
     for (const src of sources) {
       for (const [i, rule] of src.file.rules.entries()) {
         const where = `${src.name}: rules[${i}] (${rule.id})`;
@@ -102,11 +102,15 @@ export class YamlEngine {
           );
         }
         const c = compileRule(rule, src, where, options);
-        ordered.push({ ...c, order: order++, layerRank: src.layer === "project" ? 0 : 1 });
+        ordered.push({ rule: c, order: order++, layerRank: src.layer === "project" ? 0 : 1 });
       }
     }
-    ordered.sort((a, b) => a.priority - b.priority || a.layerRank - b.layerRank || a.order - b.order);
-    this.rules = ordered.map(({ order: _o, layerRank: _l, ...rule }) => rule);
+    ordered.sort(
+      (a, b) => a.rule.priority - b.rule.priority || a.layerRank - b.layerRank || a.order - b.order,
+    );
+    // The compiled objects themselves (not rest-spread copies, which V8 may leave in slow
+    // dictionary mode: that made every rule visit ~20× slower).
+    this.rules = ordered.map((o) => o.rule);
     this.index = options.indexed === false ? undefined : new RuleIndex(this.rules, (r) => r.indexKey);
   }
 
