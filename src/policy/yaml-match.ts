@@ -31,21 +31,34 @@ export function list<T>(v: T | T[]): T[] {
   return Array.isArray(v) ? v : [v];
 }
 
-function oneOf(
-  name: string,
-  values: string | string[],
-  get: (ctx: EvalContext) => string | undefined,
-): Condition {
-  const arr = list(values);
-  if (arr.length === 1) {
-    const only = arr[0];
-    return { name, test: (ctx) => get(ctx) === only };
+type NameField = "toolClass" | "action" | "tool" | "principalId" | "riskTier" | "category";
+
+/** One direct closure per field (no getter call per test: this runs for every rule visited). */
+function equals(field: NameField, only: string): (ctx: EvalContext) => boolean {
+  switch (field) {
+    case "toolClass":
+      return (c) => c.toolClass === only;
+    case "action":
+      return (c) => c.action === only;
+    case "tool":
+      return (c) => c.tool === only;
+    case "principalId":
+      return (c) => c.principalId === only;
+    case "riskTier":
+      return (c) => c.riskTier === only;
+    case "category":
+      return (c) => c.category === only;
   }
+}
+
+function oneOf(field: NameField, values: string | string[]): Condition {
+  const arr = list(values);
+  if (arr.length === 1) return { name: field, test: equals(field, arr[0]!) };
   const set = new Set(arr);
   return {
-    name,
+    name: field,
     test: (ctx) => {
-      const v = get(ctx);
+      const v = ctx[field];
       return v !== undefined && set.has(v);
     },
   };
@@ -64,16 +77,16 @@ function compare(c: NumCompare, v: number): boolean {
 /** Conditions in the order they are tried: the cheapest (and most selective) first. */
 export function compileMatch(m: PolicyMatch, where: string, options: MatchOptions): Condition[] {
   const out: Condition[] = [];
-  if (m.toolClass !== undefined) out.push(oneOf("toolClass", m.toolClass, (c) => c.toolClass));
-  if (m.action !== undefined) out.push(oneOf("action", m.action, (c) => c.action));
-  if (m.tool !== undefined) out.push(oneOf("tool", m.tool, (c) => c.tool));
-  if (m.principalId !== undefined) out.push(oneOf("principalId", m.principalId, (c) => c.principalId));
+  if (m.toolClass !== undefined) out.push(oneOf("toolClass", m.toolClass));
+  if (m.action !== undefined) out.push(oneOf("action", m.action));
+  if (m.tool !== undefined) out.push(oneOf("tool", m.tool));
+  if (m.principalId !== undefined) out.push(oneOf("principalId", m.principalId));
   if (m.roles !== undefined) {
     const roles = list(m.roles);
     out.push({ name: "roles", test: (c) => roles.some((r) => c.roles.has(r)) });
   }
-  if (m.riskTier !== undefined) out.push(oneOf("riskTier", m.riskTier, (c) => c.riskTier));
-  if (m.category !== undefined) out.push(oneOf("category", m.category, (c) => c.category));
+  if (m.riskTier !== undefined) out.push(oneOf("riskTier", m.riskTier));
+  if (m.category !== undefined) out.push(oneOf("category", m.category));
   if (m.humanApproval !== undefined) {
     const want = m.humanApproval;
     out.push({ name: "humanApproval", test: (c) => c.humanApproval === want });
