@@ -11,7 +11,13 @@ import { buildEvalContext, DEFAULT_CLASSIFICATION_LEVELS, type EvalContext } fro
 import { applyModify } from "./modify.js";
 import { MAX_PATTERN_INPUT_LENGTH } from "./regex-safety.js";
 import type { PolicyInput, PolicyOutcome, RuleOutcome } from "./types.js";
-import { type Layer, type RuleTrace, YamlEngine, type YamlSource } from "./yaml-engine.js";
+import {
+  type Layer,
+  NOT_EVALUABLE_REASON,
+  type RuleTrace,
+  YamlEngine,
+  type YamlSource,
+} from "./yaml-engine.js";
 import {
   MAX_POLICY_FILE_BYTES,
   type PolicyFile,
@@ -135,7 +141,13 @@ export class PolicyBundle {
   /** The decision for one call. Pure: same input and bundle, same outcome. */
   evaluate(input: PolicyInput): PolicyOutcome {
     const ctx = buildEvalContext(input, this.levels);
-    return this.finish(input, combineOutcomes(this.collect(ctx)));
+    const outcomes = this.collect(ctx);
+    const combined = combineOutcomes(outcomes);
+    if (combined.modifySpecs.length === 0) return this.finish(combined, undefined);
+    const rewrite = applyModify(input.request.parameters as Record<string, unknown>, combined.modifySpecs);
+    if (rewrite.ok) return this.finish(combined, rewrite);
+    // A payload that cannot be applied to the values given denies (deny drops every payload).
+    return this.finish(combineOutcomes([...outcomes, modifyNotEvaluable(rewrite.path)]), undefined);
   }
 
   /** The decision plus, per source, which rules were tried and why they did or did not match. */
@@ -169,7 +181,7 @@ export class PolicyBundle {
     return outcomes;
   }
 
-  private finish(input: PolicyInput, c: CombinedOutcome): PolicyOutcome {
+  private finish(c: CombinedOutcome, rewrite: PolicyOutcome["modify"]): PolicyOutcome {
     const out: PolicyOutcome = {
       decision: c.decision,
       reasonCodes: c.reasonCodes,
@@ -177,13 +189,23 @@ export class PolicyBundle {
       obligations: c.obligations,
       policyBundleHash: this.policyBundleHash,
     };
-    if (c.modifySpecs.length > 0) {
-      out.modify = applyModify(input.request.parameters as Record<string, unknown>, c.modifySpecs);
-    }
+    if (rewrite !== undefined) out.modify = { parameters: rewrite.parameters, changes: rewrite.changes };
     if (c.stepUp !== undefined) out.stepUp = c.stepUp;
     if (c.defer !== undefined) out.defer = c.defer;
     return out;
   }
+}
+
+function modifyNotEvaluable(path: string): RuleOutcome {
+  return {
+    rule: {
+      id: "builtin.modify-not-evaluable",
+      source: "builtin",
+      decision: "deny",
+      reason: `the modify payload cannot be applied to parameter ${path}: its value has a type the payload cannot bound`,
+    },
+    reasonCode: NOT_EVALUABLE_REASON,
+  };
 }
 
 /**

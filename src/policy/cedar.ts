@@ -3,7 +3,9 @@
 // policy input onto Cedar's principal / action / resource / context (docs/policy.md has
 // the mapping). Cedar only permits or forbids: a satisfied permit is an allow unless its
 // @decision annotation asks for step_up / defer / modify; a satisfied forbid is a deny;
-// nothing satisfied means Cedar abstains (and the bundle's default deny applies).
+// nothing satisfied means Cedar abstains (and the bundle's default deny applies). A
+// policy whose evaluation errors (e.g. a numeric comparison on a parameter that is not
+// an integer) denies with CEDAR_EVALUATION_ERROR.
 import * as cedar from "@cedar-policy/cedar-wasm/nodejs";
 import { type Decision, PolicyError, sha256Hex } from "../contracts/index.js";
 import { DEFAULT_DEFER_TIMEOUT_MS, DEFAULT_STEP_UP } from "./combine.js";
@@ -41,7 +43,12 @@ export const CEDAR_BUILTIN_ACTIONS: Readonly<Record<string, "read" | "write" | "
 export const CEDAR_ACTION_GROUPS = ["read", "write", "egress", "exec"] as const;
 
 const ACTION_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.:/-]{0,127}$/;
-const PARAM_NUMERIC_MAX = Number.MAX_SAFE_INTEGER;
+/**
+ * The tag value for a parameter its entity's tag type cannot carry (a non-integer for
+ * NumParams, an array / object / null for Params): a record, so `<`, `>`, `like` and
+ * arithmetic on it are evaluation errors, which deny. (`==` on it is just false.)
+ */
+const NOT_EVALUABLE_TAG: cedar.CedarValueJson = { notEvaluable: true };
 
 /** Warden's Cedar schema (namespace `Warden`) with the built-in actions plus `extraActions`. */
 export function cedarSchemaText(extraActions: readonly string[] = []): string {
@@ -51,9 +58,11 @@ export function cedarSchemaText(extraActions: readonly string[] = []): string {
     "  entity Role;",
     "  entity Principal in [Role];",
     "  entity Tool;",
-    "  // Top-level scalar parameters as strings (numbers and booleans stringified).",
+    "  // Every top-level parameter: scalars as strings (numbers and booleans stringified);",
+    "  // arrays, objects and null carry a value that makes string operations error (deny).",
     "  entity Params tags String;",
-    "  // Top-level integer parameters.",
+    "  // Every top-level parameter: safe integers as Longs; any other value makes numeric",
+    "  // operations error (deny). Numeric strings are never converted here.",
     "  entity NumParams tags Long;",
     "  type Counters = {",
     "    proposed: Long, allowed: Long, denied: Long, deferred: Long,",
@@ -209,9 +218,10 @@ export class CedarEngine {
       const err = errored.has(id);
       trace.push({ id, effect: m.effect, decision: m.outcome.rule.decision, satisfied: sat, errored: err });
       if (sat) outcomes.push(m.outcome);
-      // Cedar skips a policy whose evaluation errors; for a forbid that would fail open.
-      else if (err && m.effect === "forbid")
-        outcomes.push(cedarErrorOutcome(`forbid policy ${id} errored`, id));
+      // Cedar skips a policy whose evaluation errors. A policy that cannot be evaluated
+      // denies, permit or forbid: skipping a forbid fails open, and skipping a permit
+      // lets a broader later permit decide on a value this one could not read.
+      else if (err) outcomes.push(cedarErrorOutcome(`${m.effect} policy ${id} could not be evaluated`, id));
     }
     return { outcomes, trace };
   }
@@ -319,17 +329,22 @@ export function buildCedarRequest(
   const tool = ctx.input.tool;
   const actionId = tool?.cedarAction ?? `${ctx.toolClass}:${ctx.action}`;
   const resourceId = tool?.cedarResource ?? ctx.tool ?? ctx.toolClass;
-  const params: Record<string, string> = {};
-  const numParams: Record<string, number> = {};
+  const params: Record<string, cedar.CedarValueJson> = {};
+  const numParams: Record<string, cedar.CedarValueJson> = {};
   const keys: string[] = [];
   for (const [k, v] of Object.entries(ctx.params)) {
     keys.push(k);
-    if (typeof v === "string") params[k] = v;
-    else if (typeof v === "boolean") params[k] = String(v);
-    else if (typeof v === "number" && Number.isFinite(v)) {
-      params[k] = String(v);
-      if (Number.isInteger(v) && Math.abs(v) <= PARAM_NUMERIC_MAX) numParams[k] = v;
-    }
+    const scalar =
+      typeof v === "string"
+        ? v
+        : typeof v === "boolean" || (typeof v === "number" && Number.isFinite(v))
+          ? String(v)
+          : undefined;
+    // Every parameter has a tag in both entities; a value the tag's type cannot carry
+    // gets NOT_EVALUABLE_TAG, so a comparison or `like` on it errors and the policy
+    // denies (fail closed) instead of reading as absent (issue 17 #4).
+    params[k] = scalar ?? NOT_EVALUABLE_TAG;
+    numParams[k] = typeof v === "number" && Number.isSafeInteger(v) ? v : NOT_EVALUABLE_TAG;
   }
   const rid = "request";
   const context: cedar.Context = {

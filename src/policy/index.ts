@@ -30,7 +30,7 @@ export {
   STRICTNESS,
 } from "./combine.js";
 export { buildEvalContext, DEFAULT_CLASSIFICATION_LEVELS, type EvalContext } from "./eval-context.js";
-export { applyModify, REDACTED } from "./modify.js";
+export { applyModify, type ModifyResult, REDACTED } from "./modify.js";
 export {
   checkRegexSafety,
   compileSafeRegex,
@@ -55,7 +55,15 @@ export {
   type RuleSource,
   type StepUp,
 } from "./types.js";
-export { LAYERS, type Layer, type RuleTrace, YamlEngine } from "./yaml-engine.js";
+export {
+  LAYERS,
+  type Layer,
+  NOT_EVALUABLE_REASON,
+  type RuleTrace,
+  YamlEngine,
+  type YamlEngineOptions,
+  type YamlSource,
+} from "./yaml-engine.js";
 export {
   MAX_POLICY_FILE_BYTES,
   PolicyFile,

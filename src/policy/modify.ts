@@ -1,6 +1,10 @@
 // Applying `modify` payloads: the executed parameters are a rewritten copy of the
 // request's, never the original object, and every change is listed so the decision
 // record can show both. Redactions never copy the redacted value into the change list.
+// A clamp never passes a value it cannot bound: min/max need a finite number, maxLength a
+// string; any other present value (a numeric string, an array, null, ...), or a clamp or
+// redact path that runs into a non-object, makes the rewrite fail and the bundle denies
+// (RULE_NOT_EVALUABLE).
 import type { ModifyChange, ModifySpec } from "./types.js";
 
 export const REDACTED = "[REDACTED]";
@@ -17,13 +21,17 @@ function segments(path: string): string[] {
   return segs;
 }
 
-function getPath(root: Record<string, unknown>, segs: string[]): { found: boolean; value: unknown } {
+/** "blocked": a prefix of the path holds a present value that is not an object (an array, a string, ...). */
+type Lookup = { state: "found"; value: unknown } | { state: "absent" } | { state: "blocked" };
+
+function getPath(root: Record<string, unknown>, segs: string[]): Lookup {
   let cur: unknown = root;
   for (const s of segs) {
-    if (!isPlainObject(cur) || !Object.hasOwn(cur, s)) return { found: false, value: undefined };
+    if (!isPlainObject(cur)) return { state: "blocked" };
+    if (!Object.hasOwn(cur, s)) return { state: "absent" };
     cur = cur[s];
   }
-  return { found: true, value: cur };
+  return { state: "found", value: cur };
 }
 
 function setPath(root: Record<string, unknown>, segs: string[], value: unknown): void {
@@ -41,11 +49,29 @@ function setPath(root: Record<string, unknown>, segs: string[], value: unknown):
   cur[segs[segs.length - 1]!] = value;
 }
 
+export type ModifyResult =
+  | { ok: true; parameters: Record<string, unknown>; changes: ModifyChange[] }
+  /** `path` (from the rule) holds a value the clamp cannot bound or sits under a non-object. */
+  | { ok: false; path: string };
+
+type Clamp = NonNullable<ModifySpec["clamp"]>[string];
+
+/** The clamped value, or undefined when the value's type is not one the clamp bounds. */
+function clampValue(c: Clamp, value: unknown): { next: unknown } | undefined {
+  const numeric = c.min !== undefined || c.max !== undefined;
+  if (numeric && typeof value === "number" && Number.isFinite(value)) {
+    return {
+      next: Math.min(c.max ?? Number.POSITIVE_INFINITY, Math.max(c.min ?? Number.NEGATIVE_INFINITY, value)),
+    };
+  }
+  if (c.maxLength !== undefined && typeof value === "string") {
+    return { next: value.length > c.maxLength ? value.slice(0, c.maxLength) : value };
+  }
+  return undefined;
+}
+
 /** Applies the payloads in order to a deep copy of `parameters`. */
-export function applyModify(
-  parameters: Record<string, unknown>,
-  specs: readonly ModifySpec[],
-): { parameters: Record<string, unknown>; changes: ModifyChange[] } {
+export function applyModify(parameters: Record<string, unknown>, specs: readonly ModifySpec[]): ModifyResult {
   const out = structuredClone(parameters);
   const changes: ModifyChange[] = [];
   for (const spec of specs) {
@@ -53,34 +79,33 @@ export function applyModify(
       const segs = segments(path);
       const before = getPath(out, segs);
       const change: ModifyChange = { path, op: "set", to: structuredClone(to) };
-      if (before.found) change.from = before.value;
+      if (before.state === "found") change.from = before.value;
       setPath(out, segs, structuredClone(to));
       changes.push(change);
     }
     for (const path of spec.redact ?? []) {
       const segs = segments(path);
-      if (!getPath(out, segs).found) continue;
+      const at = getPath(out, segs);
+      // A value hidden under an array or string cannot be redacted: refuse, never pass it on.
+      if (at.state === "blocked") return { ok: false, path };
+      if (at.state === "absent") continue;
       setPath(out, segs, REDACTED);
       changes.push({ path, op: "redact", to: REDACTED });
     }
     for (const [path, c] of Object.entries(spec.clamp ?? {})) {
       const segs = segments(path);
-      const { found, value } = getPath(out, segs);
-      if (!found) continue;
-      let next: unknown = value;
-      if (typeof value === "number") {
-        next = Math.min(
-          c.max ?? Number.POSITIVE_INFINITY,
-          Math.max(c.min ?? Number.NEGATIVE_INFINITY, value),
-        );
-      } else if (typeof value === "string" && c.maxLength !== undefined && value.length > c.maxLength) {
-        next = value.slice(0, c.maxLength);
-      }
+      const at = getPath(out, segs);
+      if (at.state === "blocked") return { ok: false, path };
+      if (at.state === "absent") continue;
+      const value = at.value;
+      const clamped = clampValue(c, value);
+      if (clamped === undefined) return { ok: false, path };
+      const next = clamped.next;
       if (next !== value) {
         setPath(out, segs, next);
         changes.push({ path, op: "clamp", from: value, to: next });
       }
     }
   }
-  return { parameters: out, changes };
+  return { ok: true, parameters: out, changes };
 }

@@ -225,13 +225,23 @@ when { context has trustScore && context.trustScore >= 800 };
       paramKeys: ["url", "n", "f", "ok", "nested"],
     });
     const tags = Object.fromEntries(req.entities.map((e) => [JSON.stringify(e.uid), e.tags]));
+    // Every parameter has a tag; a value the tag type cannot carry gets a marker that makes
+    // any comparison on it an evaluation error (a deny), never an absent tag.
+    const marker = { notEvaluable: true };
     expect(tags[JSON.stringify({ type: "Warden::Params", id: "request" })]).toEqual({
       url: "https://x",
       n: "3",
       f: "1.5",
       ok: "true",
+      nested: marker,
     });
-    expect(tags[JSON.stringify({ type: "Warden::NumParams", id: "request" })]).toEqual({ n: 3 });
+    expect(tags[JSON.stringify({ type: "Warden::NumParams", id: "request" })]).toEqual({
+      url: marker,
+      n: 3,
+      f: marker,
+      ok: marker,
+      nested: marker,
+    });
     expect(req.entities[0]!.parents).toEqual([{ type: "Warden::Role", id: "reader" }]);
   });
 });

@@ -313,9 +313,13 @@ describe("YAML evaluation", () => {
     reason: r
 `),
     );
-    it("numeric comparisons accept numbers and numeric strings, nothing else", () => {
+    it("numeric comparisons read finite JSON numbers only; anything else denies (not evaluable)", () => {
       expect(b.evaluate(mkInput("payment", "send", { amount: 5000 })).decision).toBe("step_up");
-      expect(b.evaluate(mkInput("payment", "send", { amount: "5000" })).decision).toBe("step_up");
+      // A numeric string is coerced only by a contract that types the argument (issue 17 #4).
+      expect(b.evaluate(mkInput("payment", "send", { amount: "5000" })).decision).toBe("deny");
+      expect(b.evaluate(mkInput("payment", "send", { amount: "5000" })).reasonCodes).toEqual([
+        "RULE_NOT_EVALUABLE",
+      ]);
       expect(b.evaluate(mkInput("payment", "send", { amount: 10 })).decision).toBe("allow");
       expect(b.evaluate(mkInput("payment", "send", { amount: { value: 5000 } })).decision).toBe("deny");
       expect(b.evaluate(mkInput("payment", "send", { amount: "5e3" })).decision).toBe("deny");

@@ -1,0 +1,221 @@
+// Compiling a YAML rule's `match` into a list of small conditions. Each condition answers
+// true / false, "unknown" (a pattern that could not be run on an over-long value) or
+// "not evaluable" (the parameter is present but of a type the condition cannot read: a
+// comparison on anything but a finite JSON number, a pattern / in / notIn on an array,
+// object or null). A rule with a condition that is not evaluable denies (yaml-engine.ts):
+// a value the rule cannot judge never slips past it. Values are never coerced here;
+// numeric strings become numbers only when a tool contract types the argument.
+import { PolicyError } from "../contracts/index.js";
+import { type EvalContext, paramValue } from "./eval-context.js";
+import { compileSafeRegex, MAX_PATTERN_INPUT_LENGTH } from "./regex-safety.js";
+import type { NumCompare, ParamCondition, PolicyMatch } from "./yaml-schema.js";
+
+/** A condition's answer when the value is present but of a type it cannot read. */
+export const NOT_EVALUABLE = "not-evaluable";
+
+/** true / false, undefined when a pattern could not be run (value over the length cap), or NOT_EVALUABLE. */
+export type Tri = boolean | undefined | typeof NOT_EVALUABLE;
+
+export interface Condition {
+  /** What the condition checks, for `explain` (e.g. `parameters.url.pattern`). */
+  name: string;
+  test(ctx: EvalContext): Tri;
+}
+
+export interface MatchOptions {
+  maxPatternInputLength?: number;
+  classificationLevels: readonly string[];
+}
+
+export function list<T>(v: T | T[]): T[] {
+  return Array.isArray(v) ? v : [v];
+}
+
+type NameField = "toolClass" | "action" | "tool" | "principalId" | "riskTier" | "category";
+
+/** One direct closure per field (no getter call per test: this runs for every rule visited). */
+function equals(field: NameField, only: string): (ctx: EvalContext) => boolean {
+  switch (field) {
+    case "toolClass":
+      return (c) => c.toolClass === only;
+    case "action":
+      return (c) => c.action === only;
+    case "tool":
+      return (c) => c.tool === only;
+    case "principalId":
+      return (c) => c.principalId === only;
+    case "riskTier":
+      return (c) => c.riskTier === only;
+    case "category":
+      return (c) => c.category === only;
+  }
+}
+
+function oneOf(field: NameField, values: string | string[]): Condition {
+  const arr = list(values);
+  if (arr.length === 1) return { name: field, test: equals(field, arr[0]!) };
+  const set = new Set(arr);
+  return {
+    name: field,
+    test: (ctx) => {
+      const v = ctx[field];
+      return v !== undefined && set.has(v);
+    },
+  };
+}
+
+function compare(c: NumCompare, v: number): boolean {
+  return (
+    (c.eq === undefined || v === c.eq) &&
+    (c.gt === undefined || v > c.gt) &&
+    (c.gte === undefined || v >= c.gte) &&
+    (c.lt === undefined || v < c.lt) &&
+    (c.lte === undefined || v <= c.lte)
+  );
+}
+
+/** Conditions in the order they are tried: the cheapest (and most selective) first. */
+export function compileMatch(m: PolicyMatch, where: string, options: MatchOptions): Condition[] {
+  const out: Condition[] = [];
+  if (m.toolClass !== undefined) out.push(oneOf("toolClass", m.toolClass));
+  if (m.action !== undefined) out.push(oneOf("action", m.action));
+  if (m.tool !== undefined) out.push(oneOf("tool", m.tool));
+  if (m.principalId !== undefined) out.push(oneOf("principalId", m.principalId));
+  if (m.roles !== undefined) {
+    const roles = list(m.roles);
+    out.push({ name: "roles", test: (c) => roles.some((r) => c.roles.has(r)) });
+  }
+  if (m.riskTier !== undefined) out.push(oneOf("riskTier", m.riskTier));
+  if (m.category !== undefined) out.push(oneOf("category", m.category));
+  if (m.humanApproval !== undefined) {
+    const want = m.humanApproval;
+    out.push({ name: "humanApproval", test: (c) => c.humanApproval === want });
+  }
+  if (m.quarantined !== undefined) {
+    const want = m.quarantined;
+    out.push({ name: "quarantined", test: (c) => c.quarantined === want });
+  }
+  compileSession(m, where, options, out);
+  for (const [key, cond] of Object.entries(m.parameters ?? {})) {
+    out.push(...compileParam(key, cond, `${where}: match.parameters.${key}`, options));
+  }
+  return out;
+}
+
+/** Taint, classification, counters and trust: facts the runtime computes, always numbers or sets. */
+function compileSession(m: PolicyMatch, where: string, options: MatchOptions, out: Condition[]): void {
+  if (m.taintSources !== undefined) {
+    const srcs = m.taintSources;
+    out.push({ name: "taintSources", test: (c) => srcs.some((s) => c.taint.has(s)) });
+  }
+  if (m.notTaintSources !== undefined) {
+    const srcs = m.notTaintSources;
+    out.push({ name: "notTaintSources", test: (c) => !srcs.some((s) => c.taint.has(s)) });
+  }
+  if (m.classificationAtLeast !== undefined) {
+    const idx = options.classificationLevels.indexOf(m.classificationAtLeast);
+    if (idx === -1) {
+      throw new PolicyError(
+        "ERR_POLICY_SCHEMA",
+        `${where}: match.classificationAtLeast: unknown level ${JSON.stringify(m.classificationAtLeast)} (levels: ${options.classificationLevels.join(", ")})`,
+        { details: { path: "match.classificationAtLeast" } },
+      );
+    }
+    out.push({ name: "classificationAtLeast", test: (c) => c.classificationLevel >= idx });
+  }
+  if (m.classificationsSeen !== undefined) {
+    const want = m.classificationsSeen;
+    out.push({ name: "classificationsSeen", test: (c) => want.some((w) => c.classifications.has(w)) });
+  }
+  for (const [k, cmp] of Object.entries(m.counters ?? {})) {
+    if (cmp === undefined) continue;
+    const key = k as keyof EvalContext["counters"];
+    out.push({ name: `counters.${k}`, test: (c) => compare(cmp, c.counters[key]) });
+  }
+  for (const [k, cmp] of Object.entries(m.perToolCalls ?? {})) {
+    out.push({
+      name: `perToolCalls.${k}`,
+      test: (c) => compare(cmp, Object.hasOwn(c.perToolCalls, k) ? (c.perToolCalls[k] ?? 0) : 0),
+    });
+  }
+  if (m.trustScoreBelow !== undefined) {
+    const t = m.trustScoreBelow;
+    // Fail closed: with no score configured, "below" holds (a restriction applies).
+    out.push({ name: "trustScoreBelow", test: (c) => c.trustScore === undefined || c.trustScore < t });
+  }
+  if (m.trustScoreAtLeast !== undefined) {
+    const t = m.trustScoreAtLeast;
+    out.push({ name: "trustScoreAtLeast", test: (c) => c.trustScore !== undefined && c.trustScore >= t });
+  }
+}
+
+/**
+ * Ari reads parameter values as strings: strings as-is, finite numbers and booleans
+ * stringified. Anything else present (array, object, null) cannot be read that way.
+ */
+function scalarString(v: unknown): string | typeof NOT_EVALUABLE {
+  if (typeof v === "string") return v;
+  if (typeof v === "boolean" || (typeof v === "number" && Number.isFinite(v))) return String(v);
+  return NOT_EVALUABLE;
+}
+
+/** Reads a parameter for a string condition: undefined when absent, NOT_EVALUABLE when unreadable. */
+function readScalar(c: EvalContext, key: string): string | undefined | typeof NOT_EVALUABLE {
+  const v = paramValue(c.params, key);
+  return v === undefined ? undefined : scalarString(v);
+}
+
+function compileParam(key: string, cond: ParamCondition, where: string, options: MatchOptions): Condition[] {
+  const out: Condition[] = [];
+  const name = `parameters.${key}`;
+  const cap = options.maxPatternInputLength ?? MAX_PATTERN_INPUT_LENGTH;
+  if (cond.exists !== undefined) {
+    const want = cond.exists;
+    out.push({ name: `${name}.exists`, test: (c) => (paramValue(c.params, key) !== undefined) === want });
+  }
+  for (const [op, values] of [
+    ["in", cond.in],
+    ["notIn", cond.notIn],
+  ] as const) {
+    if (values === undefined) continue;
+    const set = new Set(values.map(String));
+    const want = op === "in";
+    out.push({
+      name: `${name}.${op}`,
+      test: (c) => {
+        const s = readScalar(c, key);
+        if (s === undefined || s === NOT_EVALUABLE) return s === undefined ? false : s;
+        return set.has(s) === want;
+      },
+    });
+  }
+  if (cond.gt !== undefined || cond.gte !== undefined || cond.lt !== undefined || cond.lte !== undefined) {
+    const cmp: NumCompare = {};
+    if (cond.gt !== undefined) cmp.gt = cond.gt;
+    if (cond.gte !== undefined) cmp.gte = cond.gte;
+    if (cond.lt !== undefined) cmp.lt = cond.lt;
+    if (cond.lte !== undefined) cmp.lte = cond.lte;
+    out.push({
+      name: `${name}.compare`,
+      test: (c) => {
+        const v = paramValue(c.params, key);
+        if (v === undefined) return false;
+        // Only a finite JSON number compares: never a numeric string, array, boolean or null.
+        return typeof v === "number" && Number.isFinite(v) ? compare(cmp, v) : NOT_EVALUABLE;
+      },
+    });
+  }
+  if (cond.pattern !== undefined) {
+    const re = compileSafeRegex(cond.pattern, `${where}.pattern`);
+    out.push({
+      name: `${name}.pattern`,
+      test: (c) => {
+        const s = readScalar(c, key);
+        if (s === undefined || s === NOT_EVALUABLE) return s === undefined ? false : s;
+        if (s.length > cap) return undefined;
+        return re.test(s);
+      },
+    });
+  }
+  return out;
+}
