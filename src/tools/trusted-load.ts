@@ -108,8 +108,9 @@ function eventsOf(registry: ContractRegistry, mode: TrustStore["mode"]): Contrac
 /** An in-memory copy of the pin store, so a refused load pins nothing on disk. */
 function stagePins(pins: PinStore): PinStore {
   const staged = PinStore.inMemory();
-  for (const e of pins.entries())
-    staged.pin(e.toolId, e.domain, e.fingerprint, { now: new Date(e.pinnedAt) });
+  // Only fingerprints matter here; the real store keeps its own pinned_at dates
+  // (SchemaPin's flat pin format has none).
+  for (const e of pins.entries()) staged.pin(e.toolId, e.domain, e.fingerprint);
   return staged;
 }
 

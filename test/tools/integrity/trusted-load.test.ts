@@ -164,6 +164,26 @@ describe("loadContractsTrusted, mode enforce", () => {
     expect(pins.find((p) => p.toolId === "alpha")?.fingerprint).toBe(fingerprintOf(first.publicKey));
   });
 
+  it("a re-keyed contract is refused against a pin kept in SchemaPin's own pin store format", () => {
+    const first = p256();
+    const second = p256();
+    const { dir, a, configDir, store } = setup(first, { pins: "pins.json" }, [first, second]);
+    writeFileSync(
+      join(configDir, "pins.json"),
+      JSON.stringify({
+        [`alpha@${DOMAIN}`]: fingerprintOf(first.publicKey),
+        [`beta@${DOMAIN}`]: fingerprintOf(first.publicKey),
+      }),
+      { mode: 0o644 },
+    );
+    expect(loadContractsTrusted(dir, store()).events.map((e) => e.outcome === "loaded" && e.pin)).toEqual([
+      "pinned",
+      "pinned",
+    ]);
+    sign(a, second);
+    expect(refusal(dir, store()).refused[0]?.code).toBe("ERR_INTEGRITY_KEY_PIN_MISMATCH");
+  });
+
   it("a key not pinned yet is refused under pin_policy require", () => {
     const { dir, store } = setup(p256(), { pins: "pins.json", pin_policy: "require" });
     expect(refusal(dir, store()).refused[0]?.code).toBe("ERR_INTEGRITY_KEY_NOT_PINNED");
