@@ -6,7 +6,7 @@
 // tampered directory can never leave a half-trusted tool set behind. In mode "off" the
 // registry loads exactly as ContractRegistry.load(dir) does. Either way every manifest
 // yields one load event the runtime journals (see integrity/load-events.ts).
-import { basename } from "node:path";
+import { basename, dirname, sep } from "node:path";
 import { sha256Hex, ToolError } from "../contracts/index.js";
 import { contractToCanonical } from "./canonical.js";
 import type { CustomType } from "./contract-schema.js";
@@ -57,18 +57,20 @@ function contractHash(registry: ContractRegistry, tool: string): string {
   return sha256Hex(schemapinCanonicalBytes(contractToCanonical(compiled.contract)));
 }
 
-function refusedEvent(r: RejectedContract, mode: TrustStore["mode"]): ContractRefusedBody {
+function refusedEvent(r: RejectedContract, mode: TrustStore["mode"], dir: string): ContractRefusedBody {
+  // File names only: the journal should not carry the deployment's directory layout.
+  const prefix = `${dirname(r.file)}${sep}`;
   return {
     outcome: "refused",
     trust_mode: mode,
     file: basename(r.file),
     tool: r.tool ?? null,
     code: r.code,
-    message: r.message.slice(0, 2048),
+    message: r.message.split(prefix).join("").split(dir).join(".").slice(0, 2048),
   };
 }
 
-function eventsOf(registry: ContractRegistry, mode: TrustStore["mode"]): ContractLoadEvent[] {
+function eventsOf(registry: ContractRegistry, mode: TrustStore["mode"], dir: string): ContractLoadEvent[] {
   const verified = new Map(registry.verified.map((v) => [v.tool, v]));
   const loaded: ContractLoadEvent[] = registry.names().map((tool) => {
     const v = verified.get(tool);
@@ -101,7 +103,7 @@ function eventsOf(registry: ContractRegistry, mode: TrustStore["mode"]): Contrac
   });
   const refused = [...registry.rejected]
     .sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0))
-    .map((r) => refusedEvent(r, mode));
+    .map((r) => refusedEvent(r, mode, dir));
   return [...loaded, ...refused];
 }
 
@@ -126,7 +128,7 @@ export function loadContractsTrusted(
   const types = options.types === undefined ? {} : { types: options.types };
   if (trust.mode === "off") {
     const registry = ContractRegistry.load(dir, types);
-    return { registry, events: eventsOf(registry, "off") };
+    return { registry, events: eventsOf(registry, "off", dir) };
   }
   const staged = trust.pins === undefined ? undefined : stagePins(trust.pins);
   const registry = ContractRegistry.load(dir, {
@@ -134,7 +136,7 @@ export function loadContractsTrusted(
     requireSignatures: true,
     integrity: trust.verifyOptions(staged),
   });
-  const events = eventsOf(registry, "enforce");
+  const events = eventsOf(registry, "enforce", dir);
   if (registry.rejected.length > 0) throw new ContractLoadRefusedError(dir, events);
   if (trust.pins !== undefined) {
     for (const v of registry.verified) {

@@ -120,6 +120,8 @@ describe("loadContractsTrusted, mode enforce", () => {
     expect(refusal(dir, store()).refused).toMatchObject([
       { file: "dropped.clad.toml", tool: "dropped", code: "ERR_INTEGRITY_UNSIGNED" },
     ]);
+    // Events name files, not the deployment's directory.
+    expect(JSON.stringify(refusal(dir, store()).events)).not.toContain(dir);
   });
 
   it("a contract signed by a key that is not in the trust store is refused", () => {
