@@ -65,6 +65,8 @@ export const ERROR_CODES = {
     "ERR_INTEGRITY_BUNDLE_EXPIRED",
     "ERR_INTEGRITY_PIN_STORE",
     "ERR_INTEGRITY_FETCH",
+    // trust store section of the runtime config malformed, a key/revocation file unreadable, or enforce without keys
+    "ERR_INTEGRITY_TRUST_CONFIG",
   ],
   tool: [
     "ERR_TOOL_MANIFEST_SYNTAX",

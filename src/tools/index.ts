@@ -22,9 +22,17 @@ export {
 export {
   buildDiscoveryDocument,
   buildRevocationDocument,
+  CONTRACT_LOADED_EVENT,
+  CONTRACT_REFUSED_EVENT,
   type ContractIntegrityOptions,
+  type ContractLoadEvent,
+  type ContractLoadedBody,
+  ContractLoadedBodySchema,
+  type ContractRefusedBody,
+  ContractRefusedBodySchema,
   type ContractSignatureFile,
   contractAsSignedSchema,
+  contractEventType,
   type DiscoveryDocument,
   discoveryFromData,
   fetchJsonDocument,
@@ -44,7 +52,12 @@ export {
   signSchemaPin,
   signTrustBundle,
   type TrustBundle,
+  type TrustConfig,
+  TrustConfigSchema,
+  type TrustMode,
   type TrustOptions,
+  TrustStore,
+  type TrustSummary,
   type Verified,
   verifyContractIntegrity,
   verifySignedSchema,
@@ -90,8 +103,15 @@ export {
   PROJECT_TYPES_FILE,
   type RegistryOptions,
   type RejectedContract,
+  type VerifiedContract,
 } from "./registry.js";
 export { hasShellMetacharacter, SHELL_METACHARACTERS } from "./text-safety.js";
+export {
+  ContractLoadRefusedError,
+  loadContractsTrusted,
+  type TrustedLoad,
+  type TrustedLoadOptions,
+} from "./trusted-load.js";
 export {
   type ArgRejection,
   type ArgsResult,

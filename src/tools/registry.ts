@@ -7,7 +7,12 @@ import { join } from "node:path";
 import { ToolError, type WardenErrorCode } from "../contracts/index.js";
 import type { CompiledTool } from "./compile.js";
 import type { CustomType } from "./contract-schema.js";
-import { type ContractIntegrityOptions, verifyContractIntegrity } from "./integrity/index.js";
+import {
+  type ContractIntegrityOptions,
+  SIGNATURE_FILE_SUFFIX,
+  type Verified,
+  verifyContractIntegrity,
+} from "./integrity/index.js";
 import { loadContract, loadProjectTypes } from "./manifest.js";
 import { type ModelTool, toModelTool } from "./model-view.js";
 
@@ -27,16 +32,64 @@ export interface RejectedContract {
   file: string;
   code: WardenErrorCode;
   message: string;
+  /** The tool name, when the manifest parsed. */
+  tool?: string;
+}
+
+/** A registered contract whose signature verified (only with requireSignatures). */
+export interface VerifiedContract {
+  file: string;
+  tool: string;
+  verified: Verified & { contractHash: string };
+}
+
+type Checked =
+  | { ok: true; verified: (Verified & { contractHash: string }) | undefined }
+  | { ok: false; rejected: RejectedContract };
+
+function checkSignature(file: string, tool: CompiledTool, options: RegistryOptions): Checked {
+  if (options.requireSignatures !== true) return { ok: true, verified: undefined };
+  const sig = `${file}${SIGNATURE_FILE_SUFFIX}`;
+  if (lstatSync(sig, { throwIfNoEntry: false })?.isFile() === false) {
+    // A signature file must live in the directory as a regular file, like its manifest.
+    return {
+      ok: false,
+      rejected: {
+        file,
+        tool: tool.name,
+        code: "ERR_INTEGRITY_SIGNATURE_FILE_INVALID",
+        message: `${sig}: not a regular file`,
+      },
+    };
+  }
+  const verified = verifyContractIntegrity(tool.contract, file, options.integrity ?? {});
+  if (!verified.ok) {
+    return {
+      ok: false,
+      rejected: { file, tool: tool.name, code: verified.code, message: `${file}: ${verified.message}` },
+    };
+  }
+  const { ok: _ok, ...rest } = verified;
+  return { ok: true, verified: rest };
 }
 
 export class ContractRegistry {
   readonly #tools: ReadonlyMap<string, CompiledTool>;
+  readonly #files: ReadonlyMap<string, string>;
   /** Manifests that were not registered, with the reason. */
   readonly rejected: readonly RejectedContract[];
+  /** Registered contracts with their verified signer (empty without requireSignatures). */
+  readonly verified: readonly VerifiedContract[];
 
-  private constructor(tools: Map<string, CompiledTool>, rejected: RejectedContract[]) {
-    this.#tools = tools;
+  private constructor(
+    tools: Map<string, { tool: CompiledTool; file: string }>,
+    rejected: RejectedContract[],
+    verified: VerifiedContract[],
+  ) {
+    this.#tools = new Map([...tools].map(([n, t]) => [n, t.tool]));
+    this.#files = new Map([...tools].map(([n, t]) => [n, t.file]));
     this.rejected = rejected;
+    this.verified = verified;
   }
 
   /** Loads every `*.clad.toml` directly inside `dir` (regular files only, sorted by name). */
@@ -55,7 +108,7 @@ export class ContractRegistry {
     const typesFile = join(dir, PROJECT_TYPES_FILE);
     const types = options.types ?? (existsSync(typesFile) ? loadProjectTypes(typesFile) : undefined);
     const rejected: RejectedContract[] = [];
-    const byName = new Map<string, { tool: CompiledTool; file: string }[]>();
+    const byName = new Map<string, { tool: CompiledTool; file: string; verified?: VerifiedContract }[]>();
     for (const name of names) {
       const file = join(dir, name);
       if (!lstatSync(file).isFile()) {
@@ -67,37 +120,50 @@ export class ContractRegistry {
         rejected.push({ file, code: loaded.code, message: loaded.message });
         continue;
       }
-      if (options.requireSignatures === true) {
-        const verified = verifyContractIntegrity(loaded.tool.contract, file, options.integrity ?? {});
-        if (!verified.ok) {
-          rejected.push({ file, code: verified.code, message: `${file}: ${verified.message}` });
-          continue;
-        }
+      const checked = checkSignature(file, loaded.tool, options);
+      if (!checked.ok) {
+        rejected.push(checked.rejected);
+        continue;
       }
       const list = byName.get(loaded.tool.name) ?? [];
-      list.push({ tool: loaded.tool, file });
+      list.push({
+        tool: loaded.tool,
+        file,
+        ...(checked.verified === undefined
+          ? {}
+          : { verified: { file, tool: loaded.tool.name, verified: checked.verified } }),
+      });
       byName.set(loaded.tool.name, list);
     }
-    const tools = new Map<string, CompiledTool>();
+    const tools = new Map<string, { tool: CompiledTool; file: string }>();
+    const verified: VerifiedContract[] = [];
     for (const [toolName, list] of byName) {
-      if (list.length === 1) {
-        tools.set(toolName, (list[0] as { tool: CompiledTool }).tool);
+      const only = list.length === 1 ? list[0] : undefined;
+      if (only !== undefined) {
+        tools.set(toolName, { tool: only.tool, file: only.file });
+        if (only.verified !== undefined) verified.push(only.verified);
         continue;
       }
       // Which of two same-named tools is meant cannot be decided safely: register neither.
       for (const { file } of list) {
         rejected.push({
           file,
+          tool: toolName,
           code: "ERR_TOOL_REGISTRY_DUPLICATE",
           message: `${file}: tool name '${toolName}' is declared by ${list.length} manifests`,
         });
       }
     }
-    return new ContractRegistry(tools, rejected);
+    return new ContractRegistry(tools, rejected, verified);
   }
 
   get(name: string): CompiledTool | undefined {
     return this.#tools.get(name);
+  }
+
+  /** The manifest path a registered tool was loaded from. */
+  fileOf(name: string): string | undefined {
+    return this.#files.get(name);
   }
 
   has(name: string): boolean {

@@ -42,6 +42,16 @@ export {
   WELL_KNOWN_PATH,
   wellKnownUrl,
 } from "./fetch.js";
+export {
+  CONTRACT_LOADED_EVENT,
+  CONTRACT_REFUSED_EVENT,
+  type ContractLoadEvent,
+  type ContractLoadedBody,
+  ContractLoadedBodySchema,
+  type ContractRefusedBody,
+  ContractRefusedBodySchema,
+  contractEventType,
+} from "./load-events.js";
 export { type PinEntry, type PinStatus, PinStore } from "./pin-store.js";
 export type { IntegrityCode, IntegrityFailure, IntegrityResult } from "./result.js";
 export { decodeSignature, HASH_MODES, type HashMode, signSchemaPin } from "./signature.js";
@@ -57,6 +67,15 @@ export {
   verifyCanonicalContract,
   writeSignatureFile,
 } from "./signature-file.js";
+export {
+  TRUST_MODES,
+  type TrustConfig,
+  TrustConfigSchema,
+  type TrustMode,
+  TrustStore,
+  type TrustStoreOptions,
+  type TrustSummary,
+} from "./trust-store.js";
 export {
   type PinOutcome,
   type SignedArtefact,
