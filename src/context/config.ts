@@ -157,7 +157,7 @@ const Quarantine = z.strictObject({
 /** Memory and run-count bounds (issue 17 finding 2). Exceeding one is a coded refusal. */
 const Limits = z.strictObject({
   /** Runs a principal may hold open at once (ERR_RUN_LIMIT beyond it, after idle eviction). */
-  maxOpenRunsPerPrincipal: z.number().int().min(1).default(16),
+  maxOpenRunsPerPrincipal: z.number().int().min(1).default(64),
   /** Runs open in the store at once, all principals together (ERR_RUN_LIMIT). */
   maxOpenRuns: z.number().int().min(1).default(10_000),
   /** Calls a run may propose (ERR_RUN_FULL beyond it: start a new run). */

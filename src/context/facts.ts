@@ -1,13 +1,15 @@
-// The policy's view of a session (SessionFacts) and the types of one call's passage
-// through the context, plus the behavioural window: the last `windowSize` calls and
+// The policy's view of a session (SessionFacts), how a run starts (SessionInit,
+// SessionDeps) and the types of one call's passage through the context, plus the behavioural window: the last `windowSize` calls and
 // results the sequence rules look at, and the recent decisions the facts list, kept in
 // step as events arrive (bounded; never rebuilt per call).
 import type { Decision, GateRequest, Sha256Hash, TaintLabel, TaintSource } from "../contracts/index.js";
 import type { RuleMatch, WindowEvent } from "./behaviour.js";
 import type { SessionCounters, SessionEvent } from "./chain.js";
 import type { ContextConfig } from "./config.js";
-import type { Reservation } from "./ledger.js";
+import type { Reservation, SyncBudgetLedger } from "./ledger.js";
+import type { Principals } from "./principals.js";
 import type { ProvenanceHit } from "./provenance.js";
+import type { Session } from "./session.js";
 import { defined } from "./util.js";
 
 export interface BudgetUse {
@@ -101,6 +103,27 @@ export interface RecordedResult {
   classification: string;
   provenance: ProvenanceHit[];
   events: SessionEvent[];
+}
+
+/** How a run starts: its owner, its pinned original request, and what it inherits. */
+export interface SessionInit {
+  runId: string;
+  principalId: string;
+  originalRequest?: string | undefined;
+  now: number;
+  /** The run this one continues; its taint is carried in. */
+  parentRun?: string | undefined;
+  inheritedTaint?: readonly TaintLabel[] | undefined;
+}
+
+/** What a session shares with the store. */
+export interface SessionDeps {
+  config: ContextConfig;
+  clock: () => number;
+  ledger: SyncBudgetLedger;
+  principals: Principals;
+  /** Told of every call's activity (for idle eviction). */
+  onActivity?: (session: Session, now: number) => void;
 }
 
 type RecentEvent = SessionFacts["recentEvents"][number];

@@ -35,7 +35,9 @@ export type {
   PrepareOptions,
   RecordedResult,
   ResultInput,
+  SessionDeps,
   SessionFacts,
+  SessionInit,
   ToolFacts,
 } from "./facts.js";
 export {
@@ -65,7 +67,7 @@ export {
   type ProvenanceOptions,
 } from "./provenance.js";
 export type { HoldSlot, ReserveResult } from "./run-ledger.js";
-export { Session, type SessionDeps, type SessionInit } from "./session.js";
+export { Session } from "./session.js";
 export {
   createSessionStore,
   type EvictedRun,

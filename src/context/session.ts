@@ -34,10 +34,10 @@ import {
   type PrepareOptions,
   type RecordedResult,
   type ResultInput,
+  type SessionDeps,
   type SessionFacts,
+  type SessionInit,
 } from "./facts.js";
-import type { SyncBudgetLedger } from "./ledger.js";
-import type { Principals } from "./principals.js";
 import { ProvenanceIndex } from "./provenance.js";
 import { boundaryLabels, checkResult, classificationOf } from "./result.js";
 import { type HoldSlot, type ReserveResult, RunLedger } from "./run-ledger.js";
@@ -59,27 +59,6 @@ interface CallState {
 }
 
 const calls = new WeakMap<Prepared, CallState>();
-
-/** How a run starts: its owner, its pinned original request, and what it inherits. */
-export interface SessionInit {
-  runId: string;
-  principalId: string;
-  originalRequest?: string | undefined;
-  now: number;
-  /** The run this one continues; its taint is carried in. */
-  parentRun?: string | undefined;
-  inheritedTaint?: readonly TaintLabel[] | undefined;
-}
-
-/** What a session shares with the store. */
-export interface SessionDeps {
-  config: ContextConfig;
-  clock: () => number;
-  ledger: SyncBudgetLedger;
-  principals: Principals;
-  /** Told of every call's activity (for idle eviction). */
-  onActivity?: (session: Session, now: number) => void;
-}
 
 export class Session {
   readonly runId: string;
@@ -300,12 +279,7 @@ export class Session {
     const call = ++this.#calls;
     state.call = call;
     state.decision = decision;
-    this.#counters.proposed++;
-    if (decision === "allow") this.#counters.allowed++;
-    else if (decision === "deny") this.#counters.denied++;
-    else if (decision === "defer") this.#counters.deferred++;
-    else if (decision === "step_up") this.#counters.stepUps++;
-    else this.#counters.modified++;
+    this.#count(decision);
     if (state.reservation === undefined) {
       // A Gate that did not reserve: the unit (and, unless refused for its rate, the slot) is taken now.
       const rateLimited = prepared.preDecision?.reasonCodes.includes("rate_limited") ?? false;
@@ -336,13 +310,10 @@ export class Session {
     const first = prepared.behaviour[0];
     if (first !== undefined) {
       const matched = first.matchedEvents.map((s) => this.#window.find(s)).filter((e) => e !== undefined);
-      this.#enterQuarantine(
-        "behavioral_rule",
-        first.reason,
-        at,
-        [...matched, this.#window.events.at(-1)!],
-        first.ruleId,
-      );
+      this.#enterQuarantine(at, { type: "behavioral_rule", reason: first.reason, ruleId: first.ruleId }, [
+        ...matched,
+        this.#window.events.at(-1)!,
+      ]);
     }
     if (decision === "deny") this.#checkDenials(at);
     return this.#chain.since(start);
@@ -460,7 +431,7 @@ export class Session {
   quarantine(reason: string, now?: number): SessionEvent[] {
     this.#open();
     const start = this.#chain.length;
-    this.#enterQuarantine("manual", reason, now ?? this.#clock(), []);
+    this.#enterQuarantine(now ?? this.#clock(), { type: "manual", reason }, []);
     return this.#chain.since(start);
   }
 
@@ -539,6 +510,16 @@ export class Session {
     this.#perTool.set(key, (this.#perTool.get(key) ?? 0) + 1);
   }
 
+  #count(decision: Decision): void {
+    const c = this.#counters;
+    c.proposed++;
+    if (decision === "allow") c.allowed++;
+    else if (decision === "deny") c.denied++;
+    else if (decision === "defer") c.deferred++;
+    else if (decision === "step_up") c.stepUps++;
+    else c.modified++;
+  }
+
   #rateLimit(principalId: string, override: number | undefined): number | undefined {
     const r = this.#config.rateLimits;
     return override ?? r.perPrincipal[principalId] ?? r.maxCallsPerMinute;
@@ -548,27 +529,19 @@ export class Session {
     const threshold = this.#config.quarantine.denialThreshold;
     if (this.#counters.denied >= threshold) {
       const denials = this.#window.events.filter((e) => e.kind === "call" && e.decision === "deny");
-      this.#enterQuarantine(
-        "denial_threshold",
-        `${this.#counters.denied} denials (threshold ${threshold})`,
-        at,
-        denials,
-      );
+      const reason = `${this.#counters.denied} denials (threshold ${threshold})`;
+      this.#enterQuarantine(at, { type: "denial_threshold", reason }, denials);
     }
   }
 
   #enterQuarantine(
-    type: QuarantineTrigger["type"],
-    reason: string,
     at: number,
+    cause: Pick<QuarantineTrigger, "type" | "reason" | "ruleId">,
     matched: WindowEvent[],
-    ruleId?: string,
   ): void {
     if (this.#quarantine !== undefined) return;
     const trigger: QuarantineTrigger = defined({
-      type,
-      ruleId,
-      reason,
+      ...cause,
       counters: { ...this.#counters },
       matchedEvents: structuredClone(matched),
       at: iso(at),
