@@ -84,7 +84,8 @@ describe("idle eviction", () => {
 });
 
 describe("flood (attack)", () => {
-  it("100k calls keep every retained structure bounded", async () => {
+  // 100k real calls take seconds on an idle core; the generous timeout is for a loaded machine.
+  it("100k calls keep every retained structure bounded", { timeout: 240_000 }, async () => {
     const ledger = new MemoryBudgetLedger();
     const s = createSessionStore(
       { limits: { eventsRetained: 64, maxCallsPerRun: 1_000_000, retiredRunsRemembered: 100 } },
