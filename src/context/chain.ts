@@ -93,9 +93,14 @@ export class EventChain {
     return this.#next;
   }
 
-  /** Events currently held in memory. */
+  /** Events in the retained tail. */
   get retained(): number {
     return this.#events.length - this.#start;
+  }
+
+  /** Events held in memory: the tail plus a rolled prefix not yet dropped (at most 2 × retain). */
+  get held(): number {
+    return this.#events.length;
   }
 
   get head(): Sha256Hash {

@@ -88,10 +88,7 @@ class RateLog {
 
   count(now: number): number {
     while (this.#start < this.#times.length && this.#times[this.#start]! <= now - 60_000) this.#start++;
-    if (this.#start > 64 && this.#start * 2 > this.#times.length) {
-      this.#times = this.#times.slice(this.#start);
-      this.#start = 0;
-    }
+    this.#compact();
     return this.#times.length - this.#start;
   }
 
@@ -99,10 +96,20 @@ class RateLog {
     this.#times.push(now);
     const live = this.#times.length - this.#start;
     if (live > keep) this.#start += live - keep;
+    this.#compact();
   }
 
-  get size(): number {
-    return this.#times.length - this.#start;
+  /** Entries held in memory, dropped ones not yet compacted included. */
+  get retained(): number {
+    return this.#times.length;
+  }
+
+  /** Drops the dead prefix once it is most of the array: O(1) amortized. */
+  #compact(): void {
+    if (this.#start > 64 && this.#start * 2 > this.#times.length) {
+      this.#times = this.#times.slice(this.#start);
+      this.#start = 0;
+    }
   }
 }
 
@@ -189,7 +196,7 @@ export class MemoryBudgetLedger implements BudgetLedger {
   /** Structural sizes, for bounds tests and metrics. */
   stats(): { runs: number; openReservations: number; settledRemembered: number; rateSlots: number } {
     let rateSlots = 0;
-    for (const log of this.#rates.values()) rateSlots += log.size;
+    for (const log of this.#rates.values()) rateSlots += log.retained;
     return {
       runs: this.#runs.size,
       openReservations: this.#holds.size,

@@ -161,9 +161,9 @@ export class Session {
     return this.#chain.anchor();
   }
 
-  /** Events held in memory (bounded by `limits.eventsRetained`). */
+  /** Events held in memory (at most twice `limits.eventsRetained`). */
   get retainedEvents(): number {
-    return this.#chain.retained;
+    return this.#chain.held;
   }
 
   /** Hash of the chain head: what `context_hash` in a decision record refers to. */
