@@ -171,7 +171,7 @@ export class Session {
     return this.#chain.head;
   }
 
-  /** Computes everything the context knows about a proposed call. Changes nothing. */
+  /** Computes everything the context knows about a proposed call. Changes nothing but the run's last activity. */
   prepare(input: GateRequest, opts: PrepareOptions = {}): Prepared {
     this.#open();
     if (this.#counters.proposed >= this.#config.limits.maxCallsPerRun) {
