@@ -154,6 +154,32 @@ const Quarantine = z.strictObject({
   readOnlyCategories: z.array(z.string()).default(["read_only"]),
 });
 
+/** Memory and run-count bounds (issue 17 finding 2). Exceeding one is a coded refusal. */
+const Limits = z.strictObject({
+  /** Runs a principal may hold open at once (ERR_RUN_LIMIT beyond it, after idle eviction). */
+  maxOpenRunsPerPrincipal: z.number().int().min(1).default(64),
+  /** Runs open in the store at once, all principals together (ERR_RUN_LIMIT). */
+  maxOpenRuns: z.number().int().min(1).default(10_000),
+  /** Calls a run may propose (ERR_RUN_FULL beyond it: start a new run). */
+  maxCallsPerRun: z.number().int().min(1).default(100_000),
+  /** Chain events kept in memory per run; older ones are rolled into the chain anchor. */
+  eventsRetained: z.number().int().min(16).max(1_000_000).default(256),
+  /** A run with no activity for this long is evicted (reported for the journal). */
+  idleMs: z
+    .number()
+    .int()
+    .min(1)
+    .default(30 * 60_000),
+  /** A reservation never committed or released is given back after this long. */
+  reservationTtlMs: z
+    .number()
+    .int()
+    .min(1)
+    .default(15 * 60_000),
+  /** Ended or evicted runs remembered (owner and taint, for parentRun and refusing reuse). */
+  retiredRunsRemembered: z.number().int().min(0).default(10_000),
+});
+
 export const ContextConfigSchema = z.strictObject({
   /** Ordered from least to most sensitive. Unlabelled or unknown data counts as the last. */
   classificationLevels: z
@@ -171,6 +197,7 @@ export const ContextConfigSchema = z.strictObject({
   provenance: Provenance.default(Provenance.parse({})),
   rules: Rules.default(Rules.parse({})),
   quarantine: Quarantine.default(Quarantine.parse({})),
+  limits: Limits.default(Limits.parse({})),
   /** Decision events summarized in `SessionFacts.recentEvents`. */
   recentEventsInFacts: z.number().int().min(0).max(1000).default(20),
 });

@@ -1,5 +1,6 @@
 // Public face of the context layer: per-run session context (OATS §7.3), budgets and
-// rate limits, taint and value-level provenance, behavioural rules and quarantine.
+// rate limits (reservations in a budget ledger), taint and value-level provenance,
+// behavioural rules, and principal-level quarantine; runs created by the store.
 export {
   type Candidate,
   classify,
@@ -9,6 +10,17 @@ export {
   type WindowEvent,
 } from "./behaviour.js";
 export {
+  type ChainAnchor,
+  type ChainVerification,
+  EventChain,
+  GENESIS_ANCHOR,
+  GENESIS_HASH,
+  type QuarantineTrigger,
+  type SessionCounters,
+  type SessionEvent,
+  verifyContextChain,
+} from "./chain.js";
+export {
   BEHAVIOURAL_RULE_IDS,
   type BehaviouralRuleId,
   type ContextConfig,
@@ -17,6 +29,36 @@ export {
   matchesAction,
   parseContextConfig,
 } from "./config.js";
+export type {
+  BudgetUse,
+  Prepared,
+  PrepareOptions,
+  RecordedResult,
+  ResultInput,
+  SessionDeps,
+  SessionFacts,
+  SessionInit,
+  ToolFacts,
+} from "./facts.js";
+export {
+  type BudgetLedger,
+  type MaybePromise,
+  MemoryBudgetLedger,
+  type MemoryLedgerOptions,
+  type Reservation,
+  type ReserveOutcome,
+  type ReserveRefusal,
+  type ReserveRequest,
+  type RunUsage,
+  type Settlement,
+  type SyncBudgetLedger,
+} from "./ledger.js";
+export {
+  MemoryPrincipalStateStore,
+  type PrincipalRecord,
+  type PrincipalStateStore,
+  Principals,
+} from "./principals.js";
 export {
   extractTokens,
   type ProvenanceHit,
@@ -24,23 +66,13 @@ export {
   type ProvenanceKind,
   type ProvenanceOptions,
 } from "./provenance.js";
+export type { HoldSlot, ReserveResult } from "./run-ledger.js";
+export { Session } from "./session.js";
 export {
-  type BudgetUse,
-  type ChainVerification,
   createSessionStore,
-  GENESIS_HASH,
-  type Prepared,
-  type PrepareOptions,
-  type QuarantineTrigger,
-  type RecordedResult,
-  type ResultInput,
-  Session,
-  type SessionCounters,
-  type SessionEvent,
-  type SessionFacts,
+  type EvictedRun,
   SessionStore,
   type SessionStoreOptions,
-  type ToolFacts,
-  verifyContextChain,
-} from "./session.js";
+  type StartRunOptions,
+} from "./store.js";
 export { hasTaint, mergeTaint, taintIncludes, taintSources } from "./taint.js";

@@ -42,6 +42,16 @@ export const ERROR_CODES = {
     "ERR_CONTEXT_ALREADY_RECORDED",
     "ERR_CONTEXT_NOT_ADMITTED",
     "ERR_CONTEXT_INPUT_INVALID",
+    // Unknown, ended, evicted or another principal's run (one answer: no ownership oracle).
+    "ERR_RUN_UNKNOWN",
+    // The principal (or the store) has as many open runs as its cap allows (HTTP 429).
+    "ERR_RUN_LIMIT",
+    // The run has proposed as many calls as `limits.maxCallsPerRun` allows (HTTP 429).
+    "ERR_RUN_FULL",
+    // A reservation was refused: the principal's calls per minute are used up (HTTP 429).
+    "ERR_RUN_RATE_LIMITED",
+    // A reservation was refused: the run's tool-call budget is used up, held calls included (HTTP 429).
+    "ERR_RUN_BUDGET_EXHAUSTED",
   ],
   integrity: [
     "ERR_INTEGRITY_CANONICAL",

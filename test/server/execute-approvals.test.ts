@@ -110,31 +110,44 @@ describe("POST /v1/decide", () => {
 
 describe("GET /v1/runs/:id", () => {
   it("shows quarantine after repeated denials, and the quarantined run is refused writes", async () => {
-    for (let i = 0; i < 5; i++) {
-      const r = await s.call("/v1/decide", {
-        token: TOKENS.agentA,
-        body: echo(`rm x${i}`, { runId: "run-q" }),
+    // Quarantine binds the principal across all its runs, so this test has a sidecar of its own.
+    const q = await startTestSidecar();
+    try {
+      for (let i = 0; i < 5; i++) {
+        const r = await q.call("/v1/decide", {
+          token: TOKENS.agentA,
+          body: echo(`rm x${i}`, { runId: "run-q" }),
+        });
+        expect(r.body.decision).toBe("deny");
+      }
+      const state = await q.call("/v1/runs/run-q", { token: TOKENS.agentA });
+      expect(state.status).toBe(200);
+      expect(state.body).toMatchObject({
+        runId: "run-q",
+        principalId: "agent-a",
+        quarantined: true,
+        counters: { denied: 5 },
       });
-      expect(r.body.decision).toBe("deny");
+      expect(state.body.quarantineReason).toEqual(expect.any(String));
+      const after = await q.call("/v1/execute", {
+        token: TOKENS.agentA,
+        body: echo("hello", { runId: "run-q" }),
+      });
+      expect(after.body).toMatchObject({ decision: "deny" });
+      expect(after.body.reasonCodes).toContain("quarantined");
+      // Operators see any run.
+      const op = await q.call("/v1/runs/run-q", { token: TOKENS.auditor });
+      expect(op.body.quarantined).toBe(true);
+      // A fresh run id does not shed the quarantine (issue 17 finding 1).
+      const rotated = await q.call("/v1/execute", {
+        token: TOKENS.agentA,
+        body: echo("hello", { runId: "run-q-rotated" }),
+      });
+      expect(rotated.body).toMatchObject({ decision: "deny" });
+      expect(rotated.body.reasonCodes).toContain("quarantined");
+    } finally {
+      await q.stop();
     }
-    const state = await s.call("/v1/runs/run-q", { token: TOKENS.agentA });
-    expect(state.status).toBe(200);
-    expect(state.body).toMatchObject({
-      runId: "run-q",
-      principalId: "agent-a",
-      quarantined: true,
-      counters: { denied: 5 },
-    });
-    expect(state.body.quarantineReason).toEqual(expect.any(String));
-    const after = await s.call("/v1/execute", {
-      token: TOKENS.agentA,
-      body: echo("hello", { runId: "run-q" }),
-    });
-    expect(after.body).toMatchObject({ decision: "deny" });
-    expect(after.body.reasonCodes).toContain("quarantined");
-    // Operators see any run.
-    const op = await s.call("/v1/runs/run-q", { token: TOKENS.auditor });
-    expect(op.body.quarantined).toBe(true);
   });
 
   it("reports budgets with what is left", async () => {

@@ -1,0 +1,207 @@
+// The policy's view of a session (SessionFacts), how a run starts (SessionInit,
+// SessionDeps) and the types of one call's passage through the context, plus the behavioural window: the last `windowSize` calls and
+// results the sequence rules look at, and the recent decisions the facts list, kept in
+// step as events arrive (bounded; never rebuilt per call).
+import type { Decision, GateRequest, Sha256Hash, TaintLabel, TaintSource } from "../contracts/index.js";
+import type { RuleMatch, WindowEvent } from "./behaviour.js";
+import type { SessionCounters, SessionEvent } from "./chain.js";
+import type { ContextConfig } from "./config.js";
+import type { Reservation, SyncBudgetLedger } from "./ledger.js";
+import type { Principals } from "./principals.js";
+import type { ProvenanceHit } from "./provenance.js";
+import type { Session } from "./session.js";
+import { defined } from "./util.js";
+
+export interface BudgetUse {
+  used: number;
+  limit: number;
+}
+
+/** What the policy sees of the session: plain JSON data, hashable. */
+export interface SessionFacts {
+  runId: string;
+  counters: SessionCounters;
+  /** Admitted calls (allow, modify, approved step_up/defer) by `tool`, or `toolClass:action` without one. */
+  perToolCalls: Record<string, number>;
+  /** Levels of data accessed, in configured order. Unlabelled data counts as the highest level. */
+  dataClassificationsSeen: string[];
+  highestClassification?: string;
+  quarantined: boolean;
+  quarantineReason?: string;
+  budgets: { toolCalls?: BudgetUse; tokens?: BudgetUse; wallTimeMs?: BudgetUse; cost?: BudgetUse };
+  recentEvents: {
+    seq: number;
+    toolClass: string;
+    action: string;
+    tool?: string;
+    decision: Decision;
+    taint: TaintSource[];
+  }[];
+  /** The principal the run is bound to. */
+  principalId?: string;
+  /** Every taint source observed in the run (calls and outputs), inherited taint included. */
+  taintSeen?: TaintSource[];
+  /** The run this one was started from (its taint was carried in). */
+  parentRun?: string;
+  /** Sources of the taint carried in from the parent run. */
+  inheritedTaint?: TaintSource[];
+}
+
+/** Contract metadata the Gate knows about the called tool. */
+export interface ToolFacts {
+  /** DARE tool_category, e.g. `read_only`. */
+  category?: string;
+}
+
+export interface PrepareOptions {
+  now?: number;
+  tool?: ToolFacts;
+  /** The principal's rate limit from its configuration (capability constraint), if any. */
+  maxCallsPerMinute?: number;
+}
+
+/** The context's view of one proposed call, before the decision. */
+export interface Prepared {
+  readonly request: GateRequest;
+  readonly at: number;
+  /** Facts before this call. */
+  readonly facts: SessionFacts;
+  /** Request labels ∪ value provenance ∪ inherited taint ∪ (sticky mode) every label seen in the run. */
+  readonly effectiveTaint: TaintLabel[];
+  readonly provenance: ProvenanceHit[];
+  readonly behaviour: RuleMatch[];
+  /** Whether the call is read-only (allowed under quarantine). */
+  readonly readOnly: boolean;
+  /** Present when the context alone denies: budgets, rate limit, quarantine, behaviour, principal. */
+  readonly preDecision?: { decision: "deny"; reasonCodes: string[] };
+  /** Head of the session chain the facts were derived from (`context_hash`). */
+  readonly contextHash: Sha256Hash;
+  /** `sha256Of` the request as prepared (`request_hash`): hashed once, for the Gate and the chain. */
+  readonly requestHash: Sha256Hash;
+  /**
+   * The tool-call unit and rate-limit slot this call holds (absent when the context denies).
+   * Committed by recordDecision/recordResolution when admitted, released when denied.
+   */
+  readonly reservation?: Reservation;
+}
+
+export interface ResultInput {
+  /** Labels the executor attached at the boundary. */
+  taintLabels?: readonly TaintLabel[];
+  /** The observed output (indexed for provenance, hashed unless `outputHash` is given). */
+  data?: unknown;
+  /** Data classification level; missing or unknown counts as the highest configured level. */
+  classification?: string;
+  outputHash?: Sha256Hash;
+  tokens?: number;
+  cost?: number;
+}
+
+export interface RecordedResult {
+  /** The output's taint: executor labels ∪ the call's taint ∪ boundary labels ∪ output provenance. */
+  taint: TaintLabel[];
+  classification: string;
+  provenance: ProvenanceHit[];
+  events: SessionEvent[];
+}
+
+/** How a run starts: its owner, its pinned original request, and what it inherits. */
+export interface SessionInit {
+  runId: string;
+  principalId: string;
+  originalRequest?: string | undefined;
+  now: number;
+  /** The run this one continues; its taint is carried in. */
+  parentRun?: string | undefined;
+  inheritedTaint?: readonly TaintLabel[] | undefined;
+}
+
+/** What a session shares with the store. */
+export interface SessionDeps {
+  config: ContextConfig;
+  clock: () => number;
+  ledger: SyncBudgetLedger;
+  principals: Principals;
+  /** Told of every call's activity (for idle eviction). */
+  onActivity?: (session: Session, now: number) => void;
+}
+
+type RecentEvent = SessionFacts["recentEvents"][number];
+
+/** The behavioural window and the recent decisions derived from it. */
+export class BehaviourWindow {
+  readonly #size: number;
+  readonly #recentMax: number;
+  readonly events: WindowEvent[] = [];
+  /**
+   * The facts' recent decisions: the last `recentMax` calls still in the window, oldest
+   * first. Entries are frozen: snapshots share them, each snapshot gets its own array.
+   */
+  readonly #recent: RecentEvent[] = [];
+
+  constructor(size: number, recentMax: number) {
+    this.#size = size;
+    this.#recentMax = recentMax;
+  }
+
+  recent(): RecentEvent[] {
+    return [...this.#recent];
+  }
+
+  find(seq: number): WindowEvent | undefined {
+    return this.events.find((e) => e.seq === seq);
+  }
+
+  push(e: WindowEvent): void {
+    this.events.push(e);
+    if (e.kind === "call" && this.#recentMax > 0) {
+      this.#recent.push(
+        Object.freeze(
+          defined({
+            seq: e.seq,
+            toolClass: e.toolClass,
+            action: e.action,
+            tool: e.tool,
+            decision: e.decision!,
+            taint: Object.freeze([...e.taint]) as TaintSource[],
+          }),
+        ),
+      );
+      if (this.#recent.length > this.#recentMax) this.#recent.shift();
+    }
+    if (this.events.length > this.#size) {
+      this.events.splice(0, this.events.length - this.#size);
+      // Calls that left the window leave the facts too (sequence numbers only grow).
+      const oldest = this.events[0]!.seq;
+      while (this.#recent.length > 0 && this.#recent[0]!.seq < oldest) this.#recent.shift();
+    }
+  }
+}
+
+type Budgets = SessionFacts["budgets"];
+
+/** The run's budgets as the policy sees them: the configured ones, with what is used. */
+export function budgetFacts(
+  limits: ContextConfig["budgets"],
+  used: { toolCalls: number; tokens: number; wallTimeMs: number; cost: number },
+): Budgets {
+  const budgets: Budgets = {};
+  if (limits.toolCalls !== undefined) budgets.toolCalls = { used: used.toolCalls, limit: limits.toolCalls };
+  if (limits.tokens !== undefined) budgets.tokens = { used: used.tokens, limit: limits.tokens };
+  if (limits.wallTimeMs !== undefined)
+    budgets.wallTimeMs = { used: used.wallTimeMs, limit: limits.wallTimeMs };
+  if (limits.cost !== undefined) budgets.cost = { used: used.cost, limit: limits.cost };
+  return budgets;
+}
+
+/** Reason codes of the budgets that are used up, in a fixed order. */
+export function exhaustedBudgets(b: Budgets): string[] {
+  const reasons: string[] = [];
+  if (b.toolCalls !== undefined && b.toolCalls.used >= b.toolCalls.limit)
+    reasons.push("budget_tool_calls_exhausted");
+  if (b.tokens !== undefined && b.tokens.used >= b.tokens.limit) reasons.push("budget_tokens_exhausted");
+  if (b.wallTimeMs !== undefined && b.wallTimeMs.used >= b.wallTimeMs.limit)
+    reasons.push("budget_wall_time_exhausted");
+  if (b.cost !== undefined && b.cost.used >= b.cost.limit) reasons.push("budget_cost_exhausted");
+  return reasons;
+}

@@ -1,0 +1,97 @@
+// Principal-level protective state. Quarantine belongs to the agent, not to a run: a run
+// id is cheap, so state kept per run is shed by starting another. A quarantine entered in
+// any run of a principal covers all its runs, present and future, and is written to a
+// `PrincipalStateStore` so it survives restarts (the integrator wires a journal/SQLite
+// store; a PostgreSQL store shares it across replicas). Only an operator lifts it.
+import { ContextError } from "../contracts/index.js";
+import type { QuarantineTrigger } from "./chain.js";
+import type { MaybePromise } from "./ledger.js";
+
+/** What is persisted per principal. */
+export interface PrincipalRecord {
+  principalId: string;
+  quarantine?: QuarantineTrigger & { runId: string };
+}
+
+/**
+ * Persistence of principal state. Methods may be async (a database); the context keeps a
+ * write-through cache, so a quarantine takes effect in memory before `save` resolves.
+ */
+export interface PrincipalStateStore {
+  load(principalId: string): MaybePromise<PrincipalRecord | undefined>;
+  save(record: PrincipalRecord): MaybePromise<void>;
+}
+
+/** The in-process store: state survives a store reset, not a process restart. */
+export class MemoryPrincipalStateStore implements PrincipalStateStore {
+  readonly #records = new Map<string, PrincipalRecord>();
+
+  load(principalId: string): PrincipalRecord | undefined {
+    const r = this.#records.get(principalId);
+    return r === undefined ? undefined : structuredClone(r);
+  }
+
+  save(record: PrincipalRecord): void {
+    this.#records.set(record.principalId, structuredClone(record));
+  }
+}
+
+export interface PrincipalsOptions {
+  store?: PrincipalStateStore;
+  /** Called when persisting fails; the in-memory quarantine stays in force (fail closed). */
+  onError?: (err: unknown, principalId: string) => void;
+}
+
+/** Write-through cache of principal records in front of a PrincipalStateStore. */
+export class Principals {
+  readonly #store: PrincipalStateStore;
+  readonly #onError: (err: unknown, principalId: string) => void;
+  readonly #cache = new Map<string, PrincipalRecord>();
+  readonly #pending = new Set<Promise<void>>();
+
+  constructor(opts: PrincipalsOptions = {}) {
+    this.#store = opts.store ?? new MemoryPrincipalStateStore();
+    this.#onError = opts.onError ?? (() => undefined);
+  }
+
+  /** Reads a principal's persisted state into the cache (before its runs are served). */
+  async load(principalId: string): Promise<void> {
+    const rec = await this.#store.load(principalId);
+    const known = this.#cache.get(principalId);
+    // A quarantine is never lifted by reading: the cache keeps one the store lacks.
+    if (rec?.quarantine !== undefined && known?.quarantine === undefined)
+      this.#cache.set(principalId, { principalId, quarantine: rec.quarantine });
+  }
+
+  quarantineOf(principalId: string): QuarantineTrigger | undefined {
+    return this.#cache.get(principalId)?.quarantine;
+  }
+
+  /** Quarantines the principal (first trigger wins) and persists it. */
+  quarantine(principalId: string, runId: string, trigger: QuarantineTrigger): void {
+    if (this.#cache.get(principalId)?.quarantine !== undefined) return;
+    const record: PrincipalRecord = { principalId, quarantine: { ...trigger, runId } };
+    this.#cache.set(principalId, record);
+    let saving: Promise<void>;
+    try {
+      saving = Promise.resolve(this.#store.save(record));
+    } catch (err) {
+      saving = Promise.reject(err);
+    }
+    const tracked = saving.catch((err: unknown) => this.#onError(err, principalId));
+    this.#pending.add(tracked);
+    void tracked.finally(() => this.#pending.delete(tracked));
+  }
+
+  /** Resolves once every quarantine so far is persisted (or reported to onError). */
+  async flush(): Promise<void> {
+    await Promise.all([...this.#pending]);
+  }
+
+  /** Lifts a principal's quarantine: an operator action, never an agent's. */
+  async lift(principalId: string): Promise<void> {
+    if (principalId.length === 0) throw new ContextError("ERR_CONTEXT_INPUT_INVALID", "empty principal");
+    this.#cache.delete(principalId);
+    await this.#store.save({ principalId });
+  }
+}

@@ -1,0 +1,253 @@
+// All runs of one Gate. Runs are created by the runtime (`startRun`) with a server-chosen,
+// unguessable id bound to the authenticated principal; `run(runId, principalId)` serves
+// only the owner and answers ERR_RUN_UNKNOWN alike for unknown, ended, evicted and foreign
+// runs (so one principal cannot probe another's run ids). Protective state outlives runs:
+// quarantine lives with the principal (Principals, persisted), rate-limit slots with the
+// principal in the ledger, and a run's taint is carried into a child run by `parentRun`.
+// Memory is bounded: open runs per principal and in all, idle eviction (reported through
+// `onEvict` for the journal), and a bounded memory of retired runs.
+import { ContextError, GateRequest, type TaintLabel, uuidv4 } from "../contracts/index.js";
+import { type ContextConfig, type ContextConfigInput, parseContextConfig } from "./config.js";
+import { type BudgetLedger, MemoryBudgetLedger, type SyncBudgetLedger } from "./ledger.js";
+import { type PrincipalStateStore, Principals } from "./principals.js";
+import { Session } from "./session.js";
+
+export interface EvictedRun {
+  runId: string;
+  principalId: string;
+  /** When the run was last active (ms since the epoch). */
+  lastActive: number;
+  at: number;
+}
+
+export interface SessionStoreOptions {
+  /** Milliseconds since the epoch; injectable for tests. Default Date.now. */
+  clock?: () => number;
+  /** Where principal quarantine is persisted. Default: in memory. */
+  principalStore?: PrincipalStateStore;
+  /** The budget ledger. Default: in memory, with `limits.reservationTtlMs`. */
+  ledger?: SyncBudgetLedger;
+  /** Told of every evicted run, so the Gate can journal it. */
+  onEvict?: (run: EvictedRun) => void;
+  /** Told when persisting principal state fails (the in-memory state stays in force). */
+  onError?: (err: unknown, principalId: string) => void;
+}
+
+export interface StartRunOptions {
+  /** A run of the same principal whose taint the new run carries in. */
+  parentRun?: string;
+  originalRequest?: string;
+  now?: number;
+}
+
+interface Retired {
+  principalId: string;
+  taint: TaintLabel[];
+}
+
+interface Open {
+  session: Session;
+  lastActive: number;
+}
+
+export class SessionStore {
+  readonly config: ContextConfig;
+  readonly principals: Principals;
+  readonly #ledger: SyncBudgetLedger;
+  readonly #clock: () => number;
+  readonly #onEvict: (run: EvictedRun) => void;
+  /** Open runs in order of last activity, oldest first (a touch re-inserts). */
+  readonly #open = new Map<string, Open>();
+  readonly #perPrincipal = new Map<string, number>();
+  /** Ended and evicted runs: never served again; their owner and taint serve parentRun. */
+  readonly #retired = new Map<string, Retired>();
+
+  constructor(config: ContextConfigInput | ContextConfig = {}, opts: SessionStoreOptions = {}) {
+    this.config = parseContextConfig(config);
+    this.#clock = opts.clock ?? Date.now;
+    this.#onEvict = opts.onEvict ?? (() => undefined);
+    this.#ledger = opts.ledger ?? new MemoryBudgetLedger({ ttlMs: this.config.limits.reservationTtlMs });
+    this.principals = new Principals({
+      ...(opts.principalStore !== undefined ? { store: opts.principalStore } : {}),
+      ...(opts.onError !== undefined ? { onError: opts.onError } : {}),
+    });
+  }
+
+  /** The budget ledger shared by the store's runs. */
+  get ledger(): BudgetLedger {
+    return this.#ledger;
+  }
+
+  /** Runs currently open (bounded by `limits.maxOpenRuns`). */
+  get openRuns(): number {
+    return this.#open.size;
+  }
+
+  /** Retired runs remembered (bounded by `limits.retiredRunsRemembered`). */
+  get retiredRuns(): number {
+    return this.#retired.size;
+  }
+
+  /**
+   * Starts a run for an authenticated principal: loads its persisted state, enforces the
+   * run caps, and returns the session under a fresh server-generated id.
+   */
+  async startRun(principalId: string, opts: StartRunOptions = {}): Promise<Session> {
+    const parsed = GateRequest.pick({ principalId: true, originalRequest: true }).safeParse({
+      principalId,
+      originalRequest: opts.originalRequest,
+    });
+    if (!parsed.success)
+      throw new ContextError("ERR_CONTEXT_INPUT_INVALID", "invalid principal or original request");
+    await this.principals.load(principalId);
+    const now = opts.now ?? this.#clock();
+    let inheritedTaint: TaintLabel[] | undefined;
+    if (opts.parentRun !== undefined) inheritedTaint = this.#lineage(opts.parentRun, principalId);
+    return this.#create(
+      { runId: uuidv4(), principalId, originalRequest: opts.originalRequest, parentRun: opts.parentRun },
+      now,
+      inheritedTaint,
+    );
+  }
+
+  /** The owner's open run; ERR_RUN_UNKNOWN for unknown, ended, evicted or another principal's. */
+  run(runId: string, principalId: string): Session {
+    const open = this.#open.get(runId);
+    if (open === undefined || open.session.principalId !== principalId) {
+      throw new ContextError("ERR_RUN_UNKNOWN", "no such run for this principal");
+    }
+    return open.session;
+  }
+
+  /**
+   * Legacy: the session of a caller-named run, opened on first use bound to its principal
+   * and original request. Later requests cannot rebind either. Quarantine and rate limits
+   * hold across such runs (they live with the principal); budgets and taint do not, so
+   * new entry points use startRun.
+   */
+  open(request: Pick<GateRequest, "runId" | "principalId" | "originalRequest">, now?: number): Session {
+    const existing = this.#open.get(request.runId);
+    if (existing !== undefined) return existing.session;
+    if (this.#retired.has(request.runId)) {
+      throw new ContextError("ERR_CONTEXT_SESSION_CLOSED", "the run has ended", {
+        details: { runId: request.runId },
+      });
+    }
+    const parsed = GateRequest.pick({ runId: true, principalId: true, originalRequest: true }).safeParse(
+      request,
+    );
+    if (!parsed.success)
+      throw new ContextError("ERR_CONTEXT_INPUT_INVALID", "invalid run id, principal or original request");
+    return this.#create(parsed.data, now ?? this.#clock(), undefined);
+  }
+
+  get(runId: string): Session | undefined {
+    return this.#open.get(runId)?.session;
+  }
+
+  /** Ends a run: its session is dropped and the run id cannot be opened again. */
+  end(runId: string): void {
+    const open = this.#open.get(runId);
+    if (open !== undefined) this.#retire(open.session);
+    else this.#remember(runId, { principalId: "", taint: [] });
+  }
+
+  /** Evicts runs idle for `limits.idleMs` at `now`; each is reported to onEvict and returned. */
+  sweep(now?: number): EvictedRun[] {
+    const at = now ?? this.#clock();
+    const evicted: EvictedRun[] = [];
+    for (const [runId, open] of this.#open) {
+      if (at - open.lastActive < this.config.limits.idleMs) break;
+      // A run with a call waiting on a human is not idle: keep it, look again later.
+      if (this.#ledger.usage(runId, at).held > 0) {
+        this.#touch(open.session, at);
+        continue;
+      }
+      this.#retire(open.session);
+      const run = { runId, principalId: open.session.principalId, lastActive: open.lastActive, at };
+      evicted.push(run);
+      this.#onEvict(run);
+    }
+    return evicted;
+  }
+
+  #create(
+    init: {
+      runId: string;
+      principalId: string;
+      originalRequest?: string | undefined;
+      parentRun?: string | undefined;
+    },
+    now: number,
+    inheritedTaint: TaintLabel[] | undefined,
+  ): Session {
+    const limits = this.config.limits;
+    this.sweep(now);
+    const mine = this.#perPrincipal.get(init.principalId) ?? 0;
+    if (mine >= limits.maxOpenRunsPerPrincipal || this.#open.size >= limits.maxOpenRuns) {
+      throw new ContextError("ERR_RUN_LIMIT", "too many open runs; end one or wait for idle runs to expire", {
+        details: {
+          limit: mine >= limits.maxOpenRunsPerPrincipal ? limits.maxOpenRunsPerPrincipal : limits.maxOpenRuns,
+        },
+      });
+    }
+    const session = new Session(
+      { ...init, now, inheritedTaint },
+      {
+        config: this.config,
+        clock: this.#clock,
+        ledger: this.#ledger,
+        principals: this.principals,
+        onActivity: (s, at) => this.#touch(s, at),
+      },
+    );
+    this.#open.set(init.runId, { session, lastActive: now });
+    this.#perPrincipal.set(init.principalId, mine + 1);
+    return session;
+  }
+
+  /** The taint a child run of `parentRun` carries in; the parent must be the principal's own. */
+  #lineage(parentRun: string, principalId: string): TaintLabel[] {
+    const open = this.#open.get(parentRun);
+    if (open !== undefined && open.session.principalId === principalId) return open.session.taintSeen();
+    const retired = this.#retired.get(parentRun);
+    if (retired !== undefined && retired.principalId === principalId) return structuredClone(retired.taint);
+    throw new ContextError("ERR_RUN_UNKNOWN", "no such parent run for this principal");
+  }
+
+  #touch(session: Session, at: number): void {
+    const open = this.#open.get(session.runId);
+    if (open === undefined || open.session !== session) return;
+    // Re-inserting moves the run to the end of the activity order: O(1).
+    this.#open.delete(session.runId);
+    open.lastActive = Math.max(open.lastActive, at);
+    this.#open.set(session.runId, open);
+  }
+
+  #retire(session: Session): void {
+    session.close();
+    this.#open.delete(session.runId);
+    const n = (this.#perPrincipal.get(session.principalId) ?? 1) - 1;
+    if (n <= 0) this.#perPrincipal.delete(session.principalId);
+    else this.#perPrincipal.set(session.principalId, n);
+    this.#remember(session.runId, { principalId: session.principalId, taint: session.taintSeen() });
+    this.#ledger.forgetRun(session.runId);
+  }
+
+  #remember(runId: string, retired: Retired): void {
+    this.#retired.set(runId, retired);
+    const cap = this.config.limits.retiredRunsRemembered;
+    while (this.#retired.size > cap) {
+      const oldest = this.#retired.keys().next().value;
+      if (oldest === undefined) break;
+      this.#retired.delete(oldest);
+    }
+  }
+}
+
+export function createSessionStore(
+  config?: ContextConfigInput | ContextConfig,
+  opts?: SessionStoreOptions,
+): SessionStore {
+  return new SessionStore(config, opts);
+}
