@@ -98,8 +98,8 @@ function nextCommands(dir: string, port: number, publicKey: string): string[] {
   });
   return [
     `${warden} sidecar --config ${rel(join(dir, STARTER.config))} &`,
-    `curl -s --retry 10 --retry-connrefused http://127.0.0.1:${port}/v1/execute -H "authorization: Bearer $WARDEN_TOKEN" -H "content-type: application/json" -d '${body}'`,
-    `kill %1`,
+    `curl -s -w '\\n' --retry 10 --retry-connrefused http://127.0.0.1:${port}/v1/execute -H "authorization: Bearer $WARDEN_TOKEN" -H "content-type: application/json" -d '${body}'`,
+    "kill %1; wait",
     `${warden} journal verify --db ${rel(join(dir, STARTER.journal))} --keys ${rel(publicKey)}`,
   ];
 }
