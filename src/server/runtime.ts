@@ -62,8 +62,8 @@ function describe(err: unknown): string {
 function createPrivateFile(path: string): void {
   try {
     closeSync(openSync(path, "wx", 0o600));
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+  } catch {
+    // It exists (kept as it is), or it cannot be created: the store's open reports that.
   }
 }
 

@@ -96,8 +96,9 @@ export function registerSidecar(program: Command, ctx: CliContext): void {
         ...(opts.host !== undefined ? { host: opts.host } : {}),
         ...(port !== undefined ? { port } : {}),
       });
-      ctx.io.out(`warden sidecar listening on ${server.url}\n`);
-      await new Promise<void>((resolve) => {
+      // The handlers are in place before the address is printed: whoever reads that line
+      // may signal at once, and an unhandled SIGTERM would kill the process unflushed.
+      const stopped = new Promise<void>((resolve) => {
         const stop = () => {
           process.off("SIGINT", stop);
           process.off("SIGTERM", stop);
@@ -111,6 +112,8 @@ export function registerSidecar(program: Command, ctx: CliContext): void {
         process.on("SIGINT", stop);
         process.on("SIGTERM", stop);
       });
+      ctx.io.out(`warden sidecar listening on ${server.url}\n`);
+      await stopped;
       ctx.io.out("warden sidecar stopped; journal flushed\n");
     });
 }
