@@ -28,6 +28,20 @@ import { ScriptedAdapter } from "../src/loop/index.js";
 
 const out = (s: string) => process.stdout.write(s);
 
+/** WARDEN_DEMO_KEEP=1 keeps the temp directory (journal, key, sandbox) after the demo. */
+const KEEP = process.env.WARDEN_DEMO_KEEP === "1";
+
+/** The verify command is printed only for a journal that still exists when the demo ends. */
+function keepNote(dbPath: string): string {
+  if (!KEEP) {
+    return "\nthe demo removes its temp directory (journal included) on exit; run it as\nWARDEN_DEMO_KEEP=1 npm run demo to keep the journal and get the command that verifies it\n\n";
+  }
+  return (
+    `\njournal kept: ${dbPath} (public key ${dbPath}.key.pub.pem; delete the directory when done)\n` +
+    `verify it yourself: node bin/warden.js journal verify --db ${dbPath} --keys ${dbPath}.key.pub.pem\n\n`
+  );
+}
+
 /** examples/demo/ whether this runs from the source tree or from dist/examples/. */
 function assetsDir(): string {
   for (const rel of ["./demo/", "../../examples/demo/"]) {
@@ -203,8 +217,7 @@ async function main(): Promise<number> {
           ["journal entries", String(journal.entries)],
           ["journal head", journal.head ?? "-"],
         ]) +
-        `\nverify it yourself: node bin/warden.js journal verify --db ${rt.dbPath} --keys ${rt.dbPath}.key.pub.pem\n` +
-        "(the demo removes its temp directory on exit; pass WARDEN_DEMO_KEEP=1 to keep it)\n\n" +
+        keepNote(rt.dbPath) +
         `DEMO_SUMMARY ${JSON.stringify(summary)}\n`,
     );
     const ok =
@@ -217,7 +230,7 @@ async function main(): Promise<number> {
   } finally {
     await rt?.close();
     await new Promise<void>((resolve) => wiki.server.close(() => resolve()));
-    if (process.env.WARDEN_DEMO_KEEP !== "1") rmSync(work, { recursive: true, force: true });
+    if (!KEEP) rmSync(work, { recursive: true, force: true });
   }
 }
 

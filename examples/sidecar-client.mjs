@@ -3,9 +3,11 @@
 // a bearer token for the sidecar, which decides, executes and journals each call.
 //
 //   npm run build
-//   node bin/warden.js keys generate --type ed25519 --out examples/sidecar/keys --name journal
-//   node bin/warden.js sidecar --config examples/sidecar/sidecar.yaml &
+//   node bin/warden.js sidecar --config examples/sidecar/sidecar.yaml --init-keys &
 //   node examples/sidecar-client.mjs
+//
+// It also runs against a `warden init` deployment: `eval "$(warden init DIR --shell)"`
+// exports WARDEN_TOKEN and WARDEN_OPERATOR_TOKEN (README, "Sidecar").
 //
 // WARDEN_URL (default http://127.0.0.1:8787), WARDEN_TOKEN (the agent's token) and
 // WARDEN_OPERATOR_TOKEN (an approver/auditor token) override the demo defaults.

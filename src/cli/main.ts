@@ -5,6 +5,7 @@ import { registerCanon } from "./commands/canon.js";
 import { registerContract } from "./commands/contract.js";
 import { registerExec } from "./commands/exec.js";
 import { registerGate } from "./commands/gate.js";
+import { registerInit } from "./commands/init.js";
 import { registerJournal } from "./commands/journal.js";
 import { registerKeys } from "./commands/keys.js";
 import { registerPolicy } from "./commands/policy.js";
@@ -27,6 +28,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerExec(program, ctx);
   registerGate(program, ctx);
   registerSidecar(program, ctx);
+  registerInit(program, ctx);
   return program;
 }
 

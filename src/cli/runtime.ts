@@ -34,13 +34,7 @@ import {
   type ProcessOutput,
   registerExecutorEventTypes,
 } from "../executors/index.js";
-import {
-  DeferQueue,
-  type ExecutionTicket,
-  Gate,
-  loadGateConfig,
-  type PrincipalConfig,
-} from "../gate/index.js";
+import { DeferQueue, type ExecutionTicket, Gate, type PrincipalConfig } from "../gate/index.js";
 import {
   defaultEventTypes,
   type Journal,
@@ -62,6 +56,7 @@ import {
 import { loadPolicyBundle, type PolicyBundle } from "../policy/index.js";
 import { type CompiledTool, ContractRegistry, parseOutput } from "../tools/index.js";
 import { BUILTIN_TOOL_NAMES, type BuiltinTool, builtinFileTools } from "./builtin-tools.js";
+import { loadCliGateConfig } from "./gate-config.js";
 
 export interface RuntimeOptions {
   /** Directory of `*.clad.toml` contracts. */
@@ -229,7 +224,7 @@ export async function openRuntime(o: RuntimeOptions): Promise<Runtime> {
   let requireContract = true;
   let defer: DeferQueue | undefined;
   if (o.config !== undefined) {
-    const loaded = loadGateConfig(o.config);
+    const loaded = loadCliGateConfig(o.config);
     const a = loaded.config.approvals;
     defer = new DeferQueue(a.maxDeferred, a.maxDeferredPerPrincipal);
     principals = loaded.principals;

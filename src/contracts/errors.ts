@@ -32,7 +32,8 @@ export const ERROR_CODES = {
     "ERR_CRYPTO_KEY_NOT_PRIVATE",
     "ERR_CRYPTO_SIGNATURE_ENCODING",
   ],
-  cli: ["ERR_CLI_USAGE", "ERR_CLI_INPUT"],
+  // ERR_CLI_INIT_NOT_EMPTY: `warden init` refuses a non-empty directory without --force.
+  cli: ["ERR_CLI_USAGE", "ERR_CLI_INPUT", "ERR_CLI_INIT_NOT_EMPTY"],
   gate: ["ERR_GATE_CONFIG_INVALID", "ERR_GATE_UNKNOWN_DECISION", "ERR_GATE_SCENARIO_INVALID"],
   context: [
     "ERR_CONTEXT_CONFIG_INVALID",
@@ -198,6 +199,8 @@ export const ERROR_CODES = {
   ],
   server: [
     "ERR_SERVER_CONFIG_INVALID",
+    // The configured journal key file does not exist (the message names the command that creates it).
+    "ERR_SERVER_JOURNAL_KEY_MISSING",
     "ERR_AUTH_MISSING",
     "ERR_AUTH_INVALID",
     "ERR_AUTH_FORBIDDEN",

@@ -132,6 +132,8 @@ export interface LoadedSidecarConfig {
   gate: LoadedGateConfig;
   /** Directory relative paths were resolved against. */
   baseDir: string;
+  /** The configuration file, when it was loaded from one (named in error messages). */
+  source?: string;
 }
 
 const MAX_CONFIG_BYTES = 1024 * 1024;
@@ -140,12 +142,31 @@ function invalid(message: string): ServerError {
   return new ServerError("ERR_SERVER_CONFIG_INVALID", message);
 }
 
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === "object" && !Array.isArray(v);
+}
+
+/**
+ * A gate configuration input with `requireContract: true` unless it states the member
+ * itself. The sidecar and the CLI require a tool contract by default (a call without one
+ * is denied `contract_required`); `requireContract: false` is the documented opt-out.
+ * Anything that is not an object is returned as it is, for the schema to refuse.
+ */
+export function requireContractByDefault(gate: unknown): unknown {
+  if (gate === undefined) return { requireContract: true };
+  if (!isPlainObject(gate) || Object.hasOwn(gate, "requireContract")) return gate;
+  return { ...gate, requireContract: true };
+}
+
 /**
  * Validates a configuration object. Relative paths are resolved against `baseDir`
  * (the configuration file's directory). Throws ERR_SERVER_CONFIG_INVALID naming the field.
  */
 export function parseSidecarConfig(input: unknown, baseDir: string = process.cwd()): LoadedSidecarConfig {
-  const res = SidecarConfigSchema.safeParse(input ?? {});
+  const raw = input ?? {};
+  const res = SidecarConfigSchema.safeParse(
+    isPlainObject(raw) ? { ...raw, gate: requireContractByDefault(raw.gate) } : raw,
+  );
   if (!res.success) {
     const issue = res.error.issues[0];
     throw invalid(
@@ -215,5 +236,5 @@ export function loadSidecarConfig(path: string): LoadedSidecarConfig {
   } catch (err) {
     throw invalid(`${path}: ${(err as Error).message.split("\n")[0]}`);
   }
-  return parseSidecarConfig(data, dirname(resolve(path)));
+  return { ...parseSidecarConfig(data, dirname(resolve(path))), source: path };
 }

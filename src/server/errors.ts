@@ -26,6 +26,8 @@ export const ERROR_STATUS = {
   ERR_SERVER_SHUTTING_DOWN: 503,
   ERR_SERVER_INTERNAL: 500,
   ERR_SERVER_CONFIG_INVALID: 500,
+  // Startup only (the sidecar does not start without its key); never sent to a client.
+  ERR_SERVER_JOURNAL_KEY_MISSING: 500,
   // Strict JSON parsing of request bodies.
   ERR_JSON_SYNTAX: 400,
   ERR_JSON_DUPLICATE_KEY: 400,

@@ -7,12 +7,19 @@ export {
   type LoadedSidecarConfig,
   loadSidecarConfig,
   parseSidecarConfig,
+  requireContractByDefault,
   type SidecarConfig,
   type SidecarConfigInput,
   SidecarConfigSchema,
 } from "./config.js";
 export { ApiError, type ApiErrorBody, type ApiErrorCode, ERROR_STATUS, toApiError } from "./errors.js";
 export { type ExecutionView, ToolRunner, type ToolRunnerOptions } from "./execute.js";
+export {
+  type CreatedJournalKey,
+  initJournalKey,
+  loadJournalKey,
+  missingKeyError,
+} from "./journal-key.js";
 export { DECISION_BUCKETS_S, SidecarMetrics } from "./metrics.js";
 export { openApiDocument } from "./openapi.js";
 export {

@@ -3,11 +3,11 @@
 // approval and deferral queues, and the executors behind their circuit breakers.
 // `checkSidecarConfig` does the same loading without opening anything for writing, and
 // reports every problem it finds instead of stopping at the first.
-import { accessSync, constants, existsSync, readFileSync, statSync } from "node:fs";
+import { accessSync, closeSync, constants, existsSync, openSync, readFileSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { createSessionStore } from "../context/index.js";
 import { WardenError } from "../contracts/index.js";
-import { type KeyPair, keyTypeOf, loadPrivateKeyFile } from "../crypto/index.js";
+import type { KeyPair } from "../crypto/index.js";
 import {
   BreakerRegistry,
   journalBreakerTransitions,
@@ -25,6 +25,7 @@ import { loadPolicyBundle } from "../policy/index.js";
 import { ContractRegistry } from "../tools/index.js";
 import type { JournalSignatureMode, LoadedSidecarConfig } from "./config.js";
 import { ToolRunner, type ToolRunnerOptions } from "./execute.js";
+import { loadJournalKey } from "./journal-key.js";
 
 export interface SidecarRuntime {
   readonly loaded: LoadedSidecarConfig;
@@ -54,18 +55,16 @@ function describe(err: unknown): string {
   return e.code !== undefined ? `${e.code}` : e instanceof Error ? e.message : String(err);
 }
 
-function loadJournalKey(path: string): KeyPair {
-  let pair: KeyPair;
+/**
+ * A journal that does not exist yet is created empty with mode 0600 (SQLite gives its
+ * -wal and -shm files the same mode), so the sidecar's journal is never world-readable.
+ */
+function createPrivateFile(path: string): void {
   try {
-    pair = loadPrivateKeyFile(path);
-  } catch (err) {
-    if (err instanceof WardenError) throw err;
-    throw new Error(`cannot read journal key ${path}: ${describe(err)}`);
+    closeSync(openSync(path, "wx", 0o600));
+  } catch {
+    // It exists (kept as it is), or it cannot be created: the store's open reports that.
   }
-  if (keyTypeOf(pair.privateKey) !== "ed25519") {
-    throw new Error(`journal key ${path} is not an Ed25519 key`);
-  }
-  return pair;
 }
 
 function loadContracts(dir: string | undefined): ContractRegistry | undefined {
@@ -100,10 +99,11 @@ export async function openSidecarRuntime(
 ): Promise<SidecarRuntime> {
   const c = loaded.config;
   registerExecutorEventTypes(defaultEventTypes);
-  const signer = loadJournalKey(c.journal.key);
+  const signer = loadJournalKey(loaded);
   const policy: GatePolicy = overrides.policy ?? loadPolicyBundle(c.policies);
   const contracts = loadContracts(c.contracts);
 
+  createPrivateFile(c.journal.path);
   const store = SqliteJournalStore.open(c.journal.path, { busyTimeoutMs: c.journal.busyTimeoutMs });
   let journal: Journal;
   try {
@@ -223,7 +223,7 @@ export async function checkSidecarConfig(loaded: LoadedSidecarConfig): Promise<C
     journal: c.journal.path,
     journalSignatures: c.journal.signatures,
   };
-  const signer = attempt("journal.key", () => loadJournalKey(c.journal.key));
+  const signer = attempt("journal.key", () => loadJournalKey(loaded));
   const bundle = attempt("policies", () => loadPolicyBundle(c.policies));
   if (bundle) summary.policyBundleHash = bundle.policyBundleHash;
   if (c.contracts !== undefined) {

@@ -1,9 +1,11 @@
 // Runs the built demo (`node dist/examples/demo.js`) as `npm run demo` does and checks
 // its machine-readable summary: the injection is denied, the run quarantined, the
-// collector untouched, the journal verified, and the temp directory removed.
+// collector untouched, the journal verified, and the temp directory removed. The
+// `warden journal verify` command is printed only when the journal is kept
+// (WARDEN_DEMO_KEEP=1), and then it works as printed.
 import { spawnSync } from "node:child_process";
-import { existsSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, rmSync, statSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../helpers/repo.js";
 
@@ -74,4 +76,39 @@ describe("npm run demo", () => {
     expect(s.journal.head).toMatch(/^sha256:[0-9a-f]{64}$/);
     expect(existsSync(s.journal.db)).toBe(false);
   });
+
+  it("prints no verify command for the journal it deletes, only how to keep it", () => {
+    expect(out).not.toContain("journal verify");
+    expect(out).toContain("WARDEN_DEMO_KEEP=1 npm run demo");
+  });
+});
+
+describe("WARDEN_DEMO_KEEP=1 npm run demo", () => {
+  it("keeps the journal and prints a verify command that passes as printed", () => {
+    const r = spawnSync(process.execPath, [DEMO_JS], {
+      cwd: REPO_ROOT,
+      encoding: "utf8",
+      timeout: 60_000,
+      env: { ...process.env, WARDEN_DEMO_KEEP: "1" },
+    });
+    const line = r.stdout.split("\n").find((l) => l.startsWith("verify it yourself: "));
+    expect(r.status).toBe(0);
+    expect(line).toBeDefined();
+    const cmd = (line as string).slice("verify it yourself: ".length).split(" ");
+    expect(cmd.slice(0, 4)).toEqual(["node", "bin/warden.js", "journal", "verify"]);
+    const db = cmd[cmd.indexOf("--db") + 1] as string;
+    try {
+      expect(existsSync(db)).toBe(true);
+      const v = spawnSync(process.execPath, cmd.slice(1), {
+        cwd: REPO_ROOT,
+        encoding: "utf8",
+        timeout: 60_000,
+      });
+      expect(v.stderr).toBe("");
+      expect(v.status).toBe(0);
+      expect(v.stdout).toMatch(/intact/);
+    } finally {
+      rmSync(dirname(db), { recursive: true, force: true });
+    }
+  }, 120_000);
 });

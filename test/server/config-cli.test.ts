@@ -10,6 +10,7 @@ import {
   mkdtempSync,
   readFileSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
@@ -18,6 +19,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { generateKeyPair, saveKeyPair } from "../../src/crypto/index.js";
 import {
   hashToken,
+  initJournalKey,
   loadSidecarConfig,
   openSidecarRuntime,
   parseSidecarConfig,
@@ -272,5 +274,111 @@ describe("examples/sidecar-client.mjs", () => {
     } finally {
       await server.close();
     }
+  });
+});
+
+describe("warden sidecar: a journal key that does not exist yet", () => {
+  /** The example configuration without its key, as a fresh checkout has it. */
+  function keyless(): string {
+    const d = exampleDir();
+    rmSync(join(d, "keys"), { recursive: true });
+    return d;
+  }
+
+  it("refuses to start with ERR_SERVER_JOURNAL_KEY_MISSING naming the exact commands that create the key", async () => {
+    const d = keyless();
+    const cfg = join(d, "sidecar.yaml");
+    const r = await runCli("sidecar", "--config", cfg, "--port", "0");
+    expect(r.code).toBe(2);
+    expect(r.err).toContain("ERR_SERVER_JOURNAL_KEY_MISSING");
+    expect(r.err).toContain(`warden sidecar --config ${cfg} --init-keys`);
+    expect(r.err).toContain(`warden keys generate --type ed25519 --out ${join(d, "keys")} --name journal`);
+    expect(existsSync(join(d, "journal.db"))).toBe(false);
+    expect(existsSync(join(d, "keys"))).toBe(false);
+    const check = await runCli("sidecar", "--check", "--config", cfg);
+    expect(check.code).toBe(2);
+    expect(check.err).toMatch(/journal\.key: ERR_SERVER_JOURNAL_KEY_MISSING: .*--init-keys/);
+  });
+
+  it("the command it names creates the key: warden keys generate, then --check passes", async () => {
+    const d = keyless();
+    const cfg = join(d, "sidecar.yaml");
+    const gen = await runCli(
+      "keys",
+      "generate",
+      "--type",
+      "ed25519",
+      "--out",
+      join(d, "keys"),
+      "--name",
+      "journal",
+    );
+    expect(gen.code).toBe(0);
+    expect((await runCli("sidecar", "--check", "--config", cfg)).code).toBe(0);
+  });
+
+  it("--init-keys creates the key exclusively (0600 in a 0700 directory) and never replaces one", () => {
+    const d = keyless();
+    const loaded = loadSidecarConfig(join(d, "sidecar.yaml"));
+    const created = initJournalKey(loaded);
+    expect(created?.files.privatePem).toBe(join(d, "keys", "journal.pem"));
+    expect(statSync(join(d, "keys")).mode & 0o777).toBe(0o700);
+    expect(statSync(join(d, "keys", "journal.pem")).mode & 0o777).toBe(0o600);
+    expect(statSync(join(d, "keys", "journal.jwk.json")).mode & 0o777).toBe(0o600);
+    const before = readFileSync(join(d, "keys", "journal.pem"), "utf8");
+    expect(initJournalKey(loaded)).toBeUndefined();
+    expect(readFileSync(join(d, "keys", "journal.pem"), "utf8")).toBe(before);
+  });
+
+  it("--init-keys refuses to mint a new key for a journal that already exists (it could not continue the chain)", () => {
+    const d = keyless();
+    writeFileSync(join(d, "journal.db"), "");
+    expect(() => initJournalKey(loadSidecarConfig(join(d, "sidecar.yaml")))).toThrow(
+      expect.objectContaining({ code: "ERR_SERVER_JOURNAL_KEY_MISSING" }),
+    );
+    expect(existsSync(join(d, "keys"))).toBe(false);
+  });
+
+  it("--init-keys with --check is a usage error (check writes nothing)", async () => {
+    const d = keyless();
+    const r = await runCli("sidecar", "--check", "--init-keys", "--config", join(d, "sidecar.yaml"));
+    expect(r.code).toBe(2);
+    expect(r.err).toContain("ERR_CLI_USAGE");
+    expect(existsSync(join(d, "keys"))).toBe(false);
+  });
+
+  const built = existsSync(join(ROOT, "dist/src/cli/main.js"));
+  it.skipIf(!built)("--init-keys creates the key and starts, from the command line", async () => {
+    const d = keyless();
+    const child = spawn(
+      process.execPath,
+      [
+        join(ROOT, "bin/warden.js"),
+        "sidecar",
+        "--config",
+        join(d, "sidecar.yaml"),
+        "--init-keys",
+        "--port",
+        "0",
+      ],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
+    let out = "";
+    const listening = new Promise<void>((res, rej) => {
+      const t = setTimeout(() => rej(new Error(`did not start: ${out}`)), 15_000);
+      child.stdout.on("data", (b: Buffer) => {
+        out += b.toString();
+        if (/listening on http/.test(out)) {
+          clearTimeout(t);
+          res();
+        }
+      });
+    });
+    await listening;
+    expect(out).toMatch(/created journal key /);
+    expect(statSync(join(d, "keys", "journal.pem")).mode & 0o777).toBe(0o600);
+    const exited = new Promise<number | null>((r) => child.on("exit", (c) => r(c)));
+    child.kill("SIGTERM");
+    expect(await exited).toBe(0);
   });
 });

@@ -5,17 +5,23 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { echo, type Sidecar, startTestSidecar, TOKENS, until } from "./harness.js";
 
 let s: Sidecar;
+/** The documented opt-out (gate.requireContract: false), for contract-less behaviour only. */
+let loose: Sidecar;
 beforeAll(async () => {
   s = await startTestSidecar();
+  loose = await startTestSidecar({ requireContract: false });
 });
-afterAll(() => s.stop());
+afterAll(async () => {
+  await s.stop();
+  await loose.stop();
+});
 
 const code = (r: { body: Record<string, unknown> }) => (r.body.error as { code?: string } | undefined)?.code;
 type Pending = { id: string; kind: string; runId: string; request?: { parameters?: unknown } };
 
-async function pendingFor(runId: string): Promise<Pending> {
+async function pendingFor(runId: string, on: Sidecar = s): Promise<Pending> {
   return until(async () => {
-    const r = await s.call("/v1/approvals", { token: TOKENS.approver });
+    const r = await on.call("/v1/approvals", { token: TOKENS.approver });
     return (r.body.pending as Pending[]).find((p) => p.runId === runId);
   });
 }
@@ -99,8 +105,18 @@ describe("POST /v1/decide", () => {
     expect((list.body.pending as Pending[]).some((p) => p.runId === "run-decide")).toBe(false);
   });
 
-  it("takes tool-class calls without a contract", async () => {
+  it("a call to a tool with no contract is refused by default", async () => {
     const r = await s.call("/v1/decide", {
+      token: TOKENS.agentA,
+      body: { runId: "run-nc", toolClass: "http", action: "get", parameters: { url: "https://x.test/" } },
+    });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ decision: "deny", reasonCodes: ["contract_required"] });
+    expect(s.loaded.config.gate.requireContract).toBe(true);
+  });
+
+  it("takes tool-class calls without a contract when the configuration opts out", async () => {
+    const r = await loose.call("/v1/decide", {
       token: TOKENS.agentA,
       body: { runId: "run-decide", toolClass: "http", action: "get", parameters: { url: "https://x.test/" } },
     });
@@ -363,18 +379,18 @@ describe("step-up approvals across two clients", () => {
 
 describe("deferred actions", () => {
   it("lists a deferred decision and releases it on an operator's word", async () => {
-    const r0 = s.call("/v1/decide", {
+    const r0 = loose.call("/v1/decide", {
       token: TOKENS.agentA,
       body: { runId: "run-defer", toolClass: "file", action: "delete", parameters: { path: "a.txt" } },
     });
     // decide does not wait: the deferral is returned, not held.
     expect((await r0).body.decision).toBe("defer");
-    const list = await s.call("/v1/approvals", { token: TOKENS.approver });
+    const list = await loose.call("/v1/approvals", { token: TOKENS.approver });
     expect((list.body.pending as Pending[]).some((p) => p.runId === "run-defer")).toBe(false);
   });
 
   it("refuses a deferred-item decision from an operator without the approver role", async () => {
-    const gate = s.server.runtime.gate;
+    const gate = loose.server.runtime.gate;
     const held = gate.authorize({
       principalId: "agent-a",
       runId: "run-defer-2",
@@ -382,15 +398,15 @@ describe("deferred actions", () => {
       action: "delete",
       parameters: { path: "b.txt" },
     });
-    const item = await pendingFor("run-defer-2");
+    const item = await pendingFor("run-defer-2", loose);
     expect(item.kind).toBe("defer");
-    const auditor = await s.call(`/v1/approvals/${item.id}`, {
+    const auditor = await loose.call(`/v1/approvals/${item.id}`, {
       token: TOKENS.auditor,
       body: { outcome: "approve", justification: "auditors cannot release" },
     });
     expect(auditor.status).toBe(403);
     expect(code(auditor)).toBe("ERR_APPROVAL_FORBIDDEN");
-    const ok = await s.call(`/v1/approvals/${item.id}`, {
+    const ok = await loose.call(`/v1/approvals/${item.id}`, {
       token: TOKENS.approver,
       body: { outcome: "approve", justification: "batch window reached" },
     });

@@ -212,6 +212,8 @@ export interface SidecarOptions {
   journal?: Partial<Omit<SidecarConfigInput["journal"], "path" | "key">>;
   overrides?: RuntimeOverrides;
   policy?: string;
+  /** gate.requireContract; unset keeps the sidecar's default (true). */
+  requireContract?: boolean;
 }
 
 export async function startTestSidecar(o: SidecarOptions = {}): Promise<Sidecar> {
@@ -237,6 +239,7 @@ export async function startTestSidecar(o: SidecarOptions = {}): Promise<Sidecar>
         { id: "agent-a", roles: ["agent"] },
         { id: "agent-b", roles: ["agent"] },
       ],
+      ...(o.requireContract !== undefined ? { requireContract: o.requireContract } : {}),
     },
     auth: {
       principals: [

@@ -2,13 +2,16 @@
 // starts it and runs until SIGINT/SIGTERM (graceful shutdown: in-flight calls finish,
 // the journal is flushed); `--check` validates the configuration without starting
 // anything (exit 0 valid, 2 invalid); `--new-token` mints a bearer token and prints the
-// hash to put in the configuration (only the hash is ever stored).
+// hash to put in the configuration (only the hash is ever stored). A configured journal
+// key that does not exist stops the start with ERR_SERVER_JOURNAL_KEY_MISSING naming the
+// command that creates it; `--init-keys` creates it (0600, exclusive) and starts.
 import type { Command } from "commander";
 import { CliError } from "../../contracts/index.js";
 import {
   checkSidecarConfig,
   generateToken,
   hashToken,
+  initJournalKey,
   loadSidecarConfig,
   openSidecarRuntime,
   startSidecar,
@@ -19,6 +22,7 @@ interface SidecarFlags {
   config?: string;
   check?: boolean;
   newToken?: boolean;
+  initKeys?: boolean;
   host?: string;
   port?: string;
   json?: boolean;
@@ -31,6 +35,7 @@ export function registerSidecar(program: Command, ctx: CliContext): void {
     .option("--config <file>", "sidecar configuration (YAML or JSON)")
     .option("--check", "validate the configuration (files, keys, policies, contracts) and exit")
     .option("--new-token", "print a new bearer token and the sha256 hash to configure for it")
+    .option("--init-keys", "create the configured journal key if it does not exist yet (0600), then start")
     .option("--host <host>", "listen address (overrides the configuration)")
     .option("--port <port>", "listen port (overrides the configuration; 0 picks a free one)")
     .option("--json", "machine-readable output for --check and --new-token")
@@ -46,6 +51,9 @@ export function registerSidecar(program: Command, ctx: CliContext): void {
         return;
       }
       if (opts.config === undefined) throw new CliError("ERR_CLI_USAGE", "--config <file> is required");
+      if (opts.check && opts.initKeys) {
+        throw new CliError("ERR_CLI_USAGE", "--check writes nothing; use --init-keys without --check");
+      }
       let port: number | undefined;
       if (opts.port !== undefined) {
         if (!/^[0-9]{1,5}$/.test(opts.port) || Number(opts.port) > 65_535) {
@@ -74,13 +82,23 @@ export function registerSidecar(program: Command, ctx: CliContext): void {
         return;
       }
 
+      if (opts.initKeys) {
+        const created = initJournalKey(loaded);
+        if (created !== undefined) {
+          ctx.io.out(
+            `created journal key ${created.keyId}\nprivate      ${created.files.privatePem} (0600), ${created.files.privateJwk} (0600)\n` +
+              `public       ${created.files.publicPem} (for warden journal verify --keys)\n`,
+          );
+        }
+      }
       const runtime = await openSidecarRuntime(loaded);
       const server = await startSidecar(runtime, {
         ...(opts.host !== undefined ? { host: opts.host } : {}),
         ...(port !== undefined ? { port } : {}),
       });
-      ctx.io.out(`warden sidecar listening on ${server.url}\n`);
-      await new Promise<void>((resolve) => {
+      // The handlers are in place before the address is printed: whoever reads that line
+      // may signal at once, and an unhandled SIGTERM would kill the process unflushed.
+      const stopped = new Promise<void>((resolve) => {
         const stop = () => {
           process.off("SIGINT", stop);
           process.off("SIGTERM", stop);
@@ -94,6 +112,8 @@ export function registerSidecar(program: Command, ctx: CliContext): void {
         process.on("SIGINT", stop);
         process.on("SIGTERM", stop);
       });
+      ctx.io.out(`warden sidecar listening on ${server.url}\n`);
+      await stopped;
       ctx.io.out("warden sidecar stopped; journal flushed\n");
     });
 }

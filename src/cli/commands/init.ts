@@ -1,0 +1,170 @@
+// `warden init [DIR]`: a working starter deployment with no hand steps. It writes
+// sidecar.yaml (fresh random tokens; only their SHA-256 hashes are stored), a starter
+// policy, two example contracts, a work directory with a sample file, and the journal
+// key in keys/ (0700; private files 0600, written exclusively), outside the work
+// directory the tools are served from. The tokens are printed once, with the exact next
+// commands. A non-empty DIR is refused (ERR_CLI_INIT_NOT_EMPTY) unless --force; --force
+// rewrites the starter files and tokens but keeps an existing key (and so the journal).
+import { chmodSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { basename, join, relative, resolve } from "node:path";
+import type { Command } from "commander";
+import { CliError } from "../../contracts/index.js";
+import { generateKeyPair, keyFilePaths, loadPrivateKeyFile, saveKeyPair } from "../../crypto/index.js";
+import { generateToken, hashToken } from "../../server/index.js";
+import { SAMPLE_FILE, STARTER, STARTER_CONTRACTS, STARTER_POLICY, sidecarYaml } from "../init-files.js";
+import type { CliContext } from "../io.js";
+
+interface InitFlags {
+  force?: boolean;
+  port?: string;
+  shell?: boolean;
+  json?: boolean;
+}
+
+export interface InitResult {
+  dir: string;
+  config: string;
+  keyId: string;
+  keyCreated: boolean;
+  publicKey: string;
+  tokens: { agent: string; operator: string };
+  next: string[];
+}
+
+function prepareDir(dir: string, force: boolean): void {
+  if (existsSync(dir)) {
+    if (!statSync(dir).isDirectory())
+      throw new CliError("ERR_CLI_USAGE", `${dir} exists and is not a directory`);
+    if (readdirSync(dir).length > 0 && !force) {
+      throw new CliError(
+        "ERR_CLI_INIT_NOT_EMPTY",
+        `${dir} is not empty; choose a new directory, or pass --force to rewrite the starter files there (an existing journal key is kept)`,
+      );
+    }
+  }
+  mkdirSync(dir, { recursive: true, mode: 0o755 });
+}
+
+/** The journal key in DIR/keys: created (0600, exclusive) or, with --force, kept. */
+function journalKey(dir: string): { keyId: string; created: boolean; publicKey: string } {
+  const keys = join(dir, STARTER.keys);
+  mkdirSync(keys, { recursive: true, mode: 0o700 });
+  chmodSync(keys, 0o700);
+  const paths = keyFilePaths(keys, STARTER.keyName);
+  if (existsSync(paths.privatePem)) {
+    return { keyId: loadPrivateKeyFile(paths.privatePem).keyId, created: false, publicKey: paths.publicPem };
+  }
+  const pair = generateKeyPair("ed25519");
+  saveKeyPair(pair, keys, { name: STARTER.keyName });
+  return { keyId: pair.keyId, created: true, publicKey: paths.publicPem };
+}
+
+function writeStarterFiles(dir: string, port: number, tokens: InitResult["tokens"]): void {
+  writeFileSync(
+    join(dir, STARTER.config),
+    sidecarYaml({ agentSha256: hashToken(tokens.agent), operatorSha256: hashToken(tokens.operator) }, port),
+    { mode: 0o644 },
+  );
+  writeFileSync(join(dir, STARTER.policy), STARTER_POLICY);
+  mkdirSync(join(dir, STARTER.contracts), { recursive: true });
+  for (const [name, text] of Object.entries(STARTER_CONTRACTS)) {
+    writeFileSync(join(dir, STARTER.contracts, name), text);
+  }
+  mkdirSync(join(dir, STARTER.work), { recursive: true });
+  writeFileSync(join(dir, STARTER.work, SAMPLE_FILE.name), SAMPLE_FILE.text);
+}
+
+/** How to run this CLI again: `node <path>/bin/warden.js` when started that way, else `warden`. */
+function selfCommand(): string {
+  const script = process.argv[1];
+  if (script !== undefined && basename(script) === "warden.js") {
+    const rel = relative(process.cwd(), script);
+    return `node ${rel.startsWith("..") || rel === "" ? script : rel}`;
+  }
+  return "warden";
+}
+
+function shellQuote(s: string): string {
+  return /^[A-Za-z0-9_./:@%+=-]+$/.test(s) ? s : `'${s.replaceAll("'", "'\\''")}'`;
+}
+
+function nextCommands(dir: string, port: number, publicKey: string): string[] {
+  const warden = selfCommand();
+  const rel = (p: string) => shellQuote(relative(process.cwd(), p) || ".");
+  const body = JSON.stringify({
+    runId: "first-run",
+    tool: "echo",
+    parameters: { message: "hello from my agent" },
+  });
+  return [
+    `${warden} sidecar --config ${rel(join(dir, STARTER.config))} &`,
+    `curl -s -w '\\n' --retry 10 --retry-connrefused http://127.0.0.1:${port}/v1/execute -H "authorization: Bearer $WARDEN_TOKEN" -H "content-type: application/json" -d '${body}'`,
+    "kill %1; wait",
+    `${warden} journal verify --db ${rel(join(dir, STARTER.journal))} --keys ${rel(publicKey)}`,
+  ];
+}
+
+function render(r: InitResult, shell: boolean): string {
+  const exports = [
+    `export WARDEN_TOKEN=${r.tokens.agent}`,
+    `export WARDEN_OPERATOR_TOKEN=${r.tokens.operator}`,
+  ];
+  const info = [
+    `Warden starter deployment in ${r.dir}`,
+    `  ${STARTER.config}   sidecar configuration (token hashes only; listens on 127.0.0.1)`,
+    `  ${STARTER.policy}    starter policy: echo and word_count allowed, "rm" in an echo denied, anything else denied`,
+    `  ${STARTER.contracts}/     ${Object.keys(STARTER_CONTRACTS).join(", ")}`,
+    `  ${STARTER.work}/          the tools' work directory (${SAMPLE_FILE.name})`,
+    `  ${STARTER.keys}/          journal key ${r.keyId} (${r.keyCreated ? "new" : "kept"}; directory 0700, private files 0600), outside ${STARTER.work}/`,
+    `  ${STARTER.journal}     the signed journal, created (0600) when the sidecar first starts`,
+  ];
+  if (shell) {
+    return `${[...info, "tokens: exported below (agent: WARDEN_TOKEN, operator: WARDEN_OPERATOR_TOKEN); not stored anywhere", "next:", ...r.next].map((l) => `# ${l}`).join("\n")}\n${exports.join("\n")}\n`;
+  }
+  return (
+    `${info.join("\n")}\n\n` +
+    "Tokens (shown once; only their SHA-256 hashes are stored, in sidecar.yaml):\n" +
+    `  agent     ${r.tokens.agent}\n  operator  ${r.tokens.operator}   (approvals, journal, metrics)\n\n` +
+    `Next, in this shell:\n${[...exports, ...r.next].map((l) => `  ${l}`).join("\n")}\n`
+  );
+}
+
+export function registerInit(program: Command, ctx: CliContext): void {
+  program
+    .command("init")
+    .description("write a working starter sidecar deployment (config, keys, policy, contracts, work dir)")
+    .argument("[dir]", "directory to create or fill (must be empty unless --force)", ".")
+    .option("--force", "write into a non-empty directory (rewrites the starter files; keeps an existing key)")
+    .option("--port <port>", "port the sidecar listens on (default 8787)")
+    .option(
+      "--shell",
+      'print only shell lines (tokens as exports, the rest as comments): eval "$(warden init DIR --shell)"',
+    )
+    .option("--json", "print the result as JSON")
+    .action((dirArg: string, opts: InitFlags) => {
+      let port = 8787;
+      if (opts.port !== undefined) {
+        if (!/^[0-9]{1,5}$/.test(opts.port) || Number(opts.port) < 1 || Number(opts.port) > 65_535) {
+          throw new CliError("ERR_CLI_USAGE", "--port must be an integer in 1..65535");
+        }
+        port = Number(opts.port);
+      }
+      if (opts.shell && opts.json)
+        throw new CliError("ERR_CLI_USAGE", "--shell and --json exclude each other");
+      const dir = resolve(dirArg);
+      prepareDir(dir, opts.force === true);
+      const key = journalKey(dir);
+      const tokens = { agent: generateToken(), operator: generateToken() };
+      writeStarterFiles(dir, port, tokens);
+      const result: InitResult = {
+        dir,
+        config: join(dir, STARTER.config),
+        keyId: key.keyId,
+        keyCreated: key.created,
+        publicKey: key.publicKey,
+        tokens,
+        next: nextCommands(dir, port, key.publicKey),
+      };
+      ctx.io.out(opts.json ? `${JSON.stringify(result, null, 2)}\n` : render(result, opts.shell === true));
+    });
+}

@@ -1,0 +1,32 @@
+// The gate configuration as `warden run` and `warden exec` read it: the Gate's own
+// loader, except that `requireContract` defaults to true (as in the sidecar): a call that
+// names no tool contract is denied `contract_required` unless the file says
+// `requireContract: false`, the documented opt-out.
+import { readFileSync } from "node:fs";
+import { parse as parseYaml } from "yaml";
+import { GateError } from "../contracts/index.js";
+import { type LoadedGateConfig, parseGateConfig } from "../gate/index.js";
+import { requireContractByDefault } from "../server/index.js";
+
+const MAX_CONFIG_BYTES = 1024 * 1024;
+
+function invalid(message: string): GateError {
+  return new GateError("ERR_GATE_CONFIG_INVALID", message);
+}
+
+export function loadCliGateConfig(path: string): LoadedGateConfig {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    throw invalid(`cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? "error"}`);
+  }
+  if (text.length > MAX_CONFIG_BYTES) throw invalid(`${path} is larger than 1 MiB`);
+  let data: unknown;
+  try {
+    data = parseYaml(text, { maxAliasCount: 100, uniqueKeys: true, customTags: [] });
+  } catch (err) {
+    throw invalid(`${path}: ${(err as Error).message.split("\n")[0]}`);
+  }
+  return parseGateConfig(requireContractByDefault(data ?? {}));
+}
