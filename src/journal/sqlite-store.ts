@@ -10,7 +10,7 @@
 import { closeSync, fchmodSync, openSync } from "node:fs";
 import Database from "better-sqlite3";
 import { JournalError, parseStrictJson } from "../contracts/index.js";
-import type { JournalEntry, SealedEntry } from "./entry.js";
+import { type JournalEntry, JournalEntrySchema, type SealedEntry } from "./entry.js";
 import { type JournalQuery, type JournalStore, MalformedRecord } from "./store.js";
 
 const SCHEMA_VERSION = 2;
@@ -65,6 +65,12 @@ interface Row {
   body: string;
 }
 
+/**
+ * A stored row as an entry, validated like anything read from outside: the body must
+ * be strict JSON and the entry must have the entry schema's shape (a row changed on
+ * disk is refused here, before the journal chains on it or a reader trusts it; its
+ * hash and signature are the verifier's business).
+ */
 function rowToEntry(row: Row): JournalEntry | MalformedRecord {
   let body: unknown;
   try {
@@ -76,18 +82,24 @@ function rowToEntry(row: Row): JournalEntry | MalformedRecord {
       row.seq,
     );
   }
-  return {
+  const parsed = JournalEntrySchema.safeParse({
     seq: row.seq,
     time: row.time,
     type: row.type,
     run_id: row.run_id,
     trace_id: row.trace_id,
-    body: body as Record<string, unknown>,
-    prev_hash: row.prev_hash as JournalEntry["prev_hash"],
-    hash: row.hash as JournalEntry["hash"],
+    body,
+    prev_hash: row.prev_hash,
+    hash: row.hash,
     key_id: row.key_id,
     signature: row.signature,
-  };
+  });
+  if (!parsed.success) {
+    const first = parsed.error.issues[0];
+    const at = first === undefined || first.path.length === 0 ? "(root)" : first.path.map(String).join(".");
+    return new MalformedRecord(`seq ${row.seq}`, `entry is malformed at ${at}`, row.seq);
+  }
+  return parsed.data as JournalEntry;
 }
 
 function entryOrThrow(row: Row | undefined): JournalEntry | null {
