@@ -10,7 +10,7 @@
 import { closeSync, fchmodSync, openSync } from "node:fs";
 import Database from "better-sqlite3";
 import { JournalError, parseStrictJson } from "../contracts/index.js";
-import { type JournalEntry, JournalEntrySchema, type SealedEntry } from "./entry.js";
+import { type JournalEntry, JournalEntrySchema, type JournalHead, type SealedEntry } from "./entry.js";
 import { type JournalQuery, type JournalStore, MalformedRecord } from "./store.js";
 
 const SCHEMA_VERSION = 2;
@@ -136,7 +136,7 @@ export class SqliteJournalStore implements JournalStore {
   readonly #append: (build: (last: JournalEntry | null) => SealedEntry[]) => JournalEntry[];
   readonly #last: Database.Statement<[], Row>;
   readonly #get: Database.Statement<[number], Row>;
-  readonly #page: Database.Statement<[number, number], Row>;
+  readonly #page: Database.Statement<[number, number, number], Row>;
   /** Transactions this handle committed (each one fsync in durability "fsync"); for benchmarks. */
   #commits = 0;
   /** A copy of the last entry this store committed, to skip reading it back. */
@@ -148,7 +148,9 @@ export class SqliteJournalStore implements JournalStore {
     this.#db = db;
     this.#last = db.prepare(`SELECT ${COLUMNS} FROM journal_entries ORDER BY seq DESC LIMIT 1`);
     this.#get = db.prepare(`SELECT ${COLUMNS} FROM journal_entries WHERE seq = ?`);
-    this.#page = db.prepare(`SELECT ${COLUMNS} FROM journal_entries WHERE seq >= ? ORDER BY seq LIMIT ?`);
+    this.#page = db.prepare(
+      `SELECT ${COLUMNS} FROM journal_entries WHERE seq >= ? AND seq <= ? ORDER BY seq LIMIT ?`,
+    );
     const head = db.prepare<[], { seq: number; hash: string }>(
       "SELECT seq, hash FROM journal_entries ORDER BY seq DESC LIMIT 1",
     );
@@ -300,6 +302,11 @@ export class SqliteJournalStore implements JournalStore {
     return entryOrThrow(this.#last.get());
   }
 
+  async head(): Promise<JournalHead | null> {
+    const last = await this.last();
+    return last === null ? null : { seq: last.seq, hash: last.hash, time: last.time, key_id: last.key_id };
+  }
+
   async get(seq: number): Promise<JournalEntry | null> {
     this.#open();
     return entryOrThrow(this.#get.get(seq));
@@ -310,12 +317,15 @@ export class SqliteJournalStore implements JournalStore {
     return (this.#db.prepare("SELECT count(*) AS n FROM journal_entries").get() as { n: number }).n;
   }
 
-  async *entries(fromSeq = 1): AsyncIterable<JournalEntry | MalformedRecord> {
+  async *entries(
+    fromSeq = 1,
+    toSeq = Number.MAX_SAFE_INTEGER,
+  ): AsyncIterable<JournalEntry | MalformedRecord> {
     this.#open();
     let next = fromSeq;
     for (;;) {
       // Pages, not one long iterate(): a live cursor would block appends on this connection.
-      const rows = this.#page.all(next, PAGE);
+      const rows = this.#page.all(next, toSeq, PAGE);
       for (const row of rows) yield rowToEntry(row);
       const lastRow = rows.at(-1);
       if (rows.length < PAGE || lastRow === undefined) return;
