@@ -16,12 +16,12 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { z } from "zod";
 import {
   buildPolicyDecision,
   canonicalJson,
+  GATE_DECISION,
+  type GateDecisionBody,
   newTraceId,
-  RECORD_SCHEMAS,
   sha256Of,
   uuidv7,
 } from "../src/contracts/index.js";
@@ -56,19 +56,11 @@ const cpuUs = () => {
   return u.user + u.system;
 };
 
-// The Gate's merged decision entry: Warden's detail with the DARE record inside
-// (~1.5 KB canonical), schema-checked like the real type.
+// The Gate's merged decision entry (warden.gate.decision): Warden's detail with the
+// DARE record inside (~1.5 KB canonical), checked by its real schema on append()
+// and typed by it at compile time on appendBuilt().
 const registry = builtinEventTypes();
-registry.register(
-  "bench.gate.decision",
-  z.looseObject({
-    decision: z.enum(["allow", "deny", "modify", "step_up", "defer"]),
-    reason_codes: z.array(z.string()),
-    parameters: z.record(z.string(), z.json()),
-    dare: RECORD_SCHEMAS["dare.policy.decision"],
-  }),
-);
-const decisionBody = (i: number) => {
+const decisionBody = (i: number): GateDecisionBody => {
   const dare = buildPolicyDecision({
     run_id: run,
     trace_id: trace,
@@ -86,7 +78,7 @@ const decisionBody = (i: number) => {
   });
   return {
     decision_id: dare.decision_id,
-    decision: "allow",
+    decision: "allow" as const,
     reason_codes: ["ALLOWLIST_MATCH"],
     matched_rules: [{ id: "allow-get", source: "policy.yaml", decision: "allow", reason: "reads are fine" }],
     obligations: [],
@@ -107,6 +99,8 @@ interface ModeCase {
   name: string;
   options: Partial<OpenJournalOptions>;
   durability?: "fsync" | "os";
+  /** Append with appendBuilt (the runtime's typed path: no zod parse of the body). */
+  built?: boolean;
 }
 
 /** CPU time of this (the main) thread in µs, from /proc on Linux; NaN elsewhere. */
@@ -135,18 +129,25 @@ async function concurrent(
   mode: ModeCase,
   c: number,
   count: number,
-  bodies: Record<string, unknown>[],
+  bodies: GateDecisionBody[],
 ): Promise<Row> {
   const path = join(dir, `dec-${mode.name.replace(/\W+/g, "-")}-${c}.db`);
   const store = SqliteJournalStore.open(path, { durability: mode.durability ?? "fsync" });
   const journal = await openJournal({ store, signer: key, registry, ...mode.options } as OpenJournalOptions);
   const append = (i: number) =>
-    journal.append({
-      type: "bench.gate.decision",
-      run_id: run,
-      trace_id: trace,
-      body: bodies[i % bodies.length]!,
-    });
+    mode.built === true
+      ? journal.appendBuilt({
+          type: GATE_DECISION,
+          run_id: run,
+          trace_id: trace,
+          body: bodies[i % bodies.length]!,
+        })
+      : journal.append({
+          type: GATE_DECISION,
+          run_id: run,
+          trace_id: trace,
+          body: bodies[i % bodies.length]!,
+        });
   for (let i = 0; i < 200; i++) await append(i); // warm-up: JIT, first pages
   const lat = new Float64Array(count);
   let issued = 0;
@@ -200,6 +201,11 @@ async function decisionRows(dir: string, cores: number): Promise<Row[]> {
   if ((process.env.JOURNAL_BENCH_MODES ?? "entry,batch").includes("batch")) {
     modes.push({ name: "batch signatures (Merkle), 1 thread", options: { signatureMode: "batch" } });
     modes.push({
+      name: "batch signatures (Merkle), appendBuilt (typed, no zod parse)",
+      options: { signatureMode: "batch" },
+      built: true,
+    });
+    modes.push({
       name: 'batch signatures (Merkle), durability "os" (opt-in, not durable on power loss)',
       options: { signatureMode: "batch" },
       durability: "os",
@@ -213,7 +219,9 @@ async function decisionRows(dir: string, cores: number): Promise<Row[]> {
   }
   // Verifying what was written at 64 appenders: a signature per entry, or per batch.
   const keyring = new Keyring([key.publicKey]);
-  for (const r of rows.filter((x) => x.concurrency === 64 && !/workers|durability/.test(x.name))) {
+  for (const r of rows.filter(
+    (x) => x.concurrency === 64 && !/workers|durability|appendBuilt/.test(x.name),
+  )) {
     const store = SqliteJournalStore.open(r.path!, { readonly: true });
     const n = await store.count();
     const c0 = cpuUs();
