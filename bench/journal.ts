@@ -72,7 +72,7 @@ const decisionBody = (i: number): GateDecisionBody => {
       attested: true,
     },
     action: { type: "tool.invoke", tool_name: "http.get", tool_category: "read_only" },
-    inputs: { request_hash: sha256Of({ i }) },
+    inputs: { request_hash: sha256Of({ i }), context_hash: sha256Of({ c: i }) },
     bundles: { policy_bundle_hash: sha256Of({ p: 1 }), tool_schema_hash: sha256Of({ t: 1 }) },
     result: { decision: "allow", reason_codes: ["ALLOWLIST_MATCH"], obligations: [] },
   });
