@@ -23,7 +23,7 @@ const Usage = z.looseObject({ input_tokens: Count.optional(), output_tokens: Cou
 const Decision = z.enum(["allow", "deny", "modify", "step_up", "defer"]);
 
 /** OATS §8.2: the minimum loop events. Loose objects: the loop may add fields. */
-const OATS_TYPES: Record<string, z.ZodType> = {
+export const OATS_TYPES = {
   LoopStarted: z.looseObject({ agent_id: Str, request: z.json().optional(), config: z.json().optional() }),
   ReasoningComplete: z.looseObject({ proposed_actions: z.array(z.json()), usage: Usage.optional() }),
   PolicyEvaluated: z.looseObject({
@@ -53,7 +53,7 @@ const OATS_TYPES: Record<string, z.ZodType> = {
     duration_ms: Count.optional(),
   }),
   RecoveryTriggered: z.looseObject({ strategy: Str, error: z.json() }),
-};
+} satisfies Record<string, z.ZodType>;
 
 const Ed25519PublicJwk = z.strictObject({
   kty: z.literal("OKP"),
@@ -61,24 +61,30 @@ const Ed25519PublicJwk = z.strictObject({
   x: z.string().regex(/^[A-Za-z0-9_-]{43}$/),
 });
 
+const QuarantineSchema = z.looseObject({
+  subject: Str,
+  trigger: z.enum(["threshold", "behavioral_rule", "manual", "trust_score"]),
+  reason: Str,
+  rule_id: Str.optional(),
+  released: z.boolean().optional(),
+});
+export type QuarantineBody = z.input<typeof QuarantineSchema>;
+
+const BundleLoadedSchema = z.looseObject({
+  policy_bundle_hash: Sha256HashSchema,
+  source: Str.optional(),
+  version: Str.optional(),
+});
+export type BundleLoadedBody = z.input<typeof BundleLoadedSchema>;
+
 const SYSTEM_TYPES: Record<string, z.ZodType> = {
   [KEY_ROTATED]: z.strictObject({
     previous_key_id: z.string().regex(KEY_ID_PATTERN),
     new_key_id: z.string().regex(KEY_ID_PATTERN),
     new_public_key: Ed25519PublicJwk,
   }),
-  "warden.system.quarantine": z.looseObject({
-    subject: Str,
-    trigger: z.enum(["threshold", "behavioral_rule", "manual", "trust_score"]),
-    reason: Str,
-    rule_id: Str.optional(),
-    released: z.boolean().optional(),
-  }),
-  "warden.policy.bundle_loaded": z.looseObject({
-    policy_bundle_hash: Sha256HashSchema,
-    source: Str.optional(),
-    version: Str.optional(),
-  }),
+  "warden.system.quarantine": QuarantineSchema,
+  "warden.policy.bundle_loaded": BundleLoadedSchema,
   "warden.operator.override": z.looseObject({
     operator: Str,
     action: Str,

@@ -1,5 +1,7 @@
 // Public face of the journal layer: the signed, hash-chained evidence log, its
 // stores, and the offline verifier. Imports only contracts and crypto.
+
+export type { AppendInput, BuiltAppend, BuiltinBodies } from "./append-input.js";
 export {
   ED25519_SIGNATURE_PATTERN,
   ENTRY_TIME_PATTERN,
@@ -36,14 +38,7 @@ export {
   signHead,
   verifyHead,
 } from "./head.js";
-export {
-  type AppendInput,
-  headOf,
-  Journal,
-  nextKeyId,
-  type OpenJournalOptions,
-  openJournal,
-} from "./journal.js";
+export { headOf, Journal, nextKeyId, type OpenJournalOptions, openJournal } from "./journal.js";
 export { exportJsonl, MAX_LINE_LENGTH, readJsonl } from "./jsonl.js";
 export {
   BATCH_ALG,
@@ -59,8 +54,16 @@ export {
   rootFromPath,
 } from "./merkle.js";
 export { type CredentialKind, type Redaction, redactCredentials, redactString } from "./redact.js";
+export {
+  batchSealer,
+  type Chained,
+  entrySealer,
+  type Sealer,
+  type Tip,
+  type Unchained,
+} from "./sealer.js";
 export { applySensitive, type SensitiveMark } from "./sensitive.js";
-export { SqliteJournalStore, type SqliteStoreOptions } from "./sqlite-store.js";
+export { type Durability, SqliteJournalStore, type SqliteStoreOptions } from "./sqlite-store.js";
 export { type JournalQuery, type JournalStore, MalformedRecord } from "./store.js";
 export {
   type JournalSource,

@@ -1,15 +1,16 @@
-// The embedded journal store: one SQLite file, WAL, synchronous=FULL (a commit is
-// fsynced before the append resolves). Appends run in BEGIN IMMEDIATE transactions
+// The embedded journal store: one SQLite file, WAL, synchronous=FULL by default (a
+// commit is fsynced before the append resolves; durability "os" is the documented
+// opt-in synchronous=NORMAL). The file and its -wal/-shm are created 0600. Appends run in BEGIN IMMEDIATE transactions
 // that read the head inside the lock, so writers in other processes serialize on
 // the file lock rather than forking the chain; seq is the primary key. better-sqlite3 is synchronous: a
 // commit blocks the event loop for its fsync, which is what makes group commit
 // (many appends, one transaction) pay off. There is no index on hash or prev_hash:
 // random 32-byte keys scatter B-tree writes and cost more than the signature; the
 // in-transaction check that each entry extends the head already rules out forks.
+import { closeSync, fchmodSync, openSync } from "node:fs";
 import Database from "better-sqlite3";
 import { JournalError, parseStrictJson } from "../contracts/index.js";
-import type { JournalEntry, SealedEntry } from "./entry.js";
-import { type RowBatch, SqliteWriter, type WriterReply } from "./sqlite-writer.js";
+import { type JournalEntry, JournalEntrySchema, type JournalHead, type SealedEntry } from "./entry.js";
 import { type JournalQuery, type JournalStore, MalformedRecord } from "./store.js";
 
 const SCHEMA_VERSION = 2;
@@ -64,6 +65,12 @@ interface Row {
   body: string;
 }
 
+/**
+ * A stored row as an entry, validated like anything read from outside: the body must
+ * be strict JSON and the entry must have the entry schema's shape (a row changed on
+ * disk is refused here, before the journal chains on it or a reader trusts it; its
+ * hash and signature are the verifier's business).
+ */
 function rowToEntry(row: Row): JournalEntry | MalformedRecord {
   let body: unknown;
   try {
@@ -75,18 +82,24 @@ function rowToEntry(row: Row): JournalEntry | MalformedRecord {
       row.seq,
     );
   }
-  return {
+  const parsed = JournalEntrySchema.safeParse({
     seq: row.seq,
     time: row.time,
     type: row.type,
     run_id: row.run_id,
     trace_id: row.trace_id,
-    body: body as Record<string, unknown>,
-    prev_hash: row.prev_hash as JournalEntry["prev_hash"],
-    hash: row.hash as JournalEntry["hash"],
+    body,
+    prev_hash: row.prev_hash,
+    hash: row.hash,
     key_id: row.key_id,
     signature: row.signature,
-  };
+  });
+  if (!parsed.success) {
+    const first = parsed.error.issues[0];
+    const at = first === undefined || first.path.length === 0 ? "(root)" : first.path.map(String).join(".");
+    return new MalformedRecord(`seq ${row.seq}`, `entry is malformed at ${at}`, row.seq);
+  }
+  return parsed.data as JournalEntry;
 }
 
 function entryOrThrow(row: Row | undefined): JournalEntry | null {
@@ -106,13 +119,16 @@ export interface SqliteStoreOptions {
   /** How long a writer waits for another process's write lock (default 10 s). */
   busyTimeoutMs?: number;
   /**
-   * Run inserts and commits (and their fsyncs) on a writer thread with its own
-   * connection, so that the appending thread only chains and signs (default false;
-   * ignored for read-only and in-memory databases). Same guarantees: the head is
-   * read inside the write lock and an append resolves after its commit.
+   * When an append counts as durable. "fsync" (default): WAL with synchronous=FULL,
+   * every commit is fsynced before its append resolves, so it survives a power loss.
+   * "os" (opt-in, never the default): synchronous=NORMAL, the commit is in the OS
+   * page cache when the append resolves; it survives a crash of the process but not
+   * of the machine (like PostgreSQL's synchronous_commit=off). docs/journal.md §7.
    */
-  writerThread?: boolean;
+  durability?: Durability;
 }
+
+export type Durability = "fsync" | "os";
 
 export class SqliteJournalStore implements JournalStore {
   readonly path: string;
@@ -120,21 +136,21 @@ export class SqliteJournalStore implements JournalStore {
   readonly #append: (build: (last: JournalEntry | null) => SealedEntry[]) => JournalEntry[];
   readonly #last: Database.Statement<[], Row>;
   readonly #get: Database.Statement<[number], Row>;
-  readonly #page: Database.Statement<[number, number], Row>;
+  readonly #page: Database.Statement<[number, number, number], Row>;
+  /** Transactions this handle committed (each one fsync in durability "fsync"); for benchmarks. */
+  #commits = 0;
   /** A copy of the last entry this store committed, to skip reading it back. */
   #lastWritten: JournalEntry | null = null;
-  readonly #writer: SqliteWriter | null;
-  /** Appends through the writer thread run one after another. */
-  #queue: Promise<unknown> = Promise.resolve();
   #closed = false;
 
-  private constructor(path: string, db: Database.Database, writer: SqliteWriter | null) {
+  private constructor(path: string, db: Database.Database) {
     this.path = path;
     this.#db = db;
-    this.#writer = writer;
     this.#last = db.prepare(`SELECT ${COLUMNS} FROM journal_entries ORDER BY seq DESC LIMIT 1`);
     this.#get = db.prepare(`SELECT ${COLUMNS} FROM journal_entries WHERE seq = ?`);
-    this.#page = db.prepare(`SELECT ${COLUMNS} FROM journal_entries WHERE seq >= ? ORDER BY seq LIMIT ?`);
+    this.#page = db.prepare(
+      `SELECT ${COLUMNS} FROM journal_entries WHERE seq >= ? AND seq <= ? ORDER BY seq LIMIT ?`,
+    );
     const head = db.prepare<[], { seq: number; hash: string }>(
       "SELECT seq, hash FROM journal_entries ORDER BY seq DESC LIMIT 1",
     );
@@ -162,21 +178,7 @@ export class SqliteJournalStore implements JournalStore {
             ? cached
             : entryOrThrow(this.#last.get());
       const sealed = build(last);
-      let prevSeq = last?.seq ?? 0;
-      let prevHash = last?.hash ?? null;
-      for (const { entry } of sealed) {
-        if (entry.seq !== prevSeq + 1 || (prevHash !== null && entry.prev_hash !== prevHash)) {
-          throw new JournalError(
-            "ERR_JOURNAL_CHAIN_BROKEN",
-            `entry ${entry.seq} does not extend seq ${prevSeq}`,
-            {
-              details: { seq: entry.seq },
-            },
-          );
-        }
-        prevSeq = entry.seq;
-        prevHash = entry.hash;
-      }
+      assertExtends(last, sealed);
       for (let i = 0; i < sealed.length; i += ROWS) {
         const n = Math.min(ROWS, sealed.length - i);
         const args = new Array<unknown>(n * 10);
@@ -201,6 +203,7 @@ export class SqliteJournalStore implements JournalStore {
     this.#append = (build) => {
       try {
         const entries = tx.immediate(build);
+        this.#commits++;
         const tail = entries.at(-1);
         // A private copy: callers own the entries they get back and may change them.
         if (tail !== undefined) this.#lastWritten = structuredClone(tail);
@@ -215,8 +218,13 @@ export class SqliteJournalStore implements JournalStore {
   /** Opens (creating unless readonly) the journal file at `path`. */
   static open(path: string, options: SqliteStoreOptions = {}): SqliteJournalStore {
     const busyTimeout = Math.max(0, Math.floor(options.busyTimeoutMs ?? 10_000));
+    const durability = options.durability ?? "fsync";
+    if (durability !== "fsync" && durability !== "os") {
+      throw new JournalError("ERR_JOURNAL_STORE", 'durability must be "fsync" or "os"');
+    }
     let db: Database.Database;
     try {
+      if (!options.readonly) createPrivate(path);
       db = new Database(path, options.readonly ? { readonly: true, fileMustExist: true } : {});
     } catch (err) {
       throw new JournalError("ERR_JOURNAL_STORE", `cannot open journal ${path}: ${(err as Error).message}`, {
@@ -227,7 +235,7 @@ export class SqliteJournalStore implements JournalStore {
       db.pragma(`busy_timeout = ${busyTimeout}`);
       if (!options.readonly) {
         enableWal(db, busyTimeout);
-        db.pragma("synchronous = FULL");
+        db.pragma(`synchronous = ${durability === "os" ? "NORMAL" : "FULL"}`);
         db.transaction(() => {
           const version = db.pragma("user_version", { simple: true }) as number;
           if (version > SCHEMA_VERSION) {
@@ -246,10 +254,7 @@ export class SqliteJournalStore implements JournalStore {
           .get();
         if (found === undefined) throw new JournalError("ERR_JOURNAL_STORE", `${path} holds no journal`);
       }
-      const threaded =
-        options.writerThread === true && !options.readonly && path !== "" && path !== ":memory:";
-      const writer = threaded ? new SqliteWriter(path, COLUMNS, busyTimeout) : null;
-      return new SqliteJournalStore(path, db, writer);
+      return new SqliteJournalStore(path, db);
     } catch (err) {
       db.close();
       if (err instanceof JournalError) throw err;
@@ -265,12 +270,6 @@ export class SqliteJournalStore implements JournalStore {
 
   async appendBatch(build: (last: JournalEntry | null) => SealedEntry[]): Promise<JournalEntry[]> {
     this.#open();
-    const writer = this.#writer;
-    if (writer !== null) {
-      const run = this.#queue.then(() => this.#appendThreaded(writer, build));
-      this.#queue = run.catch(() => undefined);
-      return run;
-    }
     try {
       return this.#append(build);
     } catch (err) {
@@ -287,63 +286,25 @@ export class SqliteJournalStore implements JournalStore {
     }
   }
 
-  /**
-   * appendBatch through the writer thread: built here on the head this store
-   * committed last (or read outside the lock, as a guess), committed there only if
-   * it is the head inside the write lock; otherwise built again on the real head,
-   * which the writer read inside the lock it still holds.
-   */
-  async #appendThreaded(
-    writer: SqliteWriter,
-    build: (last: JournalEntry | null) => SealedEntry[],
-  ): Promise<JournalEntry[]> {
+  /** Write transactions this handle committed since it was opened. */
+  get commits(): number {
+    return this.#commits;
+  }
+
+  /** The connection's synchronous level as SQLite reports it: 2 = FULL, 1 = NORMAL. */
+  get synchronous(): number {
     this.#open();
-    const guess = this.#lastWritten ?? entryOrThrow(this.#last.get());
-    let sealed: SealedEntry[] = [];
-    const rowsOf = (last: JournalEntry | null): RowBatch => {
-      sealed = build(last);
-      assertExtends(last, sealed);
-      return rowBatch(sealed);
-    };
-    try {
-      let guessed: RowBatch | null;
-      try {
-        guessed = rowsOf(guess);
-      } catch {
-        // Refused on the guess: decide on the real head, read inside the lock.
-        guessed = null;
-      }
-      const first = await call(
-        writer,
-        guessed === null
-          ? { op: "begin", seq: -1, hash: null }
-          : { op: "append", seq: guess?.seq ?? 0, hash: guess?.hash ?? null, rows: guessed, per: ROWS },
-      );
-      if (guessed === null || first.moved === true) {
-        let rows: RowBatch;
-        try {
-          const last =
-            first.head === null || first.row == null ? null : entryOrThrow(first.row as unknown as Row);
-          rows = rowsOf(last);
-        } catch (err) {
-          await call(writer, { op: "rollback" }).catch(() => undefined);
-          throw err;
-        }
-        await call(writer, { op: "commit", rows, per: ROWS });
-      }
-    } catch (err) {
-      this.#lastWritten = null;
-      throw err;
-    }
-    const entries = sealed.map((s) => s.entry);
-    const tail = entries.at(-1);
-    if (tail !== undefined) this.#lastWritten = structuredClone(tail);
-    return entries;
+    return this.#db.pragma("synchronous", { simple: true }) as number;
   }
 
   async last(): Promise<JournalEntry | null> {
     this.#open();
     return entryOrThrow(this.#last.get());
+  }
+
+  async head(): Promise<JournalHead | null> {
+    const last = await this.last();
+    return last === null ? null : { seq: last.seq, hash: last.hash, time: last.time, key_id: last.key_id };
   }
 
   async get(seq: number): Promise<JournalEntry | null> {
@@ -356,12 +317,15 @@ export class SqliteJournalStore implements JournalStore {
     return (this.#db.prepare("SELECT count(*) AS n FROM journal_entries").get() as { n: number }).n;
   }
 
-  async *entries(fromSeq = 1): AsyncIterable<JournalEntry | MalformedRecord> {
+  async *entries(
+    fromSeq = 1,
+    toSeq = Number.MAX_SAFE_INTEGER,
+  ): AsyncIterable<JournalEntry | MalformedRecord> {
     this.#open();
     let next = fromSeq;
     for (;;) {
       // Pages, not one long iterate(): a live cursor would block appends on this connection.
-      const rows = this.#page.all(next, PAGE);
+      const rows = this.#page.all(next, toSeq, PAGE);
       for (const row of rows) yield rowToEntry(row);
       const lastRow = rows.at(-1);
       if (rows.length < PAGE || lastRow === undefined) return;
@@ -398,19 +362,10 @@ export class SqliteJournalStore implements JournalStore {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    if (this.#writer !== null) {
-      await this.#queue;
-      await this.#writer.close();
-    }
     this.#db.close();
   }
 }
 
-/**
- * Version 1 → 2: the decision column gets its new expression. A VIRTUAL column holds
- * no data, so dropping and re-adding it rewrites no row; its index is rebuilt by
- * SCHEMA. Runs inside open()'s write transaction, so it happens whole or not at all.
- */
 /**
  * Switches the file to WAL. Two processes creating the same new journal at once can get
  * SQLITE_BUSY from this pragma at once, without SQLite calling the busy handler (both hold
@@ -430,6 +385,33 @@ function enableWal(db: Database.Database, busyTimeoutMs: number): void {
   }
 }
 
+/**
+ * Creates a new journal file 0600 before SQLite opens it: SQLite gives the -wal and
+ * -shm files it creates the mode of the database file, so they are 0600 too. A file
+ * that already exists (another process created it first) is left as it is.
+ */
+function createPrivate(path: string): void {
+  if (path === "" || path === ":memory:" || path.startsWith("file:")) return;
+  let fd: number;
+  try {
+    fd = openSync(path, "wx", 0o600);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "EEXIST") return;
+    throw err;
+  }
+  try {
+    // The process umask may only have removed bits; make the mode exact.
+    fchmodSync(fd, 0o600);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Version 1 → 2: the decision column gets its new expression. A VIRTUAL column holds
+ * no data, so dropping and re-adding it rewrites no row; its index is rebuilt by
+ * SCHEMA. Runs inside open()'s write transaction, so it happens whole or not at all.
+ */
 function migrateFrom1(db: Database.Database): void {
   db.exec("DROP INDEX IF EXISTS journal_entries_decision");
   db.exec("ALTER TABLE journal_entries DROP COLUMN decision");
@@ -453,65 +435,6 @@ function assertExtends(last: JournalEntry | null, sealed: readonly SealedEntry[]
     prevSeq = entry.seq;
     prevHash = entry.hash;
   }
-}
-
-/**
- * The rows of a batch as one string and its cut points: posting one string to the
- * writer thread costs a fraction of posting ten per row. (A batch whose text would
- * exceed V8's longest string, about 2^29 characters, fails with ERR_JOURNAL_STORE.)
- */
-function rowBatch(sealed: readonly SealedEntry[]): RowBatch {
-  const n = sealed.length;
-  const seqs = new Float64Array(n);
-  const nulls = new Uint8Array(n);
-  const ends = new Uint32Array(n * 9);
-  const parts = new Array<string>(n * 9);
-  let at = 0;
-  let f = 0;
-  const put = (s: string) => {
-    parts[f] = s;
-    at += s.length;
-    ends[f++] = at;
-  };
-  for (let i = 0; i < n; i++) {
-    const { entry, bodyJson } = sealed[i]!;
-    seqs[i] = entry.seq;
-    nulls[i] = (entry.run_id === null ? 1 : 0) | (entry.trace_id === null ? 2 : 0);
-    put(entry.time);
-    put(entry.type);
-    put(entry.run_id ?? "");
-    put(entry.trace_id ?? "");
-    put(entry.prev_hash);
-    put(entry.hash);
-    put(entry.key_id);
-    put(entry.signature);
-    put(bodyJson);
-  }
-  let text: string;
-  try {
-    text = parts.join("");
-  } catch (err) {
-    throw new JournalError("ERR_JOURNAL_STORE", "batch too large for the writer thread", { cause: err });
-  }
-  return { seqs, nulls, text, ends };
-}
-
-/** One writer-thread request; an error reply or a lost thread is ERR_JOURNAL_STORE. */
-async function call(writer: SqliteWriter, message: Record<string, unknown>): Promise<WriterReply> {
-  let reply: WriterReply;
-  try {
-    reply = await writer.call(message);
-  } catch (err) {
-    throw new JournalError("ERR_JOURNAL_STORE", `journal writer thread failed: ${(err as Error).message}`, {
-      cause: err,
-    });
-  }
-  if (reply.error !== undefined) {
-    throw new JournalError("ERR_JOURNAL_STORE", `append failed: ${reply.error.code}`, {
-      details: { code: reply.error.code },
-    });
-  }
-  return reply;
 }
 
 /** Entry times are ISO UTC with milliseconds, so a normalized bound compares as text. */

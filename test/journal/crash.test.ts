@@ -42,7 +42,7 @@ function startAppender(
   inflight: number,
   tag: string,
   startAt: number | "stdin" = 0,
-  mode: "0" | "batch" | "batch+thread" = "0",
+  mode: "0" | "batch" | "batch+os" = "0",
 ): ChildWriter {
   return spawnWriter(
     APPENDER,
@@ -51,7 +51,7 @@ function startAppender(
   );
 }
 
-describe.each(["0", "batch", "batch+thread"] as const)("crash safety (signing: %s)", (mode) => {
+describe.each(["0", "batch", "batch+os"] as const)("crash safety (signing: %s)", (mode) => {
   it("a writer SIGKILLed at random moments leaves a journal that verifies and holds every acknowledged entry", async () => {
     const db = join(t.dir, `crash-${mode.replace("+", "-")}.db`);
     let acknowledged = 0;
@@ -71,13 +71,18 @@ describe.each(["0", "batch", "batch+thread"] as const)("crash safety (signing: %
       acknowledged += run.acked.length;
     }
     expect(acknowledged).toBeGreaterThan(iterations);
+    // The file, and the -wal and -shm a SIGKILLed writer leaves behind, were created
+    // by the child processes: owner read/write only.
+    for (const f of [db, `${db}-wal`, `${db}-shm`]) {
+      expect((statSync(f).mode & 0o777).toString(8), f).toBe("600");
+    }
   });
 });
 
 describe.each([
   ["0", "0"],
   ["batch", "0"],
-  ["batch+thread", "batch"],
+  ["batch+os", "batch"],
 ] as const)("two processes on one file (signing: %s and %s)", (modeA, modeB) => {
   it("never fork the chain or duplicate a seq", async () => {
     const per = 400;
@@ -145,5 +150,9 @@ describe("processes creating the same new journal at once", () => {
     const failures = outputs.flatMap((o) => o.trimEnd().split("\n")).filter((l) => l !== "ok");
     expect(failures).toEqual([]);
     expect(outputs.map((o) => o.trimEnd().split("\n").length)).toEqual([count, count, count]);
+    // Whichever process won the race to create a file, it was created 0600.
+    const modes = readdirSync(dir).map((f) => (statSync(join(dir, f)).mode & 0o777).toString(8));
+    expect(modes.length).toBeGreaterThanOrEqual(count);
+    expect(new Set(modes)).toEqual(new Set(["600"]));
   });
 });

@@ -120,9 +120,10 @@ describe("pipelined appends", () => {
         return store.appendBatch(build);
       },
       last: () => store.last(),
+      head: () => store.head(),
       get: (seq) => store.get(seq),
       count: () => store.count(),
-      entries: (from) => store.entries(from),
+      entries: (from, to) => store.entries(from, to),
       query: (q) => store.query(q),
       close: () => store.close(),
     };

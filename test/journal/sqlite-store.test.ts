@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
@@ -28,13 +28,13 @@ runStoreConformance("sqlite", async () => {
   };
 });
 
-runStoreConformance("sqlite, writer thread", async () => {
+runStoreConformance("sqlite, durability os", async () => {
   const t = tempDir();
   const path = join(t.dir, "j.db");
-  const store = SqliteJournalStore.open(path, { writerThread: true });
+  const store = SqliteJournalStore.open(path, { durability: "os" });
   return {
     store,
-    reopen: async () => SqliteJournalStore.open(path, { writerThread: true }),
+    reopen: async () => SqliteJournalStore.open(path, { durability: "os" }),
     cleanup: async () => {
       await store.close();
       t.cleanup();
@@ -76,6 +76,39 @@ describe("SqliteJournalStore", () => {
       db.close();
     } finally {
       await j.cleanup();
+    }
+  });
+
+  it("fsyncs every commit by default (synchronous=FULL); durability os is the opt-in NORMAL", async () => {
+    const t = tempDir();
+    try {
+      const full = SqliteJournalStore.open(join(t.dir, "full.db"));
+      const os = SqliteJournalStore.open(join(t.dir, "os.db"), { durability: "os" });
+      expect(full.synchronous).toBe(2);
+      expect(os.synchronous).toBe(1);
+      await full.close();
+      await os.close();
+      expect(() =>
+        SqliteJournalStore.open(join(t.dir, "x.db"), { durability: "none" as unknown as "os" }),
+      ).toThrow(expect.objectContaining({ code: "ERR_JOURNAL_STORE" }));
+    } finally {
+      t.cleanup();
+    }
+  });
+
+  it("a journal another local user could read: the file, its -wal and -shm are created 0600", async () => {
+    const t = tempDir();
+    const path = join(t.dir, "j.db");
+    const store = SqliteJournalStore.open(path);
+    try {
+      const j = await openJournal({ store, signer: KEY });
+      await j.append({ type: "ObservationsCollected", body: { observation_count: 1 } });
+      for (const f of [path, `${path}-wal`, `${path}-shm`]) {
+        expect((statSync(f).mode & 0o777).toString(8), f).toBe("600");
+      }
+    } finally {
+      await store.close();
+      t.cleanup();
     }
   });
 
@@ -144,13 +177,13 @@ describe("SqliteJournalStore", () => {
     }
   });
 
-  it.each([false, true])(
-    "extends the head it wrote without reading it back, unharmed by a caller changing that entry (writer thread: %s)",
-    async (writerThread) => {
+  it.each(["fsync", "os"] as const)(
+    "extends the head it wrote without reading it back, unharmed by a caller changing that entry (durability: %s)",
+    async (durability) => {
       const t = tempDir();
       const path = join(t.dir, "j.db");
-      const store = SqliteJournalStore.open(path, { writerThread });
-      const other = SqliteJournalStore.open(path, { writerThread });
+      const store = SqliteJournalStore.open(path, { durability });
+      const other = SqliteJournalStore.open(path, { durability });
       try {
         const j = await openJournal({ store, signer: KEY });
         const rotation = await j.rotateKey(OTHER_KEY);

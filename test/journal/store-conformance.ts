@@ -70,6 +70,7 @@ export function runStoreConformance(name: string, make: () => Promise<StoreFixtu
       expect(await fx.store.count()).toBe(0);
       expect(await all(fx.store)).toEqual([]);
       expect(await fx.store.get(1)).toBeNull();
+      expect(await fx.store.head()).toBeNull();
     });
 
     it("stores a batch and reads back exactly what was sealed", async () => {
@@ -84,6 +85,13 @@ export function runStoreConformance(name: string, make: () => Promise<StoreFixtu
       expect(await fx.store.last()).toEqual(written[2]);
       expect(await fx.store.get(2)).toEqual(written[1]);
       expect(await fx.store.count()).toBe(3);
+      const tail = written[2]!;
+      expect(await fx.store.head()).toEqual({
+        seq: 3,
+        hash: tail.hash,
+        time: tail.time,
+        key_id: tail.key_id,
+      });
     });
 
     it("hands the builder the last entry read inside the transaction", async () => {
@@ -150,6 +158,10 @@ export function runStoreConformance(name: string, make: () => Promise<StoreFixtu
       for await (const e of fx.store.entries(2400)) if (!(e instanceof MalformedRecord)) seqs.push(e.seq);
       expect(seqs).toEqual(Array.from({ length: 101 }, (_, i) => 2400 + i));
       expect((await all(fx.store)).length).toBe(2500);
+      const range: number[] = [];
+      for await (const e of fx.store.entries(1990, 2010))
+        if (!(e instanceof MalformedRecord)) range.push(e.seq);
+      expect(range).toEqual(Array.from({ length: 21 }, (_, i) => 1990 + i));
     });
 
     it("queries by run, type, time, decision, limit and order", async () => {
