@@ -251,7 +251,7 @@ export function registerJournal(program: Command, ctx: CliContext): void {
           await exportJsonl(store, (c) => ctx.io.out(c));
           return;
         }
-        const file = createWriteStream(opts.out, { flags: "wx" });
+        const file = createWriteStream(opts.out, { flags: "wx", mode: 0o600 });
         const ready = new Promise<void>((res, rej) => file.once("open", () => res()).once("error", rej));
         await ready.catch((err: NodeJS.ErrnoException) => {
           throw new CliError("ERR_CLI_INPUT", `cannot write ${opts.out}: ${err.code ?? "error"}`);

@@ -17,10 +17,9 @@ import {
   TrustStore,
 } from "../../../src/tools/index.js";
 import { signContractFile } from "../../../src/tools/integrity/index.js";
-import { sharedPath } from "../../helpers/shared.js";
 import { p256, tempDir } from "./helpers.js";
 
-const whois = readFileSync(sharedPath("vectors", "toolclad", "examples", "whois_lookup.clad.toml"), "utf8");
+const whois = readFileSync(new URL("../fixtures/whois_lookup.clad.toml", import.meta.url), "utf8");
 const DOMAIN = "tools.example";
 
 function writeManifest(dir: string, name: string): string {
@@ -102,11 +101,11 @@ describe("loadContractsTrusted, mode enforce", () => {
   it("a tampered signed contract (one byte of the template changed) is refused", () => {
     const key = p256();
     const { dir, a, store } = setup(key, { pins: "pins.json" });
-    // "-H" (hide legal disclaimers) becomes "-h" (query another server): one byte.
-    writeFileSync(
-      a,
-      readFileSync(a, "utf8").replace('template = "whois -H {target}"', 'template = "whois -h {target}"'),
-    );
+    // The program the template runs changes by one byte ("whois" becomes "whoiz").
+    const original = readFileSync(a, "utf8");
+    const tampered = original.replace('exec = ["whois", "{target}"]', 'exec = ["whoiz", "{target}"]');
+    expect(tampered).not.toBe(original);
+    writeFileSync(a, tampered);
     const err = refusal(dir, store());
     expect(err.refused).toMatchObject([{ file: "alpha.clad.toml", code: "ERR_INTEGRITY_SIGNATURE_INVALID" }]);
     expect(err.refused[0]?.message).toContain("changed since it was signed");
