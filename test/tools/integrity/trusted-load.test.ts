@@ -98,12 +98,12 @@ describe("loadContractsTrusted, mode enforce", () => {
     expect(store().summary().pins.entries).toBe(2);
   });
 
-  it("a tampered signed contract (one byte of the template changed) is refused", () => {
+  it("a tampered signed contract (one byte of an argument pattern changed) is refused", () => {
     const key = p256();
     const { dir, a, store } = setup(key, { pins: "pins.json" });
-    // The program the template runs changes by one byte ("whois" becomes "whoiz").
+    // One byte loosens the argument's pattern: "+" becomes "*", so an empty target passes.
     const original = readFileSync(a, "utf8");
-    const tampered = original.replace('exec = ["whois", "{target}"]', 'exec = ["whoiz", "{target}"]');
+    const tampered = original.replace('pattern = "^[a-z0-9.-]+$"', 'pattern = "^[a-z0-9.-]*$"');
     expect(tampered).not.toBe(original);
     writeFileSync(a, tampered);
     const err = refusal(dir, store());
