@@ -36,7 +36,13 @@ export interface Admission {
   refused?: GateReasonCode;
 }
 
-export type AdmissionResult = { kind: "invalid" } | { kind: "parsed"; admission: Admission };
+/**
+ * `invalid`: not a GateRequest, or a run id outside the id grammar — either way there is no
+ * run id to journal the decision under, so the refusal is returned, not recorded.
+ */
+export type AdmissionResult =
+  | { kind: "invalid"; reason: "request_invalid" | "run_id_invalid" }
+  | { kind: "parsed"; admission: Admission };
 
 export function admit(deps: GateDeps, raw: unknown): AdmissionResult {
   // A request from parseGateRequest was parsed at the edge and cannot have changed since
@@ -44,21 +50,21 @@ export function admit(deps: GateDeps, raw: unknown): AdmissionResult {
   const parsed = isParsedGateRequest(raw)
     ? { success: true as const, data: raw }
     : GateRequest.safeParse(raw);
-  if (!parsed.success) return { kind: "invalid" };
+  if (!parsed.success) return { kind: "invalid", reason: "request_invalid" };
   const request = parsed.data;
   const run = parseId("run", request.runId);
+  if (!run.ok) return { kind: "invalid", reason: "run_id_invalid" };
   // The principal id's own schema (Name) is narrower than the id grammar.
   const principalId = request.principalId as PrincipalId;
   const a: Admission = {
     request,
     checked: request,
-    runId: (run.ok ? run.id : request.runId) as RunId,
+    runId: run.id,
     principalId,
     decisionId: newDecisionId(),
     traceId: request.traceId ?? runTraceId(request.runId),
     now: deps.clock(),
   };
-  if (!run.ok) return refuse(a, "run_id_invalid");
   const principal = deps.principal(principalId);
   if (!principal || principal.id !== request.principalId) return refuse(a, "principal_unknown");
   a.principal = principal;

@@ -110,7 +110,7 @@ export class Gate {
   async #decide(raw: unknown, wait: boolean, signal?: AbortSignal): Promise<GateOutcome> {
     const d = this.#d;
     const admitted = admit(d, raw);
-    if (admitted.kind === "invalid") return rejectedOutcome();
+    if (admitted.kind === "invalid") return rejectedOutcome(admitted.reason);
     const a = admitted.admission;
     const j = judge(d, a);
     const o = draftOutcome(a, j);

@@ -61,7 +61,7 @@ export interface GrantedOutcome extends OutcomeBase {
 
 export interface DeniedOutcome extends Omit<OutcomeBase, "decisionId" | "policyBundleHash"> {
   decision: "deny";
-  /** Null only when the request could not be parsed at all (`request_invalid`, not journaled). */
+  /** Null only when the request was refused unjournaled (`request_invalid`, `run_id_invalid`). */
   decisionId: DecisionId | null;
   /** Absent only with a null decisionId. */
   policyBundleHash?: Sha256Hash;
@@ -94,13 +94,13 @@ export function faultOf(o: GateOutcome): GateFault | undefined {
   return o.decision === "deny" ? o.fault : undefined;
 }
 
-/** The outcome for a request that is not a GateRequest at all. */
-export function rejectedOutcome(): DeniedOutcome {
+/** The outcome for a request refused before it has a run to be journaled under. */
+export function rejectedOutcome(reason: "request_invalid" | "run_id_invalid"): DeniedOutcome {
   return {
     decisionId: null,
     decision: "deny",
     policyDecision: "deny",
-    reasonCodes: ["request_invalid"],
+    reasonCodes: [reason],
     matchedRules: [],
     obligations: [],
     parameters: {},

@@ -4,7 +4,8 @@
 // facts happen: the policy bundle once, quarantines, results.
 
 import type { SessionEvent } from "../context/index.js";
-import { type Sha256Hash, sha256Of } from "../contracts/index.js";
+import { type PolicyDecisionRecord, type Sha256Hash, sha256Of } from "../contracts/index.js";
+import type { PolicyOutcome } from "../policy/index.js";
 import { type CompiledTool, contractToCanonical } from "../tools/index.js";
 import type { Admission } from "./admission.js";
 import { buildDareDecision } from "./dare-mapping.js";
@@ -79,11 +80,10 @@ function bindings(a: Admission, j: Judgement): Bindings {
   };
 }
 
-function decisionBody(deps: GateDeps, a: Admission, j: Judgement, o: GateOutcome): Record<string, unknown> {
+/** The DARE PolicyDecisionRecord of the decision (carried in the entry as `dare`). */
+function dareRecord(deps: GateDeps, a: Admission, p: PolicyOutcome, h: Bindings): PolicyDecisionRecord {
   const { request } = a;
-  const p = j.outcome;
-  const h = bindings(a, j);
-  const dare = buildDareDecision({
+  return buildDareDecision({
     decisionId: a.decisionId,
     decision: p.decision,
     reasonCodes: p.reasonCodes,
@@ -103,6 +103,13 @@ function decisionBody(deps: GateDeps, a: Admission, j: Judgement, o: GateOutcome
     toolSchemaHash: a.tool ? toolSchemaHash(a.tool) : classSchemaHash(request.toolClass, request.action),
     time: isoTime(a.now),
   });
+}
+
+function decisionBody(deps: GateDeps, a: Admission, j: Judgement, o: GateOutcome): Record<string, unknown> {
+  const { request } = a;
+  const p = j.outcome;
+  const h = bindings(a, j);
+  const dare = dareRecord(deps, a, p, h);
   return {
     decision_id: a.decisionId,
     decision: p.decision,
