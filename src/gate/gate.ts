@@ -26,7 +26,7 @@ import { awaitApproval, awaitRelease, grant } from "./resolution.js";
 const MAX_PENDING_RESULTS = 10_000;
 
 /** What an executed call produced, as reported to `recordResult`. */
-export interface ObservedResult {
+export interface ReportedResult {
   taintLabels?: TaintLabel[];
   data?: unknown;
   classification?: string;
@@ -80,13 +80,13 @@ export class Gate {
    */
   async recordResult(
     decisionId: DecisionId,
-    result: ObservedResult,
+    result: ReportedResult,
   ): Promise<{ taint: TaintLabel[]; classification: string }> {
     const d = this.#d;
     const p = d.pending.get(decisionId);
     if (!p) throw new Error("recordResult: unknown or already reported decision id");
     d.pending.delete(decisionId);
-    const input: ObservedResult = {};
+    const input: ReportedResult = {};
     for (const k of ["taintLabels", "data", "classification", "outputHash", "tokens", "cost"] as const) {
       if (result[k] !== undefined) (input as Record<string, unknown>)[k] = result[k];
     }

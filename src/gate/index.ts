@@ -20,7 +20,7 @@ export {
 export { dareRunId, runTraceId, toolCategory } from "./dare-mapping.js";
 export { DeferQueue, type DeferResolution, type DeferredItem } from "./defer.js";
 export { GATE_DECISION, GATE_RESOLUTION, GATE_RESULT, registerGateEventTypes } from "./events.js";
-export { Gate, type ObservedResult } from "./gate.js";
+export { Gate, type ReportedResult } from "./gate.js";
 export type { ContractLookup, GateJournal, GateOptions, GatePolicy, PrincipalConfig } from "./options.js";
 export {
   type ApprovalRecord,
