@@ -21,6 +21,7 @@ import { contractViolation, type GateReasonCode } from "./reasons.js";
 
 /** A parsed proposal, whether or not it passed admission. */
 export interface Admission {
+  kind: "parsed";
   request: GateRequest;
   /** The request with the contract's typed parameters (defaults applied). */
   checked: GateRequest;
@@ -40,9 +41,7 @@ export interface Admission {
  * `invalid`: not a GateRequest, or a run id outside the id grammar — either way there is no
  * run id to journal the decision under, so the refusal is returned, not recorded.
  */
-export type AdmissionResult =
-  | { kind: "invalid"; reason: "request_invalid" | "run_id_invalid" }
-  | { kind: "parsed"; admission: Admission };
+export type AdmissionResult = { kind: "invalid"; reason: "request_invalid" | "run_id_invalid" } | Admission;
 
 export function admit(deps: GateDeps, raw: unknown): AdmissionResult {
   // A request from parseGateRequest was parsed at the edge and cannot have changed since
@@ -57,6 +56,7 @@ export function admit(deps: GateDeps, raw: unknown): AdmissionResult {
   // The principal id's own schema (Name) is narrower than the id grammar.
   const principalId = request.principalId as PrincipalId;
   const a: Admission = {
+    kind: "parsed",
     request,
     checked: request,
     runId: run.id,
@@ -76,12 +76,12 @@ export function admit(deps: GateDeps, raw: unknown): AdmissionResult {
   // here, before the session, so it cannot move that run's counters towards quarantine.
   const owner = deps.sessions.get(request.runId)?.principalId;
   if (owner !== undefined && owner !== request.principalId) return refuse(a, "run_principal_mismatch");
-  return { kind: "parsed", admission: a };
+  return a;
 }
 
 function refuse(a: Admission, reason: GateReasonCode): AdmissionResult {
   a.refused = reason;
-  return { kind: "parsed", admission: a };
+  return a;
 }
 
 /** The contract named by the call: it must exist, match class and action, and accept the parameters. */

@@ -109,9 +109,8 @@ export class Gate {
 
   async #decide(raw: unknown, wait: boolean, signal?: AbortSignal): Promise<GateOutcome> {
     const d = this.#d;
-    const admitted = admit(d, raw);
-    if (admitted.kind === "invalid") return rejectedOutcome(admitted.reason);
-    const a = admitted.admission;
+    const a = admit(d, raw);
+    if (a.kind === "invalid") return rejectedOutcome(a.reason);
     const j = judge(d, a);
     const o = draftOutcome(a, j);
     const { session, prepared } = j;
@@ -135,7 +134,8 @@ export class Gate {
     }
     if (!session || !prepared) return o;
     const events = session.recordDecision(prepared, o.decision, o.reasonCodes, a.now);
-    await journalQuarantine(d, events, { runId: a.request.runId, traceId: a.traceId }, o.journalSeqs);
+    if (events.length > 0)
+      await journalQuarantine(d, events, { runId: a.request.runId, traceId: a.traceId }, o.journalSeqs);
     const p: Pending = { prepared, session, decisionId: a.decisionId, traceId: a.traceId };
     switch (o.decision) {
       case "allow":

@@ -51,16 +51,16 @@ export function judge(deps: GateDeps, a: Admission): Judgement {
       prepared,
     };
   }
-  const evaluated = evaluatePolicy(deps, a, prepared);
-  return { ...evaluated, session, prepared };
+  let outcome: PolicyOutcome;
+  try {
+    outcome = deps.o.policy.evaluate(policyInput(deps, a, prepared));
+  } catch {
+    return { outcome: denyOutcome(["policy_error"], bundleHash), fault: "policy_error", session, prepared };
+  }
+  return { outcome: contractChecks(deps, a, outcome), session, prepared };
 }
 
-function evaluatePolicy(
-  deps: GateDeps,
-  a: Admission,
-  prepared: Prepared,
-): Pick<Judgement, "outcome" | "fault"> {
-  const bundleHash = deps.o.policy.policyBundleHash;
+function policyInput(deps: GateDeps, a: Admission, prepared: Prepared): PolicyInput {
   const principal = a.principal!;
   const input: PolicyInput = {
     request: a.checked,
@@ -75,18 +75,19 @@ function evaluatePolicy(
   };
   const trust = deps.o.trustScore?.(a.principalId, a.runId);
   if (trust !== undefined) input.trustScore = trust;
-  let outcome: PolicyOutcome;
-  try {
-    outcome = deps.o.policy.evaluate(input);
-  } catch {
-    return { outcome: denyOutcome(["policy_error"], bundleHash), fault: "policy_error" };
-  }
+  return input;
+}
+
+/** What the contract adds to the policy's verdict: its rewrite must validate, its human_approval holds. */
+function contractChecks(deps: GateDeps, a: Admission, policy: PolicyOutcome): PolicyOutcome {
+  let outcome = policy;
   // A policy rewrite is input to the contract like any other: a rewrite the contract
   // cannot express (a redaction marker in an integer, a `set` path outside the
   // pattern) is denied, never executed.
   if (a.tool && outcome.modify && outcome.decision !== "deny") {
     const v = validateArgs(a.tool, outcome.modify.parameters, deps.o.validateOptions ?? {});
-    if (!v.ok) return { outcome: denyOutcome([contractViolation("contract_modify_invalid", v)], bundleHash) };
+    if (!v.ok)
+      return denyOutcome([contractViolation("contract_modify_invalid", v)], deps.o.policy.policyBundleHash);
     outcome = { ...outcome, modify: { ...outcome.modify, parameters: { ...v.args } } };
   }
   // A contract that demands human approval gets it, whatever the policy allowed.
@@ -98,7 +99,7 @@ function evaluatePolicy(
       stepUp: outcome.stepUp ?? { approverRole: "approver", timeoutMs: APPROVAL_DEFAULT_MS },
     };
   }
-  return { outcome };
+  return outcome;
 }
 
 /** A denial decided before policy: by the Gate's own checks or by the session context. */

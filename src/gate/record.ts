@@ -26,33 +26,28 @@ export function draftOutcome(a: Admission, j: Judgement): GateOutcome {
   // A rewrite applies to whatever may run: modify, and step_up/defer once approved or
   // released (a contract's human_approval must not shed the policy's redaction).
   const rewrite = p.decision !== "deny" ? p.modify : undefined;
-  const common = {
+  // Built as one object (this runs once per decision): the member's own field is set below.
+  const o = {
     decisionId: a.decisionId,
+    decision: p.decision,
     policyDecision: p.decision,
     reasonCodes: p.reasonCodes,
     matchedRules: p.matchedRules,
     obligations: p.obligations,
     parameters: rewrite ? rewrite.parameters : a.checked.parameters,
-    ...(rewrite ? { originalParameters: a.checked.parameters, changes: rewrite.changes } : {}),
     taint: j.prepared?.effectiveTaint ?? a.request.taintLabels,
     journalSeqs: [],
     policyBundleHash: p.policyBundleHash,
-  };
-  switch (p.decision) {
-    case "allow":
-    case "modify":
-      return { ...common, decision: p.decision };
-    case "deny":
-      return { ...common, decision: "deny", ...(j.fault !== undefined ? { fault: j.fault } : {}) };
-    case "step_up":
-      return {
-        ...common,
-        decision: "step_up",
-        stepUp: p.stepUp ?? { approverRole: "approver", timeoutMs: APPROVAL_DEFAULT_MS },
-      };
-    case "defer":
-      return { ...common, decision: "defer", defer: p.defer ?? { timeoutMs: APPROVAL_DEFAULT_MS } };
+  } as GateOutcome;
+  if (rewrite) {
+    o.originalParameters = a.checked.parameters;
+    o.changes = rewrite.changes;
   }
+  if (o.decision === "deny" && j.fault !== undefined) o.fault = j.fault;
+  else if (o.decision === "step_up")
+    o.stepUp = p.stepUp ?? { approverRole: "approver", timeoutMs: APPROVAL_DEFAULT_MS };
+  else if (o.decision === "defer") o.defer = p.defer ?? { timeoutMs: APPROVAL_DEFAULT_MS };
+  return o;
 }
 
 /** Appends the decision record; resolves to its sequence number, rejects when it could not be committed. */
@@ -63,7 +58,7 @@ export async function commitDecision(
   o: GateOutcome,
 ): Promise<number> {
   const body = decisionBody(deps, a, j, o);
-  await journalBundle(deps);
+  if (!bundleDone.has(deps)) await journalBundle(deps);
   const entry = await deps.o.journal.append({
     type: GATE_DECISION,
     run_id: a.request.runId,
@@ -158,6 +153,8 @@ function originalRequestHash(j: Judgement, text: string): Sha256Hash {
 // The bundle load is a journal event, written once per Gate before the first decision
 // that cites its hash; a failed write is tried again on the next decision.
 const bundleLoaded = new WeakMap<GateDeps, Promise<void>>();
+/** Gates whose bundle entry is committed: their decisions need not wait on it again. */
+const bundleDone = new WeakSet<GateDeps>();
 
 function journalBundle(deps: GateDeps): Promise<void> {
   let done = bundleLoaded.get(deps);
@@ -170,7 +167,9 @@ function journalBundle(deps: GateDeps): Promise<void> {
         body: { policy_bundle_hash: policy.policyBundleHash, ...(sources ? { sources } : {}) },
       })
       .then(
-        () => undefined,
+        () => {
+          bundleDone.add(deps);
+        },
         (err: unknown) => {
           bundleLoaded.delete(deps);
           throw err;
