@@ -23,7 +23,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { formatStep, journalSummary, runAgent, type StepRecord } from "../src/cli/agent-run.js";
 import { openRuntime, type Runtime } from "../src/cli/runtime.js";
-import { GATE_DECISION } from "../src/gate/index.js";
+import { GATE_DECISION, ticketOf } from "../src/gate/index.js";
 import { ScriptedAdapter } from "../src/loop/index.js";
 
 const out = (s: string) => process.stdout.write(s);
@@ -168,7 +168,8 @@ async function main(): Promise<number> {
     ];
     for (const a of attempts) {
       const o = await rt.gate.authorize({ principalId: rt.principalId, runId: run.result.runId, ...a });
-      if (o.ticket !== undefined) await rt.execute(o.ticket);
+      const ticket = ticketOf(o);
+      if (ticket !== undefined) await rt.execute(ticket);
       const s: StepRecord = {
         iteration: run.result.iterations,
         callId: "direct",
@@ -178,7 +179,7 @@ async function main(): Promise<number> {
         decision: o.decision,
         decisionId: o.decisionId,
         reasons: o.reasonCodes,
-        status: o.ticket !== undefined ? "executed" : "denied",
+        status: ticket !== undefined ? "executed" : "denied",
         code: null,
         evidenceHash: null,
         taint: [],

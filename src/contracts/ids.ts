@@ -99,3 +99,48 @@ export function parseTraceparent(header: string): TraceParent | null {
   if (!TRACE_ID_PATTERN.test(traceId) || !SPAN_ID_PATTERN.test(spanId)) return null;
   return { traceId, spanId, sampled: (Number.parseInt(flags, 16) & 1) === 1 };
 }
+
+// ---------------------------------------------------------------------------------
+// Branded ids. One grammar for every kind: printable ASCII without space (0x21–0x7E),
+// 1 to 128 characters. The brand says "this string was checked against the grammar
+// and names a thing of this kind"; only the functions below hand one out.
+
+declare const idBrand: unique symbol;
+/** A string that passed `parseId` for kind `K`. */
+export type Id<K extends string> = string & { readonly [idBrand]: K };
+export type RunId = Id<"run">;
+export type DecisionId = Id<"decision">;
+export type PrincipalId = Id<"principal">;
+export type TraceId = Id<"trace">;
+export type IdKind = "run" | "decision" | "principal" | "trace";
+
+export const ID_PATTERN = /^[\x21-\x7e]{1,128}$/;
+export const ID_MAX_LENGTH = 128;
+
+export type IdParse<K extends IdKind> = { ok: true; id: Id<K> } | { ok: false; kind: K; reason: string };
+
+/** Checks `value` against the id grammar; never throws. */
+export function parseId<K extends IdKind>(kind: K, value: unknown): IdParse<K> {
+  if (typeof value !== "string") return { ok: false, kind, reason: "not a string" };
+  if (value.length === 0 || value.length > ID_MAX_LENGTH)
+    return { ok: false, kind, reason: `length must be 1..${ID_MAX_LENGTH}` };
+  if (!ID_PATTERN.test(value)) return { ok: false, kind, reason: "printable ASCII without space only" };
+  return { ok: true, id: value as Id<K> };
+}
+
+function brand<K extends IdKind>(kind: K, value: unknown): Id<K> {
+  const r = parseId(kind, value);
+  if (!r.ok) throw new ContractError("ERR_CONTRACT_ID_INVALID", `invalid ${kind} id: ${r.reason}`);
+  return r.id;
+}
+
+/** The id constructors: throw ERR_CONTRACT_ID_INVALID when the value breaks the grammar. */
+export const runId = (value: unknown): RunId => brand("run", value);
+export const decisionId = (value: unknown): DecisionId => brand("decision", value);
+export const principalId = (value: unknown): PrincipalId => brand("principal", value);
+export const traceId = (value: unknown): TraceId => brand("trace", value);
+
+/** A fresh decision id (a UUIDv7, which the grammar admits by construction). */
+export function newDecisionId(now?: number): DecisionId {
+  return uuidv7(now) as DecisionId;
+}

@@ -6,7 +6,7 @@ import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { type ContextConfig, ContextConfigSchema } from "../context/index.js";
 import { GateError } from "../contracts/index.js";
-import type { PrincipalConfig } from "./gate.js";
+import type { PrincipalConfig } from "./options.js";
 
 const Id = z
   .string()

@@ -20,16 +20,25 @@ export {
 export { dareRunId, runTraceId, toolCategory } from "./dare-mapping.js";
 export { DeferQueue, type DeferResolution, type DeferredItem } from "./defer.js";
 export { GATE_DECISION, GATE_RESOLUTION, GATE_RESULT, registerGateEventTypes } from "./events.js";
+export { Gate, type ReportedResult } from "./gate.js";
+export type { ContractLookup, GateJournal, GateOptions, GatePolicy, PrincipalConfig } from "./options.js";
 export {
-  type ContractLookup,
-  Gate,
+  type ApprovalRecord,
+  approvalOf,
+  type DeferOutcome,
+  type DeferTerms,
+  type DeniedOutcome,
+  faultOf,
   type GateFault,
-  type GateJournal,
-  type GateOptions,
   type GateOutcome,
-  type GatePolicy,
-  type PrincipalConfig,
-} from "./gate.js";
+  type GrantedOutcome,
+  type Resolution,
+  type StepUpOutcome,
+  type StepUpTerms,
+  termsOf,
+  ticketOf,
+} from "./outcome.js";
+export { CONTEXT_REASON_CODES, GATE_REASON_CODES, type GateReasonCode } from "./reasons.js";
 export {
   type ExecutionTicket,
   type RedeemExpectation,

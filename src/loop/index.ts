@@ -1,6 +1,15 @@
 // Public face of the loop layer: the ORGA loop as a typestate (Observe → Reason → Gate →
 // Act, where skipping the Gate does not compile), the ports it drives, and the model
 // adapters (OpenAI-compatible chat completions, scripted turns).
+
+export {
+  type AgentLoop,
+  type LoopObserver,
+  type Phase,
+  type PhaseTypes,
+  runLoop,
+  startLoop,
+} from "./driver.js";
 export type {
   ChatMessage,
   ModelAdapter,
@@ -19,29 +28,7 @@ export {
   type OpenAICompatibleOptions,
   parseRetryAfter,
 } from "./openai-adapter.js";
-export {
-  type AgentLoop,
-  DEFAULT_LIMITS,
-  type DecisionCounts,
-  type DecisionStage,
-  type DecisionView,
-  Dispatching,
-  type LoopLimits,
-  type LoopObserver,
-  type LoopOptions,
-  type LoopResult,
-  Observing,
-  type Phase,
-  type PhaseTypes,
-  PolicyCheck,
-  type ProposalView,
-  Reasoning,
-  type ResultStatus,
-  type ResultView,
-  runLoop,
-  startLoop,
-  type TerminationReason,
-} from "./phases.js";
+export { Dispatching, Observing, PolicyCheck, Reasoning } from "./phases.js";
 export type {
   ExecutionOutcome,
   ExecutorPort,
@@ -63,6 +50,19 @@ export {
   ScriptSchema,
   type ScriptTurn,
 } from "./scripted-adapter.js";
+export {
+  DEFAULT_LIMITS,
+  type DecisionCounts,
+  type DecisionStage,
+  type DecisionView,
+  type LoopLimits,
+  type LoopOptions,
+  type LoopResult,
+  type ProposalView,
+  type ResultStatus,
+  type ResultView,
+  type TerminationReason,
+} from "./types.js";
 export {
   type AuthorizeOutcome,
   type AuthorizingGate,

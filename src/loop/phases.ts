@@ -7,296 +7,34 @@
 // objects not minted by this module throw ERR_LOOP_FORGED_PHASE, and executors accept
 // only tickets the Gate minted. Model output is untrusted throughout: unknown tools,
 // bad arguments, denials and tool failures become observations, never exceptions.
+// The phase classes live here; run state and the mint in run-state.ts, the entry points
+// (startLoop, runLoop) in driver.ts, and the loop's types in types.ts.
+import { sha256Of } from "../contracts/index.js";
+import type { TokenUsage } from "./model.js";
+import type { TicketLike } from "./ports.js";
 import {
-  type Decision,
-  type GateRequestInput,
-  LoopError,
-  newTraceId,
-  type Sha256Hash,
-  sha256Of,
-  type TaintLabel,
-  uuidv7,
-  WardenError,
-} from "../contracts/index.js";
-import type { ChatMessage, ModelAdapter, ModelResponse, ProposedArguments, TokenUsage } from "./model.js";
-import type {
-  ExecutorPort,
-  GatePort,
-  GateVerdict,
-  JournalPort,
-  LoopEvent,
-  TicketLike,
-  ToolCatalog,
-} from "./ports.js";
-
-// ---------------------------------------------------------------------------------
-// Configuration and results
-
-export interface LoopLimits {
-  /** Model turns (ORGA iterations). */
-  maxIterations: number;
-  /** Total input + output tokens across the run. */
-  maxTokens: number;
-  /** Wall-clock budget for the whole run, in ms. */
-  timeBudgetMs: number;
-  /** Circuit breaker: consecutive failed tool executions. */
-  maxConsecutiveFailures: number;
-  /** Circuit breaker: Gate denials in one run (an agent hammering a closed door). */
-  maxDenials: number;
-  /** Tool calls considered per model turn; extras are refused as observations. */
-  maxToolCallsPerTurn: number;
-  /** Longest observation text shown to the model per tool call. */
-  maxObservationChars: number;
-}
-
-export const DEFAULT_LIMITS: Readonly<LoopLimits> = Object.freeze({
-  maxIterations: 16,
-  maxTokens: 200_000,
-  timeBudgetMs: 300_000,
-  maxConsecutiveFailures: 3,
-  maxDenials: 8,
-  maxToolCallsPerTurn: 16,
-  maxObservationChars: 16_384,
-});
-
-export interface LoopOptions<T extends TicketLike = TicketLike> {
-  model: ModelAdapter;
-  gate: GatePort<T>;
-  executor: ExecutorPort<T>;
-  journal: JournalPort;
-  tools: ToolCatalog;
-  /** Who the agent acts as; from configuration, never from the model. */
-  principalId: string;
-  /** The user's task (trusted input). */
-  task: string;
-  systemPrompt?: string;
-  runId?: string;
-  traceId?: string;
-  limits?: Partial<LoopLimits>;
-  /** Cancels the run (checked between steps and passed to the model and executors). */
-  signal?: AbortSignal;
-  /** Clock in ms (tests). */
-  now?: () => number;
-}
-
-export type TerminationReason =
-  | "final_answer"
-  | "iteration_limit"
-  | "token_budget"
-  | "time_budget"
-  | "circuit_breaker"
-  | "quarantined"
-  | "model_error"
-  | "gate_fault"
-  | "aborted";
-
-export interface ProposalView {
-  callId: string;
-  name: string;
-  arguments: ProposedArguments;
-}
-
-/** Where a proposal was settled: refused by its contract, decided by the Gate, or never evaluated. */
-export type DecisionStage = "contract" | "gate" | "not_evaluated";
-
-export interface DecisionView {
-  callId: string;
-  name: string;
-  stage: DecisionStage;
-  /** The Gate's decision; contract refusals are recorded as deny. Absent when not evaluated. */
-  decision?: Decision;
-  decisionId?: string;
-  reasons: readonly string[];
-  policyIds?: readonly string[];
-  /** Whether a ticket was issued and the call will be dispatched. */
-  dispatch: boolean;
-}
-
-export type ResultStatus = "executed" | "failed" | "denied" | "rejected" | "pending" | "not_executed";
-
-export interface ResultView {
-  callId: string;
-  name: string;
-  status: ResultStatus;
-  decision?: Decision;
-  decisionId?: string;
-  code?: string;
-  message?: string;
-  evidenceHash?: Sha256Hash;
-  durationMs?: number;
-  taintSources?: readonly string[];
-}
-
-export interface DecisionCounts {
-  allow: number;
-  deny: number;
-  modify: number;
-  step_up: number;
-  defer: number;
-  /** Proposals refused by their contract before reaching policy. */
-  rejected: number;
-}
-
-export interface LoopResult {
-  readonly phase: "terminated";
-  readonly runId: string;
-  readonly traceId: string;
-  readonly reason: TerminationReason;
-  /** The model's final answer (only for `final_answer`). */
-  readonly finalText: string | null;
-  readonly iterations: number;
-  readonly usage: Readonly<TokenUsage>;
-  readonly durationMs: number;
-  readonly decisions: Readonly<DecisionCounts>;
-  readonly toolCalls: number;
-  readonly taintSources: readonly string[];
-}
-
-// ---------------------------------------------------------------------------------
-// Shared run state (never reachable from a phase object's public surface)
-
-interface GatedItem<T> {
-  view: DecisionView;
-  ticket?: T;
-}
-
-interface RunState<T extends TicketLike> {
-  o: LoopOptions<T>;
-  limits: LoopLimits;
-  runId: string;
-  traceId: string;
-  now: () => number;
-  startedAt: number;
-  messages: ChatMessage[];
-  usage: TokenUsage;
-  iterations: number;
-  taint: TaintLabel[];
-  consecutiveFailures: number;
-  denials: number;
-  toolCalls: number;
-  counts: DecisionCounts;
-  terminating: TerminationReason | null;
-  lastText: string | null;
-}
-
-interface PhaseSlot<T extends TicketLike> {
-  run: RunState<T>;
-  /** Set by register(): the phase the slot belongs to, checked by claim(). */
-  kind?: Phase;
-  proposals?: ProposalView[];
-  gated?: GatedItem<T>[];
-  results?: ResultView[];
-}
-
-const MINT = Symbol("warden.loop.mint");
-const live = new WeakMap<object, PhaseSlot<TicketLike>>();
-const spent = new WeakSet<object>();
-
-/** Takes a phase object's state and retires the object: each phase object is used once. */
-function claim<T extends TicketLike>(obj: object, kind: Phase, transition: string): PhaseSlot<T> {
-  const slot = live.get(obj);
-  if (slot === undefined) {
-    if (spent.has(obj)) {
-      throw new LoopError(
-        "ERR_LOOP_STALE_PHASE",
-        `${transition}() called on a phase object that was already used; continue with the object the previous transition returned`,
-      );
-    }
-    throw new LoopError(
-      "ERR_LOOP_FORGED_PHASE",
-      `${transition}() called on an object that is not a live loop phase`,
-    );
-  }
-  if (slot.kind !== kind) {
-    // A transition borrowed onto another phase (e.g. Dispatching.prototype.act.call(policyCheck)).
-    throw new LoopError(
-      "ERR_LOOP_FORGED_PHASE",
-      `${transition}() called on a ${slot.kind ?? "unknown"} phase`,
-    );
-  }
-  live.delete(obj);
-  spent.add(obj);
-  return slot as unknown as PhaseSlot<T>;
-}
-
-function checkMint(token: unknown): void {
-  if (token !== MINT) {
-    throw new LoopError(
-      "ERR_LOOP_FORGED_PHASE",
-      "loop phases are created by startLoop() and transitions only",
-    );
-  }
-}
-
-function register<T extends TicketLike>(obj: object, kind: Phase, slot: PhaseSlot<T>): void {
-  live.set(obj, { ...slot, kind } as unknown as PhaseSlot<TicketLike>);
-}
-
-async function record<T extends TicketLike>(
-  run: RunState<T>,
-  type: LoopEvent["type"],
-  body: Record<string, unknown>,
-): Promise<void> {
-  await run.o.journal.append({ type, run_id: run.runId, trace_id: run.traceId, body: dropUndefined(body) });
-}
-
-/** Journal bodies are canonical JSON: optional fields that are absent are left out, at any depth. */
-function dropUndefined(v: Record<string, unknown>): Record<string, unknown> {
-  return clean(v) as Record<string, unknown>;
-}
-
-function clean(x: unknown): unknown {
-  if (Array.isArray(x)) return x.map(clean);
-  if (x === null || typeof x !== "object") return x;
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(x)) if (v !== undefined) out[k] = clean(v);
-  return out;
-}
-
-function errorInfo(err: unknown): { code: string; message: string } {
-  if (err instanceof WardenError) return { code: err.code, message: err.message };
-  // Foreign errors may quote anything (URLs with credentials, payloads): keep only the name.
-  return { code: "ERR_UNEXPECTED", message: err instanceof Error ? err.name : "non-error thrown" };
-}
-
-function timeLeft<T extends TicketLike>(run: RunState<T>): number {
-  return run.limits.timeBudgetMs - (run.now() - run.startedAt);
-}
-
-function totalTokens(u: TokenUsage): number {
-  return u.inputTokens + u.outputTokens;
-}
-
-/** A reason to stop that applies between any two steps. */
-function budgetStop<T extends TicketLike>(run: RunState<T>): TerminationReason | null {
-  if (run.o.signal?.aborted) return "aborted";
-  if (timeLeft(run) <= 0) return "time_budget";
-  if (totalTokens(run.usage) >= run.limits.maxTokens) return "token_budget";
-  return null;
-}
-
-function stepSignal<T extends TicketLike>(run: RunState<T>): AbortSignal {
-  const t = AbortSignal.timeout(Math.max(1, Math.min(2_147_483_647, Math.floor(timeLeft(run)))));
-  return run.o.signal === undefined ? t : AbortSignal.any([t, run.o.signal]);
-}
-
-function addTaint<T extends TicketLike>(run: RunState<T>, labels: readonly TaintLabel[]): void {
-  for (const l of labels) {
-    if (!run.taint.some((x) => x.source === l.source && x.origin === l.origin)) run.taint.push({ ...l });
-  }
-}
-
-function taintSourcesOf(labels: readonly TaintLabel[]): string[] {
-  return [...new Set(labels.map((l) => l.source))].sort();
-}
-
-function freezeAll<V>(items: V[]): readonly V[] {
-  for (const i of items) Object.freeze(i);
-  return Object.freeze(items);
-}
-
-// ---------------------------------------------------------------------------------
-// Phases
+  budgetStop,
+  checkMint,
+  claim,
+  freezeAll,
+  type GatedItem,
+  MINT,
+  type PhaseSlot,
+  record,
+  register,
+  taintSourcesOf,
+  terminate,
+} from "./run-state.js";
+import {
+  callModel,
+  countFailure,
+  dispatchCall,
+  gateProposal,
+  observations,
+  observationText,
+  takeResponse,
+} from "./steps.js";
+import type { DecisionView, LoopResult, ProposalView, ResultView, TerminationReason } from "./types.js";
 
 /** Reason: the model sees the conversation and the contract-derived tool schemas and proposes. */
 export class Reasoning {
@@ -319,61 +57,11 @@ export class Reasoning {
   /** Calls the model once; its proposals go to the Gate next. Records ReasoningComplete. */
   async reason(): Promise<PolicyCheck> {
     const { run } = claim<TicketLike>(this, "reasoning", "reason");
-    const proposals: ProposalView[] = [];
-    let response: ModelResponse | null = null;
-    const stop = budgetStop(run);
-    if (stop !== null) {
-      run.terminating = stop;
-    } else {
-      run.iterations += 1;
-      try {
-        response = await run.o.model.complete(
-          { messages: run.messages.slice(), tools: run.o.tools.modelTools() },
-          { signal: stepSignal(run) },
-        );
-      } catch (err) {
-        run.terminating = budgetStop(run) ?? "model_error";
-        await record(run, "RecoveryTriggered", {
-          strategy: "terminate",
-          phase: "reason",
-          error: errorInfo(err),
-        });
-      }
-    }
+    const response = await callModel(run);
+    let proposals: ProposalView[] = [];
     let usage: TokenUsage = { inputTokens: 0, outputTokens: 0 };
-    if (response !== null) {
-      usage = {
-        inputTokens: nonNegInt(response.usage?.inputTokens),
-        outputTokens: nonNegInt(response.usage?.outputTokens),
-      };
-      run.usage.inputTokens += usage.inputTokens;
-      run.usage.outputTokens += usage.outputTokens;
-      run.lastText = typeof response.text === "string" ? response.text : null;
-      const calls = Array.isArray(response.toolCalls) ? response.toolCalls : [];
-      const seen = new Set<string>();
-      for (const [i, c] of calls.entries()) {
-        let id = typeof c.id === "string" && /^[A-Za-z0-9_.:-]{1,128}$/.test(c.id) ? c.id : "";
-        if (id === "" || seen.has(id)) id = `call_${run.iterations}_${i}`;
-        seen.add(id);
-        proposals.push({ callId: id, name: String(c.name).slice(0, 256), arguments: c.arguments });
-      }
-      run.messages.push({
-        role: "assistant",
-        content: run.lastText,
-        ...(proposals.length > 0
-          ? {
-              toolCalls: proposals.map((p) => ({
-                id: p.callId,
-                name: p.name,
-                argumentsJson: p.arguments.ok ? JSON.stringify(p.arguments.value) : p.arguments.raw,
-              })),
-            }
-          : {}),
-      });
-      if (totalTokens(run.usage) > run.limits.maxTokens) run.terminating = "token_budget";
-    } else {
-      run.lastText = null;
-    }
+    if (response !== null) ({ proposals, usage } = takeResponse(run, response));
+    else run.lastText = null;
     await record(run, "ReasoningComplete", {
       iteration: run.iterations,
       model: run.o.model.id,
@@ -389,10 +77,6 @@ export class Reasoning {
     });
     return new PolicyCheck(MINT, { run, proposals });
   }
-}
-
-function nonNegInt(v: unknown): number {
-  return typeof v === "number" && Number.isSafeInteger(v) && v > 0 ? v : 0;
 }
 
 /** Gate: each proposal is checked against its contract and judged by the Gate, one by one. */
@@ -423,119 +107,7 @@ export class PolicyCheck {
     const slot = claim<TicketLike>(this, "policy_check", "gate");
     const { run } = slot;
     const gated: GatedItem<TicketLike>[] = [];
-    for (const [i, p] of (slot.proposals ?? []).entries()) {
-      const base = { callId: p.callId, name: p.name };
-      if (run.terminating !== null) {
-        gated.push({
-          view: {
-            ...base,
-            stage: "not_evaluated",
-            reasons: [`loop stopping: ${run.terminating}`],
-            dispatch: false,
-          },
-        });
-        continue;
-      }
-      if (i >= run.limits.maxToolCallsPerTurn) {
-        run.counts.rejected += 1;
-        gated.push({
-          view: {
-            ...base,
-            stage: "contract",
-            decision: "deny",
-            reasons: [`too many tool calls in one turn (limit ${run.limits.maxToolCallsPerTurn})`],
-            dispatch: false,
-          },
-        });
-        continue;
-      }
-      if (!p.arguments.ok) {
-        run.counts.rejected += 1;
-        gated.push({
-          view: {
-            ...base,
-            stage: "contract",
-            decision: "deny",
-            reasons: [`${p.arguments.code}: ${p.arguments.message}`],
-            dispatch: false,
-          },
-        });
-        continue;
-      }
-      const resolved = run.o.tools.resolve(p.name, p.arguments.value);
-      if (!resolved.ok) {
-        run.counts.rejected += 1;
-        gated.push({
-          view: {
-            ...base,
-            stage: "contract",
-            decision: "deny",
-            reasons: [`${resolved.code}: ${resolved.message}`],
-            dispatch: false,
-          },
-        });
-        continue;
-      }
-      const request: GateRequestInput = {
-        principalId: run.o.principalId,
-        runId: run.runId,
-        toolClass: resolved.toolClass,
-        action: resolved.action,
-        tool: resolved.tool,
-        parameters: resolved.parameters as GateRequestInput["parameters"],
-        // The context accumulator: everything the run has observed so far taints what it proposes next.
-        taintLabels: run.taint.map((l) => ({ ...l })),
-        originalRequest: run.o.task,
-        ...(run.lastText ? { rationale: run.lastText.slice(0, 100_000) } : {}),
-        traceId: run.traceId,
-      };
-      let verdict: GateVerdict<TicketLike>;
-      try {
-        verdict = await run.o.gate.decide(request, { signal: stepSignal(run) });
-        if (!wellFormedVerdict(verdict)) {
-          throw new LoopError("ERR_LOOP_CONFIG_INVALID", "the Gate returned a malformed verdict");
-        }
-      } catch (err) {
-        // Fail closed: a Gate that cannot decide has denied, and the run stops.
-        run.terminating = "gate_fault";
-        run.counts.deny += 1;
-        const info = errorInfo(err);
-        await record(run, "RecoveryTriggered", {
-          strategy: "fail_closed",
-          phase: "gate",
-          tool: p.name,
-          error: info,
-        });
-        gated.push({
-          view: {
-            ...base,
-            stage: "gate",
-            decision: "deny",
-            reasons: [`gate fault: ${info.code}`],
-            dispatch: false,
-          },
-        });
-        continue;
-      }
-      const executable =
-        (verdict.decision === "allow" || verdict.decision === "modify") && verdict.ticket !== undefined;
-      run.counts[verdict.decision] += 1;
-      if (verdict.decision === "deny") run.denials += 1;
-      gated.push({
-        view: {
-          ...base,
-          stage: "gate",
-          decision: verdict.decision,
-          decisionId: verdict.decisionId,
-          reasons: [...verdict.reasons],
-          ...(verdict.policyIds ? { policyIds: [...verdict.policyIds] } : {}),
-          dispatch: executable,
-        },
-        ...(executable ? { ticket: verdict.ticket } : {}),
-      });
-      if (verdict.quarantined) run.terminating = "quarantined";
-      else if (run.denials >= run.limits.maxDenials) run.terminating = "circuit_breaker";
-    }
+    for (const [i, p] of (slot.proposals ?? []).entries()) gated.push(await gateProposal(run, p, i));
     await record(run, "PolicyEvaluated", {
       iteration: run.iterations,
       decisions: gated
@@ -553,21 +125,6 @@ export class PolicyCheck {
     });
     return new Dispatching(MINT, { run, gated });
   }
-}
-
-const DECISION_SET: ReadonlySet<string> = new Set(["allow", "deny", "modify", "step_up", "defer"]);
-
-/** A verdict the loop can act on; anything else is treated as a Gate fault (fail closed). */
-function wellFormedVerdict(v: unknown): v is GateVerdict<TicketLike> {
-  if (v === null || typeof v !== "object") return false;
-  const x = v as Record<string, unknown>;
-  return (
-    typeof x.decision === "string" &&
-    DECISION_SET.has(x.decision) &&
-    (typeof x.decisionId === "string" || x.decisionId === undefined) &&
-    Array.isArray(x.reasons) &&
-    x.reasons.every((r) => typeof r === "string")
-  );
 }
 
 /** Act: dispatches exactly the calls the Gate ticketed, each through its executor. */
@@ -597,78 +154,9 @@ export class Dispatching {
     const results: ResultView[] = [];
     const dispatched: Record<string, unknown>[] = [];
     for (const g of slot.gated ?? []) {
-      const v = g.view;
-      const base = {
-        callId: v.callId,
-        name: v.name,
-        ...(v.decision ? { decision: v.decision } : {}),
-        ...(v.decisionId ? { decisionId: v.decisionId } : {}),
-      };
-      if (!v.dispatch || g.ticket === undefined) {
-        results.push({ ...base, ...undispatched(v) });
-        continue;
-      }
-      const stop = budgetStop(run) ?? run.terminating;
-      if (stop !== null) {
-        results.push({ ...base, status: "not_executed", message: `loop stopping: ${stop}` });
-        continue;
-      }
-      run.toolCalls += 1;
-      const started = run.now();
-      let r: ResultView;
-      try {
-        const out = await run.o.executor.execute(g.ticket, { signal: stepSignal(run) });
-        const durationMs = out.durationMs ?? Math.max(0, run.now() - started);
-        if (out.ok) {
-          const labels = out.taintLabels ?? [];
-          addTaint(run, labels);
-          r = {
-            ...base,
-            status: "executed",
-            durationMs,
-            taintSources: taintSourcesOf(labels),
-            ...(out.evidenceHash ? { evidenceHash: out.evidenceHash } : {}),
-          };
-          observations.set(r, out.output);
-          if (v.decisionId !== undefined && run.o.gate.recordResult !== undefined) {
-            try {
-              await run.o.gate.recordResult(v.decisionId, {
-                taintLabels: labels,
-                output: out.output,
-                ...(out.evidenceHash ? { evidenceHash: out.evidenceHash } : {}),
-              });
-            } catch (err) {
-              // The Gate's context would miss this output's taint: stop rather than decide blind.
-              run.terminating = "gate_fault";
-              await record(run, "RecoveryTriggered", {
-                strategy: "fail_closed",
-                phase: "act",
-                tool: v.name,
-                error: errorInfo(err),
-              });
-            }
-          }
-        } else {
-          r = {
-            ...base,
-            status: "failed",
-            code: out.code,
-            message: out.message,
-            durationMs,
-            ...(out.evidenceHash ? { evidenceHash: out.evidenceHash } : {}),
-          };
-        }
-      } catch (err) {
-        const info = errorInfo(err);
-        r = {
-          ...base,
-          status: "failed",
-          code: info.code,
-          message: info.message,
-          durationMs: Math.max(0, run.now() - started),
-        };
-      }
+      const r = await dispatchCall(run, g);
       results.push(r);
+      if (!g.view.dispatch || g.ticket === undefined || r.status === "not_executed") continue;
       dispatched.push({
         name: r.name,
         call_id: r.callId,
@@ -679,36 +167,11 @@ export class Dispatching {
         evidence_hash: r.evidenceHash,
         taint_sources: r.taintSources,
       });
-      if (r.status === "failed") {
-        run.consecutiveFailures += 1;
-        const tripped = run.consecutiveFailures >= run.limits.maxConsecutiveFailures;
-        if (tripped) run.terminating = "circuit_breaker";
-        await record(run, "RecoveryTriggered", {
-          strategy: tripped ? "circuit_open" : "report_to_model",
-          phase: "act",
-          tool: r.name,
-          consecutive_failures: run.consecutiveFailures,
-          error: { code: r.code ?? "ERR_UNEXPECTED", message: (r.message ?? "").slice(0, 1024) },
-        });
-      } else {
-        run.consecutiveFailures = 0;
-      }
+      await countFailure(run, r);
     }
     await record(run, "ToolsDispatched", { iteration: run.iterations, tools: dispatched });
     return new Observing(MINT, { run, results });
   }
-}
-
-// Tool outputs travel from act() to observe() beside the result views, so that the
-// public views stay small and printable.
-const observations = new WeakMap<ResultView, unknown>();
-
-function undispatched(v: DecisionView): Pick<ResultView, "status" | "message"> {
-  if (v.stage === "not_evaluated") return { status: "not_executed", message: v.reasons.join("; ") };
-  if (v.stage === "contract") return { status: "rejected", message: v.reasons.join("; ") };
-  if (v.decision === "step_up" || v.decision === "defer")
-    return { status: "pending", message: v.reasons.join("; ") };
-  return { status: "denied", message: v.reasons.join("; ") };
 }
 
 /** Observe: results, denials and refusals go back to the model; the loop continues or ends. */
@@ -758,186 +221,5 @@ export class Observing {
       (run.iterations >= run.limits.maxIterations ? "iteration_limit" : null);
     if (reason === null) return new Reasoning(MINT, { run });
     return terminate(run, reason);
-  }
-}
-
-function observationText(r: ResultView, output: unknown, max: number): string {
-  let body: Record<string, unknown>;
-  switch (r.status) {
-    case "executed":
-      body = {
-        status: "ok",
-        output: output ?? null,
-        ...(r.taintSources?.length ? { taint: r.taintSources } : {}),
-      };
-      break;
-    case "denied":
-      // OATS §4.5: the denial and its reasons are an observation; the model may try something else.
-      body = { status: "denied", decision: r.decision ?? "deny", reasons: r.message ?? "" };
-      break;
-    case "pending":
-      body = { status: "not_executed", decision: r.decision ?? null, reasons: r.message ?? "" };
-      break;
-    case "rejected":
-      body = { status: "rejected", reason: r.message ?? "" };
-      break;
-    case "failed":
-      body = { status: "error", code: r.code ?? null, message: r.message ?? "" };
-      break;
-    default:
-      body = { status: "not_executed", reason: r.message ?? "" };
-  }
-  let text: string;
-  try {
-    text = JSON.stringify(body);
-  } catch {
-    text = JSON.stringify({ status: r.status, output: "[unserialisable output]" });
-  }
-  return text.length > max ? `${text.slice(0, max)}…[truncated ${text.length - max} chars]` : text;
-}
-
-async function terminate<T extends TicketLike>(
-  run: RunState<T>,
-  reason: TerminationReason,
-): Promise<LoopResult> {
-  const durationMs = Math.max(0, Math.round(run.now() - run.startedAt));
-  const finalText = reason === "final_answer" ? run.lastText : null;
-  await record(run, "LoopTerminated", {
-    reason,
-    iterations: run.iterations,
-    usage: { input_tokens: run.usage.inputTokens, output_tokens: run.usage.outputTokens },
-    duration_ms: durationMs,
-    tool_calls: run.toolCalls,
-    decisions: { ...run.counts },
-    ...(finalText ? { final_text_hash: sha256Of(finalText) } : {}),
-  });
-  return Object.freeze({
-    phase: "terminated" as const,
-    runId: run.runId,
-    traceId: run.traceId,
-    reason,
-    finalText,
-    iterations: run.iterations,
-    usage: Object.freeze({ ...run.usage }),
-    durationMs,
-    decisions: Object.freeze({ ...run.counts }),
-    toolCalls: run.toolCalls,
-    taintSources: Object.freeze(taintSourcesOf(run.taint)),
-  });
-}
-
-// ---------------------------------------------------------------------------------
-// Entry points
-
-/** The loop in a given phase: `AgentLoop<"reasoning">` has `reason()` and nothing else, and so on. */
-export interface PhaseTypes {
-  reasoning: Reasoning;
-  policy_check: PolicyCheck;
-  dispatching: Dispatching;
-  observing: Observing;
-}
-export type Phase = keyof PhaseTypes;
-export type AgentLoop<P extends Phase> = PhaseTypes[P];
-
-const RUN_ID = /^[\x21-\x7e]{1,128}$/;
-
-function resolveLimits(partial: Partial<LoopLimits> | undefined): LoopLimits {
-  const limits: LoopLimits = { ...DEFAULT_LIMITS };
-  for (const [k, v] of Object.entries(partial ?? {})) {
-    if (!(k in DEFAULT_LIMITS)) throw new LoopError("ERR_LOOP_CONFIG_INVALID", `unknown limit ${k}`);
-    if (v === undefined) continue;
-    if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 1) {
-      throw new LoopError("ERR_LOOP_CONFIG_INVALID", `limit ${k} must be a positive integer`);
-    }
-    limits[k as keyof LoopLimits] = v;
-  }
-  return limits;
-}
-
-/** Starts a run: records LoopStarted and returns the first Reasoning phase. */
-export async function startLoop<T extends TicketLike>(
-  options: LoopOptions<T>,
-): Promise<AgentLoop<"reasoning">> {
-  for (const port of ["model", "gate", "executor", "journal", "tools"] as const) {
-    if (options[port] === null || typeof options[port] !== "object") {
-      throw new LoopError("ERR_LOOP_CONFIG_INVALID", `${port} is required`);
-    }
-  }
-  if (typeof options.task !== "string" || options.task.length === 0 || options.task.length > 1_000_000) {
-    throw new LoopError(
-      "ERR_LOOP_CONFIG_INVALID",
-      "task must be a non-empty string of at most 1,000,000 characters",
-    );
-  }
-  if (
-    typeof options.principalId !== "string" ||
-    !/^[A-Za-z0-9_][A-Za-z0-9_.:/-]{0,127}$/.test(options.principalId)
-  ) {
-    throw new LoopError("ERR_LOOP_CONFIG_INVALID", "principalId must be a Gate principal name");
-  }
-  const limits = resolveLimits(options.limits);
-  const runId = options.runId ?? uuidv7();
-  if (!RUN_ID.test(runId))
-    throw new LoopError("ERR_LOOP_CONFIG_INVALID", "runId must be 1-128 printable ASCII characters");
-  const traceId = options.traceId ?? newTraceId();
-  if (!/^[0-9a-f]{32}$/.test(traceId))
-    throw new LoopError("ERR_LOOP_CONFIG_INVALID", "traceId must be 32 lowercase hex digits");
-  const now = options.now ?? (() => performance.now());
-  const run: RunState<T> = {
-    o: options,
-    limits,
-    runId,
-    traceId,
-    now,
-    startedAt: now(),
-    messages: [
-      ...(options.systemPrompt ? [{ role: "system" as const, content: options.systemPrompt }] : []),
-      { role: "user", content: options.task },
-    ],
-    usage: { inputTokens: 0, outputTokens: 0 },
-    iterations: 0,
-    taint: [],
-    consecutiveFailures: 0,
-    denials: 0,
-    toolCalls: 0,
-    counts: { allow: 0, deny: 0, modify: 0, step_up: 0, defer: 0, rejected: 0 },
-    terminating: null,
-    lastText: null,
-  };
-  await record(run, "LoopStarted", {
-    agent_id: options.principalId,
-    request: options.task,
-    config: {
-      model: options.model.id,
-      tools: options.tools.modelTools().map((t) => t.name),
-      limits: { ...limits },
-    },
-  });
-  return new Reasoning(MINT, { run: run as unknown as RunState<TicketLike> });
-}
-
-/** Observer callbacks for runLoop: each phase object as it is reached (read-only views). */
-export interface LoopObserver {
-  onPolicyCheck?(p: AgentLoop<"policy_check">): void;
-  onDispatching?(d: AgentLoop<"dispatching">): void;
-  onObserving?(o: AgentLoop<"observing">): void;
-}
-
-/** Drives a run to its end along the only legal path: reason → gate → act → observe. */
-export async function runLoop<T extends TicketLike>(
-  options: LoopOptions<T>,
-  observer: LoopObserver = {},
-): Promise<LoopResult> {
-  let phase: AgentLoop<"reasoning"> = await startLoop(options);
-  for (;;) {
-    const checked = await phase.reason();
-    observer.onPolicyCheck?.(checked);
-    const gated = await checked.gate();
-    observer.onDispatching?.(gated);
-    const acted = await gated.act();
-    observer.onObserving?.(acted);
-    const next = await acted.observe();
-    if (next.phase === "terminated") return next;
-    phase = next;
   }
 }

@@ -16,7 +16,15 @@ import Fastify, {
 import type { z } from "zod";
 import { parseGateRequest, parseStrictJson } from "../contracts/index.js";
 import { Keyring } from "../crypto/index.js";
-import { type ApprovalVerdict, type GateOutcome, runTraceId } from "../gate/index.js";
+import {
+  type ApprovalVerdict,
+  approvalOf,
+  faultOf,
+  type GateOutcome,
+  runTraceId,
+  termsOf,
+  ticketOf,
+} from "../gate/index.js";
 import { signHead, verifyJournal } from "../journal/index.js";
 import { classifyContract } from "../tools/index.js";
 import { Authenticator, type Identity } from "./auth.js";
@@ -119,8 +127,7 @@ function decisionView(o: GateOutcome): Record<string, unknown> {
     parameters: o.parameters,
     ...(o.originalParameters !== undefined ? { originalParameters: o.originalParameters } : {}),
     ...(o.changes !== undefined ? { changes: o.changes } : {}),
-    ...(o.stepUp !== undefined ? { stepUp: o.stepUp } : {}),
-    ...(o.defer !== undefined ? { defer: o.defer } : {}),
+    ...termsOf(o),
     taint: o.taint,
     journalSeqs: o.journalSeqs,
     ...(o.policyBundleHash !== undefined ? { policyBundleHash: o.policyBundleHash } : {}),
@@ -128,14 +135,15 @@ function decisionView(o: GateOutcome): Record<string, unknown> {
 }
 
 function faultError(o: GateOutcome): ApiError | undefined {
-  if (o.fault === "journal_unavailable") {
+  const fault = faultOf(o);
+  if (fault === "journal_unavailable") {
     return new ApiError(
       "ERR_SERVER_JOURNAL_UNAVAILABLE",
       "the decision could not be recorded; nothing was executed",
       { details: { decisionId: o.decisionId } },
     );
   }
-  if (o.fault === "policy_error") {
+  if (fault === "policy_error") {
     return new ApiError("ERR_SERVER_POLICY_ERROR", "policy could not be evaluated; nothing was executed", {
       details: { decisionId: o.decisionId },
     });
@@ -360,7 +368,8 @@ export function createSidecarServer(
   /** Records a Gate outcome in the metrics; `t0` is when the Gate was called. */
   const observe = (endpoint: "execute" | "decide", o: GateOutcome, t0: number) => {
     metrics.decision(endpoint, o.decision, (performance.now() - t0) / 1000);
-    if (o.fault !== undefined) metrics.fault(o.fault);
+    const fault = faultOf(o);
+    if (fault !== undefined) metrics.fault(fault);
   };
 
   app.post("/v1/decide", { config: { access: "agent" } }, async (req) => {
@@ -392,14 +401,16 @@ export function createSidecarServer(
     const fault = faultError(o);
     if (fault) throw fault;
     const view = decisionView(o);
-    if (o.approval !== undefined) {
+    const approval = approvalOf(o);
+    if (approval !== undefined) {
       view.approval = {
-        outcome: o.approval.outcome,
-        ...(o.approval.approver !== undefined ? { approver: o.approval.approver } : {}),
-        ...(o.approval.hitl !== undefined ? { hitlId: o.approval.hitl.approval_id } : {}),
+        outcome: approval.outcome,
+        ...(approval.approver !== undefined ? { approver: approval.approver } : {}),
+        ...(approval.hitl !== undefined ? { hitlId: approval.hitl.approval_id } : {}),
       };
     }
-    if (o.ticket === undefined || tool === undefined || o.decisionId === null) {
+    const ticket = ticketOf(o);
+    if (ticket === undefined || tool === undefined || o.decisionId === null) {
       return {
         ...view,
         denial: { reasonCodes: o.reasonCodes, message: denialMessage(o) },
@@ -408,7 +419,7 @@ export function createSidecarServer(
     }
     let run: Awaited<ReturnType<typeof runtime.runner.run>>;
     try {
-      run = await runtime.runner.run(o.ticket, tool, {
+      run = await runtime.runner.run(ticket, tool, {
         signal,
         traceId: request.traceId ?? runTraceId(request.runId),
       });

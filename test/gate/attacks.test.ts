@@ -2,7 +2,7 @@
 // policy rewrite the contract cannot express, an approval that lands after the run was
 // quarantined, and a deferral whose caller has gone away.
 import { describe, expect, it } from "vitest";
-import { DeferQueue, type DeferredItem, redeemTicket } from "../../src/gate/index.js";
+import { DeferQueue, type DeferredItem, redeemTicket, ticketOf } from "../../src/gate/index.js";
 import { type CompiledTool, parseContract } from "../../src/tools/index.js";
 import { makeGate, req } from "./harness.js";
 
@@ -98,7 +98,7 @@ rules:
     expect(out.decision).toBe("allow");
     expect(out.reasonCodes).toContain("contract_requires_approval");
     expect(out.originalParameters).toMatchObject({ amount: 500000 });
-    const r = redeemTicket(out.ticket, { tool: "pay" });
+    const r = redeemTicket(ticketOf(out), { tool: "pay" });
     expect(r.ok && r.parameters.amount).toBe(10000);
     const detail = (await h.entries()).find((e) => e.type === "warden.gate.decision")!;
     expect(detail.body.modified).toMatchObject({ parameters: { amount: 10000 } });
@@ -121,7 +121,7 @@ rules:
     const out = await h.gate.authorize(payReq());
     expect(out.decision).toBe("deny");
     expect(out.reasonCodes[0]).toMatch(/^contract_modify_invalid:amount:/);
-    expect(out.ticket).toBeUndefined();
+    expect(ticketOf(out)).toBeUndefined();
     const entry = (await h.entries()).find((e) => e.type === "warden.gate.decision")!;
     const dare = entry.body.dare as { result: { reason_codes: string[] } };
     expect(dare.result.reason_codes).toContain("SCHEMA_INVALID");
@@ -154,7 +154,7 @@ rules:
     const out = await p;
     expect(out.decision).toBe("deny");
     expect(out.reasonCodes).toContain("quarantined");
-    expect(out.ticket).toBeUndefined();
+    expect(ticketOf(out)).toBeUndefined();
     const res = (await h.entries()).filter((e) => e.type === "warden.gate.resolution").at(-1)!;
     expect(res.body).toMatchObject({ resolved: "deny", outcome: "approve" });
     expect(res.body.reason_codes).toContain("quarantined");
@@ -180,7 +180,7 @@ rules:
     const out = await p;
     expect(out).toMatchObject({ decision: "deny" });
     expect(out.reasonCodes).toContain("budget_tool_calls_exhausted");
-    expect(out.ticket).toBeUndefined();
+    expect(ticketOf(out)).toBeUndefined();
   });
 });
 
@@ -203,7 +203,7 @@ rules:
     const out = await p;
     expect(out).toMatchObject({ decision: "deny", policyDecision: "defer" });
     expect(out.reasonCodes).toContain("defer_cancelled");
-    expect(out.ticket).toBeUndefined();
+    expect(ticketOf(out)).toBeUndefined();
     expect(h.gate.deferQueue.size).toBe(0);
     expect(h.gate.deferQueue.resolve(item!.id, { outcome: "allow", by: "alice" })).toBe(false);
   });
@@ -239,12 +239,12 @@ rules:
 `,
     });
     const out = await h.gate.authorize(req());
-    const t = out.ticket as unknown as { constructor?: { mint?: unknown } };
+    const t = ticketOf(out) as unknown as { constructor?: { mint?: unknown } };
     expect(t.constructor?.mint).toBeUndefined();
     expect(Object.hasOwn(Object.getPrototypeOf(t), "constructor")).toBe(false);
     expect(Object.isFrozen(Object.getPrototypeOf(t))).toBe(true);
     // The ticket still works as one.
-    expect(redeemTicket(out.ticket).ok).toBe(true);
-    expect(redeemTicket(out.ticket)).toMatchObject({ ok: false, code: "ERR_TICKET_REUSED" });
+    expect(redeemTicket(ticketOf(out)).ok).toBe(true);
+    expect(redeemTicket(ticketOf(out))).toMatchObject({ ok: false, code: "ERR_TICKET_REUSED" });
   });
 });

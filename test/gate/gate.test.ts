@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { PolicyDecisionRecordSchema, parseGateRequest, sha256Of } from "../../src/contracts/index.js";
-import { redeemTicket } from "../../src/gate/index.js";
+import { redeemTicket, ticketOf } from "../../src/gate/index.js";
 import { ContractRegistry } from "../../src/tools/index.js";
 import { REPO_ROOT } from "../helpers/repo.js";
 import { AGENT, makeGate, req } from "./harness.js";
@@ -55,7 +55,7 @@ describe("Gate", () => {
     const h = await makeGate({ yaml: POLICY });
     const out = await h.gate.authorize(req());
     expect(out.decision).toBe("allow");
-    expect(out.ticket).toBeDefined();
+    expect(ticketOf(out)).toBeDefined();
     // One entry per decision: the detail carries the DARE record under `dare`.
     expect(out.journalSeqs.length).toBe(1);
     const entries = await h.entries();
@@ -68,7 +68,7 @@ describe("Gate", () => {
     expect(dare.inputs.request_hash).toBe(body.request_hash);
     await h.gate.authorize(req());
     expect((await h.entries()).filter((e) => e.type === "warden.policy.bundle_loaded")).toHaveLength(1);
-    const r = redeemTicket(out.ticket, { toolClass: "http" });
+    const r = redeemTicket(ticketOf(out), { toolClass: "http" });
     expect(r.ok).toBe(true);
     const v = await h.verify();
     expect(v.ok).toBe(true);
@@ -80,7 +80,7 @@ describe("Gate", () => {
       req({ toolClass: "shell", action: "exec", parameters: { command: "ls" } }),
     );
     expect(out.decision).toBe("deny");
-    expect(out.ticket).toBeUndefined();
+    expect(ticketOf(out)).toBeUndefined();
     const entry = (await h.entries()).find((e) => e.type === "warden.gate.decision")!;
     expect(entry.body.decision).toBe("deny");
     expect((entry.body.dare as { result: { decision: string } }).result.decision).toBe("deny");
@@ -90,7 +90,7 @@ describe("Gate", () => {
     const h = await makeGate({ yaml: POLICY });
     const out = await h.gate.authorize(req({ principalId: "root" }));
     expect(out).toMatchObject({ decision: "deny", reasonCodes: ["principal_unknown"] });
-    expect(out.ticket).toBeUndefined();
+    expect(ticketOf(out)).toBeUndefined();
   });
 
   it("denies an unparseable request without journaling garbage", async () => {
@@ -110,7 +110,7 @@ describe("Gate", () => {
     expect(out.decision).toBe("modify");
     expect(out.originalParameters).toEqual({ path: "notes.txt", token: "abc123" });
     expect(out.parameters.token).not.toBe("abc123");
-    const r = redeemTicket(out.ticket);
+    const r = redeemTicket(ticketOf(out));
     expect(r.ok && r.parameters.token).not.toBe("abc123");
     const detail = (await h.entries()).find((e) => e.type === "warden.gate.decision")!;
     expect(detail.body.modified).toBeDefined();
@@ -132,7 +132,7 @@ describe("Gate", () => {
     const out = await p;
     expect(out.policyDecision).toBe("step_up");
     expect(out.decision).toBe("allow");
-    expect(out.ticket).toBeDefined();
+    expect(ticketOf(out)).toBeDefined();
     const types = (await h.entries()).map((e) => e.type);
     expect(types).toContain("dare.hitl.decision");
     expect(types).toContain("warden.gate.resolution");
@@ -149,17 +149,17 @@ describe("Gate", () => {
     const out = await h.gate.authorize(req({ action: "post" }));
     expect(out.decision).toBe("deny");
     expect(out.reasonCodes).toContain("approval_timeout");
-    expect(out.ticket).toBeUndefined();
+    expect(ticketOf(out)).toBeUndefined();
   });
 
   it("evaluate (decision only) returns step_up without waiting and mints nothing", async () => {
     const h = await makeGate({ yaml: POLICY });
     const allowed = await h.gate.evaluate(req());
     expect(allowed.decision).toBe("allow");
-    expect(allowed.ticket).toBeUndefined();
+    expect(ticketOf(allowed)).toBeUndefined();
     const out = await h.gate.evaluate(req({ action: "post" }));
     expect(out.decision).toBe("step_up");
-    expect(out.ticket).toBeUndefined();
+    expect(ticketOf(out)).toBeUndefined();
     expect(h.approvals.pending()).toHaveLength(0);
   });
 
@@ -172,7 +172,7 @@ describe("Gate", () => {
     h.gate.deferQueue.resolve(item!.id, { outcome: "allow", by: "operator" });
     const out = await p;
     expect(out).toMatchObject({ policyDecision: "defer", decision: "allow" });
-    expect(out.ticket).toBeDefined();
+    expect(ticketOf(out)).toBeDefined();
   });
 
   it("fails closed when the journal cannot be written", async () => {
@@ -180,7 +180,7 @@ describe("Gate", () => {
     await h.store.close();
     const out = await h.gate.authorize(req());
     expect(out).toMatchObject({ decision: "deny", fault: "journal_unavailable" });
-    expect(out.ticket).toBeUndefined();
+    expect(ticketOf(out)).toBeUndefined();
   });
 
   it("quarantines after repeated denials and journals it", async () => {
@@ -248,7 +248,7 @@ rules:
       req({ tool: "send_report", toolClass: "http", action: "get", parameters: { text: "hello" } }),
     );
     expect(out).toMatchObject({ decision: "deny", reasonCodes: ["contract_class_mismatch"] });
-    expect(out.ticket).toBeUndefined();
+    expect(ticketOf(out)).toBeUndefined();
     const ok = await h.gate.authorize(req({ tool: "fetch_page", parameters: { page: "welcome" } }));
     expect(ok.decision).toBe("allow");
   });

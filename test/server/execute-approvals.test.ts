@@ -2,6 +2,7 @@
 // state with quarantine, and the step-up queue driven by a second client (approve,
 // deny, modify, timeout), plus deferred actions released by an operator.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { DecisionId } from "../../src/contracts/index.js";
 import { echo, type Sidecar, startTestSidecar, TOKENS, until } from "./harness.js";
 
 let s: Sidecar;
@@ -413,6 +414,6 @@ describe("deferred actions", () => {
     expect(ok.status).toBe(200);
     const out = await held;
     expect(out).toMatchObject({ decision: "allow", reasonCodes: expect.arrayContaining(["defer_released"]) });
-    await gate.recordResult(out.decisionId as string, {});
+    await gate.recordResult(out.decisionId as DecisionId, {});
   });
 });

@@ -6,6 +6,7 @@
 // Exit codes: 0 the call ran and succeeded; 1 denied, or refused/failed at execution; 2 bad input.
 import type { Command } from "commander";
 import { CliError, GateRequest, uuidv7 } from "../../contracts/index.js";
+import { faultOf, ticketOf } from "../../gate/index.js";
 import { journalSummary } from "../agent-run.js";
 import { type CliContext, EXIT, readJsonFile } from "../io.js";
 import { openRuntime, type Runtime, type RuntimeResult } from "../runtime.js";
@@ -78,7 +79,8 @@ export function registerExec(program: Command, ctx: CliContext): void {
       try {
         const request = completeCall(raw, rt);
         const o = await rt.gate.authorize(request);
-        const result = o.ticket !== undefined ? await rt.execute(o.ticket) : null;
+        const ticket = ticketOf(o);
+        const result = ticket !== undefined ? await rt.execute(ticket) : null;
         if (result?.ok && o.decisionId !== null) {
           await rt.gate.recordResult(o.decisionId, {
             taintLabels: result.taint,
@@ -105,7 +107,7 @@ export function registerExec(program: Command, ctx: CliContext): void {
                 })),
                 parameters: o.parameters,
                 taint: o.taint.map((t) => t.source),
-                ...(o.fault !== undefined ? { fault: o.fault } : {}),
+                ...(faultOf(o) !== undefined ? { fault: faultOf(o) } : {}),
               },
               executed: result !== null,
               result: result === null ? null : resultView(result),

@@ -9,6 +9,7 @@ import { createSessionStore } from "../../context/index.js";
 import {
   CliError,
   DECISIONS,
+  type DecisionId,
   GateError,
   parseStrictJson,
   TaintLabel,
@@ -16,6 +17,7 @@ import {
 } from "../../contracts/index.js";
 import { generateKeyPair, loadPrivateKeyFile } from "../../crypto/index.js";
 import {
+  faultOf,
   Gate,
   type GateOutcome,
   type LoadedGateConfig,
@@ -178,7 +180,7 @@ async function runSession(ctx: CliContext, o: GateCliOptions): Promise<void> {
         ? parseGateConfig(head.config)
         : undefined;
   const gate = await buildGate(policies, cfg, o);
-  let lastAdmitted: string | undefined;
+  let lastAdmitted: DecisionId | undefined;
   let failures = 0;
   let n = 0;
   for (const step of steps) {
@@ -201,8 +203,8 @@ async function runSession(ctx: CliContext, o: GateCliOptions): Promise<void> {
     }
     n++;
     const outcome = await gate.evaluate(step.call);
-    if (outcome.fault)
-      throw new CliError("ERR_CLI_INPUT", `step ${n}: the Gate failed closed (${outcome.fault})`);
+    const fault = faultOf(outcome);
+    if (fault) throw new CliError("ERR_CLI_INPUT", `step ${n}: the Gate failed closed (${fault})`);
     lastAdmitted =
       outcome.decision === "allow" || outcome.decision === "modify"
         ? (outcome.decisionId ?? undefined)
@@ -252,7 +254,8 @@ export function registerGate(program: Command, ctx: CliContext): void {
         const cfg = o.config !== undefined ? loadGateConfig(o.config) : undefined;
         const gate = await buildGate(o.policy ?? [], cfg, o);
         const outcome = await gate.evaluate(readJsonFile(o.request as string));
-        if (outcome.fault) throw new CliError("ERR_CLI_INPUT", `the Gate failed closed (${outcome.fault})`);
+        const fault = faultOf(outcome);
+        if (fault) throw new CliError("ERR_CLI_INPUT", `the Gate failed closed (${fault})`);
         const { step: _step, ...line } = toLine(1, outcome);
         ctx.io.out(
           `${JSON.stringify({ ...line, obligations: outcome.obligations, policyBundleHash: outcome.policyBundleHash }, null, 2)}\n`,

@@ -1,0 +1,118 @@
+// Stage 2, judgement: the session context (taint, provenance, budgets, rate limits,
+// quarantine, behavioural rules), the trust score and the policy turn an admission into
+// a verdict. A policy rewrite is checked against the contract again, and a contract that
+// demands human approval gets it whatever the policy allowed. Every failure is a denial.
+
+import type { Prepared, Session } from "../context/index.js";
+import type { Sha256Hash } from "../contracts/index.js";
+import type { PolicyInput, PolicyOutcome } from "../policy/index.js";
+import { validateArgs } from "../tools/index.js";
+import type { Admission } from "./admission.js";
+import { APPROVAL_DEFAULT_MS, type GateDeps } from "./options.js";
+import type { GateFault } from "./outcome.js";
+import { contractViolation } from "./reasons.js";
+
+/** The verdict on an admission, with the session it was judged in (absent when refused before it). */
+export interface Judgement {
+  outcome: PolicyOutcome;
+  fault?: GateFault;
+  session?: Session;
+  prepared?: Prepared;
+}
+
+export function judge(deps: GateDeps, a: Admission): Judgement {
+  const bundleHash = deps.o.policy.policyBundleHash;
+  if (a.refused !== undefined) return { outcome: denyOutcome([a.refused], bundleHash) };
+  let session: Session;
+  let prepared: Prepared;
+  try {
+    session = deps.sessions.open(
+      {
+        runId: a.checked.runId,
+        principalId: a.checked.principalId,
+        ...(a.checked.originalRequest !== undefined ? { originalRequest: a.checked.originalRequest } : {}),
+      },
+      a.now,
+    );
+    prepared = session.prepare(a.checked, {
+      now: a.now,
+      ...(a.policyTool?.category !== undefined ? { tool: { category: a.policyTool.category } } : {}),
+      ...(a.principal?.maxCallsPerMinute !== undefined
+        ? { maxCallsPerMinute: a.principal.maxCallsPerMinute }
+        : {}),
+    });
+  } catch {
+    return { outcome: denyOutcome(["session_unavailable"], bundleHash) };
+  }
+  if (prepared.preDecision) {
+    return {
+      outcome: denyOutcome(prepared.preDecision.reasonCodes, bundleHash, "context"),
+      session,
+      prepared,
+    };
+  }
+  let outcome: PolicyOutcome;
+  try {
+    outcome = deps.o.policy.evaluate(policyInput(deps, a, prepared));
+  } catch {
+    return { outcome: denyOutcome(["policy_error"], bundleHash), fault: "policy_error", session, prepared };
+  }
+  return { outcome: contractChecks(deps, a, outcome), session, prepared };
+}
+
+function policyInput(deps: GateDeps, a: Admission, prepared: Prepared): PolicyInput {
+  const principal = a.principal!;
+  const input: PolicyInput = {
+    request: a.checked,
+    principal: {
+      id: principal.id,
+      roles: [...principal.roles],
+      ...(principal.capabilities ? { capabilities: principal.capabilities } : {}),
+    },
+    taint: prepared.effectiveTaint,
+    session: prepared.facts,
+    ...(a.policyTool ? { tool: a.policyTool } : {}),
+  };
+  const trust = deps.o.trustScore?.(a.principalId, a.runId);
+  if (trust !== undefined) input.trustScore = trust;
+  return input;
+}
+
+/** What the contract adds to the policy's verdict: its rewrite must validate, its human_approval holds. */
+function contractChecks(deps: GateDeps, a: Admission, policy: PolicyOutcome): PolicyOutcome {
+  let outcome = policy;
+  // A policy rewrite is input to the contract like any other: a rewrite the contract
+  // cannot express (a redaction marker in an integer, a `set` path outside the
+  // pattern) is denied, never executed.
+  if (a.tool && outcome.modify && outcome.decision !== "deny") {
+    const v = validateArgs(a.tool, outcome.modify.parameters, deps.o.validateOptions ?? {});
+    if (!v.ok)
+      return denyOutcome([contractViolation("contract_modify_invalid", v)], deps.o.policy.policyBundleHash);
+    outcome = { ...outcome, modify: { ...outcome.modify, parameters: { ...v.args } } };
+  }
+  // A contract that demands human approval gets it, whatever the policy allowed.
+  if (a.policyTool?.humanApproval && (outcome.decision === "allow" || outcome.decision === "modify")) {
+    outcome = {
+      ...outcome,
+      decision: "step_up",
+      reasonCodes: [...outcome.reasonCodes, "contract_requires_approval"],
+      stepUp: outcome.stepUp ?? { approverRole: "approver", timeoutMs: APPROVAL_DEFAULT_MS },
+    };
+  }
+  return outcome;
+}
+
+/** A denial decided before policy: by the Gate's own checks or by the session context. */
+export function denyOutcome(
+  reasonCodes: string[],
+  policyBundleHash: Sha256Hash,
+  by: "gate" | "context" = "gate",
+): PolicyOutcome {
+  return {
+    decision: "deny",
+    reasonCodes,
+    matchedRules: [{ id: by, source: "builtin", decision: "deny", reason: reasonCodes.join(", ") }],
+    obligations: [],
+    policyBundleHash,
+  };
+}

@@ -1,0 +1,85 @@
+// What a Gate is built from (GateOptions and the ports it names), and the internal
+// dependencies its stages share (GateDeps). Ports are structural: src/policy's bundle,
+// src/journal's journal and src/tools' registry satisfy them.
+
+import type { Prepared, Session, SessionStore } from "../context/index.js";
+import type { DecisionId, PrincipalId, RunId, Sha256Hash } from "../contracts/index.js";
+import type { KeyPair } from "../crypto/index.js";
+import type { AppendInput, JournalEntry } from "../journal/index.js";
+import type { Capability, PolicyInput, PolicyOutcome } from "../policy/index.js";
+import type { CompiledTool, ToolClassification, ValidateOptions } from "../tools/index.js";
+import type { Approvals } from "./approvals.js";
+import type { BoundedMap } from "./bounded-map.js";
+import type { DeferQueue } from "./defer.js";
+
+/** What the Gate needs from a policy engine (src/policy's engine satisfies it). */
+export interface GatePolicy {
+  evaluate(input: PolicyInput): PolicyOutcome;
+  readonly policyBundleHash: Sha256Hash;
+  /** What the bundle is made of (src/policy's PolicyBundle has it); journaled on first use. */
+  readonly summary?: { sources: readonly { name: string; kind: string; rules: number }[] };
+}
+
+export interface GateJournal {
+  append(input: AppendInput): Promise<JournalEntry>;
+}
+
+export interface PrincipalConfig {
+  id: string;
+  roles: string[];
+  capabilities?: Capability[];
+  maxCallsPerMinute?: number;
+}
+
+export interface ContractLookup {
+  get(name: string): CompiledTool | undefined;
+}
+
+export interface GateOptions {
+  policy: GatePolicy;
+  journal: GateJournal;
+  /** Ed25519 key that signs HITL decision records (usually the journal key). */
+  signer: KeyPair;
+  /** Principals by id, from configuration. An unknown principal is denied. */
+  principals: Readonly<Record<string, PrincipalConfig>> | ((id: PrincipalId) => PrincipalConfig | undefined);
+  contracts?: ContractLookup;
+  /** Deny calls that name no contract (default false: Ari-style tool classes are allowed). */
+  requireContract?: boolean;
+  /**
+   * The tool class and action a contract stands for (default: from its backend, see
+   * `classifyContract`). A request naming a contract must carry exactly these, so a POST
+   * contract cannot be presented to policy as a read.
+   */
+  classify?: (tool: CompiledTool) => ToolClassification;
+  validateOptions?: ValidateOptions;
+  sessions?: SessionStore;
+  approvals?: Approvals;
+  defer?: DeferQueue;
+  tenantId?: string;
+  environment?: "dev" | "test" | "prod";
+  ticketTtlMs?: number;
+  trustScore?: (principalId: PrincipalId, runId: RunId) => number | undefined;
+  clock?: () => number;
+}
+
+/** An admitted call awaiting its resolution or its reported result. */
+export interface Pending {
+  prepared: Prepared;
+  session: Session;
+  decisionId: DecisionId;
+  traceId: string;
+}
+
+/** What every stage of one Gate shares (internal). */
+export interface GateDeps {
+  readonly o: GateOptions;
+  readonly sessions: SessionStore;
+  readonly defer: DeferQueue;
+  readonly clock: () => number;
+  /** Admitted calls awaiting recordResult; bounded, the newest kept. */
+  readonly pending: BoundedMap<string, Pending>;
+  principal(id: PrincipalId): PrincipalConfig | undefined;
+}
+
+/** Default timeout of a step_up or defer whose terms name none. */
+export const APPROVAL_DEFAULT_MS = 300_000;
