@@ -11,7 +11,7 @@ import {
   termsOf,
   ticketOf,
 } from "../../src/gate/index.js";
-import { REPO_ROOT } from "../helpers/shared.js";
+import { REPO_ROOT } from "../helpers/repo.js";
 import { makeGate, req } from "./harness.js";
 
 const POLICY = `
