@@ -181,7 +181,10 @@ export async function flood(server: Server, seconds: number, concurrency: number
     }),
   );
   clearInterval(timer);
-  samples.push({ atS: Math.round((performance.now() - t0) / 1000), rssMiB: rssMiB(server.pid), calls });
+  // The end, unless the last 10 s sample already is (no call since).
+  if (samples.at(-1)?.calls !== calls) {
+    samples.push({ atS: Math.round((performance.now() - t0) / 1000), rssMiB: rssMiB(server.pid), calls });
+  }
   agent.destroy();
   return { samples, statuses };
 }
