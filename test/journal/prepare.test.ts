@@ -183,6 +183,56 @@ describe("CREDENTIAL_HINT", () => {
     );
   });
 
+  it("an attacker's text the flat word list flags is flagged by the grouped hint too, and only that (property)", () => {
+    // The hint as first written: one alternative per masking need. The grouped form
+    // must accept exactly the same texts, so no credential skips the full scan.
+    const flat =
+      /-----BEGIN|bearer|basic|eyJ[A-Za-z0-9_-]{5}|(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}|secret|gh[pousr]_|github_pat_|sk-[A-Za-z0-9_-]{20}|[rs]k_(?:live|test)_|xox[abposre]-|AIza|:\/\/[^\s:@/?#]+:[^\s@/?#]+@|passw|passphrase|pwd|api[_-]?key|token|cookie|authorization|private[_-]?key/i;
+    const words = fc.constantFrom(
+      ...["-----BEGIN", "BEARER", "basic", "eyJ", "AKIA", "asia", "ABIA", "acca", "SECRET", "ghp_", "GHO_"],
+      ...[
+        "github_pat_",
+        "sk-",
+        "SK_",
+        "rk_live_",
+        "sk_test_",
+        "xoxb-",
+        "XOXP-",
+        "AIza",
+        "aiza",
+        "://",
+        ":",
+        "@",
+      ],
+      ...["passw", "PASSPHRASE", "passp", "pwd", "api-key", "API_KEY", "apikey", "token", "Cookie"],
+      ...[
+        "authorization",
+        "private-key",
+        "PRIVATE_KEY",
+        "privatekey",
+        "a",
+        "s",
+        "p",
+        "g",
+        "b",
+        "k",
+        "_",
+        "-",
+      ],
+    );
+    const text = fc
+      .array(fc.oneof(words, fc.string({ maxLength: 6 }), fc.stringMatching(/^[A-Za-z0-9_-]{1,24}$/)), {
+        maxLength: 10,
+      })
+      .map((parts) => parts.join(""));
+    fc.assert(
+      fc.property(text, (t) => {
+        expect(CREDENTIAL_HINT.test(t), t).toBe(flat.test(t));
+      }),
+      { numRuns: 5000 },
+    );
+  });
+
   it("stays quiet on an ordinary decision body (no full scan)", () => {
     const body = {
       decision: "allow",

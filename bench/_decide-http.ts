@@ -1,0 +1,190 @@
+// HTTP rows of bench/decide.ts: a server in a child process (bench/_decide-server.ts) and
+// autocannon in another, so the server's CPU per request is its own (/proc), and a flood
+// of calls on fresh runs with the server's RSS sampled every 10 s.
+import { type ChildProcess, fork, spawn } from "node:child_process";
+import { mkdirSync } from "node:fs";
+import { Agent, request } from "node:http";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
+import type { ServerStats } from "./_decide-server.js";
+import { mainThreadCpuMs, perOp, processCpuMs, rssMiB } from "./_proc.js";
+
+export const TOKEN = "bench-agent-token-0123456789";
+const AUTH = { authorization: `Bearer ${TOKEN}` };
+const CALL = {
+  runId: "bench-run",
+  toolClass: "http",
+  action: "get",
+  parameters: { url: "https://api.example.org/data?page=1" },
+};
+const here = dirname(fileURLToPath(import.meta.url));
+const cannonBin = createRequire(import.meta.url).resolve("autocannon/autocannon.js");
+
+export interface HttpRow {
+  name: string;
+  n: number;
+  medianUs: number;
+  p99Us: number;
+  opsPerSec: number;
+  /** Server process CPU per request, every thread / main thread only (µs). */
+  cpuUs?: number;
+  mainCpuUs?: number;
+  /** Journal commits (one fsync each) per decision, counted in the server. */
+  fsyncsPerDecision?: number;
+}
+
+export interface Server {
+  url: string;
+  pid: number;
+  stats(): Promise<ServerStats>;
+  close(): Promise<void>;
+}
+
+/** Starts bench/_decide-server.js in MODE with its own temporary DIR. */
+export function startServer(mode: "bare" | "sidecar", dir: string): Promise<Server> {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const child: ChildProcess = fork(join(here, "_decide-server.js"), [mode, dir, TOKEN], {
+    stdio: ["ignore", "pipe", "inherit", "ipc"],
+  });
+  return new Promise((resolve, reject) => {
+    child.once("error", reject);
+    child.once("exit", (code) => reject(new Error(`bench server (${mode}) exited ${code}`)));
+    child.stdout?.once("data", (b: Buffer) => {
+      const { url } = JSON.parse(b.toString()) as { url: string };
+      resolve({
+        url,
+        pid: child.pid as number,
+        stats: () =>
+          new Promise((res) => {
+            child.once("message", (m) => res(m as ServerStats));
+            child.send("stats");
+          }),
+        close: () =>
+          new Promise((res) => {
+            child.removeAllListeners("exit");
+            child.once("exit", () => res());
+            child.disconnect();
+          }),
+      });
+    });
+  });
+}
+
+function run(cmd: string, args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const c = spawn(cmd, args, { stdio: ["ignore", "pipe", "inherit"] });
+    let out = "";
+    c.stdout.on("data", (b: Buffer) => {
+      out += b.toString();
+    });
+    c.on("error", reject);
+    c.on("exit", (code) => (code === 0 ? resolve(out) : reject(new Error(`${cmd} exited ${code}`))));
+  });
+}
+
+/** One autocannon round of `seconds` with `connections`; the server's CPU read around it. */
+async function round(server: Server, connections: number, seconds: number, auth: boolean): Promise<HttpRow> {
+  const args = [cannonBin, "-c", String(connections), "-d", String(seconds), "-m", "POST", "-j"];
+  for (const [k, v] of Object.entries({ "content-type": "application/json", ...(auth ? AUTH : {}) }))
+    args.push("-H", `${k}=${v}`);
+  args.push("-b", JSON.stringify(CALL), server.url);
+  const s0 = await server.stats();
+  const [p0, m0] = [processCpuMs(server.pid), mainThreadCpuMs(server.pid)];
+  const r = JSON.parse(await run(process.execPath, args)) as {
+    requests: { average: number; total: number };
+    latency: { p50: number; p99: number };
+    non2xx: number;
+    errors: number;
+  };
+  const [p1, m1] = [processCpuMs(server.pid), mainThreadCpuMs(server.pid)];
+  const s1 = await server.stats();
+  if (r.non2xx > 0 || r.errors > 0) throw new Error(`${server.url}: ${r.non2xx} non-2xx, ${r.errors} errors`);
+  const n = r.requests.total;
+  const row: HttpRow = {
+    name: "",
+    n,
+    medianUs: r.latency.p50 * 1000,
+    p99Us: r.latency.p99 * 1000,
+    opsPerSec: r.requests.average,
+  };
+  const cpu = perOp(p0, p1, n);
+  const main = perOp(m0, m1, n);
+  if (cpu !== undefined) row.cpuUs = cpu;
+  if (main !== undefined) row.mainCpuUs = main;
+  if (auth) row.fsyncsPerDecision = (s1.commits - s0.commits) / n;
+  return row;
+}
+
+/** A short warm-up round, then the best throughput of `rounds` rounds (the machine is shared). */
+export async function measureHttp(
+  name: string,
+  server: Server,
+  opts: { connections: number; seconds: number; rounds: number; auth: boolean },
+): Promise<HttpRow> {
+  await round(server, opts.connections, Math.max(1, Math.ceil(opts.seconds / 2)), opts.auth);
+  let best: HttpRow | undefined;
+  for (let i = 0; i < opts.rounds; i++) {
+    const r = await round(server, opts.connections, opts.seconds, opts.auth);
+    if (best === undefined || r.opsPerSec > best.opsPerSec) best = r;
+  }
+  return { ...(best as HttpRow), name };
+}
+
+export interface FloodReport {
+  samples: { atS: number; rssMiB: number | undefined; calls: number }[];
+  statuses: Record<string, number>;
+}
+
+/** POSTs /v1/decide on a fresh runId per call, `concurrency` at a time, for `seconds`. */
+export async function flood(server: Server, seconds: number, concurrency: number): Promise<FloodReport> {
+  const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
+  const target = new URL(server.url);
+  const statuses: Record<string, number> = {};
+  const samples: FloodReport["samples"] = [];
+  let calls = 0;
+  const post = (i: number) =>
+    new Promise<void>((resolve) => {
+      const body = JSON.stringify({ ...CALL, runId: `flood-${i}` });
+      const req = request(
+        target,
+        {
+          method: "POST",
+          agent,
+          headers: { ...AUTH, "content-type": "application/json", "content-length": Buffer.byteLength(body) },
+        },
+        (res) => {
+          res.resume();
+          res.on("end", () => {
+            const k = String(res.statusCode);
+            statuses[k] = (statuses[k] ?? 0) + 1;
+            resolve();
+          });
+        },
+      );
+      req.on("error", () => {
+        statuses.error = (statuses.error ?? 0) + 1;
+        resolve();
+      });
+      req.end(body);
+    });
+  const t0 = performance.now();
+  const end = t0 + seconds * 1000;
+  samples.push({ atS: 0, rssMiB: rssMiB(server.pid), calls: 0 });
+  const timer = setInterval(() => {
+    samples.push({ atS: Math.round((performance.now() - t0) / 1000), rssMiB: rssMiB(server.pid), calls });
+  }, 10_000);
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < end) await post(calls++);
+    }),
+  );
+  clearInterval(timer);
+  // The end, unless the last 10 s sample already is (no call since).
+  if (samples.at(-1)?.calls !== calls) {
+    samples.push({ atS: Math.round((performance.now() - t0) / 1000), rssMiB: rssMiB(server.pid), calls });
+  }
+  agent.destroy();
+  return { samples, statuses };
+}

@@ -1,0 +1,200 @@
+// `npm run bench -- decide`: the issue-16 decision-path table in one run, each row beside
+// a baseline measured in the same run, with CPU µs per decision and journal fsyncs per
+// decision where a journal is involved; then issue 17's flood (fresh runs per call against
+// the sidecar, RSS sampled every 10 s). HTTP servers run in a child process (their CPU is
+// theirs alone, read from /proc) and autocannon in another. Environment: BENCH_DECIDE_SECONDS
+// (per HTTP round, default 5), BENCH_FLOOD_SECONDS (default 60; 0 skips the flood).
+import { mkdtempSync, rmSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { GateRequest } from "../src/contracts/index.js";
+import { generateKeyPair } from "../src/crypto/index.js";
+import {
+  buildEvalContext,
+  DEFAULT_CLASSIFICATION_LEVELS,
+  type PolicyInput,
+  parsePolicyYaml,
+  YamlEngine,
+} from "../src/policy/index.js";
+import { flood, type HttpRow, measureHttp, startServer } from "./_decide-http.js";
+import { durableRow, gatePolicy, type InprocRow, rawCall, stubRow } from "./_decide-inproc.js";
+import { measureBatched, type Row, yamlRules } from "./_policy-rules.js";
+
+const SECONDS = Number(process.env.BENCH_DECIDE_SECONDS ?? 5);
+const FLOOD_SECONDS = Number(process.env.BENCH_FLOOD_SECONDS ?? 60);
+
+interface Line {
+  name: string;
+  n: number;
+  medianUs: number;
+  p99Us: number;
+  opsPerSec: number;
+  cpuUs?: number;
+  mainCpuUs?: number;
+  fsyncsPerDecision?: number;
+}
+
+function render(title: string, rows: Line[], baseline: Line, cpuLabel: string): string {
+  const fmt = (x: number) => (x >= 100 ? x.toFixed(0) : x >= 1 ? x.toFixed(1) : x.toFixed(3));
+  const opt = (x: number | undefined, f = fmt) => (x === undefined ? "-" : f(x));
+  const head =
+    `### ${title}\n\n| case | n | median µs | p99 µs | ops/s | vs baseline | ${cpuLabel} CPU µs/op (all threads) | main-thread CPU µs/op | fsyncs/decision |\n` +
+    "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  const body = rows.map(
+    (r) =>
+      `| ${r.name} | ${r.n} | ${fmt(r.medianUs)} | ${fmt(r.p99Us)} | ${Math.round(r.opsPerSec)} | ${((r.opsPerSec / baseline.opsPerSec) * 100).toFixed(1)}% | ${opt(r.cpuUs)} | ${opt(r.mainCpuUs)} | ${opt(r.fsyncsPerDecision, (x) => x.toFixed(3))} |`,
+  );
+  return `${head}${body.join("\n")}\n\n`;
+}
+
+async function inProcess(dir: string): Promise<void> {
+  const policy = gatePolicy();
+  const key = generateKeyPair("ed25519");
+  const request = GateRequest.parse(rawCall(0));
+  const session = {
+    runId: "run-0",
+    counters: { proposed: 0, allowed: 0, denied: 0, deferred: 0, executed: 0, stepUps: 0, modified: 0 },
+    perToolCalls: {},
+    dataClassificationsSeen: [],
+    quarantined: false,
+  };
+  const input: PolicyInput = { request, principal: { id: "agent-1", roles: ["agent"] }, taint: [], session };
+  const baseline = measureBatched("baseline: policy bundle evaluate alone (100 rules)", 20_000, () => {
+    policy.evaluate(input);
+  });
+  const rows: InprocRow[] = [
+    baseline,
+    await stubRow(policy, key, 20_000),
+    await durableRow(policy, key, { dir, durability: "fsync", n: 5000, concurrency: 64 }),
+    await durableRow(policy, key, { dir, durability: "fsync", n: 5000, concurrency: 10 }),
+    await durableRow(policy, key, { dir, durability: "os", n: 5000, concurrency: 64 }),
+  ];
+  process.stdout.write(
+    render(
+      "Gate in process (targets: stub ≤ 15 µs main-thread CPU; durable 64 in flight ≤ 60 µs CPU)",
+      rows,
+      baseline,
+      "process",
+    ),
+  );
+}
+
+async function http(dir: string): Promise<void> {
+  for (const connections of [64, 10]) {
+    const opts = { connections, seconds: SECONDS, rounds: 2 };
+    const bare = await startServer("bare", join(dir, `bare-${connections}`));
+    let baseline: HttpRow;
+    try {
+      baseline = await measureHttp(
+        `bare fastify POST → constant (baseline), ${connections} connections`,
+        bare,
+        { ...opts, auth: false },
+      );
+    } finally {
+      await bare.close();
+    }
+    const side = await startServer("sidecar", join(dir, `sidecar-${connections}`));
+    let decide: HttpRow;
+    try {
+      decide = await measureHttp(
+        `sidecar /v1/decide, 100 rules, durable journal (fsync, batch), ${connections} connections`,
+        side,
+        { ...opts, auth: true },
+      );
+    } finally {
+      await side.close();
+    }
+    const target = connections === 64 ? "≥ 33%" : "≥ 20%";
+    process.stdout.write(
+      render(
+        `sidecar, ${connections} connections (target ${target} of baseline, p99 < 10 ms; server CPU from /proc)`,
+        [baseline, decide],
+        baseline,
+        "server",
+      ),
+    );
+  }
+}
+
+function policyRows(): void {
+  const baseline = measureBatched("baseline: empty function call", 200_000, () => {});
+  const rows: Row[] = [baseline];
+  const ctx = buildEvalContext(
+    {
+      request: GateRequest.parse({
+        principalId: "agent-1",
+        runId: "run-1",
+        toolClass: "http",
+        action: "get",
+        parameters: { url: "https://api.example.com/v1/items?page=2" },
+        taintLabels: [{ source: "user-provided", origin: "chat" }],
+      }),
+      principal: { id: "agent-1", roles: ["reader"] },
+      taint: [{ source: "user-provided", origin: "chat" }],
+      session: {
+        runId: "run-1",
+        counters: { proposed: 10, allowed: 8, denied: 1, deferred: 0, executed: 8, stepUps: 1, modified: 0 },
+        perToolCalls: { "http:get": 7 },
+        dataClassificationsSeen: ["internal"],
+        quarantined: false,
+      },
+    },
+    DEFAULT_CLASSIFICATION_LEVELS,
+  );
+  for (const count of [100, 1000, 10_000]) {
+    const yaml = yamlRules(count).map((text, i) => ({ name: `bench-${i}.yaml`, text }));
+    const engine = new YamlEngine(
+      yaml.map((y) => ({ name: y.name, layer: "project" as const, file: parsePolicyYaml(y.text) })),
+      { classificationLevels: DEFAULT_CLASSIFICATION_LEVELS },
+    );
+    if (engine.evaluate(ctx)?.rule.id !== "match") throw new Error("bench rules misconfigured");
+    let sink = 0;
+    rows.push(
+      measureBatched(`YAML rules, indexed engine, ${count.toLocaleString("en")} rules`, 80_000, () => {
+        sink += engine.evaluate(ctx) === undefined ? 0 : 1;
+      }),
+    );
+    if (sink === 0) throw new Error("bench: no rule matched");
+  }
+  process.stdout.write(
+    render(
+      "policy evaluation, YAML (target p50 ≤ 0.2 / 0.5 / 1 µs at 100 / 1,000 / 10,000 rules)",
+      rows,
+      baseline,
+      "process",
+    ),
+  );
+}
+
+async function floodRow(dir: string): Promise<void> {
+  if (!(FLOOD_SECONDS > 0)) return;
+  const side = await startServer("sidecar", join(dir, "flood"));
+  try {
+    const r = await flood(side, FLOOD_SECONDS, 32);
+    process.stdout.write(
+      `### flood: /v1/decide on a fresh runId per call, 32 in flight, ${FLOOD_SECONDS} s (issue 17 #2: RSS stays flat)\n\n| t (s) | calls so far | sidecar RSS MiB |\n|---:|---:|---:|\n` +
+        r.samples.map((s) => `| ${s.atS} | ${s.calls} | ${s.rssMiB?.toFixed(1) ?? "-"} |`).join("\n") +
+        `\n\nstatuses: ${JSON.stringify(r.statuses)}\n\n`,
+    );
+  } finally {
+    await side.close();
+  }
+}
+
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(" ");
+const dir = mkdtempSync(join(tmpdir(), "warden-bench-decide-"));
+try {
+  const before = load();
+  policyRows();
+  await inProcess(dir);
+  await http(dir);
+  await floodRow(dir);
+  process.stdout.write(
+    `Node ${process.version}; load average ${before} before, ${load()} after (2 cores, shared).\n`,
+  );
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
