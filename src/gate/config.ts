@@ -40,6 +40,8 @@ export const GateConfigSchema = z.strictObject({
   environment: z.enum(["dev", "test", "prod"]).default("prod"),
   principals: z.array(PrincipalSchema).default([]),
   requireContract: z.boolean().default(false),
+  /** Who names runs (GateOptions.runs): "caller" (legacy) or "runtime". */
+  runs: z.enum(["caller", "runtime"]).optional(),
   context: ContextConfigSchema.optional(),
   approvals: z
     .strictObject({

@@ -26,14 +26,16 @@ export function judge(deps: GateDeps, a: Admission): Judgement {
   let session: Session;
   let prepared: Prepared;
   try {
-    session = deps.sessions.open(
-      {
-        runId: a.checked.runId,
-        principalId: a.checked.principalId,
-        ...(a.checked.originalRequest !== undefined ? { originalRequest: a.checked.originalRequest } : {}),
-      },
-      a.now,
-    );
+    session =
+      a.session ??
+      deps.sessions.open(
+        {
+          runId: a.checked.runId,
+          principalId: a.checked.principalId,
+          ...(a.checked.originalRequest !== undefined ? { originalRequest: a.checked.originalRequest } : {}),
+        },
+        a.now,
+      );
     prepared = session.prepare(a.checked, {
       now: a.now,
       ...(a.policyTool?.category !== undefined ? { tool: { category: a.policyTool.category } } : {}),

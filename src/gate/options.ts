@@ -53,6 +53,13 @@ export interface GateOptions {
   classify?: (tool: CompiledTool) => ToolClassification;
   validateOptions?: ValidateOptions;
   sessions?: SessionStore;
+  /**
+   * Who names runs. `"caller"` (default, legacy): a request's runId opens a run on first
+   * use, bound to its principal. `"runtime"`: the runId must be a run the runtime started
+   * for that principal (`sessions.startRun`); anything else — unknown, ended, evicted or
+   * another principal's — is denied `run_unknown` (journaled) and opens nothing.
+   */
+  runs?: "caller" | "runtime";
   approvals?: Approvals;
   defer?: DeferQueue;
   tenantId?: string;

@@ -12,6 +12,7 @@ export const GATE_REASON_CODES = [
   "contract_class_mismatch",
   "contract_required",
   "run_principal_mismatch",
+  "run_unknown",
   // judgement
   "session_unavailable",
   "policy_error",
