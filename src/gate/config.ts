@@ -48,6 +48,10 @@ export const GateConfigSchema = z.strictObject({
       maxDeferred: z.number().int().min(1).max(10_000).default(16),
       /** Deferred calls one principal may have held at once (default: a quarter of maxDeferred). */
       maxDeferredPerPrincipal: z.number().int().min(1).max(10_000).optional(),
+      /** Step-up requests pending at once (InProcessApprovals maxPending, default 64). */
+      maxPending: z.number().int().min(1).max(100_000).optional(),
+      /** Step-up requests one principal may have pending at once (default a quarter of maxPending). */
+      maxPendingPerPrincipal: z.number().int().min(1).max(100_000).optional(),
     })
     .default({ maxDeferred: 16 }),
 });

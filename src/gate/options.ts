@@ -65,6 +65,11 @@ export interface GateOptions {
   tenantId?: string;
   environment?: "dev" | "test" | "prod";
   ticketTtlMs?: number;
+  /**
+   * Parameters larger than this (bytes of canonical JSON, default 4096) are journaled as
+   * `parameters: {}` plus `parameters_elided: { sha256, bytes, prefix }`.
+   */
+  journalParametersMaxBytes?: number;
   trustScore?: (principalId: PrincipalId, runId: RunId) => number | undefined;
   clock?: () => number;
 }

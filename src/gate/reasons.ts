@@ -23,6 +23,7 @@ export const GATE_REASON_CODES = [
   "no_approver_configured",
   "approval_timeout",
   "approval_cancelled",
+  "approval_queue_full",
   "approval_denied",
   "approval_modified",
   "approval_granted",

@@ -9,6 +9,7 @@ import type { PolicyOutcome } from "../policy/index.js";
 import { type CompiledTool, contractToCanonical } from "../tools/index.js";
 import type { Admission } from "./admission.js";
 import { buildDareDecision } from "./dare-mapping.js";
+import { journaledParameters } from "./elide.js";
 import { GATE_DECISION } from "./events.js";
 import type { Judgement } from "./judgement.js";
 import { APPROVAL_DEFAULT_MS, type GateDeps } from "./options.js";
@@ -120,8 +121,15 @@ function decisionBody(deps: GateDeps, a: Admission, j: Judgement, o: GateOutcome
     tool_class: request.toolClass,
     action: request.action,
     ...(request.tool !== undefined ? { tool: request.tool } : {}),
-    parameters: a.checked.parameters,
-    ...(o.changes ? { modified: { parameters: o.parameters, changes: o.changes } } : {}),
+    ...journaledParameters(a.checked.parameters, deps.o.journalParametersMaxBytes),
+    ...(o.changes
+      ? {
+          modified: {
+            ...journaledParameters(o.parameters, deps.o.journalParametersMaxBytes),
+            changes: o.changes,
+          },
+        }
+      : {}),
     ...(p.stepUp
       ? { step_up: { approver_role: p.stepUp.approverRole, timeout_ms: p.stepUp.timeoutMs } }
       : {}),

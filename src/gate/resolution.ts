@@ -15,8 +15,9 @@ import {
 } from "../contracts/index.js";
 import { sign } from "../crypto/index.js";
 import { type CompiledTool, validateArgs } from "../tools/index.js";
-import type { ApprovalVerdict, Approver } from "./approvals.js";
+import type { Approver, ApproverVerdict } from "./approvals.js";
 import { dareRunId } from "./dare-mapping.js";
+import { journaledParameters } from "./elide.js";
 import { GATE_RESOLUTION } from "./events.js";
 import type { GateDeps, Pending } from "./options.js";
 import {
@@ -44,7 +45,7 @@ export interface Hold {
   rewritten?: Record<string, unknown>;
 }
 
-type Answered = Exclude<ApprovalVerdict, { outcome: "timeout" } | { outcome: "cancelled" }>;
+type Answered = ApproverVerdict;
 
 interface Settle {
   decided: "allow" | "deny" | "modify";
@@ -79,7 +80,7 @@ export async function awaitApproval(deps: GateDeps, h: Hold & { o: StepUpOutcome
     stepUp.timeoutMs,
     signal,
   );
-  if (verdict.outcome === "timeout" || verdict.outcome === "cancelled") {
+  if (verdict.outcome === "timeout" || verdict.outcome === "cancelled" || verdict.outcome === "queue_full") {
     return settle(deps, h, {
       decided: "deny",
       outcome: verdict.outcome,
@@ -227,7 +228,9 @@ async function settle(deps: GateDeps, h: Hold, s: Settle): Promise<GateOutcome> 
         outcome: s.outcome,
         ...(s.by ? { by: s.by.id } : {}),
         ...(s.justification !== undefined ? { justification: s.justification } : {}),
-        ...(resolved === "modify" ? { parameters: out.parameters } : {}),
+        ...(resolved === "modify"
+          ? journaledParameters(out.parameters, deps.o.journalParametersMaxBytes)
+          : {}),
         reason_codes: reasons,
       },
     });

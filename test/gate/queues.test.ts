@@ -1,0 +1,121 @@
+// Attacks on the Gate's waiting rooms (issue 17 #9): the step-up queue was unbounded, so
+// one agent could park any number of calls on the approvers' queue (and in memory).
+import { describe, expect, it } from "vitest";
+import { InProcessApprovals } from "../../src/gate/index.js";
+import { makeGate, req } from "./harness.js";
+
+const POLICY = `
+name: queues
+version: "1.0"
+rules:
+  - id: approve-post
+    name: posts need a human
+    priority: 100
+    match: { toolClass: http, action: post }
+    decision: require-approval
+    reason: egress
+`;
+
+const post = (principalId: string, i: number) =>
+  req({
+    principalId,
+    runId: `${principalId}-run`,
+    action: "post",
+    parameters: { url: `https://e.org/${i}` },
+  });
+
+async function settle(): Promise<void> {
+  for (let i = 0; i < 10; i++) await new Promise((r) => setTimeout(r, 5));
+}
+
+describe("Gate attacks: bounded step-up queue", () => {
+  it("an agent that floods the approvers' queue gets approval_queue_full beyond its share", async () => {
+    const approvals = new InProcessApprovals({ maxPending: 8, maxPendingPerPrincipal: 2 });
+    const h = await makeGate({
+      yaml: POLICY,
+      principals: [
+        { id: "agent-1", roles: ["agent"] },
+        { id: "agent-2", roles: ["agent"] },
+      ],
+      gate: { approvals },
+    });
+    const ac = new AbortController();
+    const flood = Array.from({ length: 5 }, (_, i) => h.gate.authorize(post("agent-1", i), ac.signal));
+    const refused = await Promise.race([Promise.all(flood.slice(2)), settle().then(() => "timeout")]);
+    expect(refused).not.toBe("timeout");
+    for (const o of refused as Awaited<(typeof flood)[number]>[]) {
+      expect(o.decision).toBe("deny");
+      expect(o.reasonCodes).toEqual(["RULE:approve-post", "approval_queue_full"]);
+    }
+    expect(approvals.pending().filter((p) => p.principalId === "agent-1")).toHaveLength(2);
+    // another principal still gets its turn
+    const other = h.gate.authorize(post("agent-2", 9), ac.signal);
+    await settle();
+    expect(approvals.pending().filter((p) => p.principalId === "agent-2")).toHaveLength(1);
+    ac.abort();
+    await Promise.all([...flood, other]);
+    expect(approvals.pending()).toHaveLength(0);
+    const res = (await h.entries()).filter((e) => e.type === "warden.gate.resolution");
+    expect(res.filter((e) => e.body.outcome === "queue_full")).toHaveLength(3);
+    expect((await h.verify()).ok).toBe(true);
+  });
+
+  it("the whole queue is bounded too, whoever asks", async () => {
+    const approvals = new InProcessApprovals({ maxPending: 2, maxPendingPerPrincipal: 2 });
+    const h = await makeGate({
+      yaml: POLICY,
+      principals: [
+        { id: "agent-1", roles: ["agent"] },
+        { id: "agent-2", roles: ["agent"] },
+      ],
+      gate: { approvals },
+    });
+    const ac = new AbortController();
+    const a = [
+      h.gate.authorize(post("agent-1", 1), ac.signal),
+      h.gate.authorize(post("agent-1", 2), ac.signal),
+    ];
+    await settle();
+    const b = await h.gate.authorize(post("agent-2", 3), ac.signal);
+    expect(b.reasonCodes).toContain("approval_queue_full");
+    ac.abort();
+    await Promise.all(a);
+    // slots are given back when a request ends
+    const c = h.gate.authorize(post("agent-2", 4), ac.signal);
+    expect((await c).reasonCodes).toContain("approval_cancelled");
+  });
+
+  it("InProcessApprovals refuses a bad bound", () => {
+    expect(() => new InProcessApprovals({ maxPending: 0 })).toThrow();
+    expect(() => new InProcessApprovals({ maxPending: 2, maxPendingPerPrincipal: 3 })).toThrow();
+  });
+});
+
+describe("InProcessApprovals.decide", () => {
+  it("a forged queue_full verdict cannot be fed to a pending approval", async () => {
+    const approvals = new InProcessApprovals();
+    const ac = new AbortController();
+    const r = approvals.request(
+      {
+        id: "a1",
+        decisionId: "d1",
+        runId: "r1",
+        principalId: "agent-1",
+        approverRole: "approver",
+        request: req() as never,
+        reasonCodes: [],
+        matchedRules: [],
+        createdAt: new Date(0).toISOString(),
+        expiresAt: new Date(0).toISOString(),
+      },
+      60_000,
+      ac.signal,
+    );
+    expect(approvals.decide("a1", { outcome: "queue_full" })).toMatchObject({
+      ok: false,
+      code: "ERR_APPROVAL_INVALID",
+    });
+    ac.abort();
+    expect(await r).toEqual({ outcome: "cancelled" });
+  });
+});
