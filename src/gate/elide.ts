@@ -4,7 +4,12 @@
 // the hash still binds the entry to the exact parameters (the request_hash binds the
 // whole request).
 
-import type { ElidedParameters } from "../contracts/index.js";
+import type { ElidedParameters, GATE_DECISION } from "../contracts/index.js";
+import type { BuiltinBodies } from "../journal/index.js";
+
+/** Parameters as a journal body types them (they are JSON: they passed the request schema). */
+type JournalParams = BuiltinBodies[typeof GATE_DECISION]["parameters"];
+
 import { canonicalJson, sha256Hex } from "../contracts/index.js";
 
 /** Default cap on journaled parameters, in bytes of canonical JSON. */
@@ -15,12 +20,12 @@ const PREFIX_CHARS = 256;
 export function journaledParameters(
   params: Record<string, unknown>,
   maxBytes: number = JOURNAL_PARAMETERS_MAX_BYTES,
-): { parameters: Record<string, unknown>; parameters_elided?: ElidedParameters } {
+): { parameters: JournalParams; parameters_elided?: ElidedParameters } {
   // A string is at most 3 bytes per UTF-16 unit: small parameters skip the byte count.
   const text = canonicalJson(params);
-  if (text.length * 3 <= maxBytes) return { parameters: params };
+  if (text.length * 3 <= maxBytes) return { parameters: params as JournalParams };
   const bytes = Buffer.byteLength(text, "utf8");
-  if (bytes <= maxBytes) return { parameters: params };
+  if (bytes <= maxBytes) return { parameters: params as JournalParams };
   let prefix = text.slice(0, Math.min(PREFIX_CHARS, maxBytes));
   // never end on half a surrogate pair
   const last = prefix.charCodeAt(prefix.length - 1);

@@ -92,7 +92,7 @@ export class Gate {
     }
     const rec = p.session.recordResult(p.prepared, input, d.clock());
     const runId = p.prepared.request.runId;
-    await d.o.journal.append({
+    await d.o.journal.appendBuilt({
       type: GATE_RESULT,
       run_id: runId,
       trace_id: p.traceId,

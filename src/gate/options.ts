@@ -5,7 +5,7 @@
 import type { Prepared, Session, SessionStore } from "../context/index.js";
 import type { DecisionId, PrincipalId, RunId, Sha256Hash } from "../contracts/index.js";
 import type { KeyPair } from "../crypto/index.js";
-import type { AppendInput, JournalEntry } from "../journal/index.js";
+import type { AppendInput, BuiltAppend, JournalEntry } from "../journal/index.js";
 import type { Capability, PolicyInput, PolicyOutcome } from "../policy/index.js";
 import type { CompiledTool, ToolClassification, ValidateOptions } from "../tools/index.js";
 import type { Approvals } from "./approvals.js";
@@ -20,8 +20,14 @@ export interface GatePolicy {
   readonly summary?: { sources: readonly { name: string; kind: string; rules: number }[] };
 }
 
+/**
+ * The journal as the Gate uses it (src/journal's Journal satisfies it): `appendBuilt` for
+ * the built-in bodies the Gate builds itself (typed at compile time, not re-parsed), and
+ * `append` for the DARE HITL record.
+ */
 export interface GateJournal {
   append(input: AppendInput): Promise<JournalEntry>;
+  appendBuilt(input: BuiltAppend): Promise<JournalEntry>;
 }
 
 export interface PrincipalConfig {

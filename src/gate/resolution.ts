@@ -14,6 +14,7 @@ import {
   uuidv7,
 } from "../contracts/index.js";
 import { sign } from "../crypto/index.js";
+import type { BuiltinBodies } from "../journal/index.js";
 import { type CompiledTool, validateArgs } from "../tools/index.js";
 import type { Approver, ApproverVerdict } from "./approvals.js";
 import { dareRunId } from "./dare-mapping.js";
@@ -50,7 +51,7 @@ type Answered = ApproverVerdict;
 interface Settle {
   decided: "allow" | "deny" | "modify";
   /** The resolution's outcome word as journaled (approve, deny, modify, timeout, queue_full, …). */
-  outcome: string;
+  outcome: BuiltinBodies[typeof GATE_RESOLUTION]["outcome"];
   reasons: GateReasonCode[];
   by?: Approver;
   justification?: string;
@@ -217,7 +218,7 @@ async function settle(deps: GateDeps, h: Hold, s: Settle): Promise<GateOutcome> 
     h.approval = { outcome: s.outcome as ApprovalRecord["outcome"] };
   const out = resolvedOutcome(h, resolved, reasons);
   try {
-    const e = await deps.o.journal.append({
+    const e = await deps.o.journal.appendBuilt({
       type: GATE_RESOLUTION,
       run_id: r.runId,
       trace_id: p.traceId,
