@@ -119,3 +119,18 @@ describe("InProcessApprovals.decide", () => {
     expect(await r).toEqual({ outcome: "cancelled" });
   });
 });
+
+describe("Gate attacks: a run's event chain", () => {
+  it("an agent that keeps proposing denied calls does not grow its run's chain in memory", async () => {
+    const h = await makeGate({ yaml: POLICY, context: { limits: { eventsRetained: 16 } } });
+    for (let i = 0; i < 200; i++)
+      await h.gate.evaluate(req({ toolClass: "shell", action: "exec", parameters: { i } }));
+    const s = h.gate.sessions.get("run-1")!;
+    expect(s.snapshot().counters.proposed).toBe(200);
+    expect(s.retainedEvents).toBeLessThanOrEqual(2 * 16); // compacted in batches: at most twice the tail
+    expect(s.events().length).toBeLessThanOrEqual(16);
+    // every decision is in the journal even though the run keeps only the tail
+    const decisions = (await h.entries()).filter((e) => e.type === "warden.gate.decision");
+    expect(decisions).toHaveLength(200);
+  });
+});
