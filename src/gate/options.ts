@@ -9,8 +9,8 @@ import type { AppendInput, BuiltAppend, JournalEntry } from "../journal/index.js
 import type { Capability, PolicyInput, PolicyOutcome } from "../policy/index.js";
 import type { CompiledTool, ToolClassification, ValidateOptions } from "../tools/index.js";
 import type { Approvals } from "./approvals.js";
-import type { BoundedMap } from "./bounded-map.js";
 import type { DeferQueue } from "./defer.js";
+import type { PendingResults } from "./pending-results.js";
 
 /** What the Gate needs from a policy engine (src/policy's engine satisfies it). */
 export interface GatePolicy {
@@ -76,6 +76,11 @@ export interface GateOptions {
    * `parameters: {}` plus `parameters_elided: { sha256, bytes, prefix }`.
    */
   journalParametersMaxBytes?: number;
+  /**
+   * Admitted calls one principal may have awaiting `recordResult` (default 1024). Beyond it
+   * that principal's oldest is forgotten; another principal's never is.
+   */
+  pendingResultsPerPrincipal?: number;
   trustScore?: (principalId: PrincipalId, runId: RunId) => number | undefined;
   clock?: () => number;
 }
@@ -94,8 +99,8 @@ export interface GateDeps {
   readonly sessions: SessionStore;
   readonly defer: DeferQueue;
   readonly clock: () => number;
-  /** Admitted calls awaiting recordResult; bounded, the newest kept. */
-  readonly pending: BoundedMap<string, Pending>;
+  /** Admitted calls awaiting recordResult; bounded per principal, each principal's newest kept. */
+  readonly pending: PendingResults;
   principal(id: PrincipalId): PrincipalConfig | undefined;
 }
 

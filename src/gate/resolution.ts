@@ -268,7 +268,7 @@ async function finish(deps: GateDeps, h: Hold, out: GateOutcome, reasons: string
 
 /** Records the admitted call for recordResult, then mints its ticket. */
 export function grant(deps: GateDeps, o: GrantedOutcome, p: Pending, principalId: string): GrantedOutcome {
-  deps.pending.set(p.decisionId, p);
+  deps.pending.set(p.prepared.request.principalId, p);
   return withTicket(o, {
     decisionId: p.decisionId,
     request: p.prepared.request,

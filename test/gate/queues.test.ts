@@ -134,3 +134,47 @@ describe("Gate attacks: a run's event chain", () => {
     expect(decisions).toHaveLength(200);
   });
 });
+
+describe("Gate attacks: results awaiting recordResult", () => {
+  const READS = `
+name: reads
+version: "1.0"
+rules:
+  - { id: reads, name: reads, priority: 100, match: { toolClass: http, action: get }, decision: allow, reason: r }
+`;
+  it("an agent that never reports results cannot push out another principal's pending result", async () => {
+    const h = await makeGate({
+      yaml: READS,
+      principals: [
+        { id: "agent-1", roles: ["agent"] },
+        { id: "agent-2", roles: ["agent"] },
+      ],
+      gate: { pendingResultsPerPrincipal: 3 },
+    });
+    const victim = await h.gate.evaluate(req({ principalId: "agent-2", runId: "victim-run" }));
+    expect(victim.decision).toBe("allow");
+    const flood = [];
+    for (let i = 0; i < 10; i++)
+      flood.push(
+        await h.gate.evaluate(
+          req({ principalId: "agent-1", runId: "flood-run", parameters: { url: `https://e.org/${i}` } }),
+        ),
+      );
+    // the victim's result still lands, with its taint
+    const rec = await h.gate.recordResult(victim.decisionId!, {
+      taintLabels: [{ source: "web", origin: "e.org" }],
+      data: "page",
+    });
+    expect(rec.taint.map((t) => t.source)).toContain("web");
+    // the flooder keeps only its newest three
+    await expect(h.gate.recordResult(flood[0]!.decisionId!, {})).rejects.toThrow(/unknown/);
+    for (const o of flood.slice(-3))
+      await expect(h.gate.recordResult(o.decisionId!, {})).resolves.toBeDefined();
+  });
+
+  it("a bad share is refused", async () => {
+    await expect(makeGate({ yaml: READS, gate: { pendingResultsPerPrincipal: 0 } })).rejects.toThrow(
+      RangeError,
+    );
+  });
+});
