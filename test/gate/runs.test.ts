@@ -62,6 +62,8 @@ describe("Gate attacks: run identity", () => {
     expect(h.gate.sessions.get("made-up-run")).toBeUndefined();
     const decisions = (await h.entries()).filter((e) => e.type === "warden.gate.decision");
     expect(decisions.map((e) => e.body.reason_codes)).toEqual([["run_unknown"]]);
+    const dare = decisions[0]!.body.dare as { result: { reason_codes: string[] } };
+    expect(dare.result.reason_codes).toEqual(["IDENTITY_INVALID"]);
   });
 
   it("with runs: runtime, another principal's run is answered exactly like an unknown one", async () => {
