@@ -131,6 +131,7 @@ try {
   let seqNo = 0;
   const stub: GateJournal = {
     append: async (e) => ({ seq: seqNo++, type: e.type }) as unknown as JournalEntry,
+    appendBuilt: async (e) => ({ seq: seqNo++, type: e.type }) as unknown as JournalEntry,
   };
   const g = new Gate({
     policy,

@@ -22,6 +22,20 @@ export function dareOutcome(decision: Decision): "allow" | "deny" {
 
 const Str = z.string().min(1).max(4096);
 
+/**
+ * Parameters too large to journal verbatim (the Gate's `journalParametersMaxBytes`, 4 KiB by
+ * default): the sha256 of their canonical JSON, its size in bytes and its first characters.
+ * The entry's `parameters` is then `{}`.
+ */
+export const ElidedParameters = z.strictObject({
+  sha256: Sha256HashSchema,
+  bytes: z.number().int().min(0),
+  prefix: z.string().max(256),
+});
+export type ElidedParameters = z.infer<typeof ElidedParameters>;
+const elisionAgrees = (b: { parameters?: Record<string, unknown>; parameters_elided?: unknown }) =>
+  b.parameters_elided === undefined || (b.parameters !== undefined && Object.keys(b.parameters).length === 0);
+
 const GateDecisionFields = z.strictObject({
   decision_id: z.string(),
   decision: z.enum(DECISIONS),
@@ -35,9 +49,11 @@ const GateDecisionFields = z.strictObject({
   action: Str,
   tool: Str.optional(),
   parameters: z.record(z.string(), z.json()),
+  parameters_elided: ElidedParameters.optional(),
   modified: z
     .strictObject({
       parameters: z.record(z.string(), z.json()),
+      parameters_elided: ElidedParameters.optional(),
       changes: z.array(z.record(z.string(), z.json())),
     })
     .optional(),
@@ -64,6 +80,13 @@ export const GateDecisionBody = GateDecisionFields.superRefine((b, ctx) => {
   if (d.inputs.context_hash !== b.context_hash) disagree(["dare", "inputs", "context_hash"], "context_hash");
   if (d.bundles.policy_bundle_hash !== b.policy_bundle_hash)
     disagree(["dare", "bundles", "policy_bundle_hash"], "policy_bundle_hash");
+  for (const [where, x] of [
+    [["parameters"], b],
+    [["modified", "parameters"], b.modified],
+  ] as const) {
+    if (x !== undefined && !elisionAgrees(x))
+      ctx.addIssue({ code: "custom", path: [...where], message: "elided parameters must be {}" });
+  }
 });
 export type GateDecisionBody = z.infer<typeof GateDecisionBody>;
 
@@ -84,6 +107,7 @@ export const GateResolutionBody = z.strictObject({
   by: Str.optional(),
   justification: z.string().optional(),
   parameters: z.record(z.string(), z.json()).optional(),
+  parameters_elided: ElidedParameters.optional(),
   reason_codes: z.array(Str),
 });
 

@@ -36,6 +36,7 @@ export {
 } from "./errors.js";
 export {
   dareOutcome,
+  ElidedParameters,
   GATE_DECISION,
   GATE_EVENT_SCHEMAS,
   GATE_RESOLUTION,

@@ -4,6 +4,7 @@
 // parameters), and the run's owner. Nothing here touches the session or policy; the first
 // failed check is the admission's one reason, and judgement turns it into a denial.
 
+import type { Session } from "../context/index.js";
 import {
   type DecisionId,
   GateRequest,
@@ -33,6 +34,8 @@ export interface Admission {
   principal?: PrincipalConfig;
   tool?: CompiledTool;
   policyTool?: PolicyTool;
+  /** The runtime-created run (with `runs: "runtime"`); judgement opens a caller-named one. */
+  session?: Session;
   /** Why admission refused the call; absent when admitted. */
   refused?: GateReasonCode;
 }
@@ -72,6 +75,15 @@ export function admit(deps: GateDeps, raw: unknown): AdmissionResult {
     const refused = admitContract(deps, a, request.tool);
     if (refused !== undefined) return refuse(a, refused);
   } else if (deps.o.requireContract) return refuse(a, "contract_required");
+  if (deps.o.runs === "runtime") {
+    // One answer for unknown, ended, evicted and foreign runs, so run ids cannot be probed.
+    try {
+      a.session = deps.sessions.run(request.runId, request.principalId);
+    } catch {
+      return refuse(a, "run_unknown");
+    }
+    return a;
+  }
   // A run belongs to the principal that opened it. Another principal's call is refused
   // here, before the session, so it cannot move that run's counters towards quarantine.
   const owner = deps.sessions.get(request.runId)?.principalId;

@@ -1,7 +1,9 @@
 // Step-up approvals (OATS §7.5): a blocked action waits for a human decision that
 // arrives through this interface. In-process here; the sidecar exposes the same
 // queue over HTTP. Approvers are checked against the role the policy asked for;
-// no decision before the timeout means deny.
+// no decision before the timeout means deny. The queue is bounded, in all and per
+// principal, so one agent cannot park unlimited calls on the approvers (beyond either
+// bound the request is answered `queue_full` at once and the Gate denies).
 import type { GateRequest } from "../contracts/index.js";
 
 export interface ApprovalRequest {
@@ -29,7 +31,14 @@ export type ApprovalVerdict =
   | { outcome: "deny"; approver: Approver; justification: string }
   | { outcome: "modify"; approver: Approver; justification: string; parameters: Record<string, unknown> }
   | { outcome: "timeout" }
-  | { outcome: "cancelled" };
+  | { outcome: "cancelled" }
+  /** The queue, or the principal's share of it, was full: nothing was queued. */
+  | { outcome: "queue_full" };
+
+/** A verdict an approver gives. */
+export type ApproverVerdict = Extract<ApprovalVerdict, { approver: Approver }>;
+/** What `decide` accepts (the type callers have long used); anything without an approver is refused. */
+export type DecideVerdict = Exclude<ApprovalVerdict, { outcome: "timeout" } | { outcome: "cancelled" }>;
 
 export type DecideResult =
   | { ok: true }
@@ -43,10 +52,14 @@ export interface Approvals {
   /** Registers a pending approval and resolves with the verdict (or timeout/cancel). */
   request(req: ApprovalRequest, timeoutMs: number, signal?: AbortSignal): Promise<ApprovalVerdict>;
   pending(): ApprovalRequest[];
-  decide(
-    id: string,
-    verdict: Exclude<ApprovalVerdict, { outcome: "timeout" } | { outcome: "cancelled" }>,
-  ): DecideResult;
+  decide(id: string, verdict: DecideVerdict): DecideResult;
+}
+
+export interface ApprovalQueueOptions {
+  /** Requests pending at once, in all (default 64). */
+  maxPending?: number;
+  /** Requests one principal may have pending at once (default a quarter of maxPending, at least 1). */
+  maxPendingPerPrincipal?: number;
 }
 
 interface Pending {
@@ -59,14 +72,39 @@ const MIN_JUSTIFICATION = 10;
 
 export class InProcessApprovals implements Approvals {
   readonly #pending = new Map<string, Pending>();
+  /** Pending requests per principal (entries removed at zero). */
+  readonly #byPrincipal = new Map<string, number>();
+  readonly maxPending: number;
+  readonly maxPendingPerPrincipal: number;
+
+  constructor(opts: ApprovalQueueOptions = {}) {
+    this.maxPending = opts.maxPending ?? 64;
+    this.maxPendingPerPrincipal = opts.maxPendingPerPrincipal ?? Math.max(1, Math.ceil(this.maxPending / 4));
+    for (const n of [this.maxPending, this.maxPendingPerPrincipal])
+      if (!Number.isSafeInteger(n) || n < 1)
+        throw new RangeError("approval queue bounds must be integers >= 1");
+    if (this.maxPendingPerPrincipal > this.maxPending)
+      throw new RangeError("maxPendingPerPrincipal cannot exceed maxPending");
+  }
 
   request(req: ApprovalRequest, timeoutMs: number, signal?: AbortSignal): Promise<ApprovalVerdict> {
+    const mine = this.#byPrincipal.get(req.principalId) ?? 0;
+    if (
+      this.#pending.has(req.id) ||
+      this.#pending.size >= this.maxPending ||
+      mine >= this.maxPendingPerPrincipal
+    )
+      return Promise.resolve({ outcome: "queue_full" });
+    this.#byPrincipal.set(req.principalId, mine + 1);
     return new Promise((resolve) => {
       const finish = (v: ApprovalVerdict) => {
         const p = this.#pending.get(req.id);
         if (!p) return;
         clearTimeout(p.timer);
         this.#pending.delete(req.id);
+        const n = (this.#byPrincipal.get(req.principalId) ?? 1) - 1;
+        if (n > 0) this.#byPrincipal.set(req.principalId, n);
+        else this.#byPrincipal.delete(req.principalId);
         resolve(v);
       };
       const timer = setTimeout(() => finish({ outcome: "timeout" }), Math.max(0, timeoutMs));
@@ -82,12 +120,11 @@ export class InProcessApprovals implements Approvals {
     return [...this.#pending.values()].map((p) => p.req);
   }
 
-  decide(
-    id: string,
-    verdict: Exclude<ApprovalVerdict, { outcome: "timeout" } | { outcome: "cancelled" }>,
-  ): DecideResult {
+  decide(id: string, verdict: DecideVerdict): DecideResult {
     const p = this.#pending.get(id);
     if (!p) return { ok: false, code: "ERR_APPROVAL_NOT_FOUND", message: "no pending approval with that id" };
+    if (!("approver" in verdict))
+      return { ok: false, code: "ERR_APPROVAL_INVALID", message: "a verdict names its approver" };
     if (!verdict.approver.roles.includes(p.req.approverRole)) {
       return {
         ok: false,

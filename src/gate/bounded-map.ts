@@ -17,7 +17,11 @@ export class BoundedMap<K, V> {
   #head = 0;
   #n = 0;
 
-  constructor(max: number) {
+  constructor(
+    max: number,
+    /** Told of each key evicted to make room (not of keys deleted by the caller). */
+    readonly onEvict?: (key: K) => void,
+  ) {
     if (!Number.isInteger(max) || max < 1) throw new RangeError("BoundedMap: max must be a positive integer");
     this.#max = max;
   }
@@ -50,7 +54,10 @@ export class BoundedMap<K, V> {
     this.#order.push({ key, n });
     while (this.#map.size > this.#max && this.#head < this.#order.length) {
       const o = this.#order[this.#head++]!;
-      if (this.#map.get(o.key)?.n === o.n) this.#map.delete(o.key);
+      if (this.#map.get(o.key)?.n === o.n) {
+        this.#map.delete(o.key);
+        this.onEvict?.(o.key);
+      }
     }
     this.#compact();
   }

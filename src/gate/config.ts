@@ -40,12 +40,18 @@ export const GateConfigSchema = z.strictObject({
   environment: z.enum(["dev", "test", "prod"]).default("prod"),
   principals: z.array(PrincipalSchema).default([]),
   requireContract: z.boolean().default(false),
+  /** Who names runs (GateOptions.runs): "caller" (legacy) or "runtime". */
+  runs: z.enum(["caller", "runtime"]).optional(),
   context: ContextConfigSchema.optional(),
   approvals: z
     .strictObject({
       maxDeferred: z.number().int().min(1).max(10_000).default(16),
       /** Deferred calls one principal may have held at once (default: a quarter of maxDeferred). */
       maxDeferredPerPrincipal: z.number().int().min(1).max(10_000).optional(),
+      /** Step-up requests pending at once (InProcessApprovals maxPending, default 64). */
+      maxPending: z.number().int().min(1).max(100_000).optional(),
+      /** Step-up requests one principal may have pending at once (default a quarter of maxPending). */
+      maxPendingPerPrincipal: z.number().int().min(1).max(100_000).optional(),
     })
     .default({ maxDeferred: 16 }),
 });

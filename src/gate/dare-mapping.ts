@@ -65,7 +65,12 @@ export function toolCategory(toolClass: string, action: string, declared?: strin
 function reasonCode(code: string, decision: Decision): DareReasonCode {
   if (code.startsWith("budget_")) return "BUDGET_EXCEEDED";
   if (code === "rate_limited") return "RUN_LIMIT_EXCEEDED";
-  if (code === "principal_unknown" || code === "run_principal_mismatch" || code === "no_capability")
+  if (
+    code === "principal_unknown" ||
+    code === "run_principal_mismatch" ||
+    code === "run_unknown" ||
+    code === "no_capability"
+  )
     return "IDENTITY_INVALID";
   if (code.startsWith("contract_") || code === "request_invalid" || code === "tool_unknown")
     return "SCHEMA_INVALID";

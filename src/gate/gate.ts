@@ -14,16 +14,14 @@ import type { SessionStore } from "../context/index.js";
 import { createSessionStore } from "../context/index.js";
 import type { DecisionId, PrincipalId, Sha256Hash, TaintLabel } from "../contracts/index.js";
 import { admit } from "./admission.js";
-import { BoundedMap } from "./bounded-map.js";
 import { DeferQueue } from "./defer.js";
 import { GATE_RESULT } from "./events.js";
 import { judge } from "./judgement.js";
 import type { GateDeps, GateOptions, Pending, PrincipalConfig } from "./options.js";
 import { commonOf, type GateOutcome, rejectedOutcome } from "./outcome.js";
+import { PendingResults } from "./pending-results.js";
 import { commitDecision, draftOutcome, journalQuarantine } from "./record.js";
 import { awaitApproval, awaitRelease, grant } from "./resolution.js";
-
-const MAX_PENDING_RESULTS = 10_000;
 
 /** What an executed call produced, as reported to `recordResult`. */
 export interface ReportedResult {
@@ -45,8 +43,9 @@ export class Gate {
       sessions: options.sessions ?? createSessionStore(),
       defer: options.defer ?? new DeferQueue(),
       clock: options.clock ?? Date.now,
-      // Admitted calls awaiting recordResult; results never reported must not accumulate, keep the newest.
-      pending: new BoundedMap<string, Pending>(MAX_PENDING_RESULTS),
+      // Admitted calls awaiting recordResult, per principal; results never reported must not
+      // accumulate (each principal's newest kept), nor push out another principal's.
+      pending: new PendingResults(options.pendingResultsPerPrincipal),
       principal: (id: PrincipalId): PrincipalConfig | undefined =>
         typeof principals === "function"
           ? principals(id)
@@ -83,16 +82,15 @@ export class Gate {
     result: ReportedResult,
   ): Promise<{ taint: TaintLabel[]; classification: string }> {
     const d = this.#d;
-    const p = d.pending.get(decisionId);
+    const p = d.pending.take(decisionId);
     if (!p) throw new Error("recordResult: unknown or already reported decision id");
-    d.pending.delete(decisionId);
     const input: ReportedResult = {};
     for (const k of ["taintLabels", "data", "classification", "outputHash", "tokens", "cost"] as const) {
       if (result[k] !== undefined) (input as Record<string, unknown>)[k] = result[k];
     }
     const rec = p.session.recordResult(p.prepared, input, d.clock());
     const runId = p.prepared.request.runId;
-    await d.o.journal.append({
+    await d.o.journal.appendBuilt({
       type: GATE_RESULT,
       run_id: runId,
       trace_id: p.traceId,
@@ -141,7 +139,7 @@ export class Gate {
       case "allow":
       case "modify":
         if (!wait) {
-          d.pending.set(p.decisionId, p);
+          d.pending.set(a.request.principalId, p);
           return o;
         }
         return grant(d, o, p, a.principal!.id);

@@ -3,11 +3,14 @@
 // tickets executors require. Tickets are exported as a type only: nothing outside
 // the Gate can mint one.
 export {
+  type ApprovalQueueOptions,
   type ApprovalRequest,
   type Approvals,
   type ApprovalVerdict,
   type Approver,
+  type ApproverVerdict,
   type DecideResult,
+  type DecideVerdict,
   InProcessApprovals,
 } from "./approvals.js";
 export {

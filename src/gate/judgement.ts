@@ -3,7 +3,7 @@
 // a verdict. A policy rewrite is checked against the contract again, and a contract that
 // demands human approval gets it whatever the policy allowed. Every failure is a denial.
 
-import type { Prepared, Session } from "../context/index.js";
+import type { Prepared, ReserveResult, Session } from "../context/index.js";
 import type { Sha256Hash } from "../contracts/index.js";
 import type { PolicyInput, PolicyOutcome } from "../policy/index.js";
 import { validateArgs } from "../tools/index.js";
@@ -26,14 +26,16 @@ export function judge(deps: GateDeps, a: Admission): Judgement {
   let session: Session;
   let prepared: Prepared;
   try {
-    session = deps.sessions.open(
-      {
-        runId: a.checked.runId,
-        principalId: a.checked.principalId,
-        ...(a.checked.originalRequest !== undefined ? { originalRequest: a.checked.originalRequest } : {}),
-      },
-      a.now,
-    );
+    session =
+      a.session ??
+      deps.sessions.open(
+        {
+          runId: a.checked.runId,
+          principalId: a.checked.principalId,
+          ...(a.checked.originalRequest !== undefined ? { originalRequest: a.checked.originalRequest } : {}),
+        },
+        a.now,
+      );
     prepared = session.prepare(a.checked, {
       now: a.now,
       ...(a.policyTool?.category !== undefined ? { tool: { category: a.policyTool.category } } : {}),
@@ -50,6 +52,18 @@ export function judge(deps: GateDeps, a: Admission): Judgement {
       session,
       prepared,
     };
+  }
+  // The budget unit and the rate slot are taken here, synchronously, before the first
+  // await (the journal write): concurrent calls cannot all pass a check made earlier.
+  // recordDecision / recordResolution commit or release what is taken.
+  let held: ReserveResult;
+  try {
+    held = session.reserve(prepared);
+  } catch {
+    return { outcome: denyOutcome(["session_unavailable"], bundleHash), session, prepared };
+  }
+  if (!held.ok) {
+    return { outcome: denyOutcome([...held.reasonCodes], bundleHash, "context"), session, prepared };
   }
   let outcome: PolicyOutcome;
   try {

@@ -5,12 +5,12 @@
 import type { Prepared, Session, SessionStore } from "../context/index.js";
 import type { DecisionId, PrincipalId, RunId, Sha256Hash } from "../contracts/index.js";
 import type { KeyPair } from "../crypto/index.js";
-import type { AppendInput, JournalEntry } from "../journal/index.js";
+import type { AppendInput, BuiltAppend, JournalEntry } from "../journal/index.js";
 import type { Capability, PolicyInput, PolicyOutcome } from "../policy/index.js";
 import type { CompiledTool, ToolClassification, ValidateOptions } from "../tools/index.js";
 import type { Approvals } from "./approvals.js";
-import type { BoundedMap } from "./bounded-map.js";
 import type { DeferQueue } from "./defer.js";
+import type { PendingResults } from "./pending-results.js";
 
 /** What the Gate needs from a policy engine (src/policy's engine satisfies it). */
 export interface GatePolicy {
@@ -20,8 +20,14 @@ export interface GatePolicy {
   readonly summary?: { sources: readonly { name: string; kind: string; rules: number }[] };
 }
 
+/**
+ * The journal as the Gate uses it (src/journal's Journal satisfies it): `appendBuilt` for
+ * the built-in bodies the Gate builds itself (typed at compile time, not re-parsed), and
+ * `append` for the DARE HITL record.
+ */
 export interface GateJournal {
   append(input: AppendInput): Promise<JournalEntry>;
+  appendBuilt(input: BuiltAppend): Promise<JournalEntry>;
 }
 
 export interface PrincipalConfig {
@@ -53,11 +59,28 @@ export interface GateOptions {
   classify?: (tool: CompiledTool) => ToolClassification;
   validateOptions?: ValidateOptions;
   sessions?: SessionStore;
+  /**
+   * Who names runs. `"caller"` (default, legacy): a request's runId opens a run on first
+   * use, bound to its principal. `"runtime"`: the runId must be a run the runtime started
+   * for that principal (`sessions.startRun`); anything else — unknown, ended, evicted or
+   * another principal's — is denied `run_unknown` (journaled) and opens nothing.
+   */
+  runs?: "caller" | "runtime";
   approvals?: Approvals;
   defer?: DeferQueue;
   tenantId?: string;
   environment?: "dev" | "test" | "prod";
   ticketTtlMs?: number;
+  /**
+   * Parameters larger than this (bytes of canonical JSON, default 4096) are journaled as
+   * `parameters: {}` plus `parameters_elided: { sha256, bytes, prefix }`.
+   */
+  journalParametersMaxBytes?: number;
+  /**
+   * Admitted calls one principal may have awaiting `recordResult` (default 1024). Beyond it
+   * that principal's oldest is forgotten; another principal's never is.
+   */
+  pendingResultsPerPrincipal?: number;
   trustScore?: (principalId: PrincipalId, runId: RunId) => number | undefined;
   clock?: () => number;
 }
@@ -76,8 +99,8 @@ export interface GateDeps {
   readonly sessions: SessionStore;
   readonly defer: DeferQueue;
   readonly clock: () => number;
-  /** Admitted calls awaiting recordResult; bounded, the newest kept. */
-  readonly pending: BoundedMap<string, Pending>;
+  /** Admitted calls awaiting recordResult; bounded per principal, each principal's newest kept. */
+  readonly pending: PendingResults;
   principal(id: PrincipalId): PrincipalConfig | undefined;
 }
 

@@ -12,6 +12,7 @@ export const GATE_REASON_CODES = [
   "contract_class_mismatch",
   "contract_required",
   "run_principal_mismatch",
+  "run_unknown",
   // judgement
   "session_unavailable",
   "policy_error",
@@ -22,6 +23,7 @@ export const GATE_REASON_CODES = [
   "no_approver_configured",
   "approval_timeout",
   "approval_cancelled",
+  "approval_queue_full",
   "approval_denied",
   "approval_modified",
   "approval_granted",

@@ -5,14 +5,18 @@
 
 import type { SessionEvent } from "../context/index.js";
 import { type PolicyDecisionRecord, type Sha256Hash, sha256Of } from "../contracts/index.js";
+import type { BuiltinBodies } from "../journal/index.js";
 import type { PolicyOutcome } from "../policy/index.js";
 import { type CompiledTool, contractToCanonical } from "../tools/index.js";
 import type { Admission } from "./admission.js";
 import { buildDareDecision } from "./dare-mapping.js";
+import { journaledParameters } from "./elide.js";
 import { GATE_DECISION } from "./events.js";
 import type { Judgement } from "./judgement.js";
 import { APPROVAL_DEFAULT_MS, type GateDeps } from "./options.js";
 import type { GateOutcome } from "./outcome.js";
+
+type DecisionBody = BuiltinBodies[typeof GATE_DECISION];
 
 /** The hashes a decision is bound to. */
 interface Bindings {
@@ -59,7 +63,7 @@ export async function commitDecision(
 ): Promise<number> {
   const body = decisionBody(deps, a, j, o);
   if (!bundleDone.has(deps)) await journalBundle(deps);
-  const entry = await deps.o.journal.append({
+  const entry = await deps.o.journal.appendBuilt({
     type: GATE_DECISION,
     run_id: a.request.runId,
     trace_id: a.traceId,
@@ -100,7 +104,7 @@ function dareRecord(deps: GateDeps, a: Admission, p: PolicyOutcome, h: Bindings)
   });
 }
 
-function decisionBody(deps: GateDeps, a: Admission, j: Judgement, o: GateOutcome): Record<string, unknown> {
+function decisionBody(deps: GateDeps, a: Admission, j: Judgement, o: GateOutcome): DecisionBody {
   const { request } = a;
   const p = j.outcome;
   const h = bindings(a, j);
@@ -115,13 +119,20 @@ function decisionBody(deps: GateDeps, a: Admission, j: Judgement, o: GateOutcome
       decision: r.decision,
       ...(r.reason !== undefined ? { reason: r.reason } : {}),
     })),
-    obligations: p.obligations,
+    obligations: p.obligations as DecisionBody["obligations"],
     principal_id: request.principalId,
     tool_class: request.toolClass,
     action: request.action,
     ...(request.tool !== undefined ? { tool: request.tool } : {}),
-    parameters: a.checked.parameters,
-    ...(o.changes ? { modified: { parameters: o.parameters, changes: o.changes } } : {}),
+    ...journaledParameters(a.checked.parameters, deps.o.journalParametersMaxBytes),
+    ...(o.changes
+      ? {
+          modified: {
+            ...journaledParameters(o.parameters, deps.o.journalParametersMaxBytes),
+            changes: o.changes as unknown as NonNullable<DecisionBody["modified"]>["changes"],
+          },
+        }
+      : {}),
     ...(p.stepUp
       ? { step_up: { approver_role: p.stepUp.approverRole, timeout_ms: p.stepUp.timeoutMs } }
       : {}),
@@ -162,7 +173,7 @@ function journalBundle(deps: GateDeps): Promise<void> {
     const policy = deps.o.policy;
     const sources = policy.summary?.sources.map((x) => ({ name: x.name, kind: x.kind, rules: x.rules }));
     done = deps.o.journal
-      .append({
+      .appendBuilt({
         type: "warden.policy.bundle_loaded",
         body: { policy_bundle_hash: policy.policyBundleHash, ...(sources ? { sources } : {}) },
       })
@@ -190,7 +201,7 @@ export async function journalQuarantine(
   for (const ev of events) {
     if (ev.type !== "quarantine") continue;
     const t = ev.trigger;
-    const e = await deps.o.journal.append({
+    const e = await deps.o.journal.appendBuilt({
       type: "warden.system.quarantine",
       run_id: at.runId,
       trace_id: at.traceId,

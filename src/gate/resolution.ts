@@ -14,9 +14,11 @@ import {
   uuidv7,
 } from "../contracts/index.js";
 import { sign } from "../crypto/index.js";
+import type { BuiltinBodies } from "../journal/index.js";
 import { type CompiledTool, validateArgs } from "../tools/index.js";
-import type { ApprovalVerdict, Approver } from "./approvals.js";
+import type { Approver, ApproverVerdict } from "./approvals.js";
 import { dareRunId } from "./dare-mapping.js";
+import { journaledParameters } from "./elide.js";
 import { GATE_RESOLUTION } from "./events.js";
 import type { GateDeps, Pending } from "./options.js";
 import {
@@ -44,12 +46,12 @@ export interface Hold {
   rewritten?: Record<string, unknown>;
 }
 
-type Answered = Exclude<ApprovalVerdict, { outcome: "timeout" } | { outcome: "cancelled" }>;
+type Answered = ApproverVerdict;
 
 interface Settle {
   decided: "allow" | "deny" | "modify";
   /** The resolution's outcome word as journaled (approve, deny, modify, timeout, queue_full, …). */
-  outcome: string;
+  outcome: BuiltinBodies[typeof GATE_RESOLUTION]["outcome"];
   reasons: GateReasonCode[];
   by?: Approver;
   justification?: string;
@@ -79,7 +81,7 @@ export async function awaitApproval(deps: GateDeps, h: Hold & { o: StepUpOutcome
     stepUp.timeoutMs,
     signal,
   );
-  if (verdict.outcome === "timeout" || verdict.outcome === "cancelled") {
+  if (verdict.outcome === "timeout" || verdict.outcome === "cancelled" || verdict.outcome === "queue_full") {
     return settle(deps, h, {
       decided: "deny",
       outcome: verdict.outcome,
@@ -216,7 +218,7 @@ async function settle(deps: GateDeps, h: Hold, s: Settle): Promise<GateOutcome> 
     h.approval = { outcome: s.outcome as ApprovalRecord["outcome"] };
   const out = resolvedOutcome(h, resolved, reasons);
   try {
-    const e = await deps.o.journal.append({
+    const e = await deps.o.journal.appendBuilt({
       type: GATE_RESOLUTION,
       run_id: r.runId,
       trace_id: p.traceId,
@@ -227,7 +229,9 @@ async function settle(deps: GateDeps, h: Hold, s: Settle): Promise<GateOutcome> 
         outcome: s.outcome,
         ...(s.by ? { by: s.by.id } : {}),
         ...(s.justification !== undefined ? { justification: s.justification } : {}),
-        ...(resolved === "modify" ? { parameters: out.parameters } : {}),
+        ...(resolved === "modify"
+          ? journaledParameters(out.parameters, deps.o.journalParametersMaxBytes)
+          : {}),
         reason_codes: reasons,
       },
     });
@@ -264,7 +268,7 @@ async function finish(deps: GateDeps, h: Hold, out: GateOutcome, reasons: string
 
 /** Records the admitted call for recordResult, then mints its ticket. */
 export function grant(deps: GateDeps, o: GrantedOutcome, p: Pending, principalId: string): GrantedOutcome {
-  deps.pending.set(p.decisionId, p);
+  deps.pending.set(p.prepared.request.principalId, p);
   return withTicket(o, {
     decisionId: p.decisionId,
     request: p.prepared.request,

@@ -50,7 +50,10 @@ export type ExecutionOutcome =
   | {
       ok: false;
       code: string;
+      /** Full detail: journaled; the agent sees `agentErrorText(message)`, tainted as tool output. */
       message: string;
+      /** Taint of text in the message that came from the tool (an HTTP error body, ...). */
+      taintLabels?: readonly TaintLabel[];
       evidenceHash?: Sha256Hash;
       durationMs?: number;
     };

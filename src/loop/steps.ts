@@ -2,9 +2,10 @@
 // response, gating one proposal, dispatching one ticketed call, and the text an
 // observation shows the model. The phase classes (phases.ts) sequence these steps and
 // own the transitions; nothing here can mint a phase.
-import { type GateRequestInput, LoopError } from "../contracts/index.js";
+import { type GateRequestInput, LoopError, type TaintLabel } from "../contracts/index.js";
+import { agentErrorText } from "./agent-text.js";
 import type { ModelResponse, TokenUsage } from "./model.js";
-import type { GateVerdict, ObservedResult, ResolvedCall, TicketLike } from "./ports.js";
+import type { ExecutionOutcome, GateVerdict, ObservedResult, ResolvedCall, TicketLike } from "./ports.js";
 import {
   addTaint,
   budgetStop,
@@ -211,8 +212,7 @@ export async function dispatchCall(run: Run, g: GatedItem<TicketLike>): Promise<
     const out = await run.o.executor.execute(g.ticket, { signal: stepSignal(run) });
     const durationMs = out.durationMs ?? Math.max(0, run.now() - started);
     const evidence = out.evidenceHash ? { evidenceHash: out.evidenceHash } : {};
-    if (!out.ok)
-      return { ...base, status: "failed", code: out.code, message: out.message, durationMs, ...evidence };
+    if (!out.ok) return await failed(run, v, { ...out, durationMs, ...evidence });
     const labels = out.taintLabels ?? [];
     addTaint(run, labels);
     const r: ResultView = {
@@ -228,15 +228,56 @@ export async function dispatchCall(run: Run, g: GatedItem<TicketLike>): Promise<
     return r;
   } catch (err) {
     const info = errorInfo(err);
-    return {
+    const r: ResultView = {
       ...base,
       status: "failed",
       code: info.code,
-      message: info.message,
+      message: agentErrorText(info.message),
       durationMs: Math.max(0, run.now() - started),
     };
+    detail.set(r, info.message);
+    return r;
   }
 }
+
+/**
+ * A call the executor reports as failed. Its message may quote the tool (an HTTP error
+ * body) and Warden's internals: the agent gets `agentErrorText` of it, labelled as tool
+ * output (with the executor's own labels), and the Gate records that taint and indexes
+ * the text. The full message is journaled by countFailure.
+ */
+async function failed(
+  run: Run,
+  v: DecisionView,
+  out: Extract<ExecutionOutcome, { ok: false }> & { durationMs: number },
+): Promise<ResultView> {
+  const labels: TaintLabel[] = [...(out.taintLabels ?? []), { source: "tool-output", origin: v.name }];
+  addTaint(run, labels);
+  const r: ResultView = {
+    callId: v.callId,
+    name: v.name,
+    ...(v.decision ? { decision: v.decision } : {}),
+    ...(v.decisionId ? { decisionId: v.decisionId } : {}),
+    status: "failed",
+    code: out.code,
+    message: agentErrorText(out.message),
+    durationMs: out.durationMs,
+    taintSources: taintSourcesOf(labels),
+    ...(out.evidenceHash ? { evidenceHash: out.evidenceHash } : {}),
+  };
+  detail.set(r, out.message);
+  const observed = { code: out.code, message: out.message };
+  if (v.decisionId !== undefined)
+    await reportResult(run, v, {
+      taintLabels: labels,
+      output: { error: observed },
+      ...(out.evidenceHash ? { evidenceHash: out.evidenceHash } : {}),
+    });
+  return r;
+}
+
+/** The full message of a failed result (journaled, never shown to the agent). */
+const detail = new WeakMap<ResultView, string>();
 
 /** Tells the Gate what an executed call produced, so its context accumulates the output's taint. */
 async function reportResult(run: Run, v: DecisionView, observed: ObservedResult): Promise<void> {
@@ -269,7 +310,7 @@ export async function countFailure(run: Run, r: ResultView): Promise<void> {
     phase: "act",
     tool: r.name,
     consecutive_failures: run.consecutiveFailures,
-    error: { code: r.code ?? "ERR_UNEXPECTED", message: (r.message ?? "").slice(0, 1024) },
+    error: { code: r.code ?? "ERR_UNEXPECTED", message: (detail.get(r) ?? r.message ?? "").slice(0, 1024) },
   });
 }
 
@@ -302,7 +343,12 @@ export function observationText(r: ResultView, output: unknown, max: number): st
       body = { status: "rejected", reason: r.message ?? "" };
       break;
     case "failed":
-      body = { status: "error", code: r.code ?? null, message: r.message ?? "" };
+      body = {
+        status: "error",
+        code: r.code ?? null,
+        message: r.message ?? "",
+        ...(r.taintSources?.length ? { taint: r.taintSources } : {}),
+      };
       break;
     default:
       body = { status: "not_executed", reason: r.message ?? "" };

@@ -160,18 +160,23 @@ rules:
     expect(res.body.reason_codes).toContain("quarantined");
   });
 
-  it("approvals granted after the tool-call budget ran out are denied", async () => {
+  // The waiting call holds its tool-call unit (a reservation), so a read cannot spend it
+  // meanwhile; a budget it does not hold (tokens) can still run out while it waits.
+  it("approvals granted after the run's budget ran out are denied", async () => {
     const h = await makeGate({
       yaml: `
 rules:
   - { id: reads, name: reads, priority: 100, match: { toolClass: http, action: get }, decision: allow, reason: r }
   - { id: posts, name: posts, priority: 110, match: { toolClass: http, action: post }, decision: require-approval, reason: p }
 `,
-      context: { budgets: { toolCalls: 1 } },
+      context: { budgets: { toolCalls: 1, tokens: 100 } },
     });
     const p = h.gate.authorize(req({ action: "post", parameters: { url: "https://example.org/api" } }));
     const pending = await pendingApproval(h);
-    expect((await h.gate.authorize(req())).decision).toBe("allow");
+    const read = await h.gate.authorize(req());
+    expect(read.decision).toBe("deny");
+    expect(read.reasonCodes).toContain("budget_tool_calls_exhausted");
+    h.gate.sessions.get("run-1")!.recordUsage({ tokens: 100 });
     h.approvals.decide(pending.id, {
       outcome: "approve",
       approver: alice,
@@ -179,7 +184,7 @@ rules:
     });
     const out = await p;
     expect(out).toMatchObject({ decision: "deny" });
-    expect(out.reasonCodes).toContain("budget_tool_calls_exhausted");
+    expect(out.reasonCodes).toContain("budget_tokens_exhausted");
     expect(ticketOf(out)).toBeUndefined();
   });
 });

@@ -52,4 +52,16 @@ describe("BoundedMap (the Gate's pending results)", () => {
     m.set(1, 1);
     expect(m.get(1)).toBe(1);
   });
+
+  it("reports each eviction, and never a key the caller deleted", () => {
+    const evicted: number[] = [];
+    const m = new BoundedMap<number, number>(2, (k) => evicted.push(k));
+    m.set(1, 1);
+    m.set(2, 2);
+    m.delete(1);
+    m.set(3, 3);
+    m.set(4, 4);
+    expect(evicted).toEqual([2]);
+    expect([m.has(3), m.has(4)]).toEqual([true, true]);
+  });
 });
