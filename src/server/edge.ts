@@ -1,7 +1,7 @@
 // The edge plugin: what every request passes before and after its route. Bodies are
 // parsed only as strict JSON (size and depth bounded, duplicate keys and __proto__
 // refused — two parsers that disagree on duplicates is a classic bypass; numbers outside
-// the finite range refused), the in-flight gauge and shutdown refusal, response
+// the finite range refused: ERR_CANON_NON_FINITE_NUMBER), the in-flight gauge and shutdown refusal, response
 // counting, and the one error answer shape from the one error table.
 import type { Socket } from "node:net";
 import type { FastifyInstance } from "fastify";
@@ -39,14 +39,6 @@ export interface EdgePluginOptions {
   state: EdgeState;
 }
 
-/** True when a parsed JSON value holds a number JSON cannot carry back (1e400 parses to Infinity). */
-function hasNonFinite(v: unknown): boolean {
-  if (typeof v === "number") return !Number.isFinite(v);
-  if (typeof v !== "object" || v === null) return false;
-  for (const x of Array.isArray(v) ? v : Object.values(v)) if (hasNonFinite(x)) return true;
-  return false;
-}
-
 export function edgePlugin(app: FastifyInstance, o: EdgePluginOptions & { tls: boolean }): void {
   const { state, metrics } = o;
   // Over TLS the request's socket is the TLS socket, announced by secureConnection.
@@ -57,12 +49,7 @@ export function edgePlugin(app: FastifyInstance, o: EdgePluginOptions & { tls: b
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("application/json", { parseAs: "string" }, (_req, body, done) => {
     try {
-      const v = parseStrictJson(body as string, { maxLength: o.bodyBytes, maxDepth: o.jsonDepth });
-      if (hasNonFinite(v)) {
-        done(new ApiError("ERR_SERVER_REQUEST_INVALID", "a number is outside the finite range"), undefined);
-        return;
-      }
-      done(null, v);
+      done(null, parseStrictJson(body as string, { maxLength: o.bodyBytes, maxDepth: o.jsonDepth }));
     } catch (err) {
       done(err as Error, undefined);
     }

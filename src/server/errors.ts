@@ -35,6 +35,8 @@ export const ERROR_STATUS = {
   ERR_JSON_TOO_LARGE: 413,
   ERR_CANON_TOO_DEEP: 400,
   ERR_CANON_LONE_SURROGATE: 400,
+  // 1e400 parses to Infinity, which no JSON can carry back: refused at the parser.
+  ERR_CANON_NON_FINITE_NUMBER: 400,
   // Runs (src/context SessionStore): runs are created by the runtime (POST /v1/runs) and
   // bound to their principal; an invented, foreign, ended or evicted run id is not found.
   ERR_RUN_UNKNOWN: 404,

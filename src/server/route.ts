@@ -28,6 +28,27 @@ export interface RouteSpec {
   readonly errors: readonly ApiErrorCode[];
 }
 
+/** Who is refused before any route runs: missing, wrong or misplaced credentials, pacing. */
+export const AUTH_ERRORS = [
+  "ERR_AUTH_MISSING",
+  "ERR_AUTH_INVALID",
+  "ERR_AUTH_FORBIDDEN",
+  "ERR_SERVER_RATE_LIMITED",
+] as const satisfies readonly ApiErrorCode[];
+
+/** What a JSON body can be refused for by the strict parser and the route's schema. */
+export const BODY_ERRORS = [
+  "ERR_SERVER_BODY_TOO_LARGE",
+  "ERR_SERVER_BODY_MALFORMED",
+  "ERR_SERVER_MEDIA_TYPE",
+  "ERR_SERVER_REQUEST_INVALID",
+  "ERR_JSON_SYNTAX",
+  "ERR_JSON_DUPLICATE_KEY",
+  "ERR_JSON_FORBIDDEN_KEY",
+  "ERR_CANON_TOO_DEEP",
+  "ERR_CANON_NON_FINITE_NUMBER",
+] as const satisfies readonly ApiErrorCode[];
+
 /** Parses a value with a route's schema; the first issue becomes a coded 400. */
 export function parseInput<S extends z.ZodType>(schema: S, value: unknown, what: string): z.infer<S> {
   const r = schema.safeParse(value);

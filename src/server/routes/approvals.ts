@@ -5,7 +5,7 @@ import type { FastifyInstance } from "fastify";
 import type { ApprovalVerdict } from "../../gate/index.js";
 import { identityOf } from "../auth-plugin.js";
 import { ApiError } from "../errors.js";
-import { mount, type RouteSpec } from "../route.js";
+import { AUTH_ERRORS, BODY_ERRORS, mount, type RouteSpec } from "../route.js";
 import {
   ApprovalDecideResponse,
   ApprovalDecisionBody,
@@ -15,13 +15,6 @@ import {
 import type { RouteContext } from "./context.js";
 import { deferredView, stepUpView } from "./views.js";
 
-const AUTH = [
-  "ERR_AUTH_MISSING",
-  "ERR_AUTH_INVALID",
-  "ERR_AUTH_FORBIDDEN",
-  "ERR_SERVER_RATE_LIMITED",
-] as const;
-
 export const APPROVAL_LIST = {
   method: "GET",
   url: "/v1/approvals",
@@ -29,7 +22,7 @@ export const APPROVAL_LIST = {
   summary: "Pending step-up approvals and deferred actions (operators): the structured action only",
   response: { name: "ApprovalListResponse", schema: ApprovalListResponse },
   description: "Pending items",
-  errors: AUTH,
+  errors: AUTH_ERRORS,
 } as const satisfies RouteSpec;
 
 export const APPROVAL_DECIDE = {
@@ -42,15 +35,8 @@ export const APPROVAL_DECIDE = {
   response: { name: "ApprovalDecideResponse", schema: ApprovalDecideResponse },
   description: "Decided",
   errors: [
-    ...AUTH,
-    "ERR_SERVER_BODY_TOO_LARGE",
-    "ERR_SERVER_BODY_MALFORMED",
-    "ERR_SERVER_MEDIA_TYPE",
-    "ERR_SERVER_REQUEST_INVALID",
-    "ERR_JSON_SYNTAX",
-    "ERR_JSON_DUPLICATE_KEY",
-    "ERR_JSON_FORBIDDEN_KEY",
-    "ERR_CANON_TOO_DEEP",
+    ...AUTH_ERRORS,
+    ...BODY_ERRORS,
     "ERR_APPROVAL_NOT_FOUND",
     "ERR_APPROVAL_FORBIDDEN",
     "ERR_APPROVAL_INVALID",

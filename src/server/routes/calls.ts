@@ -18,24 +18,14 @@ import {
 import { type CompiledTool, classifyContract } from "../../tools/index.js";
 import { identityOf } from "../auth-plugin.js";
 import { ApiError } from "../errors.js";
-import { mount, parseInput, type RouteSpec } from "../route.js";
+import { AUTH_ERRORS, BODY_ERRORS, mount, parseInput, type RouteSpec } from "../route.js";
 import { CallBody, DecideResponse, ExecuteResponse } from "../schemas.js";
 import { callSignal, type RouteContext } from "./context.js";
 import { decisionView, denialMessage, faultError } from "./views.js";
 
 const CALL_ERRORS = [
-  "ERR_AUTH_MISSING",
-  "ERR_AUTH_INVALID",
-  "ERR_AUTH_FORBIDDEN",
-  "ERR_SERVER_RATE_LIMITED",
-  "ERR_SERVER_BODY_TOO_LARGE",
-  "ERR_SERVER_BODY_MALFORMED",
-  "ERR_SERVER_MEDIA_TYPE",
-  "ERR_SERVER_REQUEST_INVALID",
-  "ERR_JSON_SYNTAX",
-  "ERR_JSON_DUPLICATE_KEY",
-  "ERR_JSON_FORBIDDEN_KEY",
-  "ERR_CANON_TOO_DEEP",
+  ...AUTH_ERRORS,
+  ...BODY_ERRORS,
   "ERR_AUTH_PRINCIPAL_MISMATCH",
   "ERR_RUN_UNKNOWN",
   "ERR_SERVER_JOURNAL_UNAVAILABLE",

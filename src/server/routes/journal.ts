@@ -5,7 +5,7 @@ import type { FastifyInstance } from "fastify";
 import { Keyring } from "../../crypto/index.js";
 import { signHead, verifyJournal } from "../../journal/index.js";
 import { ApiError, toApiError } from "../errors.js";
-import { mount, type RouteSpec } from "../route.js";
+import { AUTH_ERRORS, BODY_ERRORS, mount, type RouteSpec } from "../route.js";
 import {
   JournalHeadResponse,
   JournalListResponse,
@@ -15,13 +15,6 @@ import {
 } from "../schemas.js";
 import type { RouteContext } from "./context.js";
 
-const AUTH = [
-  "ERR_AUTH_MISSING",
-  "ERR_AUTH_INVALID",
-  "ERR_AUTH_FORBIDDEN",
-  "ERR_SERVER_RATE_LIMITED",
-] as const;
-
 export const JOURNAL_LIST = {
   method: "GET",
   url: "/v1/journal",
@@ -30,7 +23,7 @@ export const JOURNAL_LIST = {
   query: JournalQueryString,
   response: { name: "JournalListResponse", schema: JournalListResponse },
   description: "Entries",
-  errors: [...AUTH, "ERR_SERVER_REQUEST_INVALID", "ERR_SERVER_JOURNAL_UNAVAILABLE"],
+  errors: [...AUTH_ERRORS, "ERR_SERVER_REQUEST_INVALID", "ERR_SERVER_JOURNAL_UNAVAILABLE"],
 } as const satisfies RouteSpec;
 
 export const JOURNAL_HEAD = {
@@ -40,7 +33,7 @@ export const JOURNAL_HEAD = {
   summary: "The journal head, signed (keep it elsewhere to detect truncation later)",
   response: { name: "JournalHeadResponse", schema: JournalHeadResponse },
   description: "Head",
-  errors: [...AUTH, "ERR_SERVER_JOURNAL_UNAVAILABLE"],
+  errors: [...AUTH_ERRORS, "ERR_SERVER_JOURNAL_UNAVAILABLE"],
 } as const satisfies RouteSpec;
 
 export const JOURNAL_VERIFY = {
@@ -51,18 +44,7 @@ export const JOURNAL_VERIFY = {
   body: { name: "VerifyBody", schema: VerifyBody, required: false },
   response: { name: "VerifyResponse", schema: VerifyResponse },
   description: "Verification report (ok true or false)",
-  errors: [
-    ...AUTH,
-    "ERR_SERVER_BODY_TOO_LARGE",
-    "ERR_SERVER_BODY_MALFORMED",
-    "ERR_SERVER_MEDIA_TYPE",
-    "ERR_SERVER_REQUEST_INVALID",
-    "ERR_JSON_SYNTAX",
-    "ERR_JSON_DUPLICATE_KEY",
-    "ERR_JSON_FORBIDDEN_KEY",
-    "ERR_CANON_TOO_DEEP",
-    "ERR_SERVER_JOURNAL_UNAVAILABLE",
-  ],
+  errors: [...AUTH_ERRORS, ...BODY_ERRORS, "ERR_SERVER_JOURNAL_UNAVAILABLE"],
 } as const satisfies RouteSpec;
 
 export const journalFault = (err: unknown): never => {

@@ -1,7 +1,7 @@
 // Operations: liveness, readiness (the journal answers), Prometheus metrics, and the
 // OpenAPI document generated from the route declarations (openapi.ts).
 import type { FastifyInstance } from "fastify";
-import { mount, type RouteSpec } from "../route.js";
+import { AUTH_ERRORS, mount, type RouteSpec } from "../route.js";
 import { HealthResponse } from "../schemas.js";
 import type { RouteContext } from "./context.js";
 import { journalFault } from "./journal.js";
@@ -33,7 +33,7 @@ export const METRICS = {
   summary: "Prometheus metrics (operator credential unless metrics.public)",
   response: { mediaType: "text/plain" },
   description: "Prometheus text format 0.0.4",
-  errors: ["ERR_AUTH_MISSING", "ERR_AUTH_INVALID", "ERR_AUTH_FORBIDDEN", "ERR_SERVER_RATE_LIMITED"],
+  errors: AUTH_ERRORS,
 } as const satisfies RouteSpec;
 
 export const OPENAPI = {

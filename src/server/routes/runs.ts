@@ -6,16 +6,9 @@ import type { FastifyInstance } from "fastify";
 import type { Session } from "../../context/index.js";
 import { identityOf } from "../auth-plugin.js";
 import { ApiError } from "../errors.js";
-import { mount, type RouteSpec } from "../route.js";
+import { AUTH_ERRORS, BODY_ERRORS, mount, type RouteSpec } from "../route.js";
 import { RunCreateBody, RunCreateResponse, RunIdParam, RunStateResponse } from "../schemas.js";
 import type { RouteContext } from "./context.js";
-
-const AUTH = [
-  "ERR_AUTH_MISSING",
-  "ERR_AUTH_INVALID",
-  "ERR_AUTH_FORBIDDEN",
-  "ERR_SERVER_RATE_LIMITED",
-] as const;
 
 export const RUN_CREATE = {
   method: "POST",
@@ -26,14 +19,7 @@ export const RUN_CREATE = {
   response: { name: "RunCreateResponse", schema: RunCreateResponse },
   status: 201,
   description: "The new run's id (server-chosen, unguessable, bound to the principal)",
-  errors: [
-    ...AUTH,
-    "ERR_SERVER_BODY_MALFORMED",
-    "ERR_SERVER_REQUEST_INVALID",
-    "ERR_RUN_UNKNOWN",
-    "ERR_RUN_LIMIT",
-    "ERR_SERVER_SHUTTING_DOWN",
-  ],
+  errors: [...AUTH_ERRORS, ...BODY_ERRORS, "ERR_RUN_UNKNOWN", "ERR_RUN_LIMIT", "ERR_SERVER_SHUTTING_DOWN"],
 } as const satisfies RouteSpec;
 
 export const RUN_STATE = {
@@ -44,7 +30,7 @@ export const RUN_STATE = {
   params: RunIdParam,
   response: { name: "RunStateResponse", schema: RunStateResponse },
   description: "Run state",
-  errors: [...AUTH, "ERR_SERVER_REQUEST_INVALID", "ERR_SERVER_RUN_NOT_FOUND"],
+  errors: [...AUTH_ERRORS, "ERR_SERVER_REQUEST_INVALID", "ERR_SERVER_RUN_NOT_FOUND"],
 } as const satisfies RouteSpec;
 
 function runState(session: Session): Record<string, unknown> {
