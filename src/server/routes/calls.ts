@@ -156,14 +156,8 @@ export function callRoutes(app: FastifyInstance, ctx: RouteContext): void {
       const fault = faultError(o);
       if (fault) throw fault;
       const view = decisionView(o);
-      const approval = approvalOf(o);
-      if (approval !== undefined) {
-        view.approval = {
-          outcome: approval.outcome,
-          ...(approval.approver !== undefined ? { approver: approval.approver } : {}),
-          ...(approval.hitl !== undefined ? { hitlId: approval.hitl.approval_id } : {}),
-        };
-      }
+      const approval = approvalView(o);
+      if (approval !== undefined) view.approval = approval;
       const ticket = ticketOf(o);
       if (ticket === undefined || runnable === undefined || o.decisionId === null) {
         return {
@@ -184,6 +178,17 @@ export function callRoutes(app: FastifyInstance, ctx: RouteContext): void {
     },
     { parse: false },
   );
+}
+
+/** How a step-up or defer was resolved, as the agent sees it (no approver justification). */
+function approvalView(o: GateOutcome): Record<string, unknown> | undefined {
+  const approval = approvalOf(o);
+  if (approval === undefined) return undefined;
+  return {
+    outcome: approval.outcome,
+    ...(approval.approver !== undefined ? { approver: approval.approver } : {}),
+    ...(approval.hitl !== undefined ? { hitlId: approval.hitl.approval_id } : {}),
+  };
 }
 
 /**
