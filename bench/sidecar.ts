@@ -37,7 +37,10 @@ const CALL = {
   action: "get",
   parameters: { url: "https://api.example.org/data?page=1" },
 };
-const BODY = JSON.stringify(CALL);
+/** Runs are created by the runtime: each sidecar's run, by its origin (the baseline has none). */
+const runs = new Map<string, string>();
+const callFor = (url: string) => ({ ...CALL, runId: runs.get(new URL(url).origin) ?? CALL.runId });
+const bodyFor = (url: string) => JSON.stringify(callFor(url));
 const AUTH = { authorization: `Bearer ${TOKEN}` };
 
 function policy(n: number): string {
@@ -111,7 +114,7 @@ async function cannon(url: string, headers: Record<string, string>): Promise<Rou
   const args = [cannonBin, "-c", String(CONNECTIONS), "-d", String(DURATION_S), "-m", "POST", "-j"];
   for (const [k, v] of Object.entries({ "content-type": "application/json", ...headers }))
     args.push("-H", `${k}=${v}`);
-  args.push("-b", BODY, url);
+  args.push("-b", bodyFor(url), url);
   const c0 = mainThreadCpuMs();
   const r = JSON.parse(await child(process.execPath, args)) as {
     requests: { average: number; total: number };
@@ -137,7 +140,7 @@ const hasWrk = spawnSync("wrk", ["--version"]).error === undefined;
 /** One wrk round (one thread, the same connections, body and headers). */
 async function wrk(url: string, headers: Record<string, string>, dir: string): Promise<Round> {
   const script = join(dir, "post.lua");
-  const lines = [`wrk.method = "POST"`, `wrk.body = ${JSON.stringify(BODY)}`];
+  const lines = [`wrk.method = "POST"`, `wrk.body = ${JSON.stringify(bodyFor(url))}`];
   for (const [k, v] of Object.entries({ "content-type": "application/json", ...headers }))
     lines.push(`wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`);
   writeFileSync(script, `${lines.join("\n")}\n`);
@@ -214,13 +217,16 @@ async function sidecar(
     dir,
   );
   loaded.config.journal.path = journalPath;
-  return startSidecar(await openSidecarRuntime(loaded), { port: 0 });
+  const server = await startSidecar(await openSidecarRuntime(loaded), { port: 0 });
+  const run = await server.runtime.gate.sessions.startRun("bench-agent");
+  runs.set(new URL(server.url as string).origin, run.runId);
+  return server;
 }
 
 /** CONNECTIONS concurrent Gate.evaluate loops in this process: the floor without HTTP. */
 async function inProcess(name: string, server: SidecarServer): Promise<Row> {
   const gate = server.runtime.gate;
-  const call = { ...CALL, principalId: "bench-agent" };
+  const call = { ...callFor(server.url as string), principalId: "bench-agent" };
   for (let i = 0; i < 500; i++) await gate.evaluate(call);
   const deadline = performance.now() + DURATION_S * 1000;
   const samples: number[] = [];
@@ -331,7 +337,10 @@ try {
     ),
   );
   // The HTTP layer alone: the same server with Gate.evaluate answering a canned outcome.
-  const canned = await mem.runtime.gate.evaluate({ ...CALL, principalId: "bench-agent" });
+  const canned = await mem.runtime.gate.evaluate({
+    ...callFor(mem.url as string),
+    principalId: "bench-agent",
+  });
   mem.runtime.gate.evaluate = async () => canned;
   rows.push(
     await measureHttp("/v1/decide, HTTP layer only (Gate replaced by a canned outcome)", () =>

@@ -15,8 +15,6 @@
 const base = process.env.WARDEN_URL ?? "http://127.0.0.1:8787";
 const agentToken = process.env.WARDEN_TOKEN ?? "demo-agent-token-change-me";
 const operatorToken = process.env.WARDEN_OPERATOR_TOKEN ?? "demo-approver-token-change-me";
-const runId = `client-demo-${Date.now()}`;
-
 async function call(method, path, token, body) {
   const res = await fetch(`${base}${path}`, {
     method,
@@ -34,6 +32,18 @@ function check(label, ok, detail) {
   process.stdout.write(`${ok ? "ok  " : "FAIL"} ${label}${detail ? `: ${detail}` : ""}\n`);
   if (!ok) failures++;
 }
+
+// 0. A run comes from the sidecar, bound to the agent's credential: run ids are never
+//    invented by the client (an invented or another agent's run id is 404 ERR_RUN_UNKNOWN).
+const started = await call("POST", "/v1/runs", agentToken, {});
+const runId = started.body.runId;
+check("run started", started.status === 201 && typeof runId === "string", runId);
+const invented = await call("POST", "/v1/decide", agentToken, {
+  runId: "my-own-run-id",
+  tool: "echo",
+  parameters: { message: "hi" },
+});
+check("invented run id refused", invented.status === 404, invented.body.error?.code);
 
 // 1. An allowed call: the sidecar gates it, runs the contract's template, and returns
 //    the output validated against the contract, with the evidence id.

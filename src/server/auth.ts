@@ -4,6 +4,8 @@
 // says nothing about which (or whether a) stored credential is close. The identity —
 // agent principal or operator — comes from the credential alone. Identities are
 // frozen and shared between requests (nothing downstream may change who a credential is).
+// A token that once matched is remembered (at most one entry per credential), so the
+// per-request cost for a known client is one map lookup instead of a hash and N compares.
 import * as nodeCrypto from "node:crypto";
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 
@@ -54,6 +56,13 @@ function identity(kind: Identity["kind"], id: string, roles: readonly string[]):
 
 export class Authenticator {
   readonly #stored: Stored[];
+  /**
+   * Tokens already proven valid, so a steady client is not hashed and compared against
+   * every stored digest on each request. Only a token that matched a stored digest is
+   * kept, so the map never holds more entries than there are credentials (a flood of
+   * wrong tokens cannot grow it), and a wrong token always takes the full comparison.
+   */
+  readonly #proven = new Map<string, Identity>();
 
   constructor(config: CredentialConfig, principalRoles: (id: string) => string[] = () => []) {
     const fromHash = (h: string) => Buffer.from(h.slice("sha256:".length), "hex");
@@ -89,6 +98,8 @@ export class Authenticator {
     if (token.length > MAX_TOKEN_LENGTH) {
       return { ok: false, code: "ERR_AUTH_INVALID", message: "invalid credential" };
     }
+    const known = this.#proven.get(token);
+    if (known !== undefined) return { ok: true, identity: known };
     const presented = tokenDigest(token);
     let found: Identity | undefined;
     for (const s of this.#stored) {
@@ -96,6 +107,7 @@ export class Authenticator {
       if (timingSafeEqual(presented, s.digest) && found === undefined) found = s.identity;
     }
     if (found === undefined) return { ok: false, code: "ERR_AUTH_INVALID", message: "invalid credential" };
+    if (this.#proven.size < this.#stored.length) this.#proven.set(token, found);
     return { ok: true, identity: found };
   }
 }

@@ -35,6 +35,16 @@ export const ERROR_STATUS = {
   ERR_JSON_TOO_LARGE: 413,
   ERR_CANON_TOO_DEEP: 400,
   ERR_CANON_LONE_SURROGATE: 400,
+  // 1e400 parses to Infinity, which no JSON can carry back: refused at the parser.
+  ERR_CANON_NON_FINITE_NUMBER: 400,
+  // Runs (src/context SessionStore): runs are created by the runtime (POST /v1/runs) and
+  // bound to their principal; an invented, foreign, ended or evicted run id is not found.
+  ERR_RUN_UNKNOWN: 404,
+  // Run capacity and pacing: retry later (or start a new run, for ERR_RUN_FULL).
+  ERR_RUN_LIMIT: 429,
+  ERR_RUN_FULL: 429,
+  ERR_RUN_RATE_LIMITED: 429,
+  ERR_RUN_BUDGET_EXHAUSTED: 429,
   // The approval queue's refusals (src/gate InProcessApprovals.decide).
   ERR_APPROVAL_NOT_FOUND: 404,
   ERR_APPROVAL_FORBIDDEN: 403,

@@ -1,46 +1,26 @@
-// The OpenAPI 3.1 document served at /v1/openapi.json, generated from the same zod
-// schemas the server parses with (z.toJSONSchema over one registry, so shared parts
-// become components) plus the one error table, so neither can drift from the code.
+// The OpenAPI 3.1 document served at /v1/openapi.json, generated from the route
+// declarations (routes/*.ts: the same zod schemas the server parses with, turned into
+// components by z.toJSONSchema over one registry) and the one error table, so neither
+// can drift from the code and no schema is kept twice.
 import { z } from "zod";
 import { ERROR_STATUS } from "./errors.js";
-import {
-  ApprovalDecideResponse,
-  ApprovalDecisionBody,
-  ApprovalListResponse,
-  CallBody,
-  DecideResponse,
-  ErrorBody,
-  ExecuteResponse,
-  HealthResponse,
-  JournalHeadResponse,
-  JournalListResponse,
-  JournalQueryString,
-  RunStateResponse,
-  VerifyBody,
-  VerifyResponse,
-} from "./schemas.js";
+import type { RouteSpec } from "./route.js";
+import { ROUTES } from "./routes/index.js";
+import { ErrorBody } from "./schemas.js";
 
-const COMPONENTS = {
-  CallBody,
-  DecideResponse,
-  ExecuteResponse,
-  ErrorBody,
-  RunStateResponse,
-  ApprovalListResponse,
-  ApprovalDecisionBody,
-  ApprovalDecideResponse,
-  JournalListResponse,
-  JournalHeadResponse,
-  VerifyBody,
-  VerifyResponse,
-  HealthResponse,
-} as const;
-
-type Name = keyof typeof COMPONENTS;
+/** Every named schema a route declares (bodies and answers), plus the error body. */
+function named(): Record<string, z.ZodType> {
+  const out: Record<string, z.ZodType> = { ErrorBody };
+  for (const r of ROUTES) {
+    if (r.body !== undefined) out[r.body.name] = r.body.schema;
+    if ("schema" in r.response) out[r.response.name] = r.response.schema;
+  }
+  return out;
+}
 
 function components(): Record<string, unknown> {
   const registry = z.registry<{ id: string }>();
-  for (const [id, schema] of Object.entries(COMPONENTS)) registry.add(schema, { id });
+  for (const [id, schema] of Object.entries(named())) registry.add(schema, { id });
   const out = z.toJSONSchema(registry, {
     uri: (id) => `#/components/schemas/${id}`,
     io: "input",
@@ -66,10 +46,10 @@ function components(): Record<string, unknown> {
   return schemas;
 }
 
-const ref = (name: Name) => ({ $ref: `#/components/schemas/${name}` });
-const json = (name: Name) => ({ content: { "application/json": { schema: ref(name) } } });
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const json = (name: string) => ({ content: { "application/json": { schema: ref(name) } } });
 
-function errors(...codes: (keyof typeof ERROR_STATUS)[]): Record<string, unknown> {
+function errors(codes: readonly (keyof typeof ERROR_STATUS)[]): Record<string, unknown> {
   const byStatus = new Map<number, string[]>();
   for (const c of codes) byStatus.set(ERROR_STATUS[c], [...(byStatus.get(ERROR_STATUS[c]) ?? []), c]);
   const out: Record<string, unknown> = {};
@@ -79,40 +59,46 @@ function errors(...codes: (keyof typeof ERROR_STATUS)[]): Record<string, unknown
   return out;
 }
 
-const AUTH = [
-  "ERR_AUTH_MISSING",
-  "ERR_AUTH_INVALID",
-  "ERR_AUTH_FORBIDDEN",
-  "ERR_SERVER_RATE_LIMITED",
-] as const;
-const BODY = [
-  "ERR_SERVER_BODY_TOO_LARGE",
-  "ERR_SERVER_BODY_MALFORMED",
-  "ERR_SERVER_MEDIA_TYPE",
-  "ERR_SERVER_REQUEST_INVALID",
-  "ERR_JSON_SYNTAX",
-  "ERR_JSON_DUPLICATE_KEY",
-  "ERR_JSON_FORBIDDEN_KEY",
-  "ERR_CANON_TOO_DEEP",
-] as const;
+const schemaOf = (s: z.ZodType) => z.toJSONSchema(s, { io: "input", unrepresentable: "any" });
 
-function queryParameters(): unknown[] {
-  const shape = JournalQueryString.shape;
-  return Object.entries(shape).map(([name, schema]) => ({
+function parameters(r: RouteSpec): unknown[] {
+  const path = Object.entries(r.params?.shape ?? {}).map(([name, s]) => ({
+    name,
+    in: "path",
+    required: true,
+    schema: schemaOf(s as z.ZodType),
+  }));
+  const query = Object.entries(r.query?.shape ?? {}).map(([name, s]) => ({
     name,
     in: "query",
     required: false,
-    schema: z.toJSONSchema(schema as z.ZodType, { io: "input", unrepresentable: "any" }),
+    schema: schemaOf(s as z.ZodType),
   }));
+  return [...path, ...query];
+}
+
+function operation(r: RouteSpec): Record<string, unknown> {
+  const ok =
+    "schema" in r.response
+      ? { description: r.description, ...json(r.response.name) }
+      : { description: r.description, content: { [r.response.mediaType]: {} } };
+  const params = parameters(r);
+  return {
+    summary: r.summary,
+    ...(r.access !== "none" ? { security: [{ bearer: [] }] } : {}),
+    ...(params.length > 0 ? { parameters: params } : {}),
+    ...(r.body !== undefined ? { requestBody: { required: r.body.required, ...json(r.body.name) } } : {}),
+    responses: { [String(r.status ?? 200)]: ok, ...errors(r.errors) },
+  };
 }
 
 /** Builds the document (cheap; the server caches it). */
 export function openApiDocument(): Record<string, unknown> {
-  const agent = [{ bearer: [] }];
-  const operator = [{ bearer: [] }];
-  const idParam = (description: string) => [
-    { name: "id", in: "path", required: true, description, schema: { type: "string", maxLength: 128 } },
-  ];
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const r of ROUTES) {
+    const path = r.url.replace(/:(\w+)/g, "{$1}");
+    paths[path] = { ...paths[path], [r.method.toLowerCase()]: operation(r) };
+  }
   return {
     openapi: "3.1.0",
     info: {
@@ -132,145 +118,6 @@ export function openApiDocument(): Record<string, unknown> {
         },
       },
     },
-    paths: {
-      "/v1/execute": {
-        post: {
-          summary: "Gate and execute a contract-named tool call for the authenticated principal",
-          security: agent,
-          requestBody: { required: true, ...json("CallBody") },
-          responses: {
-            "200": { description: "Decided (and executed when allowed)", ...json("ExecuteResponse") },
-            ...errors(
-              ...AUTH,
-              ...BODY,
-              "ERR_AUTH_PRINCIPAL_MISMATCH",
-              "ERR_SERVER_RUN_FORBIDDEN",
-              "ERR_SERVER_NO_EXECUTOR",
-              "ERR_SERVER_JOURNAL_UNAVAILABLE",
-              "ERR_SERVER_POLICY_ERROR",
-              "ERR_SERVER_SHUTTING_DOWN",
-            ),
-          },
-        },
-      },
-      "/v1/decide": {
-        post: {
-          summary: "Decision only (the host executes); step_up and defer are returned, not awaited",
-          security: agent,
-          requestBody: { required: true, ...json("CallBody") },
-          responses: {
-            "200": { description: "The decision", ...json("DecideResponse") },
-            ...errors(
-              ...AUTH,
-              ...BODY,
-              "ERR_AUTH_PRINCIPAL_MISMATCH",
-              "ERR_SERVER_RUN_FORBIDDEN",
-              "ERR_SERVER_JOURNAL_UNAVAILABLE",
-              "ERR_SERVER_POLICY_ERROR",
-              "ERR_SERVER_SHUTTING_DOWN",
-            ),
-          },
-        },
-      },
-      "/v1/runs/{id}": {
-        get: {
-          summary: "Run state: counters, quarantine, budgets left (own runs for agents, any for operators)",
-          security: agent,
-          parameters: idParam("run id"),
-          responses: {
-            "200": { description: "Run state", ...json("RunStateResponse") },
-            ...errors(...AUTH, "ERR_SERVER_RUN_NOT_FOUND"),
-          },
-        },
-      },
-      "/v1/approvals": {
-        get: {
-          summary: "Pending step-up approvals and deferred actions (operators)",
-          security: operator,
-          responses: {
-            "200": { description: "Pending items", ...json("ApprovalListResponse") },
-            ...errors(...AUTH),
-          },
-        },
-      },
-      "/v1/approvals/{id}": {
-        post: {
-          summary: "Approve, deny or modify a pending item (operators); the blocked call resumes",
-          security: operator,
-          parameters: idParam("approval id (the decision id)"),
-          requestBody: { required: true, ...json("ApprovalDecisionBody") },
-          responses: {
-            "200": { description: "Decided", ...json("ApprovalDecideResponse") },
-            ...errors(
-              ...AUTH,
-              ...BODY,
-              "ERR_APPROVAL_NOT_FOUND",
-              "ERR_APPROVAL_FORBIDDEN",
-              "ERR_APPROVAL_INVALID",
-            ),
-          },
-        },
-      },
-      "/v1/journal": {
-        get: {
-          summary: "Journal entries, filtered (operators)",
-          security: operator,
-          parameters: queryParameters(),
-          responses: {
-            "200": { description: "Entries", ...json("JournalListResponse") },
-            ...errors(...AUTH, "ERR_SERVER_REQUEST_INVALID", "ERR_SERVER_JOURNAL_UNAVAILABLE"),
-          },
-        },
-      },
-      "/v1/journal/head": {
-        get: {
-          summary: "The journal head, signed (keep it elsewhere to detect truncation later)",
-          security: operator,
-          responses: {
-            "200": { description: "Head", ...json("JournalHeadResponse") },
-            ...errors(...AUTH, "ERR_SERVER_JOURNAL_UNAVAILABLE"),
-          },
-        },
-      },
-      "/v1/journal/verify": {
-        post: {
-          summary: "Verify the whole chain (optionally against a signed head)",
-          security: operator,
-          requestBody: { required: false, ...json("VerifyBody") },
-          responses: {
-            "200": { description: "Verification report (ok true or false)", ...json("VerifyResponse") },
-            ...errors(...AUTH, ...BODY, "ERR_SERVER_JOURNAL_UNAVAILABLE"),
-          },
-        },
-      },
-      "/health": {
-        get: {
-          summary: "Liveness",
-          responses: { "200": { description: "Alive", ...json("HealthResponse") } },
-        },
-      },
-      "/ready": {
-        get: {
-          summary: "Readiness: the journal answers and the server is not shutting down",
-          responses: {
-            "200": { description: "Ready", ...json("HealthResponse") },
-            ...errors("ERR_SERVER_SHUTTING_DOWN", "ERR_SERVER_JOURNAL_UNAVAILABLE"),
-          },
-        },
-      },
-      "/metrics": {
-        get: {
-          summary: "Prometheus metrics (operator credential unless metrics.public)",
-          security: operator,
-          responses: {
-            "200": { description: "Prometheus text format 0.0.4", content: { "text/plain": {} } },
-            ...errors(...AUTH),
-          },
-        },
-      },
-      "/v1/openapi.json": {
-        get: { summary: "This document", responses: { "200": { description: "OpenAPI 3.1" } } },
-      },
-    },
+    paths,
   };
 }

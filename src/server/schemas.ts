@@ -2,7 +2,13 @@
 // at the edge (strict: unknown members are refused), and the OpenAPI document is
 // generated from the same schemas, so the documentation cannot drift from the parser.
 import { z } from "zod";
-import { DECISIONS, GateRequest, TaintLabel } from "../contracts/index.js";
+import { DECISIONS, GateRequest, ID_MAX_LENGTH, ID_PATTERN, TaintLabel } from "../contracts/index.js";
+
+/** The one id grammar (src/contracts/ids.ts): printable ASCII without space, 1..128 characters. */
+export const IdString = z
+  .string()
+  .max(ID_MAX_LENGTH)
+  .regex(ID_PATTERN, "ids are printable ASCII without space, 1..128 characters");
 
 /**
  * POST /v1/execute and /v1/decide: a Gate request whose principal comes from the
@@ -10,6 +16,8 @@ import { DECISIONS, GateRequest, TaintLabel } from "../contracts/index.js";
  * (http → http/<method>, exec → shell/exec); stating different ones is refused.
  */
 export const CallBody = GateRequest.extend({
+  /** A run the runtime created for this principal (POST /v1/runs); anything else is 404 ERR_RUN_UNKNOWN. */
+  runId: IdString,
   /** Optional; when present it must name the authenticated principal (else 403). */
   principalId: GateRequest.shape.principalId.optional(),
   toolClass: GateRequest.shape.toolClass.optional(),
@@ -48,8 +56,19 @@ export const VerifyBody = z.strictObject({
   expectHead: z.record(z.string(), z.json()).optional(),
 });
 
-export const RunIdParam = z.strictObject({ id: z.string().min(1).max(128) });
-export const ApprovalIdParam = z.strictObject({ id: z.string().min(1).max(128) });
+export const RunIdParam = z.strictObject({ id: IdString });
+export const ApprovalIdParam = z.strictObject({ id: IdString });
+
+/** POST /v1/runs: a new run for the authenticated principal, optionally carrying a parent's taint. */
+export const RunCreateBody = z.strictObject({
+  /** One of the principal's own runs (open or ended) whose taint the new run inherits. */
+  parentRun: IdString.optional(),
+});
+export const RunCreateResponse = z.object({
+  runId: z.string(),
+  principalId: z.string(),
+  parentRun: z.string().optional(),
+});
 
 // ---------------------------------------------------------------------------------
 // Responses (documentation; the server builds them from the Gate's values)
@@ -133,14 +152,28 @@ export const RunStateResponse = z.object({
   dataClassificationsSeen: z.array(z.string()),
 });
 
-export const PendingItem = z.object({
+/**
+ * A pending item as an approver sees it: the structured action only. The model's
+ * rationale and the original request are never part of it (they can carry injected
+ * instructions aimed at the approver); the journal keeps the rationale's hash.
+ */
+export const PendingItem = z.strictObject({
   id: z.string(),
   kind: z.enum(["step_up", "defer"]),
   decisionId: z.string(),
   runId: z.string(),
   principalId: z.string().optional(),
   approverRole: z.string(),
-  request: z.record(z.string(), z.unknown()).optional(),
+  action: z
+    .strictObject({
+      toolClass: z.string(),
+      action: z.string(),
+      tool: z.string().optional(),
+      parameters: z.record(z.string(), z.unknown()),
+      taintLabels: z.array(TaintLabel),
+    })
+    .optional(),
+  /** The contract: name, risk tier, category (step-up); tool class/action/name (defer). */
   tool: z.record(z.string(), z.unknown()).optional(),
   reasonCodes: z.array(z.string()).optional(),
   matchedRules: z.array(z.string()).optional(),

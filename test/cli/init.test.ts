@@ -53,9 +53,19 @@ describe("warden init: from nothing to a governed call", () => {
       });
       return { status: r.status, body: (await r.json()) as Record<string, unknown> };
     };
+    const startRun = async () => {
+      const r = await fetch(`${server.url}/v1/runs`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${res.tokens.agent}` },
+      });
+      return ((await r.json()) as { runId: string }).runId;
+    };
     try {
-      // The body of the printed curl command, as printed.
-      const printed = /-d '([^']+)'/.exec(res.next.find((l) => l.includes("/v1/execute")) ?? "");
+      // The printed commands: a run from POST /v1/runs, then the curl body with that run.
+      expect(res.next.some((l) => l.includes("/v1/runs") && l.startsWith("WARDEN_RUN="))).toBe(true);
+      const runId = await startRun();
+      const line = (res.next.find((l) => l.includes("/v1/execute")) ?? "").replace(`'"$WARDEN_RUN"'`, runId);
+      const printed = /-d '([^']+)'/.exec(line);
       expect(printed).not.toBeNull();
       const ok = await call("/v1/execute", (printed as RegExpExecArray)[1] as string);
       expect(ok.status).toBe(200);
@@ -64,14 +74,14 @@ describe("warden init: from nothing to a governed call", () => {
         result: { ok: true, output: { raw_output: "hello from my agent\n" } },
       });
       const wc = await call("/v1/execute", {
-        runId: "r2",
+        runId: await startRun(),
         tool: "word_count",
         parameters: { path: "hello.txt" },
       });
       expect(wc.body).toMatchObject({ decision: "allow", result: { ok: true } });
 
       const denied = await call("/v1/execute", {
-        runId: "r3",
+        runId: await startRun(),
         tool: "echo",
         parameters: { message: "rm -rf /" },
       });
@@ -107,13 +117,21 @@ describe("warden init: from nothing to a governed call", () => {
       return (await r.json()) as Record<string, unknown>;
     };
     try {
+      const runId = (
+        (await (
+          await fetch(`${server.url}/v1/runs`, {
+            method: "POST",
+            headers: { authorization: `Bearer ${res.tokens.agent}` },
+          })
+        ).json()) as { runId: string }
+      ).runId;
       for (const path of ["../keys/journal.pem", "/etc/passwd"]) {
-        const r = await call("/v1/execute", { runId: "k1", tool: "word_count", parameters: { path } });
+        const r = await call("/v1/execute", { runId, tool: "word_count", parameters: { path } });
         expect(r.decision).toBe("deny");
         expect(r.result).toBeUndefined();
       }
       const noContract = await call("/v1/decide", {
-        runId: "k2",
+        runId,
         toolClass: "shell",
         action: "exec",
         parameters: { message: "hi" },

@@ -58,7 +58,10 @@ describe("authentication", () => {
   });
 
   it("accepts the token as an API key header", async () => {
-    const r = await s.call("/v1/decide", { headers: { "x-api-key": TOKENS.agentA }, body: echo("hi") });
+    const r = await s.call("/v1/decide", {
+      headers: { "x-api-key": TOKENS.agentA },
+      body: echo("hi", { runId: await s.run("run-a") }),
+    });
     expect(r.status).toBe(200);
     expect(r.body.decision).toBe("allow");
   });
@@ -130,38 +133,41 @@ describe("principal from the credential only", () => {
   it("accepts a body that names the authenticated principal", async () => {
     const r = await s.call("/v1/decide", {
       token: TOKENS.agentA,
-      body: echo("hi", { principalId: "agent-a" }),
+      body: echo("hi", { principalId: "agent-a", runId: await s.run("run-a") }),
     });
     expect(r.status).toBe(200);
   });
 
   it("records decisions under the credential's principal", async () => {
-    const r = await s.call("/v1/decide", { token: TOKENS.agentB, body: echo("hi", { runId: "run-b-1" }) });
+    const runId = await s.run("run-b-1", TOKENS.agentB);
+    const r = await s.call("/v1/decide", { token: TOKENS.agentB, body: echo("hi", { runId }) });
     expect(r.status).toBe(200);
-    const [entry] = await s.server.runtime.store.query({ run_id: "run-b-1", type: "warden.gate.decision" });
+    const [entry] = await s.server.runtime.store.query({ run_id: runId, type: "warden.gate.decision" });
     expect(entry?.body.principal_id).toBe("agent-b");
   });
 
   it("keeps another principal out of a run: no calls into it, no reading its state", async () => {
-    await s.call("/v1/decide", { token: TOKENS.agentA, body: echo("hi", { runId: "run-iso" }) });
-    const owner = s.server.runtime.gate.sessions.get("run-iso")?.snapshot();
+    const runIso = await s.run("run-iso");
+    await s.call("/v1/decide", { token: TOKENS.agentA, body: echo("hi", { runId: runIso }) });
+    const owner = s.server.runtime.gate.sessions.get(runIso)?.snapshot();
     const before = await journalSize();
     // Denied calls from agent-b would otherwise count towards agent-a's quarantine threshold.
     for (let i = 0; i < 6; i++) {
       const r = await s.call("/v1/decide", {
         token: TOKENS.agentB,
-        body: echo("rm -rf /", { runId: "run-iso" }),
+        body: echo("rm -rf /", { runId: runIso }),
       });
-      expect(r.status).toBe(403);
-      expect(code(r)).toBe("ERR_SERVER_RUN_FORBIDDEN");
+      // Another principal's run is answered exactly like an invented one (no probing).
+      expect(r.status).toBe(404);
+      expect(code(r)).toBe("ERR_RUN_UNKNOWN");
     }
     expect(await journalSize()).toBe(before);
-    expect(s.server.runtime.gate.sessions.get("run-iso")?.snapshot().counters).toEqual(owner?.counters);
+    expect(s.server.runtime.gate.sessions.get(runIso)?.snapshot().counters).toEqual(owner?.counters);
 
-    const peek = await s.call("/v1/runs/run-iso", { token: TOKENS.agentB });
+    const peek = await s.call(`/v1/runs/${runIso}`, { token: TOKENS.agentB });
     expect(peek.status).toBe(404);
     expect(code(peek)).toBe("ERR_SERVER_RUN_NOT_FOUND");
-    const own = await s.call("/v1/runs/run-iso", { token: TOKENS.agentA });
+    const own = await s.call(`/v1/runs/${runIso}`, { token: TOKENS.agentA });
     expect(own.status).toBe(200);
     expect(own.body.quarantined).toBe(false);
   });
@@ -171,7 +177,13 @@ describe("principal from the credential only", () => {
     // publish is an http POST (needs approval); claiming "get" would match allow-get.
     const r = await s.call("/v1/execute", {
       token: TOKENS.agentA,
-      body: { runId: "run-a", tool: "publish", toolClass: "http", action: "get", parameters: { text: "x" } },
+      body: {
+        runId: await s.run("run-a"),
+        tool: "publish",
+        toolClass: "http",
+        action: "get",
+        parameters: { text: "x" },
+      },
     });
     expect(r.status).toBe(400);
     expect(code(r)).toBe("ERR_SERVER_REQUEST_INVALID");
@@ -240,7 +252,7 @@ describe("hostile bodies", () => {
   it("accepts application/json with a charset parameter", async () => {
     const r = await s.call("/v1/decide", {
       token: TOKENS.agentA,
-      raw: JSON.stringify(echo("hi")),
+      raw: JSON.stringify(echo("hi", { runId: await s.run("run-a") })),
       headers: { "content-type": "application/json; charset=utf-8" },
     });
     expect(r.status).toBe(200);
@@ -287,7 +299,10 @@ describe("hostile bodies", () => {
       return evaluate.call(gate, request, ...rest);
     };
     try {
-      const r = await s.call("/v1/decide", { token: TOKENS.agentA, body: echo("hi", { runId: "run-p" }) });
+      const r = await s.call("/v1/decide", {
+        token: TOKENS.agentA,
+        body: echo("hi", { runId: await s.run("run-p") }),
+      });
       expect(r.status).toBe(200);
     } finally {
       gate.evaluate = evaluate;
@@ -311,17 +326,27 @@ describe("rate limits", () => {
       config: { limits: { rateLimitPerMinute: 3 } },
     });
     try {
+      // Runs opened by the runtime directly, so the only requests counted are the calls below.
+      const sessions = limited.server.runtime.gate.sessions;
+      const runA = (await sessions.startRun("agent-a")).runId;
+      const runB = (await sessions.startRun("agent-b")).runId;
       for (let i = 0; i < 3; i++) {
-        const ok = await limited.call("/v1/decide", { token: TOKENS.agentA, body: echo(`m${i}`) });
+        const ok = await limited.call("/v1/decide", {
+          token: TOKENS.agentA,
+          body: echo(`m${i}`, { runId: runA }),
+        });
         expect(ok.status).toBe(200);
       }
-      const over = await limited.call("/v1/decide", { token: TOKENS.agentA, body: echo("m4") });
+      const over = await limited.call("/v1/decide", {
+        token: TOKENS.agentA,
+        body: echo("m4", { runId: runA }),
+      });
       expect(over.status).toBe(429);
       expect(code(over)).toBe("ERR_SERVER_RATE_LIMITED");
       expect(Number(over.headers.get("retry-after"))).toBeGreaterThan(0);
       const other = await limited.call("/v1/decide", {
         token: TOKENS.agentB,
-        body: echo("m", { runId: "rb" }),
+        body: echo("m", { runId: runB }),
       });
       expect(other.status).toBe(200);
     } finally {

@@ -18,7 +18,7 @@ afterAll(async () => {
 });
 
 const code = (r: { body: Record<string, unknown> }) => (r.body.error as { code?: string } | undefined)?.code;
-type Pending = { id: string; kind: string; runId: string; request?: { parameters?: unknown } };
+type Pending = { id: string; kind: string; runId: string; action?: { parameters?: unknown } };
 
 async function pendingFor(runId: string, on: Sidecar = s): Promise<Pending> {
   return until(async () => {
@@ -29,14 +29,20 @@ async function pendingFor(runId: string, on: Sidecar = s): Promise<Pending> {
 
 describe("POST /v1/execute", () => {
   it("executes an allowed contract call and returns the contract-validated output with evidence", async () => {
-    const r = await s.call("/v1/execute", { token: TOKENS.agentA, body: echo("hello sidecar") });
+    const r = await s.call("/v1/execute", {
+      token: TOKENS.agentA,
+      body: echo("hello sidecar", { runId: await s.run("run-a") }),
+    });
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({
       decision: "allow",
       result: { ok: true, output: { raw_output: "hello sidecar\n" }, exitCode: 0 },
     });
     const evidenceId = r.body.evidenceId as string;
-    const [ev] = await s.server.runtime.store.query({ type: "warden.executor.evidence", run_id: "run-a" });
+    const [ev] = await s.server.runtime.store.query({
+      type: "warden.executor.evidence",
+      run_id: await s.run("run-a"),
+    });
     expect(ev?.body).toMatchObject({
       evidence_id: evidenceId,
       decision_id: r.body.decisionId,
@@ -48,21 +54,30 @@ describe("POST /v1/execute", () => {
   it("returns a denial with reasons and executes nothing", async () => {
     const r = await s.call("/v1/execute", {
       token: TOKENS.agentA,
-      body: echo("rm -rf /", { runId: "run-deny" }),
+      body: echo("rm -rf /", { runId: await s.run("run-deny") }),
     });
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ decision: "deny", evidenceId: null });
     expect(r.body.result).toBeUndefined();
     expect(r.body.denial).toMatchObject({ reasonCodes: ["RULE:deny-rm"], message: "destructive" });
     expect(
-      await s.server.runtime.store.query({ type: "warden.executor.evidence", run_id: "run-deny" }),
+      await s.server.runtime.store.query({
+        type: "warden.executor.evidence",
+        run_id: await s.run("run-deny"),
+      }),
     ).toEqual([]);
   });
 
   it("denies a call naming an unknown tool (journaled as tool_unknown)", async () => {
     const r = await s.call("/v1/execute", {
       token: TOKENS.agentA,
-      body: { runId: "run-unk", tool: "no_such_tool", toolClass: "shell", action: "exec", parameters: {} },
+      body: {
+        runId: await s.run("run-unk"),
+        tool: "no_such_tool",
+        toolClass: "shell",
+        action: "exec",
+        parameters: {},
+      },
     });
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ decision: "deny", reasonCodes: ["tool_unknown"] });
@@ -71,7 +86,12 @@ describe("POST /v1/execute", () => {
   it("refuses a call without a contract: the sidecar never executes free-form invocations", async () => {
     const r = await s.call("/v1/execute", {
       token: TOKENS.agentA,
-      body: { runId: "run-a", toolClass: "http", action: "get", parameters: { url: "http://127.0.0.1/" } },
+      body: {
+        runId: await s.run("run-a"),
+        toolClass: "http",
+        action: "get",
+        parameters: { url: "http://127.0.0.1/" },
+      },
     });
     expect(r.status).toBe(422);
     expect(code(r)).toBe("ERR_SERVER_NO_EXECUTOR");
@@ -80,7 +100,7 @@ describe("POST /v1/execute", () => {
   it("denies parameters the contract rejects before policy", async () => {
     const r = await s.call("/v1/execute", {
       token: TOKENS.agentA,
-      body: { runId: "run-a", tool: "slow_fetch", parameters: { ms: 99999 } },
+      body: { runId: await s.run("run-a"), tool: "slow_fetch", parameters: { ms: 99999 } },
     });
     expect(r.body.decision).toBe("deny");
     expect((r.body.reasonCodes as string[])[0]).toMatch(/^contract_param_invalid:ms/);
@@ -92,7 +112,7 @@ describe("POST /v1/decide", () => {
     const hits = s.service.hits.length;
     const r = await s.call("/v1/decide", {
       token: TOKENS.agentA,
-      body: { runId: "run-decide", tool: "publish", parameters: { text: "hi" } },
+      body: { runId: await s.run("run-decide"), tool: "publish", parameters: { text: "hi" } },
     });
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({
@@ -102,14 +122,20 @@ describe("POST /v1/decide", () => {
     });
     expect(r.body.result).toBeUndefined();
     expect(s.service.hits.length).toBe(hits);
+    const decideRun = await s.run("run-decide");
     const list = await s.call("/v1/approvals", { token: TOKENS.approver });
-    expect((list.body.pending as Pending[]).some((p) => p.runId === "run-decide")).toBe(false);
+    expect((list.body.pending as Pending[]).some((p) => p.runId === decideRun)).toBe(false);
   });
 
   it("a call to a tool with no contract is refused by default", async () => {
     const r = await s.call("/v1/decide", {
       token: TOKENS.agentA,
-      body: { runId: "run-nc", toolClass: "http", action: "get", parameters: { url: "https://x.test/" } },
+      body: {
+        runId: await s.run("run-nc"),
+        toolClass: "http",
+        action: "get",
+        parameters: { url: "https://x.test/" },
+      },
     });
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ decision: "deny", reasonCodes: ["contract_required"] });
@@ -119,7 +145,12 @@ describe("POST /v1/decide", () => {
   it("takes tool-class calls without a contract when the configuration opts out", async () => {
     const r = await loose.call("/v1/decide", {
       token: TOKENS.agentA,
-      body: { runId: "run-decide", toolClass: "http", action: "get", parameters: { url: "https://x.test/" } },
+      body: {
+        runId: await loose.run("run-decide"),
+        toolClass: "http",
+        action: "get",
+        parameters: { url: "https://x.test/" },
+      },
     });
     expect(r.body).toMatchObject({ decision: "allow", reasonCodes: ["RULE:allow-get"] });
   });
@@ -133,14 +164,14 @@ describe("GET /v1/runs/:id", () => {
       for (let i = 0; i < 5; i++) {
         const r = await q.call("/v1/decide", {
           token: TOKENS.agentA,
-          body: echo(`rm x${i}`, { runId: "run-q" }),
+          body: echo(`rm x${i}`, { runId: await q.run("run-q") }),
         });
         expect(r.body.decision).toBe("deny");
       }
-      const state = await q.call("/v1/runs/run-q", { token: TOKENS.agentA });
+      const state = await q.call(`/v1/runs/${await q.run("run-q")}`, { token: TOKENS.agentA });
       expect(state.status).toBe(200);
       expect(state.body).toMatchObject({
-        runId: "run-q",
+        runId: await q.run("run-q"),
         principalId: "agent-a",
         quarantined: true,
         counters: { denied: 5 },
@@ -148,17 +179,17 @@ describe("GET /v1/runs/:id", () => {
       expect(state.body.quarantineReason).toEqual(expect.any(String));
       const after = await q.call("/v1/execute", {
         token: TOKENS.agentA,
-        body: echo("hello", { runId: "run-q" }),
+        body: echo("hello", { runId: await q.run("run-q") }),
       });
       expect(after.body).toMatchObject({ decision: "deny" });
       expect(after.body.reasonCodes).toContain("quarantined");
       // Operators see any run.
-      const op = await q.call("/v1/runs/run-q", { token: TOKENS.auditor });
+      const op = await q.call(`/v1/runs/${await q.run("run-q")}`, { token: TOKENS.auditor });
       expect(op.body.quarantined).toBe(true);
       // A fresh run id does not shed the quarantine (issue 17 finding 1).
       const rotated = await q.call("/v1/execute", {
         token: TOKENS.agentA,
-        body: echo("hello", { runId: "run-q-rotated" }),
+        body: echo("hello", { runId: await q.run("run-q-rotated") }),
       });
       expect(rotated.body).toMatchObject({ decision: "deny" });
       expect(rotated.body.reasonCodes).toContain("quarantined");
@@ -180,16 +211,22 @@ describe("GET /v1/runs/:id", () => {
       },
     });
     try {
-      await b.call("/v1/execute", { token: TOKENS.agentA, body: echo("one", { runId: "run-budget" }) });
-      const st = await b.call("/v1/runs/run-budget", { token: TOKENS.agentA });
+      await b.call("/v1/execute", {
+        token: TOKENS.agentA,
+        body: echo("one", { runId: await b.run("run-budget") }),
+      });
+      const st = await b.call(`/v1/runs/${await b.run("run-budget")}`, { token: TOKENS.agentA });
       expect(st.body.budgets).toEqual({ toolCalls: { used: 1, limit: 2, remaining: 1 } });
-      await b.call("/v1/execute", { token: TOKENS.agentA, body: echo("two", { runId: "run-budget" }) });
+      await b.call("/v1/execute", {
+        token: TOKENS.agentA,
+        body: echo("two", { runId: await b.run("run-budget") }),
+      });
       const third = await b.call("/v1/execute", {
         token: TOKENS.agentA,
-        body: echo("three", { runId: "run-budget" }),
+        body: echo("three", { runId: await b.run("run-budget") }),
       });
       expect(third.body.reasonCodes).toContain("budget_tool_calls_exhausted");
-      const end = await b.call("/v1/runs/run-budget", { token: TOKENS.agentA });
+      const end = await b.call(`/v1/runs/${await b.run("run-budget")}`, { token: TOKENS.agentA });
       expect(end.body.budgets).toEqual({ toolCalls: { used: 2, limit: 2, remaining: 0 } });
     } finally {
       await b.stop();
@@ -208,11 +245,11 @@ describe("step-up approvals across two clients", () => {
     const before = s.service.hits.filter((h) => h.url === "/publish").length;
     const agent = s.call("/v1/execute", {
       token: TOKENS.agentA,
-      body: { runId: "run-approve", tool: "publish", parameters: { text: "release notes" } },
+      body: { runId: await s.run("run-approve"), tool: "publish", parameters: { text: "release notes" } },
     });
-    const item = await pendingFor("run-approve");
+    const item = await pendingFor(await s.run("run-approve"));
     expect(item.kind).toBe("step_up");
-    expect(item.request?.parameters).toEqual({ text: "release notes" });
+    expect(item.action?.parameters).toEqual({ text: "release notes" });
     // Nothing has run while the call waits.
     expect(s.service.hits.filter((h) => h.url === "/publish").length).toBe(before);
 
@@ -234,7 +271,10 @@ describe("step-up approvals across two clients", () => {
     const hits = s.service.hits.filter((h) => h.url === "/publish");
     expect(hits.length).toBe(before + 1);
     expect(JSON.parse(hits.at(-1)?.body ?? "{}")).toEqual({ text: "release notes" });
-    const [hitl] = await s.server.runtime.store.query({ type: "dare.hitl.decision", run_id: "run-approve" });
+    const [hitl] = await s.server.runtime.store.query({
+      type: "dare.hitl.decision",
+      run_id: await s.run("run-approve"),
+    });
     expect(hitl?.body).toMatchObject({
       approval_id: (r.body.approval as { hitlId: string }).hitlId,
       decision: { approver_id: "alice", action: "approve" },
@@ -245,9 +285,13 @@ describe("step-up approvals across two clients", () => {
     const before = s.service.hits.length;
     const agent = s.call("/v1/execute", {
       token: TOKENS.agentA,
-      body: { runId: "run-deny-approval", tool: "publish", parameters: { text: "secret plans" } },
+      body: {
+        runId: await s.run("run-deny-approval"),
+        tool: "publish",
+        parameters: { text: "secret plans" },
+      },
     });
-    const item = await pendingFor("run-deny-approval");
+    const item = await pendingFor(await s.run("run-deny-approval"));
     const d = await s.call(`/v1/approvals/${item.id}`, {
       token: TOKENS.approver,
       body: { outcome: "deny", justification: "not for publication" },
@@ -262,9 +306,9 @@ describe("step-up approvals across two clients", () => {
   it("modify: the approver's parameters are executed, re-validated against the contract", async () => {
     const agent = s.call("/v1/execute", {
       token: TOKENS.agentA,
-      body: { runId: "run-modify", tool: "publish", parameters: { text: "draft with typo" } },
+      body: { runId: await s.run("run-modify"), tool: "publish", parameters: { text: "draft with typo" } },
     });
-    const item = await pendingFor("run-modify");
+    const item = await pendingFor(await s.run("run-modify"));
     const d = await s.call(`/v1/approvals/${item.id}`, {
       token: TOKENS.approver,
       body: { outcome: "modify", justification: "fixed the typo first", parameters: { text: "final text" } },
@@ -283,7 +327,7 @@ describe("step-up approvals across two clients", () => {
     const before = s.service.hits.length;
     const r = await s.call("/v1/execute", {
       token: TOKENS.agentA,
-      body: { runId: "run-timeout", tool: "quick_put", parameters: { text: "x" } },
+      body: { runId: await s.run("run-timeout"), tool: "quick_put", parameters: { text: "x" } },
     });
     expect(r.body).toMatchObject({ decision: "deny", approval: { outcome: "timeout" } });
     expect((r.body.denial as { reasonCodes: string[] }).reasonCodes).toContain("approval_timeout");
@@ -299,9 +343,9 @@ describe("step-up approvals across two clients", () => {
   it("refuses approvers without the role, short justifications and malformed verdicts", async () => {
     const agent = s.call("/v1/execute", {
       token: TOKENS.agentA,
-      body: { runId: "run-refusals", tool: "publish", parameters: { text: "hello" } },
+      body: { runId: await s.run("run-refusals"), tool: "publish", parameters: { text: "hello" } },
     });
-    const item = await pendingFor("run-refusals");
+    const item = await pendingFor(await s.run("run-refusals"));
     const auditor = await s.call(`/v1/approvals/${item.id}`, {
       token: TOKENS.auditor,
       body: { outcome: "approve", justification: "I am only an auditor" },
@@ -339,9 +383,9 @@ describe("step-up approvals across two clients", () => {
     const before = s.service.hits.length;
     const agent = s.call("/v1/execute", {
       token: TOKENS.agentA,
-      body: { runId: "run-bad-modify", tool: "publish", parameters: { text: "short" } },
+      body: { runId: await s.run("run-bad-modify"), tool: "publish", parameters: { text: "short" } },
     });
-    const item = await pendingFor("run-bad-modify");
+    const item = await pendingFor(await s.run("run-bad-modify"));
     await s.call(`/v1/approvals/${item.id}`, {
       token: TOKENS.approver,
       body: {
@@ -364,16 +408,20 @@ describe("step-up approvals across two clients", () => {
       method: "POST",
       signal: ac.signal,
       headers: { authorization: `Bearer ${TOKENS.agentA}`, "content-type": "application/json" },
-      body: JSON.stringify({ runId: "run-gone", tool: "publish", parameters: { text: "bye" } }),
+      body: JSON.stringify({ runId: await s.run("run-gone"), tool: "publish", parameters: { text: "bye" } }),
     }).catch((e: Error) => e);
-    await pendingFor("run-gone");
+    const goneRun = await s.run("run-gone");
+    await pendingFor(goneRun);
     ac.abort();
     await agent;
     await until(async () => {
       const r = await s.call("/v1/approvals", { token: TOKENS.approver });
-      return (r.body.pending as Pending[]).some((p) => p.runId === "run-gone") ? undefined : true;
+      return (r.body.pending as Pending[]).some((p) => p.runId === goneRun) ? undefined : true;
     });
-    const [res] = await s.server.runtime.store.query({ type: "warden.gate.resolution", run_id: "run-gone" });
+    const [res] = await s.server.runtime.store.query({
+      type: "warden.gate.resolution",
+      run_id: await s.run("run-gone"),
+    });
     expect(res?.body).toMatchObject({ resolved: "deny", outcome: "cancelled" });
   });
 });
@@ -382,24 +430,30 @@ describe("deferred actions", () => {
   it("lists a deferred decision and releases it on an operator's word", async () => {
     const r0 = loose.call("/v1/decide", {
       token: TOKENS.agentA,
-      body: { runId: "run-defer", toolClass: "file", action: "delete", parameters: { path: "a.txt" } },
+      body: {
+        runId: await loose.run("run-defer"),
+        toolClass: "file",
+        action: "delete",
+        parameters: { path: "a.txt" },
+      },
     });
     // decide does not wait: the deferral is returned, not held.
     expect((await r0).body.decision).toBe("defer");
+    const deferRun = await loose.run("run-defer");
     const list = await loose.call("/v1/approvals", { token: TOKENS.approver });
-    expect((list.body.pending as Pending[]).some((p) => p.runId === "run-defer")).toBe(false);
+    expect((list.body.pending as Pending[]).some((p) => p.runId === deferRun)).toBe(false);
   });
 
   it("refuses a deferred-item decision from an operator without the approver role", async () => {
     const gate = loose.server.runtime.gate;
     const held = gate.authorize({
       principalId: "agent-a",
-      runId: "run-defer-2",
+      runId: await loose.run("run-defer-2"),
       toolClass: "file",
       action: "delete",
       parameters: { path: "b.txt" },
     });
-    const item = await pendingFor("run-defer-2", loose);
+    const item = await pendingFor(await loose.run("run-defer-2"), loose);
     expect(item.kind).toBe("defer");
     const auditor = await loose.call(`/v1/approvals/${item.id}`, {
       token: TOKENS.auditor,

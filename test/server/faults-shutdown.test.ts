@@ -30,7 +30,7 @@ describe("fail closed", () => {
     try {
       const ok = await s.call("/v1/execute", {
         token: TOKENS.agentA,
-        body: { runId: "run-f", tool: "slow_fetch", parameters: { ms: 0 } },
+        body: { runId: await s.run("run-f"), tool: "slow_fetch", parameters: { ms: 0 } },
       });
       expect(ok.body.decision).toBe("allow");
       const hits = s.service.hits.length;
@@ -41,13 +41,16 @@ describe("fail closed", () => {
       try {
         const r = await s.call("/v1/execute", {
           token: TOKENS.agentA,
-          body: { runId: "run-f", tool: "slow_fetch", parameters: { ms: 0 } },
+          body: { runId: await s.run("run-f"), tool: "slow_fetch", parameters: { ms: 0 } },
         });
         expect(r.status).toBe(503);
         expect(code(r)).toBe("ERR_SERVER_JOURNAL_UNAVAILABLE");
         expect(r.body.result).toBeUndefined();
         expect(s.service.hits.length).toBe(hits);
-        const d = await s.call("/v1/decide", { token: TOKENS.agentA, body: echo("hi", { runId: "run-f" }) });
+        const d = await s.call("/v1/decide", {
+          token: TOKENS.agentA,
+          body: echo("hi", { runId: await s.run("run-f") }),
+        });
         expect(d.status).toBe(503);
         expect(code(d)).toBe("ERR_SERVER_JOURNAL_UNAVAILABLE");
       } finally {
@@ -58,7 +61,7 @@ describe("fail closed", () => {
       // The lock released, the sidecar works again and the chain is intact.
       const again = await s.call("/v1/execute", {
         token: TOKENS.agentA,
-        body: { runId: "run-f", tool: "slow_fetch", parameters: { ms: 0 } },
+        body: { runId: await s.run("run-f"), tool: "slow_fetch", parameters: { ms: 0 } },
       });
       expect(again.body).toMatchObject({ decision: "allow", result: { ok: true } });
       expect(s.service.hits.length).toBe(hits + 1);
@@ -85,13 +88,16 @@ describe("fail closed", () => {
     try {
       const r = await s.call("/v1/execute", {
         token: TOKENS.agentA,
-        body: { runId: "run-p", tool: "slow_fetch", parameters: { ms: 0 } },
+        body: { runId: await s.run("run-p"), tool: "slow_fetch", parameters: { ms: 0 } },
       });
       expect(r.status).toBe(503);
       expect(code(r)).toBe("ERR_SERVER_POLICY_ERROR");
       expect(s.service.hits).toHaveLength(0);
       // The denial itself is on record.
-      const [rec] = await s.server.runtime.store.query({ type: "warden.gate.decision", run_id: "run-p" });
+      const [rec] = await s.server.runtime.store.query({
+        type: "warden.gate.decision",
+        run_id: await s.run("run-p"),
+      });
       expect(rec?.body).toMatchObject({ decision: "deny", reason_codes: ["policy_error"] });
     } finally {
       await s.stop();
@@ -120,15 +126,16 @@ describe("graceful shutdown", () => {
       const arrived = s.service.nextHit();
       const inflight = s.call("/v1/execute", {
         token: TOKENS.agentA,
-        body: { runId: "run-shutdown", tool: "slow_fetch", parameters: { ms: 400 } },
+        body: { runId: await s.run("run-shutdown"), tool: "slow_fetch", parameters: { ms: 400 } },
       });
       await arrived;
+      const lateRun = await s.run("run-late");
       const closing = s.server.close();
       await new Promise((r) => setImmediate(r));
 
       // A newcomer is not served: the port is closed (or, on a reused connection, 503).
       const late = await s
-        .call("/v1/execute", { token: TOKENS.agentA, body: echo("late", { runId: "run-late" }) })
+        .call("/v1/execute", { token: TOKENS.agentA, body: echo("late", { runId: lateRun }) })
         .catch((e: Error) => e);
       if (!(late instanceof Error)) {
         expect(late.status).toBe(503);
@@ -148,7 +155,7 @@ describe("graceful shutdown", () => {
         (e) => e.type === "warden.gate.result" && e.body.decision_id === r.body.decisionId,
       );
       expect(result).toBeDefined();
-      expect(entries.some((e) => e.run_id === "run-late")).toBe(false);
+      expect(entries.some((e) => e.run_id === lateRun)).toBe(false);
     } finally {
       await s.stop();
     }
@@ -159,7 +166,7 @@ describe("graceful shutdown", () => {
     try {
       const inflight = s.call("/v1/execute", {
         token: TOKENS.agentA,
-        body: { runId: "run-grace", tool: "publish", parameters: { text: "never" } },
+        body: { runId: await s.run("run-grace"), tool: "publish", parameters: { text: "never" } },
       });
       await until(() => (s.server.runtime.approvals.pending().length > 0 ? true : undefined));
       await s.server.close();

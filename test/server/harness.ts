@@ -203,6 +203,12 @@ export interface Sidecar {
       headers?: Record<string, string>;
     },
   ): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }>;
+  /**
+   * The id of the run named `label` in this test, created through POST /v1/runs for the
+   * token's principal on first use (runs are created by the runtime, never named by the
+   * caller). The same label always answers the same run.
+   */
+  run(label: string, token?: string): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -262,7 +268,8 @@ export async function startTestSidecar(o: SidecarOptions = {}): Promise<Sidecar>
   const runtime = await openSidecarRuntime(loaded, o.overrides ?? {});
   const server = await startSidecar(runtime);
   const url = server.url as string;
-  return {
+  const runs = new Map<string, Promise<string>>();
+  const sidecar: Sidecar = {
     server,
     url,
     dir,
@@ -289,12 +296,25 @@ export async function startTestSidecar(o: SidecarOptions = {}): Promise<Sidecar>
       }
       return { status: res.status, body: parsed, headers: res.headers };
     },
+    run(label, token = TOKENS.agentA) {
+      let id = runs.get(label);
+      if (id === undefined) {
+        id = sidecar.call("/v1/runs", { token, body: {} }).then((r) => {
+          if (r.status !== 201 || typeof r.body.runId !== "string")
+            throw new Error(`POST /v1/runs answered ${r.status}: ${JSON.stringify(r.body)}`);
+          return r.body.runId;
+        });
+        runs.set(label, id);
+      }
+      return id;
+    },
     async stop() {
       await server.close();
       await service.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };
+  return sidecar;
 }
 
 /** An echo call for agent-a. */

@@ -9,9 +9,15 @@ import { echo, type Sidecar, startTestSidecar, TOKENS } from "./harness.js";
 let s: Sidecar;
 beforeAll(async () => {
   s = await startTestSidecar();
-  await s.call("/v1/execute", { token: TOKENS.agentA, body: echo("one", { runId: "run-j" }) });
-  await s.call("/v1/execute", { token: TOKENS.agentA, body: echo("rm two", { runId: "run-j" }) });
-  await s.call("/v1/decide", { token: TOKENS.agentB, body: echo("three", { runId: "run-other" }) });
+  await s.call("/v1/execute", { token: TOKENS.agentA, body: echo("one", { runId: await s.run("run-j") }) });
+  await s.call("/v1/execute", {
+    token: TOKENS.agentA,
+    body: echo("rm two", { runId: await s.run("run-j") }),
+  });
+  await s.call("/v1/decide", {
+    token: TOKENS.agentB,
+    body: echo("three", { runId: await s.run("run-other") }),
+  });
 });
 afterAll(() => s.stop());
 
@@ -21,12 +27,13 @@ type Entry = { seq: number; type: string; run_id: string | null; body: Record<st
 describe("journal routes", () => {
   it("lists entries filtered by run, type and decision", async () => {
     // warden.gate.decision: one per decision whether or not the Gate also writes a separate DARE entry.
-    const r = await s.call("/v1/journal?run_id=run-j&type=warden.gate.decision", { token: TOKENS.auditor });
+    const runJ = await s.run("run-j");
+    const r = await s.call(`/v1/journal?run_id=${runJ}&type=warden.gate.decision`, { token: TOKENS.auditor });
     expect(r.status).toBe(200);
     const entries = r.body.entries as Entry[];
     expect(entries).toHaveLength(2);
-    expect(entries.every((e) => e.run_id === "run-j" && e.type === "warden.gate.decision")).toBe(true);
-    const denies = await s.call("/v1/journal?run_id=run-j&decision=deny", { token: TOKENS.auditor });
+    expect(entries.every((e) => e.run_id === runJ && e.type === "warden.gate.decision")).toBe(true);
+    const denies = await s.call(`/v1/journal?run_id=${runJ}&decision=deny`, { token: TOKENS.auditor });
     expect((denies.body.entries as Entry[]).length).toBeGreaterThan(0);
     const last = await s.call("/v1/journal?order=desc&limit=1", { token: TOKENS.auditor });
     const all = await s.call("/v1/journal?limit=1000", { token: TOKENS.auditor });
@@ -49,7 +56,7 @@ describe("journal routes", () => {
     );
     expect(checked.ok).toBe(true);
     expect((h.body.publicKey as { kty: string }).kty).toBe("OKP");
-    await s.call("/v1/decide", { token: TOKENS.agentA, body: echo("four", { runId: "run-j" }) });
+    await s.call("/v1/decide", { token: TOKENS.agentA, body: echo("four", { runId: await s.run("run-j") }) });
     const v = await s.call("/v1/journal/verify", {
       token: TOKENS.auditor,
       body: { expectHead: h.body.signed },
@@ -85,7 +92,10 @@ describe("journal signatures (journal.signatures)", () => {
   it("signs each entry on its own when configured entry", async () => {
     const e = await startTestSidecar({ journal: { signatures: "entry" } });
     try {
-      const r = await e.call("/v1/decide", { token: TOKENS.agentA, body: echo("hi") });
+      const r = await e.call("/v1/decide", {
+        token: TOKENS.agentA,
+        body: echo("hi", { runId: await e.run("a") }),
+      });
       expect(r.status).toBe(200);
       const all = await entries(e);
       expect(all.length).toBeGreaterThan(0);

@@ -91,14 +91,13 @@ function shellQuote(s: string): string {
 function nextCommands(dir: string, port: number, publicKey: string): string[] {
   const warden = selfCommand();
   const rel = (p: string) => shellQuote(relative(process.cwd(), p) || ".");
-  const body = JSON.stringify({
-    runId: "first-run",
-    tool: "echo",
-    parameters: { message: "hello from my agent" },
-  });
+  // Runs are created by the sidecar (POST /v1/runs) and bound to the token's principal.
+  const body = `{"runId":"'"$WARDEN_RUN"'","tool":"echo","parameters":{"message":"hello from my agent"}}`;
+  const auth = `-H "authorization: Bearer $WARDEN_TOKEN"`;
   return [
     `${warden} sidecar --config ${rel(join(dir, STARTER.config))} &`,
-    `curl -s -w '\\n' --retry 10 --retry-connrefused http://127.0.0.1:${port}/v1/execute -H "authorization: Bearer $WARDEN_TOKEN" -H "content-type: application/json" -d '${body}'`,
+    `WARDEN_RUN=$(curl -s --retry 10 --retry-connrefused -X POST http://127.0.0.1:${port}/v1/runs ${auth} | sed -E 's/.*"runId":"([^"]+)".*/\\1/')`,
+    `curl -s -w '\\n' http://127.0.0.1:${port}/v1/execute ${auth} -H "content-type: application/json" -d '${body}'`,
     "kill %1; wait",
     `${warden} journal verify --db ${rel(join(dir, STARTER.journal))} --keys ${rel(publicKey)}`,
   ];

@@ -1,0 +1,88 @@
+// Approvals (operators): the pending step-ups and deferred actions, and the verdict on
+// one. Approvers see the structured action only (views.ts): never the model's rationale
+// nor the original request, which can carry instructions aimed at the approver.
+import type { FastifyInstance } from "fastify";
+import type { ApprovalVerdict } from "../../gate/index.js";
+import { identityOf } from "../auth-plugin.js";
+import { ApiError } from "../errors.js";
+import { AUTH_ERRORS, BODY_ERRORS, mount, type RouteSpec } from "../route.js";
+import {
+  ApprovalDecideResponse,
+  ApprovalDecisionBody,
+  ApprovalIdParam,
+  ApprovalListResponse,
+} from "../schemas.js";
+import type { RouteContext } from "./context.js";
+import { deferredView, stepUpView } from "./views.js";
+
+export const APPROVAL_LIST = {
+  method: "GET",
+  url: "/v1/approvals",
+  access: "operator",
+  summary: "Pending step-up approvals and deferred actions (operators): the structured action only",
+  response: { name: "ApprovalListResponse", schema: ApprovalListResponse },
+  description: "Pending items",
+  errors: AUTH_ERRORS,
+} as const satisfies RouteSpec;
+
+export const APPROVAL_DECIDE = {
+  method: "POST",
+  url: "/v1/approvals/:id",
+  access: "operator",
+  summary: "Approve, deny or modify a pending item (operators); the blocked call resumes",
+  params: ApprovalIdParam,
+  body: { name: "ApprovalDecisionBody", schema: ApprovalDecisionBody, required: true },
+  response: { name: "ApprovalDecideResponse", schema: ApprovalDecideResponse },
+  description: "Decided",
+  errors: [
+    ...AUTH_ERRORS,
+    ...BODY_ERRORS,
+    "ERR_APPROVAL_NOT_FOUND",
+    "ERR_APPROVAL_FORBIDDEN",
+    "ERR_APPROVAL_INVALID",
+  ],
+} as const satisfies RouteSpec;
+
+type Decided = Exclude<ApprovalVerdict, { outcome: "timeout" } | { outcome: "cancelled" }>;
+
+export function approvalRoutes(app: FastifyInstance, ctx: RouteContext): void {
+  const { gate, approvals } = ctx.runtime;
+
+  mount(app, APPROVAL_LIST, async () => ({
+    pending: [...approvals.pending().map(stepUpView), ...gate.deferQueue.list().map(deferredView)],
+  }));
+
+  mount(app, APPROVAL_DECIDE, async (req, _reply, { params, body }) => {
+    const who = identityOf(req);
+    const { id } = params;
+    const approver = { id: who.id, roles: [...who.roles] };
+    if (approvals.pending().some((p) => p.id === id)) {
+      const verdict: Decided =
+        body.outcome === "modify"
+          ? {
+              outcome: "modify",
+              approver,
+              justification: body.justification,
+              parameters: body.parameters ?? {},
+            }
+          : { outcome: body.outcome, approver, justification: body.justification };
+      const r = approvals.decide(id, verdict);
+      if (!r.ok) throw new ApiError(r.code, r.message);
+      return { ok: true, id, outcome: body.outcome };
+    }
+    if (gate.deferQueue.list().some((d) => d.id === id)) {
+      if (!who.roles.includes("approver"))
+        throw new ApiError("ERR_APPROVAL_FORBIDDEN", "approver lacks role approver");
+      if (body.outcome === "modify")
+        throw new ApiError("ERR_APPROVAL_INVALID", "a deferred action cannot be modified");
+      const done = gate.deferQueue.resolve(id, {
+        outcome: body.outcome === "approve" ? "allow" : "deny",
+        by: who.id,
+        note: body.justification,
+      });
+      if (!done) throw new ApiError("ERR_APPROVAL_NOT_FOUND", "no pending approval with that id");
+      return { ok: true, id, outcome: body.outcome };
+    }
+    throw new ApiError("ERR_APPROVAL_NOT_FOUND", "no pending approval with that id");
+  });
+}

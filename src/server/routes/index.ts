@@ -1,0 +1,35 @@
+// Every route of the sidecar, one module per resource. ROUTES is the list the OpenAPI
+// document is generated from; mountRoutes registers the same declarations.
+import type { FastifyInstance } from "fastify";
+import type { RouteSpec } from "../route.js";
+import { APPROVAL_DECIDE, APPROVAL_LIST, approvalRoutes } from "./approvals.js";
+import { callRoutes, DECIDE, EXECUTE } from "./calls.js";
+import type { RouteContext } from "./context.js";
+import { JOURNAL_HEAD, JOURNAL_LIST, JOURNAL_VERIFY, journalRoutes } from "./journal.js";
+import { HEALTH, METRICS, OPENAPI, opsRoutes, READY } from "./ops.js";
+import { RUN_CREATE, RUN_STATE, runRoutes } from "./runs.js";
+
+export type { RouteContext } from "./context.js";
+
+export const ROUTES: readonly RouteSpec[] = [
+  EXECUTE,
+  DECIDE,
+  RUN_CREATE,
+  RUN_STATE,
+  APPROVAL_LIST,
+  APPROVAL_DECIDE,
+  JOURNAL_LIST,
+  JOURNAL_HEAD,
+  JOURNAL_VERIFY,
+  HEALTH,
+  READY,
+  METRICS,
+  OPENAPI,
+];
+
+/** Registers each resource's routes as its own encapsulated plugin (root hooks apply to all). */
+export function mountRoutes(app: FastifyInstance, ctx: RouteContext): void {
+  for (const routes of [callRoutes, runRoutes, approvalRoutes, journalRoutes, opsRoutes]) {
+    void app.register(async (child) => routes(child, ctx));
+  }
+}

@@ -1,0 +1,79 @@
+// Runs: POST /v1/runs creates a run bound to the authenticated principal (the only way
+// a run id comes to exist; optionally carrying a parent run's taint), GET /v1/runs/:id
+// shows its state. Quarantine and trust live with the principal, so a new run does not
+// shed them; an agent sees only its own runs, an operator any open run.
+import type { FastifyInstance } from "fastify";
+import type { Session } from "../../context/index.js";
+import { identityOf } from "../auth-plugin.js";
+import { ApiError } from "../errors.js";
+import { AUTH_ERRORS, BODY_ERRORS, mount, type RouteSpec } from "../route.js";
+import { RunCreateBody, RunCreateResponse, RunIdParam, RunStateResponse } from "../schemas.js";
+import type { RouteContext } from "./context.js";
+
+export const RUN_CREATE = {
+  method: "POST",
+  url: "/v1/runs",
+  access: "agent",
+  summary: "Start a run for the authenticated principal (optionally inheriting a parent run's taint)",
+  body: { name: "RunCreateBody", schema: RunCreateBody, required: false },
+  response: { name: "RunCreateResponse", schema: RunCreateResponse },
+  status: 201,
+  description: "The new run's id (server-chosen, unguessable, bound to the principal)",
+  errors: [...AUTH_ERRORS, ...BODY_ERRORS, "ERR_RUN_UNKNOWN", "ERR_RUN_LIMIT", "ERR_SERVER_SHUTTING_DOWN"],
+} as const satisfies RouteSpec;
+
+export const RUN_STATE = {
+  method: "GET",
+  url: "/v1/runs/:id",
+  access: "any",
+  summary: "Run state: counters, quarantine, budgets left (own runs for agents, any for operators)",
+  params: RunIdParam,
+  response: { name: "RunStateResponse", schema: RunStateResponse },
+  description: "Run state",
+  errors: [...AUTH_ERRORS, "ERR_SERVER_REQUEST_INVALID", "ERR_SERVER_RUN_NOT_FOUND"],
+} as const satisfies RouteSpec;
+
+function runState(session: Session): Record<string, unknown> {
+  const f = session.snapshot();
+  const budgets: Record<string, { used: number; limit: number; remaining: number }> = {};
+  for (const [k, b] of Object.entries(f.budgets)) {
+    if (b) budgets[k] = { used: b.used, limit: b.limit, remaining: Math.max(0, b.limit - b.used) };
+  }
+  return {
+    runId: f.runId,
+    principalId: session.principalId,
+    quarantined: f.quarantined,
+    ...(f.quarantineReason !== undefined ? { quarantineReason: f.quarantineReason } : {}),
+    counters: f.counters,
+    perToolCalls: f.perToolCalls,
+    budgets,
+    taintSeen: f.taintSeen ?? [],
+    dataClassificationsSeen: f.dataClassificationsSeen,
+  };
+}
+
+export function runRoutes(app: FastifyInstance, ctx: RouteContext): void {
+  const sessions = ctx.runtime.gate.sessions;
+
+  mount(app, RUN_CREATE, async (req, reply, { body }) => {
+    const who = identityOf(req);
+    const parentRun = body.parentRun;
+    const session = await sessions.startRun(who.id, parentRun !== undefined ? { parentRun } : {});
+    void reply.code(201);
+    return {
+      runId: session.runId,
+      principalId: session.principalId,
+      ...(parentRun !== undefined ? { parentRun } : {}),
+    };
+  });
+
+  mount(app, RUN_STATE, async (req, _reply, { params }) => {
+    const who = identityOf(req);
+    const session = sessions.get(params.id);
+    // Another principal's run is indistinguishable from a missing one.
+    if (session === undefined || (who.kind === "agent" && session.principalId !== who.id)) {
+      throw new ApiError("ERR_SERVER_RUN_NOT_FOUND", "no such run");
+    }
+    return runState(session);
+  });
+}
