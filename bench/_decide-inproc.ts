@@ -79,6 +79,7 @@ export async function stubRow(policy: GatePolicy, signer: KeyPair, n: number): P
   let seq = 0;
   const stub: GateJournal = {
     append: async (e) => ({ seq: seq++, type: e.type }) as unknown as JournalEntry,
+    appendBuilt: async (e) => ({ seq: seq++, type: e.type }) as unknown as JournalEntry,
   };
   const gate = gateOn(policy, stub, signer);
   await drive(gate, Math.min(n, 5000), 10, 0);
