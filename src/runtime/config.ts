@@ -1,7 +1,7 @@
 // What a runtime is composed from. Entry points translate their own configuration (the
 // sidecar's YAML, the CLI's flags, a library caller's object) into a RuntimeConfig; the
 // composition root (compose.ts) is the only place that turns one into live objects.
-import type { ContextConfig, PrincipalStateStore } from "../context/index.js";
+import type { ContextConfig, ContextConfigInput, PrincipalStateStore } from "../context/index.js";
 import type { KeyPair } from "../crypto/index.js";
 import type { BreakerOptions } from "../executors/index.js";
 import type { ContractLookup, GatePolicy, PrincipalConfig } from "../gate/index.js";
@@ -34,7 +34,7 @@ export interface RuntimeContractsConfig {
 export interface RuntimeGateConfig {
   /** Principals by id, or a resolver (the `warden gate` CLI without a configuration). */
   principals: Readonly<Record<string, PrincipalConfig>> | ((id: string) => PrincipalConfig | undefined);
-  context?: ContextConfig;
+  context?: ContextConfig | ContextConfigInput;
   tenantId?: string;
   environment?: "dev" | "test" | "prod";
   requireContract?: boolean;

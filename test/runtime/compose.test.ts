@@ -31,7 +31,7 @@ function deployment(extra: Partial<RuntimeConfig> = {}) {
     journal: { path: join(dir, "journal.db"), signer },
     gate: {
       principals: { "agent-1": { id: "agent-1", roles: ["agent"] } },
-      context: { quarantine: { denialThreshold: 2 } } as RuntimeConfig["gate"]["context"],
+      context: { quarantine: { denialThreshold: 2 } },
       requireContract: false,
     },
     ...extra,
@@ -139,7 +139,7 @@ describe("composeRuntime", () => {
     let now = 1_700_000_000_000;
     const d = deployment();
     const cfg = d.config();
-    cfg.gate.context = { limits: { idleMs: 1000 } } as RuntimeConfig["gate"]["context"];
+    cfg.gate.context = { limits: { idleMs: 1000 } };
     const rt = await composeRuntime(cfg, { clock: () => now });
     const idle = await rt.startRun("agent-1");
     now += 5000;
