@@ -5,7 +5,7 @@
 import { dirname, resolve } from "node:path";
 import type { Command } from "commander";
 import { z } from "zod";
-import { createSessionStore } from "../../context/index.js";
+import { MemoryPrincipalStateStore } from "../../context/index.js";
 import {
   CliError,
   DECISIONS,
@@ -18,15 +18,13 @@ import {
 import { generateKeyPair, loadPrivateKeyFile } from "../../crypto/index.js";
 import {
   faultOf,
-  Gate,
+  type Gate,
   type GateOutcome,
   type LoadedGateConfig,
   loadGateConfig,
   parseGateConfig,
 } from "../../gate/index.js";
-import { openJournal, SqliteJournalStore } from "../../journal/index.js";
-import { loadPolicyBundle } from "../../policy/index.js";
-import { ContractRegistry } from "../../tools/index.js";
+import { composeRuntime, type Runtime } from "../../runtime/index.js";
 import { type CliContext, EXIT, readJsonFile, readTextFile } from "../io.js";
 
 const MAX_SESSION_BYTES = 16 * 1024 * 1024;
@@ -137,34 +135,41 @@ interface GateCliOptions {
   check?: boolean;
 }
 
+/**
+ * The runtime behind `warden gate`, from the composition root. Principal state stays in
+ * memory: replaying a scenario is a what-if and must not quarantine anyone for real.
+ */
 async function buildGate(
   policies: string[],
   cfg: LoadedGateConfig | undefined,
   o: GateCliOptions,
-): Promise<Gate> {
+): Promise<Runtime> {
   if (policies.length === 0) throw new CliError("ERR_CLI_USAGE", "at least one --policy FILE is required");
-  const policy = loadPolicyBundle(policies);
   if (o.db !== undefined && o.key === undefined) {
     throw new CliError("ERR_CLI_USAGE", "--db needs --key (the journal's Ed25519 private key)");
   }
   const signer = o.key !== undefined ? loadPrivateKeyFile(o.key) : generateKeyPair("ed25519");
-  const journal = await openJournal({ store: SqliteJournalStore.open(o.db ?? ":memory:"), signer });
-  return new Gate({
-    policy,
-    journal,
-    signer,
-    // Without a configuration every principal is known, with no roles and no capability limits.
-    principals: cfg ? cfg.principals : (id) => ({ id, roles: [] }),
-    sessions: createSessionStore(cfg?.context ?? {}),
-    ...(o.contracts !== undefined ? { contracts: ContractRegistry.load(o.contracts) } : {}),
-    ...(cfg
-      ? {
-          tenantId: cfg.config.tenant,
-          environment: cfg.config.environment,
-          requireContract: cfg.config.requireContract,
-        }
-      : {}),
-  });
+  return composeRuntime(
+    {
+      policy: policies,
+      // Contracts here are for classification only: loaded as the registry loads them.
+      ...(o.contracts !== undefined ? { contracts: { dir: o.contracts } } : {}),
+      journal: { path: o.db ?? ":memory:", signer },
+      gate: {
+        // Without a configuration every principal is known, with no roles and no capability limits.
+        principals: cfg ? cfg.principals : (id) => ({ id, roles: [] }),
+        ...(cfg?.context !== undefined ? { context: cfg.context } : {}),
+        ...(cfg
+          ? {
+              tenantId: cfg.config.tenant,
+              environment: cfg.config.environment,
+              requireContract: cfg.config.requireContract,
+            }
+          : {}),
+      },
+    },
+    { principalStore: new MemoryPrincipalStateStore() },
+  );
 }
 
 async function runSession(ctx: CliContext, o: GateCliOptions): Promise<void> {
@@ -179,7 +184,21 @@ async function runSession(ctx: CliContext, o: GateCliOptions): Promise<void> {
       : head?.config !== undefined
         ? parseGateConfig(head.config)
         : undefined;
-  const gate = await buildGate(policies, cfg, o);
+  const rt = await buildGate(policies, cfg, o);
+  try {
+    await replay(ctx, o, path, steps, rt.gate);
+  } finally {
+    await rt.close();
+  }
+}
+
+async function replay(
+  ctx: CliContext,
+  o: GateCliOptions,
+  path: string,
+  steps: Step[],
+  gate: Gate,
+): Promise<void> {
   let lastAdmitted: DecisionId | undefined;
   let failures = 0;
   let n = 0;
@@ -252,8 +271,13 @@ export function registerGate(program: Command, ctx: CliContext): void {
       try {
         if (o.session !== undefined) return await runSession(ctx, o);
         const cfg = o.config !== undefined ? loadGateConfig(o.config) : undefined;
-        const gate = await buildGate(o.policy ?? [], cfg, o);
-        const outcome = await gate.evaluate(readJsonFile(o.request as string));
+        const rt = await buildGate(o.policy ?? [], cfg, o);
+        let outcome: GateOutcome;
+        try {
+          outcome = await rt.gate.evaluate(readJsonFile(o.request as string));
+        } finally {
+          await rt.close();
+        }
         const fault = faultOf(outcome);
         if (fault) throw new CliError("ERR_CLI_INPUT", `the Gate failed closed (${fault})`);
         const { step: _step, ...line } = toLine(1, outcome);
