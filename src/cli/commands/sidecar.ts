@@ -73,7 +73,8 @@ export function registerSidecar(program: Command, ctx: CliContext): void {
               `contracts    ${s.contracts.join(", ") || "-"}\nprincipals   ${s.principals.join(", ")}\n` +
               `approvers    ${s.approvers.join(", ") || "-"}\njournal      ${s.journal}` +
               `${s.journalEntries !== undefined ? ` (${s.journalEntries} entries)` : " (new)"}\n` +
-              `signatures   ${s.journalSignatures}\n`,
+              `signatures   ${s.journalSignatures}\n` +
+              `trust        ${s.trust === undefined ? "-" : `${s.trust.mode} (${s.trust.keys} key(s), ${s.trust.revocations} revoked, pins ${s.trust.pins.path ?? "-"})`}\n`,
           );
         } else {
           for (const p of report.problems) ctx.io.err(`warden: ${p.what}: ${p.message}\n`);
