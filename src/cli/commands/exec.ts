@@ -11,6 +11,7 @@ import { journalSummary } from "../agent-run.js";
 import { type CliContext, EXIT, readJsonFile } from "../io.js";
 import { openRuntime, type Runtime, type RuntimeResult } from "../runtime.js";
 import { addRuntimeOptions, type RuntimeFlags, runtimeOptions } from "./run.js";
+import { SUMMARY } from "./summaries.js";
 
 interface ExecFlags extends RuntimeFlags {
   call: string;
@@ -64,11 +65,7 @@ function resultView(r: RuntimeResult) {
 }
 
 export function registerExec(program: Command, ctx: CliContext): void {
-  addRuntimeOptions(
-    program
-      .command("exec")
-      .description("gate and execute one call; print the decision and the evidence envelope as JSON"),
-  )
+  addRuntimeOptions(program.command("exec").description(SUMMARY.exec))
     .requiredOption("--call <file>", "the call: a GateRequest JSON naming a tool")
     .action(async (f: ExecFlags) => {
       const raw = readJsonFile(f.call);

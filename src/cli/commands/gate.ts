@@ -26,6 +26,7 @@ import {
 } from "../../gate/index.js";
 import { composeRuntime, type Runtime } from "../../runtime/index.js";
 import { type CliContext, EXIT, readJsonFile, readTextFile } from "../io.js";
+import { SUMMARY } from "./summaries.js";
 
 const MAX_SESSION_BYTES = 16 * 1024 * 1024;
 
@@ -244,9 +245,7 @@ async function replay(
 export function registerGate(program: Command, ctx: CliContext): void {
   program
     .command("gate")
-    .description(
-      "decide on one request (--request) or replay a session of calls and results (--session); executes nothing",
-    )
+    .description(SUMMARY.gate)
     .option("--policy <file...>", "policy files (.yaml/.yml/.json rules, .cedar)")
     .option("--request <file>", "a GateRequest JSON file")
     .option(

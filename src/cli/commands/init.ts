@@ -22,6 +22,7 @@ import { generateToken, hashToken } from "../../server/index.js";
 import { loadContract, signContractFile } from "../../tools/index.js";
 import { SAMPLE_FILE, STARTER, STARTER_CONTRACTS, STARTER_POLICY, sidecarYaml } from "../init-files.js";
 import type { CliContext } from "../io.js";
+import { SUMMARY } from "./summaries.js";
 
 interface InitFlags {
   force?: boolean;
@@ -165,7 +166,7 @@ function render(r: InitResult, shell: boolean): string {
 export function registerInit(program: Command, ctx: CliContext): void {
   program
     .command("init")
-    .description("write a working starter sidecar deployment (config, keys, policy, contracts, work dir)")
+    .description(SUMMARY.init)
     .argument("[dir]", "directory to create or fill (must be empty unless --force)", ".")
     .option("--force", "write into a non-empty directory (rewrites the starter files; keeps an existing key)")
     .option("--port <port>", "port the sidecar listens on (default 8787)")

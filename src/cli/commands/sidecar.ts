@@ -17,6 +17,7 @@ import {
   startSidecar,
 } from "../../server/index.js";
 import { type CliContext, EXIT } from "../io.js";
+import { SUMMARY } from "./summaries.js";
 
 interface SidecarFlags {
   config?: string;
@@ -31,7 +32,7 @@ interface SidecarFlags {
 export function registerSidecar(program: Command, ctx: CliContext): void {
   program
     .command("sidecar")
-    .description("run the sidecar HTTP server: agents reach their tools only through it")
+    .description(SUMMARY.sidecar)
     .option("--config <file>", "sidecar configuration (YAML or JSON)")
     .option("--check", "validate the configuration (files, keys, policies, contracts) and exit")
     .option("--new-token", "print a new bearer token and the sha256 hash to configure for it")
