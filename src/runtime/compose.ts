@@ -128,21 +128,22 @@ export async function composeRuntime(config: RuntimeConfig, deps: RuntimeDeps = 
   }
 }
 
-async function wire(
-  config: RuntimeConfig,
-  deps: RuntimeDeps,
-  policy: GatePolicy,
-  o: Opened,
-): Promise<Runtime> {
-  const { journal, store } = o;
-  const loaded = await loadContracts(config.contracts, journal);
-  const clock = deps.clock ?? Date.now;
+interface Sessions {
+  sessions: SessionStore;
+  /** Eviction entries still being appended (close() waits for them). */
+  evictions: Set<Promise<unknown>>;
+}
+
+/** The session store: persisted principal state, and every idle eviction journaled. */
+async function openSessions(config: RuntimeConfig, o: Opened, clock: () => number): Promise<Sessions> {
   const evictions = new Set<Promise<unknown>>();
   const sessions = createSessionStore(config.gate.context ?? {}, {
     clock,
     principalStore: o.principals,
     onEvict(run) {
-      const p = journal
+      // The run is gone either way (eviction protects memory, not access); an entry the
+      // journal refuses is not retried, and close() waits for the ones in flight.
+      const p = o.journal
         .append({ type: RUN_EVICTED_EVENT, run_id: run.runId, body: evictedBody(run) })
         .catch(() => undefined);
       evictions.add(p);
@@ -153,41 +154,68 @@ async function wire(
   // Known principals' persisted state is in force before their first call, whichever way it arrives.
   if (typeof principals !== "function")
     for (const id of Object.keys(principals)) await sessions.principals.load(id);
+  return { sessions, evictions };
+}
+
+function gateFor(
+  config: RuntimeConfig,
+  policy: GatePolicy,
+  parts: { journal: Journal; sessions: SessionStore; approvals: InProcessApprovals; clock: () => number },
+  registry: ContractRegistry | undefined,
+): Gate {
   const g = config.gate;
-  const approvals = new InProcessApprovals();
-  const gate = new Gate({
+  const contracts = g.contractLookup ? g.contractLookup(registry) : registry;
+  return new Gate({
     policy,
-    journal,
+    journal: parts.journal,
     signer: config.journal.signer,
-    principals,
-    ...(g.contractLookup
-      ? { contracts: g.contractLookup(loaded.registry) }
-      : loaded.registry
-        ? { contracts: loaded.registry }
-        : {}),
+    principals: g.principals,
+    ...(contracts !== undefined ? { contracts } : {}),
     ...(g.classify ? { classify: g.classify } : {}),
     ...(g.requireContract !== undefined ? { requireContract: g.requireContract } : {}),
-    sessions,
-    approvals,
+    sessions: parts.sessions,
+    approvals: parts.approvals,
     ...(g.approvals
       ? { defer: new DeferQueue(g.approvals.maxDeferred, g.approvals.maxDeferredPerPrincipal) }
       : {}),
     ...(g.tenantId !== undefined ? { tenantId: g.tenantId } : {}),
     ...(g.environment !== undefined ? { environment: g.environment } : {}),
-    clock,
+    clock: parts.clock,
   });
-  const breakers = new BreakerRegistry(config.breaker ?? {});
-  const stopBreakers = journalBreakerTransitions(breakers, journal);
-  const executorDeps: ExecutorDeps = {
+}
+
+function executorDepsFor(
+  config: RuntimeConfig,
+  policy: GatePolicy,
+  journal: Journal,
+  breakers: BreakerRegistry,
+): ExecutorDeps {
+  return {
     journal,
     breakers,
     ...(config.agentId !== undefined ? { agentId: config.agentId } : {}),
     dare: {
-      tenantId: g.tenantId ?? "default",
-      environment: g.environment ?? "dev",
+      tenantId: config.gate.tenantId ?? "default",
+      environment: config.gate.environment ?? "dev",
       policyBundleHash: policy.policyBundleHash,
     },
   };
+}
+
+async function wire(
+  config: RuntimeConfig,
+  deps: RuntimeDeps,
+  policy: GatePolicy,
+  o: Opened,
+): Promise<Runtime> {
+  const { journal, store } = o;
+  const loaded = await loadContracts(config.contracts, journal);
+  const clock = deps.clock ?? Date.now;
+  const { sessions, evictions } = await openSessions(config, o, clock);
+  const approvals = new InProcessApprovals();
+  const gate = gateFor(config, policy, { journal, sessions, approvals, clock }, loaded.registry);
+  const breakers = new BreakerRegistry(config.breaker ?? {});
+  const stopBreakers = journalBreakerTransitions(breakers, journal);
   let closing: Promise<void> | undefined;
   return {
     gate,
@@ -201,7 +229,7 @@ async function wire(
     contractsRejected: loaded.registry?.rejected ?? [],
     trust: loaded.trust,
     breakers,
-    executorDeps,
+    executorDeps: executorDepsFor(config, policy, journal, breakers),
     clock,
     startRun: (principalId, options) => sessions.startRun(principalId, options),
     close() {
