@@ -26,6 +26,7 @@ import {
 } from "../../gate/index.js";
 import { composeRuntime, type Runtime } from "../../runtime/index.js";
 import { type CliContext, EXIT, readJsonFile, readTextFile } from "../io.js";
+import { addOptions, defineOptions, type OptionsOf } from "../options.js";
 import { SUMMARY } from "./summaries.js";
 
 const MAX_SESSION_BYTES = 16 * 1024 * 1024;
@@ -125,16 +126,43 @@ function mismatch(expect: z.infer<typeof Expect>, line: DecisionLine): string | 
   return undefined;
 }
 
-interface GateCliOptions {
-  policy?: string[];
-  request?: string;
-  session?: string;
-  config?: string;
-  contracts?: string;
-  db?: string;
-  key?: string;
-  check?: boolean;
-}
+const GATE_OPTIONS = defineOptions({
+  policy: {
+    flags: "--policy <file...>",
+    description: "policy files (.yaml/.yml/.json rules, .cedar)",
+    kind: "values",
+  },
+  request: { flags: "--request <file>", description: "a GateRequest JSON file", kind: "value" },
+  session: {
+    flags: "--session <file>",
+    description:
+      'a JSONL session: {"call": GateRequest, "expect"?} or {"result": {taintLabels, data}} per line',
+    kind: "value",
+  },
+  config: {
+    flags: "--config <file>",
+    description:
+      "gate configuration (principals, roles, capabilities, context); default: any principal, no roles",
+    kind: "value",
+  },
+  contracts: {
+    flags: "--contracts <dir>",
+    description: "directory of *.clad.toml tool contracts for requests that name a tool",
+    kind: "value",
+  },
+  db: {
+    flags: "--db <file>",
+    description: "journal the decisions to this SQLite file (with --key); default: an in-memory journal",
+    kind: "value",
+  },
+  key: { flags: "--key <file>", description: "Ed25519 private key that signs the journal", kind: "value" },
+  check: {
+    flags: "--check",
+    description: "compare decisions with the session's `expect` fields; exit 1 on any mismatch",
+    kind: "flag",
+  },
+});
+type GateCliOptions = OptionsOf<typeof GATE_OPTIONS>;
 
 /**
  * The runtime behind `warden gate`, from the composition root. Principal state stays in
@@ -243,26 +271,8 @@ async function replay(
 }
 
 export function registerGate(program: Command, ctx: CliContext): void {
-  program
-    .command("gate")
+  addOptions(program.command("gate"), GATE_OPTIONS)
     .description(SUMMARY.gate)
-    .option("--policy <file...>", "policy files (.yaml/.yml/.json rules, .cedar)")
-    .option("--request <file>", "a GateRequest JSON file")
-    .option(
-      "--session <file>",
-      'a JSONL session: {"call": GateRequest, "expect"?} or {"result": {taintLabels, data}} per line',
-    )
-    .option(
-      "--config <file>",
-      "gate configuration (principals, roles, capabilities, context); default: any principal, no roles",
-    )
-    .option("--contracts <dir>", "directory of *.clad.toml tool contracts for requests that name a tool")
-    .option(
-      "--db <file>",
-      "journal the decisions to this SQLite file (with --key); default: an in-memory journal",
-    )
-    .option("--key <file>", "Ed25519 private key that signs the journal")
-    .option("--check", "compare decisions with the session's `expect` fields; exit 1 on any mismatch")
     .action(async (o: GateCliOptions) => {
       if ((o.request === undefined) === (o.session === undefined)) {
         throw new CliError("ERR_CLI_USAGE", "give exactly one of --request FILE or --session FILE");

@@ -22,14 +22,25 @@ import { generateToken, hashToken } from "../../server/index.js";
 import { loadContract, signContractFile } from "../../tools/index.js";
 import { SAMPLE_FILE, STARTER, STARTER_CONTRACTS, STARTER_POLICY, sidecarYaml } from "../init-files.js";
 import type { CliContext } from "../io.js";
+import { addOptions, defineOptions, type OptionsOf } from "../options.js";
 import { SUMMARY } from "./summaries.js";
 
-interface InitFlags {
-  force?: boolean;
-  port?: string;
-  shell?: boolean;
-  json?: boolean;
-}
+const INIT_OPTIONS = defineOptions({
+  force: {
+    flags: "--force",
+    description: "write into a non-empty directory (rewrites the starter files; keeps an existing key)",
+    kind: "flag",
+  },
+  port: { flags: "--port <port>", description: "port the sidecar listens on (default 8787)", kind: "value" },
+  shell: {
+    flags: "--shell",
+    description:
+      'print only shell lines (tokens as exports, the rest as comments): eval "$(warden init DIR --shell)"',
+    kind: "flag",
+  },
+  json: { flags: "--json", description: "print the result as JSON", kind: "flag" },
+});
+type InitFlags = OptionsOf<typeof INIT_OPTIONS>;
 
 export interface InitResult {
   dir: string;
@@ -164,17 +175,9 @@ function render(r: InitResult, shell: boolean): string {
 }
 
 export function registerInit(program: Command, ctx: CliContext): void {
-  program
-    .command("init")
+  addOptions(program.command("init"), INIT_OPTIONS)
     .description(SUMMARY.init)
     .argument("[dir]", "directory to create or fill (must be empty unless --force)", ".")
-    .option("--force", "write into a non-empty directory (rewrites the starter files; keeps an existing key)")
-    .option("--port <port>", "port the sidecar listens on (default 8787)")
-    .option(
-      "--shell",
-      'print only shell lines (tokens as exports, the rest as comments): eval "$(warden init DIR --shell)"',
-    )
-    .option("--json", "print the result as JSON")
     .action((dirArg: string, opts: InitFlags) => {
       let port = 8787;
       if (opts.port !== undefined) {
