@@ -101,3 +101,10 @@ export {
   type PolicyInput,
   type PolicyOutcome,
 } from "./policy/index.js";
+export {
+  composeRuntime,
+  type Runtime,
+  type RuntimeConfig,
+  type RuntimeDeps,
+  SqlitePrincipalStateStore,
+} from "./runtime/index.js";

@@ -5,12 +5,12 @@
 import type { Decision } from "../contracts/index.js";
 import type { ExecutionTicket } from "../gate/index.js";
 import {
-  gatePort,
   type LoopLimits,
   type LoopResult,
   type ModelAdapter,
   type ResultStatus,
   runLoop,
+  runtimePorts,
 } from "../loop/index.js";
 import type { Runtime } from "./runtime.js";
 
@@ -56,11 +56,7 @@ export async function runAgent(
   const result = await runLoop<ExecutionTicket>(
     {
       model: o.model,
-      gate: gatePort<ExecutionTicket>(rt.gate),
-      executor: rt.executor,
-      journal: rt.journal,
-      tools: rt.catalog,
-      principalId: rt.principalId,
+      ...(await runtimePorts<ExecutionTicket>(rt)),
       task: o.task,
       ...(o.limits !== undefined ? { limits: o.limits } : {}),
       ...(o.signal !== undefined ? { signal: o.signal } : {}),

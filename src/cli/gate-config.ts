@@ -1,10 +1,13 @@
 // The gate configuration as `warden run` and `warden exec` read it: the Gate's own
 // loader, except that `requireContract` defaults to true (as in the sidecar): a call that
 // names no tool contract is denied `contract_required` unless the file says
-// `requireContract: false`, the documented opt-out.
+// `requireContract: false`, the documented opt-out. The file may also hold a `trust:`
+// section (the contract trust store, as in the sidecar configuration); its relative
+// paths are relative to the file.
 import { readFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
-import { GateError } from "../contracts/index.js";
+import { GateError, isPlainObject } from "../contracts/index.js";
 import { type LoadedGateConfig, parseGateConfig } from "../gate/index.js";
 import { requireContractByDefault } from "../server/index.js";
 
@@ -14,7 +17,15 @@ function invalid(message: string): GateError {
   return new GateError("ERR_GATE_CONFIG_INVALID", message);
 }
 
-export function loadCliGateConfig(path: string): LoadedGateConfig {
+export interface CliGateConfig {
+  gate: LoadedGateConfig;
+  /** The `trust:` section as written (validated by the trust store); undefined when absent. */
+  trust: unknown;
+  /** The file's directory (relative trust paths resolve against it). */
+  baseDir: string;
+}
+
+export function loadCliGateConfig(path: string): CliGateConfig {
   let text: string;
   try {
     text = readFileSync(path, "utf8");
@@ -28,5 +39,15 @@ export function loadCliGateConfig(path: string): LoadedGateConfig {
   } catch (err) {
     throw invalid(`${path}: ${(err as Error).message.split("\n")[0]}`);
   }
-  return parseGateConfig(requireContractByDefault(data ?? {}));
+  let trust: unknown;
+  if (isPlainObject(data) && Object.hasOwn(data, "trust")) {
+    const { trust: t, ...rest } = data;
+    trust = t;
+    data = rest;
+  }
+  return {
+    gate: parseGateConfig(requireContractByDefault(data ?? {})),
+    trust,
+    baseDir: dirname(resolve(path)),
+  };
 }

@@ -16,6 +16,10 @@ export const STARTER = {
   work: "work",
   keys: "keys",
   keyName: "journal",
+  /** P-256 key that signs the starter contracts (trust mode enforce). */
+  contractKeyName: "contracts",
+  /** The domain the starter contract signatures name. */
+  contractDomain: "localhost",
   journal: "journal.db",
   agent: "agent",
   operator: "operator",
@@ -29,6 +33,11 @@ host: 127.0.0.1
 port: ${port}
 policies: [${STARTER.policy}]
 contracts: ${STARTER.contracts}
+# Every contract must carry a signature by this key (\`warden contract sign\`); an
+# unsigned or changed contract stops the sidecar from starting.
+trust:
+  mode: enforce
+  keys: [${STARTER.keys}/${STARTER.contractKeyName}.pub.pem]
 journal:
   path: ${STARTER.journal}               # created 0600 on first start
   key: ${STARTER.keys}/${STARTER.keyName}.pem           # Ed25519, 0600, outside the tools' work directory

@@ -2,26 +2,7 @@
 import { readFileSync } from "node:fs";
 import { CliError, parseStrictJson, WardenError } from "../contracts/index.js";
 
-export interface CliIo {
-  out(text: string): void;
-  err(text: string): void;
-  /** True when stdout is an interactive terminal (progress bars, colours). */
-  isTTY: boolean;
-}
-
-export const processIo: CliIo = {
-  out: (t) => process.stdout.write(t),
-  err: (t) => process.stderr.write(t),
-  isTTY: Boolean(process.stdout.isTTY),
-};
-
-/** Exit codes shared by every command. */
-export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
-
-export interface CliContext {
-  io: CliIo;
-  exitCode: number;
-}
+export { type CliContext, type CliIo, EXIT, processIo } from "./context.js";
 
 /** A file's bytes; a file that cannot be read is bad input, named by its errno code only. */
 function readInputFile(path: string): Buffer {

@@ -1,48 +1,67 @@
-// The `warden` command. Each layer registers its subcommands from src/cli/commands/.
+// The `warden` command. Each command's implementation is in src/cli/commands/ and is
+// imported only when that command runs: `warden --help` lists the commands from their
+// one-line summaries without loading any layer (bench/cli.ts measures it).
 // Exit codes: 0 success, 1 a negative outcome (verification failed, denied), 2 bad input.
 import { Command, CommanderError } from "commander";
-import { registerCanon } from "./commands/canon.js";
-import { registerContract } from "./commands/contract.js";
-import { registerExec } from "./commands/exec.js";
-import { registerGate } from "./commands/gate.js";
-import { registerInit } from "./commands/init.js";
-import { registerJournal } from "./commands/journal.js";
-import { registerKeys } from "./commands/keys.js";
-import { registerPolicy } from "./commands/policy.js";
-import { registerRun } from "./commands/run.js";
-import { registerSidecar } from "./commands/sidecar.js";
-import { type CliContext, type CliIo, EXIT, formatError, processIo } from "./io.js";
+import { type CommandName, SUMMARY } from "./commands/summaries.js";
+import { type CliContext, type CliIo, EXIT, processIo } from "./context.js";
 
-export function buildProgram(ctx: CliContext): Command {
+type Register = (program: Command, ctx: CliContext) => void;
+
+const COMMANDS: Record<CommandName, () => Promise<Register>> = {
+  keys: async () => (await import("./commands/keys.js")).registerKeys,
+  journal: async () => (await import("./commands/journal.js")).registerJournal,
+  canon: async () => (await import("./commands/canon.js")).registerCanon,
+  // canon.ts registers `canon` and `hash` together.
+  hash: async () => (await import("./commands/canon.js")).registerCanon,
+  contract: async () => (await import("./commands/contract.js")).registerContract,
+  policy: async () => (await import("./commands/policy.js")).registerPolicy,
+  run: async () => (await import("./commands/run.js")).registerRun,
+  exec: async () => (await import("./commands/exec.js")).registerExec,
+  gate: async () => (await import("./commands/gate.js")).registerGate,
+  sidecar: async () => (await import("./commands/sidecar.js")).registerSidecar,
+  init: async () => (await import("./commands/init.js")).registerInit,
+};
+
+/** The command `argv` runs (`warden help X` asks for X). */
+function invokedCommand(argv: readonly string[]): string | undefined {
+  const words = argv.slice(2).filter((a) => !a.startsWith("-"));
+  return words[0] === "help" ? words[1] : words[0];
+}
+
+/**
+ * The program for `argv`: the invoked command fully registered, every other command by
+ * its summary only (enough for the root help and for commander's "unknown command").
+ */
+export async function buildProgram(ctx: CliContext, argv: readonly string[] = []): Promise<Command> {
   const program = new Command("warden")
     .description("Warden: a zero-trust runtime for AI agents")
     .version("0.1.0")
     .exitOverride()
     .configureOutput({ writeOut: (s) => ctx.io.out(s), writeErr: (s) => ctx.io.err(s) });
-  registerKeys(program, ctx);
-  registerJournal(program, ctx);
-  registerCanon(program, ctx);
-  registerContract(program, ctx);
-  registerPolicy(program, ctx);
-  registerRun(program, ctx);
-  registerExec(program, ctx);
-  registerGate(program, ctx);
-  registerSidecar(program, ctx);
-  registerInit(program, ctx);
+  const invoked = invokedCommand(argv);
+  if (invoked !== undefined && Object.hasOwn(COMMANDS, invoked)) {
+    (await COMMANDS[invoked as CommandName]())(program, ctx);
+  }
+  const registered = new Set(program.commands.map((c) => c.name()));
+  for (const name of Object.keys(COMMANDS) as CommandName[]) {
+    if (!registered.has(name)) program.command(name).description(SUMMARY[name]);
+  }
   return program;
 }
 
 /** Runs the CLI with `argv` as in process.argv (node, script, ...args); resolves to the exit code. */
 export async function main(argv: string[], io: CliIo = processIo): Promise<number> {
   const ctx: CliContext = { io, exitCode: EXIT.ok };
-  const program = buildProgram(ctx);
   try {
+    const program = await buildProgram(ctx, argv);
     await program.parseAsync(argv);
     return ctx.exitCode;
   } catch (err) {
     if (err instanceof CommanderError) {
       return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
     }
+    const { formatError } = await import("./io.js");
     io.err(formatError(err));
     return EXIT.usage;
   }

@@ -7,8 +7,7 @@
 import { existsSync, mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
-import type { ContextConfig } from "../context/index.js";
-import { createSessionStore } from "../context/index.js";
+import type { Session, SessionStore, StartRunOptions } from "../context/index.js";
 import { CliError, type TaintLabel } from "../contracts/index.js";
 import {
   generateKeyPair,
@@ -19,7 +18,6 @@ import {
   saveKeyPair,
 } from "../crypto/index.js";
 import {
-  BreakerRegistry,
   bindingForContract,
   type EvidenceEnvelope,
   type ExecutionResult,
@@ -32,17 +30,9 @@ import {
   type ProcessBinding,
   ProcessExecutor,
   type ProcessOutput,
-  registerExecutorEventTypes,
 } from "../executors/index.js";
-import { DeferQueue, type ExecutionTicket, Gate, type PrincipalConfig } from "../gate/index.js";
-import {
-  defaultEventTypes,
-  type Journal,
-  openJournal,
-  SqliteJournalStore,
-  type VerifyReport,
-  verifyJournal,
-} from "../journal/index.js";
+import type { ExecutionTicket, Gate } from "../gate/index.js";
+import { type Journal, type SqliteJournalStore, type VerifyReport, verifyJournal } from "../journal/index.js";
 import {
   type ContractSource,
   classifyContract,
@@ -53,8 +43,9 @@ import {
   type ToolCatalog,
   type ToolClassification,
 } from "../loop/index.js";
-import { loadPolicyBundle, type PolicyBundle } from "../policy/index.js";
-import { type CompiledTool, ContractRegistry, parseOutput } from "../tools/index.js";
+import type { PolicyBundle } from "../policy/index.js";
+import { type Runtime as ComposedRuntime, composeRuntime, type RuntimeGateConfig } from "../runtime/index.js";
+import { type CompiledTool, type ContractRegistry, parseOutput } from "../tools/index.js";
 import { BUILTIN_TOOL_NAMES, type BuiltinTool, builtinFileTools } from "./builtin-tools.js";
 import { loadCliGateConfig } from "./gate-config.js";
 
@@ -103,6 +94,8 @@ export interface JournalKeyInfo {
 
 export interface Runtime {
   readonly gate: Gate;
+  /** Runs and principal state (quarantine persisted beside the journal). */
+  readonly sessions: SessionStore;
   readonly journal: Journal;
   readonly store: SqliteJournalStore;
   readonly policy: PolicyBundle;
@@ -121,6 +114,8 @@ export interface Runtime {
   /** Redeems a ticket with the executor that serves its tool. */
   execute(ticket: ExecutionTicket, options?: { signal?: AbortSignal }): Promise<RuntimeResult>;
   verify(): Promise<VerifyReport>;
+  /** Starts a run bound to a principal (loads its persisted state first). */
+  startRun(principalId: string, options?: StartRunOptions): Promise<Session>;
   close(): Promise<void>;
 }
 
@@ -207,94 +202,106 @@ type Route =
   | { kind: "process"; tool: CompiledTool; binding: ProcessBinding }
   | { kind: "unsupported"; tool: CompiledTool; backend: string };
 
+interface GateSetup {
+  gate: RuntimeGateConfig;
+  trust: unknown;
+  baseDir: string | undefined;
+}
+
+/** Principals, context and deployment facts from `--config`, or one bare principal without it. */
+function gateSetup(o: RuntimeOptions): GateSetup {
+  if (o.config === undefined) {
+    return {
+      gate: { principals: { [o.principal]: { id: o.principal, roles: [] } }, requireContract: true },
+      trust: undefined,
+      baseDir: undefined,
+    };
+  }
+  const { gate: loaded, trust, baseDir } = loadCliGateConfig(o.config);
+  if (!Object.hasOwn(loaded.principals, o.principal))
+    throw new CliError("ERR_CLI_USAGE", `principal ${o.principal} is not declared in ${o.config}`);
+  return {
+    gate: {
+      principals: loaded.principals,
+      ...(loaded.context !== undefined ? { context: loaded.context } : {}),
+      tenantId: loaded.config.tenant,
+      environment: loaded.config.environment,
+      requireContract: loaded.config.requireContract,
+      approvals: loaded.config.approvals,
+    },
+    trust,
+    baseDir,
+  };
+}
+
+function journalPath(db: string | undefined): string {
+  if (db === undefined) return join(mkdtempSync(join(tmpdir(), "warden-run-")), "journal.db");
+  const path = resolve(db);
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  return path;
+}
+
 /** Builds the runtime. Throws coded errors for bad configuration (exit 2 in the CLI). */
 export async function openRuntime(o: RuntimeOptions): Promise<Runtime> {
-  const policy = loadPolicyBundle([...o.policy]);
-  const registry = ContractRegistry.load(o.contracts);
   const builtins = builtinFileTools();
-  for (const name of registry.names()) {
-    if (BUILTIN_TOOL_NAMES.includes(name))
-      throw new CliError("ERR_CLI_INPUT", `contract ${name} reuses the name of a built-in tool`);
-  }
-
-  let principals: Record<string, PrincipalConfig>;
-  let context: ContextConfig | undefined;
-  let tenantId = "default";
-  let environment: "dev" | "test" | "prod" = "dev";
-  let requireContract = true;
-  let defer: DeferQueue | undefined;
-  if (o.config !== undefined) {
-    const loaded = loadCliGateConfig(o.config);
-    const a = loaded.config.approvals;
-    defer = new DeferQueue(a.maxDeferred, a.maxDeferredPerPrincipal);
-    principals = loaded.principals;
-    context = loaded.context;
-    tenantId = loaded.config.tenant;
-    environment = loaded.config.environment;
-    requireContract = loaded.config.requireContract;
-    if (!Object.hasOwn(principals, o.principal))
-      throw new CliError("ERR_CLI_USAGE", `principal ${o.principal} is not declared in ${o.config}`);
-  } else {
-    principals = { [o.principal]: { id: o.principal, roles: [] } };
-  }
-
+  const setup = gateSetup(o);
   const sandbox = resolve(o.sandbox ?? process.cwd());
-  let dbPath: string;
-  if (o.db !== undefined) {
-    dbPath = resolve(o.db);
-    mkdirSync(dirname(dbPath), { recursive: true, mode: 0o700 });
-  } else {
-    dbPath = join(mkdtempSync(join(tmpdir(), "warden-run-")), "journal.db");
-  }
+  const dbPath = journalPath(o.db);
   const { pair, generatedAt } = journalKey(dbPath, o.key);
-
-  registerExecutorEventTypes(defaultEventTypes);
-  const store = SqliteJournalStore.open(dbPath);
-  let journal: Journal;
-  try {
-    journal = await openJournal({ store, signer: pair });
-  } catch (err) {
-    await store.close();
-    throw err;
-  }
-
-  const source: ContractSource = {
-    get: (name) => builtins.get(name)?.tool ?? registry.get(name),
-    names: () => [...registry.names(), ...builtins.keys()],
-  };
   const classify = (tool: CompiledTool): ToolClassification => {
     const b = builtins.get(tool.name);
     return b !== undefined && b.tool === tool ? { toolClass: "file", action: b.op } : classifyContract(tool);
   };
-
-  const gate = new Gate({
-    policy,
-    journal,
-    signer: pair,
-    principals,
-    contracts: source,
-    classify,
-    requireContract,
-    sessions: createSessionStore(context ?? {}),
-    ...(defer ? { defer } : {}),
-    tenantId,
-    environment,
-  });
-
-  const deps: ExecutorDeps = {
-    journal,
-    breakers: new BreakerRegistry(),
+  let source: ContractSource | undefined;
+  const rt = await composeRuntime({
+    policy: o.policy,
+    contracts: {
+      dir: o.contracts,
+      trust: setup.trust,
+      ...(setup.baseDir !== undefined ? { baseDir: setup.baseDir } : {}),
+    },
+    journal: { path: dbPath, signer: pair },
+    gate: {
+      ...setup.gate,
+      classify,
+      contractLookup: (reg) => {
+        source = contractSource(reg, builtins);
+        return source;
+      },
+    },
     agentId: o.principal,
-    dare: { tenantId, environment, policyBundleHash: policy.policyBundleHash },
-  };
-  const http = new HttpExecutor({ allowLoopback: o.allowLoopback === true }, deps);
-  const proc = new ProcessExecutor({ workDir: sandbox }, deps);
-  let file: FileExecutor | undefined;
-  const fileExecutor = (): FileExecutor => {
-    file ??= new FileExecutor({ root: sandbox }, deps);
-    return file;
-  };
+  });
+  const registry = rt.contracts as ContractRegistry;
+  if (source === undefined) throw new Error("the composition root did not ask for the contract lookup");
+  return assemble(o, rt, { registry, source, builtins, classify, sandbox, dbPath, pair, generatedAt });
+}
 
+function contractSource(
+  reg: ContractRegistry | undefined,
+  builtins: Map<string, BuiltinTool>,
+): ContractSource {
+  for (const name of reg?.names() ?? []) {
+    if (BUILTIN_TOOL_NAMES.includes(name))
+      throw new CliError("ERR_CLI_INPUT", `contract ${name} reuses the name of a built-in tool`);
+  }
+  return {
+    get: (name) => builtins.get(name)?.tool ?? reg?.get(name),
+    names: () => [...(reg?.names() ?? []), ...builtins.keys()],
+  };
+}
+
+interface Assembly {
+  registry: ContractRegistry;
+  source: ContractSource;
+  builtins: Map<string, BuiltinTool>;
+  classify: (tool: CompiledTool) => ToolClassification;
+  sandbox: string;
+  dbPath: string;
+  pair: KeyPair;
+  generatedAt: string | undefined;
+}
+
+function routeTable(registry: ContractRegistry, builtins: Map<string, BuiltinTool>): Map<string, Route> {
   const routes = new Map<string, Route>();
   for (const [name, builtin] of builtins) routes.set(name, { kind: "file", builtin });
   for (const name of registry.names()) {
@@ -304,18 +311,25 @@ export async function openRuntime(o: RuntimeOptions): Promise<Runtime> {
     else if (b.kind === "process") routes.set(name, { kind: "process", tool, binding: b.binding });
     else routes.set(name, { kind: "unsupported", tool, backend: b.kind });
   }
+  return routes;
+}
 
-  const execute = async (
-    ticket: ExecutionTicket,
-    options: { signal?: AbortSignal } = {},
-  ): Promise<RuntimeResult> => {
+type Execute = (ticket: ExecutionTicket, options?: { signal?: AbortSignal }) => Promise<RuntimeResult>;
+
+/** Routing: a ticket's tool name picks the executor and binding; the file executor starts on first use. */
+function router(o: RuntimeOptions, deps: ExecutorDeps, routes: Map<string, Route>, sandbox: string): Execute {
+  const http = new HttpExecutor({ allowLoopback: o.allowLoopback === true }, deps);
+  const proc = new ProcessExecutor({ workDir: sandbox }, deps);
+  let file: FileExecutor | undefined;
+  return async (ticket, options = {}) => {
     const route = ticket.tool === undefined ? undefined : routes.get(ticket.tool);
     const call = options.signal === undefined ? {} : { signal: options.signal };
     if (route === undefined)
       return { ok: false, code: "ERR_LOOP_NO_EXECUTOR", message: "no executor serves this tool" };
     switch (route.kind) {
       case "file":
-        return fileView(await fileExecutor().execute(ticket, route.builtin.binding, call));
+        file ??= new FileExecutor({ root: sandbox }, deps);
+        return fileView(await file.execute(ticket, route.builtin.binding, call));
       case "http":
         return contractView(route.tool, await http.execute(ticket, route.binding, call));
       case "process":
@@ -328,13 +342,18 @@ export async function openRuntime(o: RuntimeOptions): Promise<Runtime> {
         };
     }
   };
+}
 
+function assemble(o: RuntimeOptions, rt: ComposedRuntime, a: Assembly): Runtime {
+  const { registry, source, builtins, classify, sandbox, dbPath, pair, generatedAt } = a;
+  const execute = router(o, rt.executorDeps, routeTable(registry, builtins), sandbox);
   const info = publicKeyInfo(pair.publicKey);
   return {
-    gate,
-    journal,
-    store,
-    policy,
+    gate: rt.gate,
+    journal: rt.journal,
+    store: rt.store,
+    sessions: rt.sessions,
+    policy: rt.policy as PolicyBundle,
     principalId: o.principal,
     dbPath,
     key: {
@@ -353,10 +372,8 @@ export async function openRuntime(o: RuntimeOptions): Promise<Runtime> {
       return tool === undefined ? undefined : classify(tool);
     },
     execute,
-    verify: () => verifyJournal(store, new Keyring([pair.publicKey])),
-    async close() {
-      await journal.close();
-      await store.close();
-    },
+    verify: () => verifyJournal(rt.store, new Keyring([pair.publicKey])),
+    startRun: (principalId, options) => rt.startRun(principalId, options),
+    close: () => rt.close(),
   };
 }

@@ -1,17 +1,9 @@
 // Small data helpers of the context layer: canonical-ready objects (no undefined members),
 // private copies of requests, cached ISO timestamps, numeric input checks.
-import { ContextError, type GateRequest } from "../contracts/index.js";
+import { ContextError, type GateRequest, isoTime } from "../contracts/index.js";
 
-// Events of one decision share a millisecond: the last conversion is remembered.
-let isoMs = Number.NaN;
-let isoText = "";
-export const iso = (ms: number): string => {
-  if (ms !== isoMs) {
-    isoText = new Date(ms).toISOString();
-    isoMs = ms;
-  }
-  return isoText;
-};
+/** ISO UTC text of a millisecond time (the contracts layer's one formatter). */
+export const iso = (ms: number): string => isoTime(ms);
 
 type Defined<T> = { [K in keyof T as undefined extends T[K] ? never : K]: T[K] } & {
   [K in keyof T as undefined extends T[K] ? K : never]?: Exclude<T[K], undefined>;

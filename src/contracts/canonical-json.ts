@@ -1,9 +1,11 @@
 // RFC 8785 (JCS) canonical JSON. Everything Warden hashes or signs goes through
 // canonicalJson, so it refuses anything I-JSON (RFC 7493) forbids rather than
 // silently producing bytes another implementation would not reproduce.
+
 import * as nodeCrypto from "node:crypto";
 import { createHash } from "node:crypto";
 import { CanonicalJsonError } from "./errors.js";
+import { isPlainObject } from "./values.js";
 
 export const DEFAULT_MAX_DEPTH = 128;
 
@@ -39,11 +41,6 @@ function serializeNumber(n: number): string {
   }
   // ECMAScript Number::toString is exactly RFC 8785's number form; it writes -0 as "0".
   return String(n);
-}
-
-function isPlainObject(v: object): v is Record<string, unknown> {
-  const proto = Object.getPrototypeOf(v);
-  return proto === Object.prototype || proto === null;
 }
 
 /** Thrown by the fast walk at anything it does not accept; never escapes canonicalJson. */

@@ -143,6 +143,14 @@ export const ERROR_CODES = {
     "ERR_POLICY_CEDAR_EVALUATION",
     "ERR_POLICY_EMPTY_BUNDLE",
   ],
+  runtime: [
+    // The principal state file cannot be opened or created.
+    "ERR_RUNTIME_STATE_OPEN",
+    // A persisted principal record does not parse (a fault, never read as "no quarantine").
+    "ERR_RUNTIME_STATE_CORRUPT",
+    // The runtime configuration is incomplete or contradictory (e.g. contracts named twice).
+    "ERR_RUNTIME_CONFIG_INVALID",
+  ],
   loop: ["ERR_LOOP_STALE_PHASE", "ERR_LOOP_FORGED_PHASE", "ERR_LOOP_CONFIG_INVALID"],
   model: [
     "ERR_MODEL_CONFIG_INVALID",
@@ -313,6 +321,13 @@ export function hasErrorCode(err: unknown, code: WardenErrorCode): err is Warden
 
 export class PolicyError extends WardenError {
   constructor(code: CodeOf<"policy">, message: string, options?: WardenErrorOptions) {
+    super(code, message, options);
+  }
+}
+
+/** The composition root: principal state store, runtime configuration. */
+export class RuntimeError extends WardenError {
+  constructor(code: CodeOf<"runtime">, message: string, options?: WardenErrorOptions) {
     super(code, message, options);
   }
 }

@@ -28,6 +28,7 @@ export {
   LoopError,
   ModelError,
   PolicyError,
+  RuntimeError,
   ServerError,
   ToolError,
   WardenError,
@@ -208,3 +209,4 @@ export {
   UuidSchema,
 } from "./records/index.js";
 export { parseStrictJson, type StrictJsonOptions } from "./strict-json.js";
+export { isoTime, isPlainObject } from "./values.js";

@@ -6,6 +6,7 @@
 import {
   ERROR_CODES,
   ExecutorError,
+  isoTime,
   newTraceId,
   TaintLabel,
   type TaintSource,
@@ -181,7 +182,7 @@ export function journalBreakerTransitions(
           from: t.from,
           to: t.to,
           consecutive_failures: t.consecutiveFailures,
-          at: new Date(t.at).toISOString(),
+          at: isoTime(t.at),
         },
       }),
     ).catch(() => {
@@ -210,7 +211,7 @@ export async function runGoverned<O>(
   const t = redeemed.ticket;
   const traceId = opts.traceId ?? newTraceId();
   const started = Date.now();
-  const startedAt = new Date(started).toISOString();
+  const startedAt = isoTime(started);
 
   let outcome: AttemptOutcome<O>;
   const breaker = deps.breakers?.for(spec.tool.name);
@@ -257,14 +258,14 @@ export async function runGoverned<O>(
               source,
               origin: (outcome.origin ?? spec.tool.name).slice(0, 512),
               confidence: 1,
-              addedAt: new Date().toISOString(),
+              addedAt: isoTime(Date.now()),
             }),
           )
       : [];
   const evidence = EvidenceEnvelope.parse({
     schema: EVIDENCE_SCHEMA,
     evidence_id: uuidv7(),
-    time: new Date().toISOString(),
+    time: isoTime(Date.now()),
     tool: { name: spec.tool.name, version: spec.tool.version, class: t.toolClass, action: t.action },
     parameters: t.parameters,
     parameters_hash: parametersHash(t.parameters),

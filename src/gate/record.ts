@@ -4,7 +4,7 @@
 // facts happen: the policy bundle once, quarantines, results.
 
 import type { SessionEvent } from "../context/index.js";
-import { type PolicyDecisionRecord, type Sha256Hash, sha256Of } from "../contracts/index.js";
+import { isoTime, type PolicyDecisionRecord, type Sha256Hash, sha256Of } from "../contracts/index.js";
 import type { BuiltinBodies } from "../journal/index.js";
 import type { PolicyOutcome } from "../policy/index.js";
 import { type CompiledTool, contractToCanonical } from "../tools/index.js";
@@ -230,17 +230,6 @@ function toolSchemaHash(tool: CompiledTool): Sha256Hash {
     schemaHashes.set(tool, h);
   }
   return h;
-}
-
-// Decisions arrive many to a millisecond: the record's timestamp text is reused.
-let isoMs = Number.NaN;
-let isoText = "";
-function isoTime(ms: number): string {
-  if (ms !== isoMs) {
-    isoText = new Date(ms).toISOString();
-    isoMs = ms;
-  }
-  return isoText;
 }
 
 // A call that names no contract stands for its class and action; the hash of that pair

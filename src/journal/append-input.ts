@@ -14,6 +14,7 @@ import {
   type GateDecisionBody,
   type GateResolutionBody,
   type GateResultBody,
+  isPlainObject,
   JournalError,
   TRACE_ID_PATTERN,
 } from "../contracts/index.js";
@@ -67,12 +68,6 @@ export interface InputRules {
   allowUnknown: boolean;
   onRedaction?: ((type: string, redactions: Redaction[]) => void) | undefined;
 }
-
-const isPlainObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === "object" &&
-  v !== null &&
-  !Array.isArray(v) &&
-  (Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null);
 
 function checkIds(input: AppendInput): { run_id: string | null; trace_id: string | null } {
   const run_id = input.run_id ?? null;

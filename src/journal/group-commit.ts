@@ -15,6 +15,7 @@
 // Without workers (or with a sealer other than per-entry Ed25519) the batch is
 // chained and sealed inside its transaction: in batch mode that is one Merkle
 // root signature per transaction, cheaper than handing the batch to a thread.
+import { isoTime } from "../contracts/index.js";
 import type { KeyPair } from "../crypto/index.js";
 import { CryptoPool } from "./crypto-pool.js";
 import type { JournalEntry, SealedEntry } from "./entry.js";
@@ -118,7 +119,7 @@ export class GroupCommit {
     return chain(tip, items, {
       signer: this.#signer,
       perEntry: this.#sealer.perEntry,
-      time: this.#now().toISOString(),
+      time: isoTime(this.#now()),
     });
   }
 

@@ -4,7 +4,7 @@
 // verification with that head proves nothing before it was removed or rewritten.
 import type { KeyObject } from "node:crypto";
 import { z } from "zod";
-import { canonicalBytes, JournalError, SHA256_HASH_PATTERN } from "../contracts/index.js";
+import { canonicalBytes, isoTime, JournalError, SHA256_HASH_PATTERN } from "../contracts/index.js";
 import { type KeyPair, sign, verify } from "../crypto/index.js";
 import { ED25519_SIGNATURE_PATTERN, ENTRY_TIME_PATTERN, type JournalHead, KEY_ID_PATTERN } from "./entry.js";
 
@@ -31,7 +31,7 @@ export function signHead(head: JournalHead, signer: KeyPair, now: Date = new Dat
     seq: head.seq,
     hash: head.hash,
     time: head.time,
-    signed_at: now.toISOString(),
+    signed_at: isoTime(now),
     key_id: signer.keyId,
   } as const;
   const signature = sign(signer.privateKey, canonicalBytes(unsigned)).toString("base64url");

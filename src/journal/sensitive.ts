@@ -4,7 +4,13 @@
 // A member named `payload` takes DARE's envelope form (the member is removed and
 // `payload_hash` + `payload_ref` are set beside it, as in ToolRequestEnvelope.inputs);
 // any other member's value is replaced by `{ payload_hash, payload_ref }`.
-import { JournalError, type PayloadRef, PayloadRefSchema, sha256Of } from "../contracts/index.js";
+import {
+  isPlainObject,
+  JournalError,
+  type PayloadRef,
+  PayloadRefSchema,
+  sha256Of,
+} from "../contracts/index.js";
 
 export interface SensitiveMark {
   /** JSON Pointer (RFC 6901) to an object member of the body, e.g. "/inputs/payload". */
@@ -25,9 +31,6 @@ function parsePointer(pointer: string): string[] {
     .map((t) => t.replace(/~1/g, "/").replace(/~0/g, "~"));
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
-
 /** Applies sensitive marks to a body that is already a private copy; mutates and returns it. */
 export function applySensitive(body: Record<string, unknown>, marks: readonly SensitiveMark[]): void {
   for (const mark of marks) {
@@ -39,9 +42,9 @@ export function applySensitive(body: Record<string, unknown>, marks: readonly Se
     const key = tokens.pop()!;
     let parent: unknown = body;
     for (const t of tokens) {
-      parent = isObject(parent) && Object.hasOwn(parent, t) ? parent[t] : undefined;
+      parent = isPlainObject(parent) && Object.hasOwn(parent, t) ? parent[t] : undefined;
     }
-    if (!isObject(parent) || !Object.hasOwn(parent, key)) {
+    if (!isPlainObject(parent) || !Object.hasOwn(parent, key)) {
       throw new JournalError("ERR_JOURNAL_SENSITIVE_PATH", `sensitive path ${mark.path} names no member`);
     }
     const payload_hash = sha256Of(parent[key]);

@@ -9,7 +9,7 @@
 // in-transaction check that each entry extends the head already rules out forks.
 import { closeSync, fchmodSync, openSync } from "node:fs";
 import Database from "better-sqlite3";
-import { JournalError, parseStrictJson } from "../contracts/index.js";
+import { isoTime, JournalError, parseStrictJson } from "../contracts/index.js";
 import { type JournalEntry, JournalEntrySchema, type JournalHead, type SealedEntry } from "./entry.js";
 import { type JournalQuery, type JournalStore, MalformedRecord } from "./store.js";
 
@@ -442,5 +442,5 @@ function normalizeTime(t: string): string {
   const ms = Date.parse(t);
   if (Number.isNaN(ms))
     throw new JournalError("ERR_JOURNAL_ENTRY_INVALID", "time bound is not an RFC 3339 instant");
-  return new Date(ms).toISOString();
+  return isoTime(ms);
 }

@@ -74,6 +74,9 @@ export {
   type ExecutorRoute,
   executorPort,
   type GovernedResult,
+  type GovernedRuntime,
   gatePort,
+  type RuntimePorts,
+  runtimePorts,
   type ToolClassification,
 } from "./wiring.js";

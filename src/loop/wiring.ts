@@ -21,6 +21,7 @@ import type {
   TicketLike,
   ToolCatalog,
 } from "./ports.js";
+import type { LoopOptions } from "./types.js";
 
 // ---------------------------------------------------------------------------------
 // Contracts → ToolCatalog
@@ -162,5 +163,47 @@ export function executorPort<T extends TicketLike>(route: ExecutorRoute<T>): Exe
         ...(durationMs !== undefined ? { durationMs } : {}),
       };
     },
+  };
+}
+
+// ---------------------------------------------------------------------------------
+// A composed runtime → the loop's ports
+
+/**
+ * What the loop needs from a runtime built by the composition root (src/runtime's
+ * composeRuntime) and its entry point: the Gate, the journal, the model's tool catalog,
+ * the executor port, the principal it acts as, and run creation.
+ */
+export interface GovernedRuntime<T extends TicketLike> {
+  readonly gate: AuthorizingGate<T>;
+  readonly journal: LoopOptions<T>["journal"];
+  readonly catalog: ToolCatalog;
+  readonly executor: ExecutorPort<T>;
+  readonly principalId: string;
+  startRun(principalId: string, options?: { parentRun?: string }): Promise<{ readonly runId: string }>;
+}
+
+export type RuntimePorts<T extends TicketLike> = Pick<
+  LoopOptions<T>,
+  "gate" | "executor" | "journal" | "tools" | "principalId"
+> & { runId: string };
+
+/**
+ * The loop's ports over a runtime, with a run the runtime started for the principal (its
+ * persisted quarantine applies; `parentRun` carries a parent run's taint in). The loop
+ * wires nothing of its own.
+ */
+export async function runtimePorts<T extends TicketLike>(
+  rt: GovernedRuntime<T>,
+  options: { parentRun?: string } = {},
+): Promise<RuntimePorts<T>> {
+  const run = await rt.startRun(rt.principalId, options);
+  return {
+    gate: gatePort<T>(rt.gate),
+    executor: rt.executor,
+    journal: rt.journal,
+    tools: rt.catalog,
+    principalId: rt.principalId,
+    runId: run.runId,
   };
 }

@@ -6,12 +6,22 @@
 // nothing satisfied means Cedar abstains (and the bundle's default deny applies). A
 // policy whose evaluation errors (e.g. a numeric comparison on a parameter that is not
 // an integer) denies with CEDAR_EVALUATION_ERROR.
-import * as cedar from "@cedar-policy/cedar-wasm/nodejs";
+import { createRequire } from "node:module";
+import type * as Cedar from "@cedar-policy/cedar-wasm/nodejs";
 import { type Decision, PolicyError, sha256Hex } from "../contracts/index.js";
 import { DEFAULT_DEFER_TIMEOUT_MS, DEFAULT_STEP_UP } from "./combine.js";
 import type { EvalContext } from "./eval-context.js";
 import type { RuleOutcome } from "./types.js";
 import { ModifyPayload } from "./yaml-schema.js";
+
+// cedar-wasm (a WebAssembly module of several MB) is loaded on first use, i.e. only when a
+// Cedar policy is configured: importing the policy layer, or a YAML-only deployment, never
+// loads it. Its Node build is CommonJS, so a synchronous require keeps compilation sync.
+let cedarModule: typeof Cedar | undefined;
+function wasm(): typeof Cedar {
+  cedarModule ??= createRequire(import.meta.url)("@cedar-policy/cedar-wasm/nodejs") as typeof Cedar;
+  return cedarModule;
+}
 
 /** Built-in `toolClass:action` pairs declared as Cedar actions, with their action group. */
 export const CEDAR_BUILTIN_ACTIONS: Readonly<Record<string, "read" | "write" | "egress" | "exec">> = {
@@ -48,7 +58,7 @@ const ACTION_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.:/-]{0,127}$/;
  * NumParams, an array / object / null for Params): a record, so `<`, `>`, `like` and
  * arithmetic on it are evaluation errors, which deny. (`==` on it is just false.)
  */
-const NOT_EVALUABLE_TAG: cedar.CedarValueJson = { notEvaluable: true };
+const NOT_EVALUABLE_TAG: Cedar.CedarValueJson = { notEvaluable: true };
 
 /** Warden's Cedar schema (namespace `Warden`) with the built-in actions plus `extraActions`. */
 export function cedarSchemaText(extraActions: readonly string[] = []): string {
@@ -133,7 +143,7 @@ export class CedarEngine {
     this.declaredActions = new Set([...Object.keys(CEDAR_BUILTIN_ACTIONS), ...extraActions]);
     const policies: Record<string, string> = {};
     for (const src of sources) {
-      const parts = cedar.policySetTextToParts(src.text);
+      const parts = wasm().policySetTextToParts(src.text);
       if (parts.type === "failure") {
         throw new PolicyError("ERR_POLICY_CEDAR_PARSE", `${src.name}: ${errorText(parts.errors)}`);
       }
@@ -141,7 +151,7 @@ export class CedarEngine {
         throw new PolicyError("ERR_POLICY_CEDAR_PARSE", `${src.name}: policy templates are not supported`);
       }
       for (const [i, text] of parts.policies.entries()) {
-        const json = cedar.policyToJson(text);
+        const json = wasm().policyToJson(text);
         if (json.type === "failure") {
           throw new PolicyError("ERR_POLICY_CEDAR_PARSE", `${src.name}: ${errorText(json.errors)}`);
         }
@@ -165,11 +175,11 @@ export class CedarEngine {
         this.sourceCounts.set(src.name, (this.sourceCounts.get(src.name) ?? 0) + 1);
       }
     }
-    const schemaCheck = cedar.checkParseSchema(this.schemaText);
+    const schemaCheck = wasm().checkParseSchema(this.schemaText);
     if (schemaCheck.type === "failure") {
       throw new PolicyError("ERR_POLICY_CEDAR_SCHEMA", `Cedar schema: ${errorText(schemaCheck.errors)}`);
     }
-    const validation = cedar.validate({
+    const validation = wasm().validate({
       schema: this.schemaText,
       policies: { staticPolicies: policies },
       validationSettings: { mode: "strict" },
@@ -187,25 +197,25 @@ export class CedarEngine {
     this.policyIds = Object.keys(policies);
     const digest = sha256Hex(Buffer.from(JSON.stringify([this.schemaText, policies]))).slice(0, 32);
     this.setId = `warden-pset-${digest}`;
-    const pre = cedar.preparsePolicySet(this.setId, { staticPolicies: policies });
+    const pre = wasm().preparsePolicySet(this.setId, { staticPolicies: policies });
     if (pre.type === "failure") throw new PolicyError("ERR_POLICY_CEDAR_PARSE", errorText(pre.errors));
   }
 
   /** The Cedar request for a call (exported for docs, tests and the raw-call baseline). */
-  request(ctx: EvalContext): cedar.StatefulAuthorizationCall {
+  request(ctx: EvalContext): Cedar.StatefulAuthorizationCall {
     return buildCedarRequest(ctx, this.setId, this.declaredActions);
   }
 
   /** Outcomes of every satisfied policy; [] when Cedar abstains. Fails closed on evaluation errors. */
   evaluate(ctx: EvalContext): RuleOutcome[] {
-    return this.interpret(cedar.statefulIsAuthorized(this.request(ctx))).outcomes;
+    return this.interpret(wasm().statefulIsAuthorized(this.request(ctx))).outcomes;
   }
 
   explain(ctx: EvalContext): { outcomes: RuleOutcome[]; trace: CedarTraceEntry[] } {
-    return this.interpret(cedar.statefulIsAuthorized(this.request(ctx)));
+    return this.interpret(wasm().statefulIsAuthorized(this.request(ctx)));
   }
 
-  private interpret(ans: cedar.AuthorizationAnswer): { outcomes: RuleOutcome[]; trace: CedarTraceEntry[] } {
+  private interpret(ans: Cedar.AuthorizationAnswer): { outcomes: RuleOutcome[]; trace: CedarTraceEntry[] } {
     if (ans.type === "failure") {
       return { outcomes: [cedarErrorOutcome("request could not be evaluated")], trace: [] };
     }
@@ -325,12 +335,12 @@ export function buildCedarRequest(
   ctx: EvalContext,
   policySetId: string,
   declaredActions: ReadonlySet<string>,
-): cedar.StatefulAuthorizationCall {
+): Cedar.StatefulAuthorizationCall {
   const tool = ctx.input.tool;
   const actionId = tool?.cedarAction ?? `${ctx.toolClass}:${ctx.action}`;
   const resourceId = tool?.cedarResource ?? ctx.tool ?? ctx.toolClass;
-  const params: Record<string, cedar.CedarValueJson> = {};
-  const numParams: Record<string, cedar.CedarValueJson> = {};
+  const params: Record<string, Cedar.CedarValueJson> = {};
+  const numParams: Record<string, Cedar.CedarValueJson> = {};
   const keys: string[] = [];
   for (const [k, v] of Object.entries(ctx.params)) {
     keys.push(k);
@@ -347,7 +357,7 @@ export function buildCedarRequest(
     numParams[k] = typeof v === "number" && Number.isSafeInteger(v) ? v : NOT_EVALUABLE_TAG;
   }
   const rid = "request";
-  const context: cedar.Context = {
+  const context: Cedar.Context = {
     principalId: ctx.principalId,
     runId: ctx.input.session.runId,
     toolClass: ctx.toolClass,
@@ -366,7 +376,7 @@ export function buildCedarRequest(
   if (ctx.riskTier !== undefined) context.riskTier = ctx.riskTier;
   if (ctx.category !== undefined) context.category = ctx.category;
   if (ctx.trustScore !== undefined) context.trustScore = Math.round(ctx.trustScore * 1000);
-  const call: cedar.StatefulAuthorizationCall = {
+  const call: Cedar.StatefulAuthorizationCall = {
     principal: { type: "Warden::Principal", id: ctx.principalId },
     action: { type: "Warden::Action", id: actionId },
     resource: { type: "Warden::Tool", id: resourceId },

@@ -5,14 +5,11 @@
 // string; any other present value (a numeric string, an array, null, ...), or a clamp or
 // redact path that runs into a non-object, makes the rewrite fail and the bundle denies
 // (RULE_NOT_EVALUABLE).
+import { isPlainObject } from "../contracts/index.js";
 import type { ModifyChange, ModifySpec } from "./types.js";
 
 export const REDACTED = "[REDACTED]";
 const FORBIDDEN = new Set(["__proto__", "constructor", "prototype"]);
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === "object" && !Array.isArray(v);
-}
 
 function segments(path: string): string[] {
   const segs = path.split(".");

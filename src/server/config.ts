@@ -7,8 +7,9 @@ import { readFileSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
-import { ServerError, SHA256_HASH_PATTERN } from "../contracts/index.js";
+import { isPlainObject, ServerError, SHA256_HASH_PATTERN } from "../contracts/index.js";
 import { GateConfigSchema, type LoadedGateConfig, parseGateConfig } from "../gate/index.js";
+import { TrustConfigSchema } from "../tools/index.js";
 
 const Id = z
   .string()
@@ -31,6 +32,11 @@ export const SidecarConfigSchema = z.strictObject({
   policies: z.array(PathText).min(1),
   /** Directory of `*.clad.toml` tool contracts; only contract-named calls can be executed. */
   contracts: PathText.optional(),
+  /**
+   * The contract trust store (docs/contracts.md): with `mode: enforce` every contract
+   * must carry a signature by one of `keys`; relative paths are relative to this file.
+   */
+  trust: TrustConfigSchema.optional(),
   journal: z.strictObject({
     path: PathText,
     /** Ed25519 private key file (mode 0600) that signs entries, heads and HITL records. */
@@ -140,10 +146,6 @@ const MAX_CONFIG_BYTES = 1024 * 1024;
 
 function invalid(message: string): ServerError {
   return new ServerError("ERR_SERVER_CONFIG_INVALID", message);
-}
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === "object" && !Array.isArray(v);
 }
 
 /**

@@ -3,26 +3,23 @@
 // approval and deferral queues, and the executors behind their circuit breakers.
 // `checkSidecarConfig` does the same loading without opening anything for writing, and
 // reports every problem it finds instead of stopping at the first.
-import { accessSync, closeSync, constants, existsSync, openSync, readFileSync, statSync } from "node:fs";
-import { dirname } from "node:path";
-import { createSessionStore } from "../context/index.js";
+import { accessSync, constants, existsSync, readFileSync, statSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import type { Session, SessionStore, StartRunOptions } from "../context/index.js";
 import { WardenError } from "../contracts/index.js";
 import type { KeyPair } from "../crypto/index.js";
-import {
-  BreakerRegistry,
-  journalBreakerTransitions,
-  registerExecutorEventTypes,
-} from "../executors/index.js";
-import { DeferQueue, Gate, type GatePolicy, InProcessApprovals } from "../gate/index.js";
-import {
-  defaultEventTypes,
-  type Journal,
-  nextKeyId,
-  openJournal,
-  SqliteJournalStore,
-} from "../journal/index.js";
+import type { BreakerRegistry } from "../executors/index.js";
+import type { Gate, GatePolicy, InProcessApprovals } from "../gate/index.js";
+import { type Journal, nextKeyId, SqliteJournalStore } from "../journal/index.js";
 import { loadPolicyBundle } from "../policy/index.js";
-import { ContractRegistry } from "../tools/index.js";
+import { composeRuntime, type RuntimeConfig } from "../runtime/index.js";
+import {
+  type ContractRegistry,
+  loadContractsTrusted,
+  PinStore,
+  TrustStore,
+  type TrustSummary,
+} from "../tools/index.js";
 import type { JournalSignatureMode, LoadedSidecarConfig } from "./config.js";
 import { ToolRunner, type ToolRunnerOptions } from "./execute.js";
 import { loadJournalKey } from "./journal-key.js";
@@ -38,6 +35,11 @@ export interface SidecarRuntime {
   readonly contracts: ContractRegistry | undefined;
   readonly runner: ToolRunner;
   readonly breakers: BreakerRegistry;
+  /** Runs and principal state (quarantine persisted beside the journal). */
+  readonly sessions: SessionStore;
+  readonly trust: TrustStore;
+  /** Starts a run bound to the authenticated principal. */
+  startRun(principalId: string, options?: StartRunOptions): Promise<Session>;
   /** Waits for queued journal appends, then closes the store. Idempotent. */
   close(): Promise<void>;
 }
@@ -55,30 +57,6 @@ function describe(err: unknown): string {
   return e.code !== undefined ? `${e.code}` : e instanceof Error ? e.message : String(err);
 }
 
-/**
- * A journal that does not exist yet is created empty with mode 0600 (SQLite gives its
- * -wal and -shm files the same mode), so the sidecar's journal is never world-readable.
- */
-function createPrivateFile(path: string): void {
-  try {
-    closeSync(openSync(path, "wx", 0o600));
-  } catch {
-    // It exists (kept as it is), or it cannot be created: the store's open reports that.
-  }
-}
-
-function loadContracts(dir: string | undefined): ContractRegistry | undefined {
-  if (dir === undefined) return undefined;
-  const registry = ContractRegistry.load(dir);
-  if (registry.rejected.length > 0) {
-    const r = registry.rejected[0]!;
-    throw new Error(
-      `${registry.rejected.length} contract(s) rejected; first: ${r.file}: ${r.code}: ${r.message}`,
-    );
-  }
-  return registry;
-}
-
 function processOptions(
   p: NonNullable<LoadedSidecarConfig["config"]["executors"]["process"]>,
 ): Pick<ToolRunnerOptions, "process" | "processEnv"> {
@@ -92,89 +70,86 @@ function processOptions(
   };
 }
 
+/** The sidecar configuration as the composition root takes it. */
+export function sidecarRuntimeConfig(loaded: LoadedSidecarConfig, signer: KeyPair): RuntimeConfig {
+  const c = loaded.config;
+  const g = loaded.gate;
+  return {
+    policy: c.policies,
+    ...(c.contracts !== undefined
+      ? { contracts: { dir: c.contracts, trust: c.trust, baseDir: loaded.baseDir, refuseRejected: true } }
+      : {}),
+    journal: {
+      path: c.journal.path,
+      signer,
+      signatureMode: c.journal.signatures,
+      signingWorkers: c.journal.signingWorkers,
+      busyTimeoutMs: c.journal.busyTimeoutMs,
+    },
+    gate: {
+      principals: g.principals,
+      ...(g.context !== undefined ? { context: g.context } : {}),
+      tenantId: g.config.tenant,
+      environment: g.config.environment,
+      requireContract: g.config.requireContract,
+      approvals: g.config.approvals,
+    },
+    ...(c.executors.breaker !== undefined ? { breaker: c.executors.breaker } : {}),
+  };
+}
+
 /** Opens everything the configuration names. Throws on the first problem (nothing is left open). */
 export async function openSidecarRuntime(
   loaded: LoadedSidecarConfig,
   overrides: RuntimeOverrides = {},
 ): Promise<SidecarRuntime> {
   const c = loaded.config;
-  registerExecutorEventTypes(defaultEventTypes);
   const signer = loadJournalKey(loaded);
-  const policy: GatePolicy = overrides.policy ?? loadPolicyBundle(c.policies);
-  const contracts = loadContracts(c.contracts);
-
-  createPrivateFile(c.journal.path);
-  const store = SqliteJournalStore.open(c.journal.path, { busyTimeoutMs: c.journal.busyTimeoutMs });
-  let journal: Journal;
-  try {
-    journal = await openJournal({
-      store,
-      signer,
-      signatureMode: c.journal.signatures,
-      signingWorkers: c.journal.signingWorkers,
-    });
-  } catch (err) {
-    await store.close();
-    throw err;
-  }
-
-  const breakers = new BreakerRegistry(c.executors.breaker ?? {});
-  const stopBreakerJournal = journalBreakerTransitions(breakers, journal);
-  const gateCfg = loaded.gate.config;
-  const deps = {
-    journal,
-    breakers,
-    dare: {
-      tenantId: gateCfg.tenant,
-      environment: gateCfg.environment,
-      policyBundleHash: policy.policyBundleHash,
-    },
-  };
+  const rt = await composeRuntime(sidecarRuntimeConfig(loaded, signer), {
+    ...(overrides.policy ? { policy: overrides.policy } : {}),
+    ...(overrides.clock ? { clock: overrides.clock } : {}),
+  });
   const runner = new ToolRunner({
     ...(c.executors.http ? { http: c.executors.http } : {}),
     ...(c.executors.process ? processOptions(c.executors.process) : {}),
-    deps,
+    deps: rt.executorDeps,
   });
-  const approvals = new InProcessApprovals();
-  const gate = new Gate({
-    policy,
-    journal,
-    signer,
-    principals: loaded.gate.principals,
-    ...(contracts ? { contracts } : {}),
-    requireContract: gateCfg.requireContract,
-    sessions: createSessionStore(loaded.gate.context ?? {}),
-    approvals,
-    defer: new DeferQueue(gateCfg.approvals.maxDeferred, gateCfg.approvals.maxDeferredPerPrincipal),
-    tenantId: gateCfg.tenant,
-    environment: gateCfg.environment,
-    ...(overrides.clock ? { clock: overrides.clock } : {}),
-  });
-
-  let closing: Promise<void> | undefined;
   return {
     loaded,
-    gate,
-    approvals,
-    journal,
-    store,
+    gate: rt.gate,
+    approvals: rt.approvals,
+    journal: rt.journal,
+    store: rt.store,
     signer,
-    policy,
-    contracts,
+    policy: rt.policy,
+    contracts: rt.contracts,
     runner,
-    breakers,
-    close() {
-      closing ??= (async () => {
-        stopBreakerJournal();
-        try {
-          await journal.close();
-        } finally {
-          await store.close();
-        }
-      })();
-      return closing;
-    },
+    breakers: rt.breakers,
+    sessions: rt.sessions,
+    trust: rt.trust,
+    startRun: (principalId, options) => rt.startRun(principalId, options),
+    close: () => rt.close(),
   };
+}
+
+function checkContracts(dir: string, trust: TrustStore): ContractRegistry {
+  const { registry } = loadContractsTrusted(dir, trust);
+  const r = registry.rejected[0];
+  if (r !== undefined) {
+    throw new Error(
+      `${registry.rejected.length} contract(s) rejected; first: ${r.file}: ${r.code}: ${r.message}`,
+    );
+  }
+  return registry;
+}
+
+function pinSummary(loaded: LoadedSidecarConfig): TrustSummary["pins"] {
+  const t = loaded.config.trust;
+  const policy = t?.pin_policy ?? "tofu";
+  if (t?.pins === undefined) return { path: null, entries: 0, policy };
+  const path = resolve(loaded.baseDir, t.pins);
+  if (!existsSync(path)) return { path, entries: 0, policy };
+  return { path, entries: PinStore.open(path).entries().length, policy };
 }
 
 export interface CheckProblem {
@@ -196,6 +171,8 @@ export interface CheckReport {
     /** How new entries will be signed (journal.signatures). */
     journalSignatures: JournalSignatureMode;
     journalEntries?: number;
+    /** The contract trust store (`trust:`): mode, keys, pins, revocations. */
+    trust?: TrustSummary;
   };
 }
 
@@ -226,8 +203,16 @@ export async function checkSidecarConfig(loaded: LoadedSidecarConfig): Promise<C
   const signer = attempt("journal.key", () => loadJournalKey(loaded));
   const bundle = attempt("policies", () => loadPolicyBundle(c.policies));
   if (bundle) summary.policyBundleHash = bundle.policyBundleHash;
-  if (c.contracts !== undefined) {
-    const reg = attempt("contracts", () => loadContracts(c.contracts));
+  // --check writes nothing: signatures are verified, pins are read elsewhere but not written here.
+  const trust = attempt("trust", () =>
+    TrustStore.fromConfig(c.trust === undefined ? undefined : { ...c.trust, pins: undefined }, {
+      baseDir: loaded.baseDir,
+    }),
+  );
+  if (trust) summary.trust = { ...trust.summary(), pins: pinSummary(loaded) };
+  if (c.contracts !== undefined && trust) {
+    const dir = c.contracts;
+    const reg = attempt("contracts", () => checkContracts(dir, trust));
     if (reg) summary.contracts = reg.names();
   }
   if (c.tls) {

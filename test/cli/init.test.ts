@@ -142,6 +142,35 @@ describe("warden init: from nothing to a governed call", () => {
     }
   });
 
+  it("signs the starter contracts and enforces it: a tampered starter contract stops the sidecar from starting", async () => {
+    const dep = join(tmp(), "signed");
+    const res = await init(dep);
+    expect(mode(join(dep, "keys", "contracts.pem"))).toBe(0o600);
+    expect(readFileSync(res.config, "utf8")).toMatch(/trust:\n {2}mode: enforce/);
+    const check = await runCli("sidecar", "--config", res.config, "--check", "--json");
+    expect(check.code).toBe(0);
+    expect(JSON.parse(check.out).summary.trust).toMatchObject({ mode: "enforce", keys: 1 });
+    expect((await runCli("sidecar", "--config", res.config, "--check")).out).toMatch(
+      /trust {8}enforce \(1 key/,
+    );
+
+    // The attack: widen what the echo tool may print (max_length 200 -> 20000) after signing.
+    const file = join(dep, "contracts", "echo.clad.toml");
+    const original = readFileSync(file, "utf8");
+    const tampered = original.replace("max_length = 200", "max_length = 20000");
+    expect(tampered).not.toBe(original);
+    writeFileSync(file, tampered);
+    await expect(openSidecarRuntime(loadSidecarConfig(res.config))).rejects.toMatchObject({
+      code: "ERR_TOOL_REGISTRY_UNVERIFIED",
+    });
+    const start = await runCli("sidecar", "--config", res.config, "--port", "0");
+    expect(start.code).toBe(2);
+    expect(start.err).toContain("ERR_TOOL_REGISTRY_UNVERIFIED");
+    const checked = await runCli("sidecar", "--config", res.config, "--check");
+    expect(checked.code).toBe(2);
+    expect(checked.err).toContain("ERR_TOOL_REGISTRY_UNVERIFIED");
+  });
+
   it("prints each token once, stores neither, and prints the exact next commands", async () => {
     const dep = join(tmp(), "human");
     const r = await runCli("init", dep, "--port", "18080");

@@ -14,6 +14,7 @@ const ALLOWED: Record<string, string[]> = {
   journal: ["contracts", "crypto"],
   gate: ["contracts", "crypto", "tools", "context", "policy", "journal"],
   executors: ["contracts", "crypto", "tools", "journal", "gate"],
+  runtime: ["contracts", "crypto", "tools", "context", "policy", "journal", "gate", "executors"],
 };
 
 function files(dir: string): string[] {

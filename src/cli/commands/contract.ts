@@ -20,6 +20,7 @@ import {
 } from "../../tools/index.js";
 import { type CliContext, EXIT, readJsonFile } from "../io.js";
 import { registerContractIntegrity } from "./contract-integrity.js";
+import { SUMMARY } from "./summaries.js";
 
 const MAX_ARGS_JSON = 256 * 1024;
 
@@ -50,9 +51,7 @@ function reportFailure(
 }
 
 export function registerContract(program: Command, ctx: CliContext): void {
-  const group = program
-    .command("contract")
-    .description("tool contracts: validate, check, schema, sign, verify");
+  const group = program.command("contract").description(SUMMARY.contract);
 
   group
     .command("validate")

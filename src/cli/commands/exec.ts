@@ -5,24 +5,22 @@
 // so a POST contract cannot pass as an `http`/`get` request.
 // Exit codes: 0 the call ran and succeeded; 1 denied, or refused/failed at execution; 2 bad input.
 import type { Command } from "commander";
-import { CliError, GateRequest, uuidv7 } from "../../contracts/index.js";
+import { CliError, GateRequest, isPlainObject, uuidv7 } from "../../contracts/index.js";
 import { faultOf, ticketOf } from "../../gate/index.js";
 import { journalSummary } from "../agent-run.js";
 import { type CliContext, EXIT, readJsonFile } from "../io.js";
 import { openRuntime, type Runtime, type RuntimeResult } from "../runtime.js";
 import { addRuntimeOptions, type RuntimeFlags, runtimeOptions } from "./run.js";
+import { SUMMARY } from "./summaries.js";
 
 interface ExecFlags extends RuntimeFlags {
   call: string;
 }
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
 /** The call file completed from configuration and the tool's contract, then parsed as a GateRequest. */
 export function completeCall(raw: unknown, rt: Pick<Runtime, "principalId" | "classify">): GateRequest {
-  if (!isRecord(raw)) throw new CliError("ERR_CLI_INPUT", "the call must be a JSON object (a GateRequest)");
+  if (!isPlainObject(raw))
+    throw new CliError("ERR_CLI_INPUT", "the call must be a JSON object (a GateRequest)");
   if (typeof raw.tool !== "string")
     throw new CliError("ERR_CLI_INPUT", "the call must name a tool (a contract or a built-in file tool)");
   if (raw.principalId !== undefined && raw.principalId !== rt.principalId) {
@@ -67,11 +65,7 @@ function resultView(r: RuntimeResult) {
 }
 
 export function registerExec(program: Command, ctx: CliContext): void {
-  addRuntimeOptions(
-    program
-      .command("exec")
-      .description("gate and execute one call; print the decision and the evidence envelope as JSON"),
-  )
+  addRuntimeOptions(program.command("exec").description(SUMMARY.exec))
     .requiredOption("--call <file>", "the call: a GateRequest JSON naming a tool")
     .action(async (f: ExecFlags) => {
       const raw = readJsonFile(f.call);

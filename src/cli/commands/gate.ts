@@ -5,7 +5,7 @@
 import { dirname, resolve } from "node:path";
 import type { Command } from "commander";
 import { z } from "zod";
-import { createSessionStore } from "../../context/index.js";
+import { MemoryPrincipalStateStore } from "../../context/index.js";
 import {
   CliError,
   DECISIONS,
@@ -18,16 +18,16 @@ import {
 import { generateKeyPair, loadPrivateKeyFile } from "../../crypto/index.js";
 import {
   faultOf,
-  Gate,
+  type Gate,
   type GateOutcome,
   type LoadedGateConfig,
   loadGateConfig,
   parseGateConfig,
 } from "../../gate/index.js";
-import { openJournal, SqliteJournalStore } from "../../journal/index.js";
-import { loadPolicyBundle } from "../../policy/index.js";
-import { ContractRegistry } from "../../tools/index.js";
+import { composeRuntime, type Runtime } from "../../runtime/index.js";
 import { type CliContext, EXIT, readJsonFile, readTextFile } from "../io.js";
+import { addOptions, defineOptions, type OptionsOf } from "../options.js";
+import { SUMMARY } from "./summaries.js";
 
 const MAX_SESSION_BYTES = 16 * 1024 * 1024;
 
@@ -126,45 +126,79 @@ function mismatch(expect: z.infer<typeof Expect>, line: DecisionLine): string | 
   return undefined;
 }
 
-interface GateCliOptions {
-  policy?: string[];
-  request?: string;
-  session?: string;
-  config?: string;
-  contracts?: string;
-  db?: string;
-  key?: string;
-  check?: boolean;
-}
+const GATE_OPTIONS = defineOptions({
+  policy: {
+    flags: "--policy <file...>",
+    description: "policy files (.yaml/.yml/.json rules, .cedar)",
+    kind: "values",
+  },
+  request: { flags: "--request <file>", description: "a GateRequest JSON file", kind: "value" },
+  session: {
+    flags: "--session <file>",
+    description:
+      'a JSONL session: {"call": GateRequest, "expect"?} or {"result": {taintLabels, data}} per line',
+    kind: "value",
+  },
+  config: {
+    flags: "--config <file>",
+    description:
+      "gate configuration (principals, roles, capabilities, context); default: any principal, no roles",
+    kind: "value",
+  },
+  contracts: {
+    flags: "--contracts <dir>",
+    description: "directory of *.clad.toml tool contracts for requests that name a tool",
+    kind: "value",
+  },
+  db: {
+    flags: "--db <file>",
+    description: "journal the decisions to this SQLite file (with --key); default: an in-memory journal",
+    kind: "value",
+  },
+  key: { flags: "--key <file>", description: "Ed25519 private key that signs the journal", kind: "value" },
+  check: {
+    flags: "--check",
+    description: "compare decisions with the session's `expect` fields; exit 1 on any mismatch",
+    kind: "flag",
+  },
+});
+type GateCliOptions = OptionsOf<typeof GATE_OPTIONS>;
 
+/**
+ * The runtime behind `warden gate`, from the composition root. Principal state stays in
+ * memory: replaying a scenario is a what-if and must not quarantine anyone for real.
+ */
 async function buildGate(
   policies: string[],
   cfg: LoadedGateConfig | undefined,
   o: GateCliOptions,
-): Promise<Gate> {
+): Promise<Runtime> {
   if (policies.length === 0) throw new CliError("ERR_CLI_USAGE", "at least one --policy FILE is required");
-  const policy = loadPolicyBundle(policies);
   if (o.db !== undefined && o.key === undefined) {
     throw new CliError("ERR_CLI_USAGE", "--db needs --key (the journal's Ed25519 private key)");
   }
   const signer = o.key !== undefined ? loadPrivateKeyFile(o.key) : generateKeyPair("ed25519");
-  const journal = await openJournal({ store: SqliteJournalStore.open(o.db ?? ":memory:"), signer });
-  return new Gate({
-    policy,
-    journal,
-    signer,
-    // Without a configuration every principal is known, with no roles and no capability limits.
-    principals: cfg ? cfg.principals : (id) => ({ id, roles: [] }),
-    sessions: createSessionStore(cfg?.context ?? {}),
-    ...(o.contracts !== undefined ? { contracts: ContractRegistry.load(o.contracts) } : {}),
-    ...(cfg
-      ? {
-          tenantId: cfg.config.tenant,
-          environment: cfg.config.environment,
-          requireContract: cfg.config.requireContract,
-        }
-      : {}),
-  });
+  return composeRuntime(
+    {
+      policy: policies,
+      // Contracts here are for classification only: loaded as the registry loads them.
+      ...(o.contracts !== undefined ? { contracts: { dir: o.contracts } } : {}),
+      journal: { path: o.db ?? ":memory:", signer },
+      gate: {
+        // Without a configuration every principal is known, with no roles and no capability limits.
+        principals: cfg ? cfg.principals : (id) => ({ id, roles: [] }),
+        ...(cfg?.context !== undefined ? { context: cfg.context } : {}),
+        ...(cfg
+          ? {
+              tenantId: cfg.config.tenant,
+              environment: cfg.config.environment,
+              requireContract: cfg.config.requireContract,
+            }
+          : {}),
+      },
+    },
+    { principalStore: new MemoryPrincipalStateStore() },
+  );
 }
 
 async function runSession(ctx: CliContext, o: GateCliOptions): Promise<void> {
@@ -179,7 +213,21 @@ async function runSession(ctx: CliContext, o: GateCliOptions): Promise<void> {
       : head?.config !== undefined
         ? parseGateConfig(head.config)
         : undefined;
-  const gate = await buildGate(policies, cfg, o);
+  const rt = await buildGate(policies, cfg, o);
+  try {
+    await replay(ctx, o, path, steps, rt.gate);
+  } finally {
+    await rt.close();
+  }
+}
+
+async function replay(
+  ctx: CliContext,
+  o: GateCliOptions,
+  path: string,
+  steps: Step[],
+  gate: Gate,
+): Promise<void> {
   let lastAdmitted: DecisionId | undefined;
   let failures = 0;
   let n = 0;
@@ -223,28 +271,8 @@ async function runSession(ctx: CliContext, o: GateCliOptions): Promise<void> {
 }
 
 export function registerGate(program: Command, ctx: CliContext): void {
-  program
-    .command("gate")
-    .description(
-      "decide on one request (--request) or replay a session of calls and results (--session); executes nothing",
-    )
-    .option("--policy <file...>", "policy files (.yaml/.yml/.json rules, .cedar)")
-    .option("--request <file>", "a GateRequest JSON file")
-    .option(
-      "--session <file>",
-      'a JSONL session: {"call": GateRequest, "expect"?} or {"result": {taintLabels, data}} per line',
-    )
-    .option(
-      "--config <file>",
-      "gate configuration (principals, roles, capabilities, context); default: any principal, no roles",
-    )
-    .option("--contracts <dir>", "directory of *.clad.toml tool contracts for requests that name a tool")
-    .option(
-      "--db <file>",
-      "journal the decisions to this SQLite file (with --key); default: an in-memory journal",
-    )
-    .option("--key <file>", "Ed25519 private key that signs the journal")
-    .option("--check", "compare decisions with the session's `expect` fields; exit 1 on any mismatch")
+  addOptions(program.command("gate"), GATE_OPTIONS)
+    .description(SUMMARY.gate)
     .action(async (o: GateCliOptions) => {
       if ((o.request === undefined) === (o.session === undefined)) {
         throw new CliError("ERR_CLI_USAGE", "give exactly one of --request FILE or --session FILE");
@@ -252,8 +280,13 @@ export function registerGate(program: Command, ctx: CliContext): void {
       try {
         if (o.session !== undefined) return await runSession(ctx, o);
         const cfg = o.config !== undefined ? loadGateConfig(o.config) : undefined;
-        const gate = await buildGate(o.policy ?? [], cfg, o);
-        const outcome = await gate.evaluate(readJsonFile(o.request as string));
+        const rt = await buildGate(o.policy ?? [], cfg, o);
+        let outcome: GateOutcome;
+        try {
+          outcome = await rt.gate.evaluate(readJsonFile(o.request as string));
+        } finally {
+          await rt.close();
+        }
         const fault = faultOf(outcome);
         if (fault) throw new CliError("ERR_CLI_INPUT", `the Gate failed closed (${fault})`);
         const { step: _step, ...line } = toLine(1, outcome);

@@ -2,24 +2,45 @@
 // sidecar.yaml (fresh random tokens; only their SHA-256 hashes are stored), a starter
 // policy, two example contracts, a work directory with a sample file, and the journal
 // key in keys/ (0700; private files 0600, written exclusively), outside the work
-// directory the tools are served from. The tokens are printed once, with the exact next
-// commands. A non-empty DIR is refused (ERR_CLI_INIT_NOT_EMPTY) unless --force; --force
+// directory the tools are served from. The starter contracts are signed with a contract
+// key generated beside it (P-256, 0600), and the configuration enforces those signatures
+// (`trust: { mode: enforce }`), so a changed contract stops the sidecar from starting.
+// The tokens are printed once, with the exact next commands. A non-empty DIR is refused (ERR_CLI_INIT_NOT_EMPTY) unless --force; --force
 // rewrites the starter files and tokens but keeps an existing key (and so the journal).
 import { chmodSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { basename, join, relative, resolve } from "node:path";
 import type { Command } from "commander";
 import { CliError } from "../../contracts/index.js";
-import { generateKeyPair, keyFilePaths, loadPrivateKeyFile, saveKeyPair } from "../../crypto/index.js";
+import {
+  generateKeyPair,
+  type KeyPair,
+  keyFilePaths,
+  loadPrivateKeyFile,
+  saveKeyPair,
+} from "../../crypto/index.js";
 import { generateToken, hashToken } from "../../server/index.js";
+import { loadContract, signContractFile } from "../../tools/index.js";
 import { SAMPLE_FILE, STARTER, STARTER_CONTRACTS, STARTER_POLICY, sidecarYaml } from "../init-files.js";
 import type { CliContext } from "../io.js";
+import { addOptions, defineOptions, type OptionsOf } from "../options.js";
+import { SUMMARY } from "./summaries.js";
 
-interface InitFlags {
-  force?: boolean;
-  port?: string;
-  shell?: boolean;
-  json?: boolean;
-}
+const INIT_OPTIONS = defineOptions({
+  force: {
+    flags: "--force",
+    description: "write into a non-empty directory (rewrites the starter files; keeps an existing key)",
+    kind: "flag",
+  },
+  port: { flags: "--port <port>", description: "port the sidecar listens on (default 8787)", kind: "value" },
+  shell: {
+    flags: "--shell",
+    description:
+      'print only shell lines (tokens as exports, the rest as comments): eval "$(warden init DIR --shell)"',
+    kind: "flag",
+  },
+  json: { flags: "--json", description: "print the result as JSON", kind: "flag" },
+});
+type InitFlags = OptionsOf<typeof INIT_OPTIONS>;
 
 export interface InitResult {
   dir: string;
@@ -57,6 +78,29 @@ function journalKey(dir: string): { keyId: string; created: boolean; publicKey: 
   const pair = generateKeyPair("ed25519");
   saveKeyPair(pair, keys, { name: STARTER.keyName });
   return { keyId: pair.keyId, created: true, publicKey: paths.publicPem };
+}
+
+/** The contract-signing key in DIR/keys (P-256, 0600): created, or with --force kept. */
+function contractKey(dir: string): KeyPair {
+  const keys = join(dir, STARTER.keys);
+  const paths = keyFilePaths(keys, STARTER.contractKeyName);
+  if (existsSync(paths.privatePem)) return loadPrivateKeyFile(paths.privatePem);
+  const pair = generateKeyPair("p256");
+  saveKeyPair(pair, keys, { name: STARTER.contractKeyName });
+  return pair;
+}
+
+/** Signs every starter contract with the deployment's contract key (a .sig.json beside each). */
+function signStarterContracts(dir: string, key: KeyPair): void {
+  for (const name of Object.keys(STARTER_CONTRACTS)) {
+    const file = join(dir, STARTER.contracts, name);
+    const loaded = loadContract(file);
+    if (!loaded.ok) throw new CliError("ERR_CLI_INPUT", `starter contract ${name}: ${loaded.message}`);
+    signContractFile(loaded.tool.contract, file, {
+      privateKey: key.privateKey,
+      domain: STARTER.contractDomain,
+    });
+  }
 }
 
 function writeStarterFiles(dir: string, port: number, tokens: InitResult["tokens"]): void {
@@ -115,6 +159,7 @@ function render(r: InitResult, shell: boolean): string {
     `  ${STARTER.contracts}/     ${Object.keys(STARTER_CONTRACTS).join(", ")}`,
     `  ${STARTER.work}/          the tools' work directory (${SAMPLE_FILE.name})`,
     `  ${STARTER.keys}/          journal key ${r.keyId} (${r.keyCreated ? "new" : "kept"}; directory 0700, private files 0600), outside ${STARTER.work}/`,
+    `                 and ${STARTER.contractKeyName}.pem, the key that signed the contracts (trust mode enforce)`,
     `  ${STARTER.journal}     the signed journal, created (0600) when the sidecar first starts`,
   ];
   if (shell) {
@@ -129,17 +174,9 @@ function render(r: InitResult, shell: boolean): string {
 }
 
 export function registerInit(program: Command, ctx: CliContext): void {
-  program
-    .command("init")
-    .description("write a working starter sidecar deployment (config, keys, policy, contracts, work dir)")
+  addOptions(program.command("init"), INIT_OPTIONS)
+    .description(SUMMARY.init)
     .argument("[dir]", "directory to create or fill (must be empty unless --force)", ".")
-    .option("--force", "write into a non-empty directory (rewrites the starter files; keeps an existing key)")
-    .option("--port <port>", "port the sidecar listens on (default 8787)")
-    .option(
-      "--shell",
-      'print only shell lines (tokens as exports, the rest as comments): eval "$(warden init DIR --shell)"',
-    )
-    .option("--json", "print the result as JSON")
     .action((dirArg: string, opts: InitFlags) => {
       let port = 8787;
       if (opts.port !== undefined) {
@@ -155,6 +192,7 @@ export function registerInit(program: Command, ctx: CliContext): void {
       const key = journalKey(dir);
       const tokens = { agent: generateToken(), operator: generateToken() };
       writeStarterFiles(dir, port, tokens);
+      signStarterContracts(dir, contractKey(dir));
       const result: InitResult = {
         dir,
         config: join(dir, STARTER.config),

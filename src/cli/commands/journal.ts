@@ -20,6 +20,7 @@ import {
   verifyJournal,
 } from "../../journal/index.js";
 import { type CliContext, EXIT, readJsonFile } from "../io.js";
+import { SUMMARY } from "./summaries.js";
 
 const SQLITE_MAGIC = "SQLite format 3\0";
 /** Above this many entries verification uses worker threads and shows progress. */
@@ -127,7 +128,7 @@ function decisionOf(e: JournalEntry): string | undefined {
 }
 
 export function registerJournal(program: Command, ctx: CliContext): void {
-  const journal = program.command("journal").description("the signed, hash-chained evidence journal");
+  const journal = program.command("journal").description(SUMMARY.journal);
 
   journal
     .command("append")

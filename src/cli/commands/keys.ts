@@ -11,9 +11,10 @@ import {
   saveKeyPair,
 } from "../../crypto/index.js";
 import type { CliContext } from "../io.js";
+import { SUMMARY } from "./summaries.js";
 
 export function registerKeys(program: Command, ctx: CliContext): void {
-  const keys = program.command("keys").description("generate and inspect key pairs");
+  const keys = program.command("keys").description(SUMMARY.keys);
   keys
     .command("generate")
     .description("generate a key pair and write it as PEM and JWK files (private files mode 0600)")

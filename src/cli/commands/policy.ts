@@ -11,6 +11,7 @@ import {
   type PolicySessionFacts,
 } from "../../policy/index.js";
 import { type CliContext, EXIT, readJsonFile } from "../io.js";
+import { SUMMARY } from "./summaries.js";
 
 const Name = z.string().min(1).max(128);
 const Counters = z.strictObject(
@@ -170,7 +171,7 @@ function formatExplanation(e: PolicyExplanation): string {
 }
 
 export function registerPolicy(program: Command, ctx: CliContext): void {
-  const policy = program.command("policy").description("validate policy files and explain decisions");
+  const policy = program.command("policy").description(SUMMARY.policy);
   policy
     .command("validate")
     .description("load each policy file (.yaml/.yml/.json rules, .cedar) and report errors with codes")

@@ -10,6 +10,7 @@ import { type ModelAdapter, OpenAICompatibleAdapter, ScriptedAdapter } from "../
 import { formatStep, journalSummary, runAgent } from "../agent-run.js";
 import { type CliContext, EXIT } from "../io.js";
 import { openRuntime, type Runtime, type RuntimeOptions } from "../runtime.js";
+import { SUMMARY } from "./summaries.js";
 
 function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
@@ -107,10 +108,7 @@ function modelFrom(f: RunFlags): ModelAdapter {
 
 export function registerRun(program: Command, ctx: CliContext): void {
   addRuntimeOptions(
-    program
-      .command("run")
-      .description("run a governed agent on a task and print each step (proposal, decision, evidence)")
-      .argument("<task>", "the user's task (trusted input)"),
+    program.command("run").description(SUMMARY.run).argument("<task>", "the user's task (trusted input)"),
   )
     .option("--model-url <url>", "OpenAI-compatible base URL, e.g. http://127.0.0.1:11434/v1")
     .option("--model <name>", "model name for --model-url")

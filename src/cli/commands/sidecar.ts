@@ -17,28 +17,43 @@ import {
   startSidecar,
 } from "../../server/index.js";
 import { type CliContext, EXIT } from "../io.js";
+import { addOptions, defineOptions, type OptionsOf } from "../options.js";
+import { SUMMARY } from "./summaries.js";
 
-interface SidecarFlags {
-  config?: string;
-  check?: boolean;
-  newToken?: boolean;
-  initKeys?: boolean;
-  host?: string;
-  port?: string;
-  json?: boolean;
-}
+const SIDECAR_OPTIONS = defineOptions({
+  config: { flags: "--config <file>", description: "sidecar configuration (YAML or JSON)", kind: "value" },
+  check: {
+    flags: "--check",
+    description: "validate the configuration (files, keys, policies, contracts) and exit",
+    kind: "flag",
+  },
+  newToken: {
+    flags: "--new-token",
+    description: "print a new bearer token and the sha256 hash to configure for it",
+    kind: "flag",
+  },
+  initKeys: {
+    flags: "--init-keys",
+    description: "create the configured journal key if it does not exist yet (0600), then start",
+    kind: "flag",
+  },
+  host: {
+    flags: "--host <host>",
+    description: "listen address (overrides the configuration)",
+    kind: "value",
+  },
+  port: {
+    flags: "--port <port>",
+    description: "listen port (overrides the configuration; 0 picks a free one)",
+    kind: "value",
+  },
+  json: { flags: "--json", description: "machine-readable output for --check and --new-token", kind: "flag" },
+});
+type SidecarFlags = OptionsOf<typeof SIDECAR_OPTIONS>;
 
 export function registerSidecar(program: Command, ctx: CliContext): void {
-  program
-    .command("sidecar")
-    .description("run the sidecar HTTP server: agents reach their tools only through it")
-    .option("--config <file>", "sidecar configuration (YAML or JSON)")
-    .option("--check", "validate the configuration (files, keys, policies, contracts) and exit")
-    .option("--new-token", "print a new bearer token and the sha256 hash to configure for it")
-    .option("--init-keys", "create the configured journal key if it does not exist yet (0600), then start")
-    .option("--host <host>", "listen address (overrides the configuration)")
-    .option("--port <port>", "listen port (overrides the configuration; 0 picks a free one)")
-    .option("--json", "machine-readable output for --check and --new-token")
+  addOptions(program.command("sidecar"), SIDECAR_OPTIONS)
+    .description(SUMMARY.sidecar)
     .action(async (opts: SidecarFlags) => {
       if (opts.newToken) {
         const token = generateToken();
@@ -73,7 +88,8 @@ export function registerSidecar(program: Command, ctx: CliContext): void {
               `contracts    ${s.contracts.join(", ") || "-"}\nprincipals   ${s.principals.join(", ")}\n` +
               `approvers    ${s.approvers.join(", ") || "-"}\njournal      ${s.journal}` +
               `${s.journalEntries !== undefined ? ` (${s.journalEntries} entries)` : " (new)"}\n` +
-              `signatures   ${s.journalSignatures}\n`,
+              `signatures   ${s.journalSignatures}\n` +
+              `trust        ${s.trust === undefined ? "-" : `${s.trust.mode} (${s.trust.keys} key(s), ${s.trust.revocations} revoked, pins ${s.trust.pins.path ?? "-"})`}\n`,
           );
         } else {
           for (const p of report.problems) ctx.io.err(`warden: ${p.what}: ${p.message}\n`);

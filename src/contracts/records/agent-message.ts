@@ -1,10 +1,12 @@
 // AgentMessageEnvelope (DARE "Control Plane Contracts"; GATE
 // multi_agent_envelope.schema.json): signed, nonce-protected, expiring envelope for
 // agent-to-agent messages. payload_hash must be the hash of the payload it travels with.
+
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import { canonicalBytes, type Sha256Hash, sha256Of } from "../canonical-json.js";
 import { uuidv7 } from "../ids.js";
+import { isoTime } from "../values.js";
 import {
   addWardenIssue,
   checkBuilt,
@@ -159,7 +161,7 @@ export function buildAgentMessage(input: BuildAgentMessageInput): AgentMessageEn
       version: "1.0" as const,
       ...(protocol.capabilities !== undefined ? { capabilities: protocol.capabilities } : {}),
       nonce: protocol.nonce ?? newNonce(),
-      expires_at: protocol.expires_at ?? new Date(Date.parse(time) + DEFAULT_MESSAGE_TTL_MS).toISOString(),
+      expires_at: protocol.expires_at ?? isoTime(Date.parse(time) + DEFAULT_MESSAGE_TTL_MS),
     },
     payload,
     hashes: { payload_hash: sha256Of(payload) },

@@ -1,10 +1,12 @@
 // Field types shared by every DARE/GATE wire record. Patterns come from the ids
 // and canonical-json modules so that a value a builder produces is always a value
 // the schema accepts, and the JSON Schema export carries the same patterns.
+
 import { z } from "zod";
 import { SHA256_HASH_PATTERN, type Sha256Hash, sha256Of } from "../canonical-json.js";
 import { ContractError, ERROR_CODES, WardenError, type WardenErrorCode } from "../errors.js";
 import { SPAN_ID_PATTERN, TRACE_ID_PATTERN, UUID_PATTERN } from "../ids.js";
+import { isoTime } from "../values.js";
 
 /** DARE is the original name of the specification, GATE its published name. */
 export type Namespace = "dare" | "gate";
@@ -114,7 +116,7 @@ export function hashOrIssue(value: unknown, ctx: RefinementCtx, path: PropertyKe
 
 /** RFC 3339 UTC "now" with millisecond precision, as builders write it. */
 export function nowTimestamp(now: Date = new Date()): string {
-  return now.toISOString();
+  return isoTime(now);
 }
 
 export interface RecordIssue {

@@ -4,8 +4,10 @@
 // size-limited zod schema; unknown fields are kept (SchemaPin adds fields between
 // versions) but never interpreted. Revocation is by key fingerprint and fails closed:
 // a malformed revocation document is an error, never "nothing revoked".
+
 import { createPublicKey, type KeyObject } from "node:crypto";
 import { z } from "zod";
+import { isoTime } from "../../contracts/index.js";
 import { fingerprintOf, keyIdOf } from "../../crypto/index.js";
 import { attempt, fail, type IntegrityResult } from "./result.js";
 import { assertP256 } from "./signature.js";
@@ -179,7 +181,7 @@ export function buildRevocationDocument(
   revoked: readonly { fingerprint: string; reason: RevocationReason; revokedAt?: string }[],
   now: Date = new Date(),
 ): Record<string, unknown> {
-  const at = now.toISOString();
+  const at = isoTime(now);
   return {
     schemapin_version: "1.2",
     domain,

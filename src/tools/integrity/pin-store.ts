@@ -7,7 +7,7 @@
 // SchemaPin's own KeyPinStore JSON ({"tool@domain": "sha256:..."}) is read as well.
 import { readFileSync, statSync } from "node:fs";
 import { z } from "zod";
-import { IntegrityError, parseStrictJson } from "../../contracts/index.js";
+import { IntegrityError, isoTime, parseStrictJson } from "../../contracts/index.js";
 import { writeFileAtomic } from "./atomic-write.js";
 import { fail } from "./result.js";
 
@@ -159,7 +159,7 @@ export class PinStore {
       toolId,
       domain,
       fingerprint: fp,
-      pinnedAt: (options.now ?? new Date()).toISOString(),
+      pinnedAt: isoTime(options.now ?? new Date()),
     });
     if (this.path !== undefined) this.save();
   }

@@ -8,7 +8,7 @@
 import type { KeyObject } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
 import { z } from "zod";
-import { IntegrityError, parseStrictJson, sha256Hex } from "../../contracts/index.js";
+import { IntegrityError, isoTime, parseStrictJson, sha256Hex } from "../../contracts/index.js";
 import { fingerprintOf, keyIdOf } from "../../crypto/index.js";
 import { writeFileAtomic } from "./atomic-write.js";
 import { SCHEMAPIN_CANONICALIZATION, schemapinCanonicalBytes } from "./canonical.js";
@@ -59,7 +59,7 @@ export function signCanonicalContract(
     signature: signSchemaPin(options.privateKey, canonical, "double"),
     signer_fingerprint: fingerprintOf(options.privateKey),
     signer_kid: keyIdOf(options.privateKey),
-    signed_at: (options.now ?? new Date()).toISOString(),
+    signed_at: isoTime(options.now ?? new Date()),
   };
   const ok = SignatureFileSchema.safeParse(file);
   if (!ok.success)

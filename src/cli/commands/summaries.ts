@@ -1,0 +1,18 @@
+// The one line each top-level command shows in `warden --help`. The command modules use
+// it as their description and main.ts lists it without importing them, so the root help
+// starts without loading any layer.
+export const SUMMARY = {
+  keys: "generate and inspect key pairs",
+  journal: "the signed, hash-chained evidence journal",
+  canon: "print the RFC 8785 canonical JSON of a JSON file",
+  hash: "print sha256:<hex> of the canonical JSON of a JSON file",
+  contract: "tool contracts: validate, check, schema, sign, verify",
+  policy: "validate policy files and explain decisions",
+  run: "run a governed agent on a task and print each step (proposal, decision, evidence)",
+  exec: "gate and execute one call; print the decision and the evidence envelope as JSON",
+  gate: "decide on one request (--request) or replay a session of calls and results (--session); executes nothing",
+  sidecar: "run the sidecar HTTP server: agents reach their tools only through it",
+  init: "write a working starter sidecar deployment (config, keys, policy, contracts, work dir)",
+} as const;
+
+export type CommandName = keyof typeof SUMMARY;

@@ -1,0 +1,245 @@
+// The composition root: the one place that turns a RuntimeConfig into live objects —
+// the policy engine, the signed journal, the trust store and the contracts it admits,
+// the session store with its persisted principal state, the Gate, the executors' shared
+// dependencies (journal, circuit breakers, DARE facts) and the clock. The sidecar, the
+// CLI (`exec`, `run`, `gate`, the demo) and the ORGA loop all start here; so must every
+// later entry point. Start-up is fail closed: anything that cannot be loaded stops it
+// with a coded error and leaves nothing open; a refused contract load is journaled first.
+import { closeSync, openSync } from "node:fs";
+import {
+  createSessionStore,
+  MemoryPrincipalStateStore,
+  type PrincipalStateStore,
+  type Session,
+  type SessionStore,
+  type StartRunOptions,
+} from "../context/index.js";
+import type { KeyPair } from "../crypto/index.js";
+import {
+  BreakerRegistry,
+  type ExecutorDeps,
+  journalBreakerTransitions,
+  registerExecutorEventTypes,
+} from "../executors/index.js";
+import { DeferQueue, Gate, type GatePolicy, InProcessApprovals } from "../gate/index.js";
+import { defaultEventTypes, type Journal, openJournal, SqliteJournalStore } from "../journal/index.js";
+import { loadPolicyBundle } from "../policy/index.js";
+import type { ContractRegistry, TrustStore } from "../tools/index.js";
+import type { RuntimeConfig, RuntimeDeps } from "./config.js";
+import { loadContracts } from "./contracts.js";
+import { evictedBody, RUN_EVICTED_EVENT, registerRuntimeEventTypes } from "./events.js";
+import { SqlitePrincipalStateStore } from "./principal-store.js";
+
+export interface Runtime {
+  readonly gate: Gate;
+  readonly journal: Journal;
+  readonly store: SqliteJournalStore;
+  readonly sessions: SessionStore;
+  readonly approvals: InProcessApprovals;
+  readonly policy: GatePolicy;
+  readonly signer: KeyPair;
+  /** The registry the trust store admitted (undefined when no contract directory is configured). */
+  readonly contracts: ContractRegistry | undefined;
+  /** Manifests that were not registered (trust mode off only; enforce refuses to start). */
+  readonly contractsRejected: readonly { file: string; code: string; message: string }[];
+  readonly trust: TrustStore;
+  readonly breakers: BreakerRegistry;
+  /** What every executor of this runtime is built with. */
+  readonly executorDeps: ExecutorDeps;
+  readonly clock: () => number;
+  /** Starts a run bound to an authenticated principal (loads its persisted state first). */
+  startRun(principalId: string, options?: StartRunOptions): Promise<Session>;
+  /** Flushes principal state and queued journal appends, then closes every store. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** A journal file that does not exist yet is created empty with mode 0600. */
+function createPrivateFile(path: string): void {
+  if (path === ":memory:") return;
+  try {
+    closeSync(openSync(path, "wx", 0o600));
+  } catch {
+    // It exists (kept as it is), or it cannot be created: the store's open reports that.
+  }
+}
+
+async function openJournalStore(
+  c: RuntimeConfig["journal"],
+): Promise<{ store: SqliteJournalStore; journal: Journal }> {
+  createPrivateFile(c.path);
+  const store = SqliteJournalStore.open(
+    c.path,
+    c.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: c.busyTimeoutMs },
+  );
+  try {
+    const journal = await openJournal({
+      store,
+      signer: c.signer,
+      ...(c.signatureMode !== undefined ? { signatureMode: c.signatureMode } : {}),
+      ...(c.signingWorkers !== undefined ? { signingWorkers: c.signingWorkers } : {}),
+    });
+    return { store, journal };
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+}
+
+function principalStore(config: RuntimeConfig, deps: RuntimeDeps): PrincipalStateStore & { close?(): void } {
+  if (deps.principalStore !== undefined) return deps.principalStore;
+  const path =
+    config.principalState ??
+    (config.journal.path === ":memory:" ? undefined : `${config.journal.path}.principals.db`);
+  return path === undefined ? new MemoryPrincipalStateStore() : SqlitePrincipalStateStore.open(path);
+}
+
+interface Opened {
+  store: SqliteJournalStore;
+  journal: Journal;
+  principals: PrincipalStateStore & { close?(): void };
+}
+
+async function closeOpened(o: Opened): Promise<void> {
+  try {
+    await o.journal.close();
+  } finally {
+    await o.store.close();
+    o.principals.close?.();
+  }
+}
+
+/** Builds a runtime. Throws coded errors for bad configuration, leaving nothing open. */
+export async function composeRuntime(config: RuntimeConfig, deps: RuntimeDeps = {}): Promise<Runtime> {
+  registerExecutorEventTypes(defaultEventTypes);
+  registerRuntimeEventTypes(defaultEventTypes);
+  const policy: GatePolicy =
+    deps.policy ??
+    (Array.isArray(config.policy)
+      ? loadPolicyBundle(config.policy as readonly string[])
+      : (config.policy as GatePolicy));
+  const { store, journal } = await openJournalStore(config.journal);
+  let opened: Opened = { store, journal, principals: new MemoryPrincipalStateStore() };
+  try {
+    opened = { store, journal, principals: principalStore(config, deps) };
+    return await wire(config, deps, policy, opened);
+  } catch (err) {
+    await closeOpened(opened);
+    throw err;
+  }
+}
+
+interface Sessions {
+  sessions: SessionStore;
+  /** Eviction entries still being appended (close() waits for them). */
+  evictions: Set<Promise<unknown>>;
+}
+
+/** The session store: persisted principal state, and every idle eviction journaled. */
+async function openSessions(config: RuntimeConfig, o: Opened, clock: () => number): Promise<Sessions> {
+  const evictions = new Set<Promise<unknown>>();
+  const sessions = createSessionStore(config.gate.context ?? {}, {
+    clock,
+    principalStore: o.principals,
+    onEvict(run) {
+      // The run is gone either way (eviction protects memory, not access); an entry the
+      // journal refuses is not retried, and close() waits for the ones in flight.
+      const p = o.journal
+        .append({ type: RUN_EVICTED_EVENT, run_id: run.runId, body: evictedBody(run) })
+        .catch(() => undefined);
+      evictions.add(p);
+      void p.finally(() => evictions.delete(p));
+    },
+  });
+  const principals = config.gate.principals;
+  // Known principals' persisted state is in force before their first call, whichever way it arrives.
+  if (typeof principals !== "function")
+    for (const id of Object.keys(principals)) await sessions.principals.load(id);
+  return { sessions, evictions };
+}
+
+function gateFor(
+  config: RuntimeConfig,
+  policy: GatePolicy,
+  parts: { journal: Journal; sessions: SessionStore; approvals: InProcessApprovals; clock: () => number },
+  registry: ContractRegistry | undefined,
+): Gate {
+  const g = config.gate;
+  const contracts = g.contractLookup ? g.contractLookup(registry) : registry;
+  return new Gate({
+    policy,
+    journal: parts.journal,
+    signer: config.journal.signer,
+    principals: g.principals,
+    ...(contracts !== undefined ? { contracts } : {}),
+    ...(g.classify ? { classify: g.classify } : {}),
+    ...(g.requireContract !== undefined ? { requireContract: g.requireContract } : {}),
+    sessions: parts.sessions,
+    approvals: parts.approvals,
+    ...(g.approvals
+      ? { defer: new DeferQueue(g.approvals.maxDeferred, g.approvals.maxDeferredPerPrincipal) }
+      : {}),
+    ...(g.tenantId !== undefined ? { tenantId: g.tenantId } : {}),
+    ...(g.environment !== undefined ? { environment: g.environment } : {}),
+    clock: parts.clock,
+  });
+}
+
+function executorDepsFor(
+  config: RuntimeConfig,
+  policy: GatePolicy,
+  journal: Journal,
+  breakers: BreakerRegistry,
+): ExecutorDeps {
+  return {
+    journal,
+    breakers,
+    ...(config.agentId !== undefined ? { agentId: config.agentId } : {}),
+    dare: {
+      tenantId: config.gate.tenantId ?? "default",
+      environment: config.gate.environment ?? "dev",
+      policyBundleHash: policy.policyBundleHash,
+    },
+  };
+}
+
+async function wire(
+  config: RuntimeConfig,
+  deps: RuntimeDeps,
+  policy: GatePolicy,
+  o: Opened,
+): Promise<Runtime> {
+  const { journal, store } = o;
+  const loaded = await loadContracts(config.contracts, journal);
+  const clock = deps.clock ?? Date.now;
+  const { sessions, evictions } = await openSessions(config, o, clock);
+  const approvals = new InProcessApprovals();
+  const gate = gateFor(config, policy, { journal, sessions, approvals, clock }, loaded.registry);
+  const breakers = new BreakerRegistry(config.breaker ?? {});
+  const stopBreakers = journalBreakerTransitions(breakers, journal);
+  let closing: Promise<void> | undefined;
+  return {
+    gate,
+    journal,
+    store,
+    sessions,
+    approvals,
+    policy,
+    signer: config.journal.signer,
+    contracts: loaded.registry,
+    contractsRejected: loaded.registry?.rejected ?? [],
+    trust: loaded.trust,
+    breakers,
+    executorDeps: executorDepsFor(config, policy, journal, breakers),
+    clock,
+    startRun: (principalId, options) => sessions.startRun(principalId, options),
+    close() {
+      closing ??= (async () => {
+        stopBreakers();
+        await sessions.principals.flush();
+        await Promise.all([...evictions]);
+        await closeOpened(o);
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,71 @@
+// What a runtime is composed from. Entry points translate their own configuration (the
+// sidecar's YAML, the CLI's flags, a library caller's object) into a RuntimeConfig; the
+// composition root (compose.ts) is the only place that turns one into live objects.
+import type { ContextConfig, ContextConfigInput, PrincipalStateStore } from "../context/index.js";
+import type { KeyPair } from "../crypto/index.js";
+import type { BreakerOptions } from "../executors/index.js";
+import type { ContractLookup, GatePolicy, PrincipalConfig } from "../gate/index.js";
+import type { CompiledTool, ContractRegistry, ToolClassification } from "../tools/index.js";
+
+export interface RuntimeJournalConfig {
+  /** SQLite file (created 0600 when missing), or ":memory:". */
+  path: string;
+  /** Ed25519 key that signs entries, heads and HITL records. */
+  signer: KeyPair;
+  signatureMode?: "entry" | "batch";
+  signingWorkers?: number;
+  busyTimeoutMs?: number;
+}
+
+export interface RuntimeContractsConfig {
+  /** Directory of `*.clad.toml` contracts. */
+  dir: string;
+  /** The `trust:` section (src/tools TrustConfigSchema); absent means mode off. */
+  trust?: unknown;
+  /** Relative trust key, pin and revocation paths resolve against this (absolute). */
+  baseDir?: string;
+  /**
+   * Refuse to start when any manifest was rejected, also in trust mode off (the
+   * sidecar). Default false: rejected manifests are reported in `contractsRejected`.
+   */
+  refuseRejected?: boolean;
+}
+
+export interface RuntimeGateConfig {
+  /** Principals by id, or a resolver (the `warden gate` CLI without a configuration). */
+  principals: Readonly<Record<string, PrincipalConfig>> | ((id: string) => PrincipalConfig | undefined);
+  context?: ContextConfig | ContextConfigInput;
+  tenantId?: string;
+  environment?: "dev" | "test" | "prod";
+  requireContract?: boolean;
+  /** Deferral queue bounds; absent: the Gate's default queue. */
+  approvals?: { maxDeferred: number; maxDeferredPerPrincipal?: number | undefined };
+  /** Contracts as the Gate sees them (default: the loaded registry). */
+  contractLookup?: (registry: ContractRegistry | undefined) => ContractLookup;
+  classify?: (tool: CompiledTool) => ToolClassification;
+}
+
+export interface RuntimeConfig {
+  /** Policy files (.yaml/.yml/.json rules, .cedar), or an engine already built. */
+  policy: readonly string[] | GatePolicy;
+  contracts?: RuntimeContractsConfig;
+  journal: RuntimeJournalConfig;
+  gate: RuntimeGateConfig;
+  /**
+   * SQLite file holding principal state (quarantine), created 0600; it persists across
+   * restarts. Default: `<journal path>.principals.db`, or memory for an in-memory journal.
+   */
+  principalState?: string;
+  breaker?: BreakerOptions;
+  /** The agent the executors act for, recorded in evidence envelopes (single-agent CLI runs). */
+  agentId?: string;
+}
+
+export interface RuntimeDeps {
+  /** Milliseconds since the epoch for the Gate and the session store (tests). */
+  clock?: () => number;
+  /** Replaces the configured policy (fault-injection tests). */
+  policy?: GatePolicy;
+  /** Replaces the SQLite principal state store. */
+  principalStore?: PrincipalStateStore;
+}

@@ -1,0 +1,59 @@
+// The journal event types the composition root writes itself: one entry per contract
+// manifest loaded or refused at start-up (bodies defined by src/tools), and one per run
+// evicted for idleness. They are registered once with the journal's default registry,
+// so the verifier checks their bodies like any other entry's.
+import { z } from "zod";
+import type { EvictedRun } from "../context/index.js";
+import { isoTime } from "../contracts/index.js";
+import type { EventTypeRegistry, Journal } from "../journal/index.js";
+import {
+  CONTRACT_LOADED_EVENT,
+  CONTRACT_REFUSED_EVENT,
+  type ContractLoadEvent,
+  ContractLoadedBodySchema,
+  ContractRefusedBodySchema,
+  contractEventType,
+} from "../tools/index.js";
+
+export const RUN_EVICTED_EVENT = "warden.run.evicted";
+
+const Time = z.string().min(1).max(64);
+
+/** A run dropped for idleness: its owner, when it was last active, when it was evicted. */
+export const RunEvictedBodySchema = z.strictObject({
+  run_id: z.string().min(1).max(256),
+  principal_id: z.string().min(1).max(256),
+  last_active: Time,
+  evicted_at: Time,
+});
+
+const RUNTIME_EVENT_TYPES: Record<string, z.ZodType> = {
+  [CONTRACT_LOADED_EVENT]: ContractLoadedBodySchema,
+  [CONTRACT_REFUSED_EVENT]: ContractRefusedBodySchema,
+  [RUN_EVICTED_EVENT]: RunEvictedBodySchema,
+};
+
+/** Registers the runtime's event types (idempotent: a type already registered is kept). */
+export function registerRuntimeEventTypes(registry: Pick<EventTypeRegistry, "has" | "register">): void {
+  for (const [type, schema] of Object.entries(RUNTIME_EVENT_TYPES)) {
+    if (!registry.has(type)) registry.register(type, schema);
+  }
+}
+
+/** Appends one entry per contract load event, in order; resolves when all are durable. */
+export async function journalContractEvents(
+  journal: Pick<Journal, "append">,
+  events: readonly ContractLoadEvent[],
+): Promise<void> {
+  await Promise.all(events.map((e) => journal.append({ type: contractEventType(e), body: { ...e } })));
+}
+
+/** The body of a `warden.run.evicted` entry. */
+export function evictedBody(run: EvictedRun): z.infer<typeof RunEvictedBodySchema> {
+  return {
+    run_id: run.runId,
+    principal_id: run.principalId,
+    last_active: isoTime(run.lastActive),
+    evicted_at: isoTime(run.at),
+  };
+}

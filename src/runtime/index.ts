@@ -1,0 +1,20 @@
+// Public face of the runtime layer: the one composition root. Entry points (the sidecar,
+// the CLI, the ORGA loop, later hooks and gateways) build their runtime here and reach
+// the layers below through it.
+
+export { composeRuntime, type Runtime } from "./compose.js";
+export type {
+  RuntimeConfig,
+  RuntimeContractsConfig,
+  RuntimeDeps,
+  RuntimeGateConfig,
+  RuntimeJournalConfig,
+} from "./config.js";
+export {
+  evictedBody,
+  journalContractEvents,
+  RUN_EVICTED_EVENT,
+  RunEvictedBodySchema,
+  registerRuntimeEventTypes,
+} from "./events.js";
+export { SqlitePrincipalStateStore } from "./principal-store.js";
