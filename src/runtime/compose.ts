@@ -173,6 +173,7 @@ function gateFor(
     ...(contracts !== undefined ? { contracts } : {}),
     ...(g.classify ? { classify: g.classify } : {}),
     ...(g.requireContract !== undefined ? { requireContract: g.requireContract } : {}),
+    ...(g.runs !== undefined ? { runs: g.runs } : {}),
     sessions: parts.sessions,
     approvals: parts.approvals,
     ...(g.approvals
@@ -212,7 +213,13 @@ async function wire(
   const loaded = await loadContracts(config.contracts, journal);
   const clock = deps.clock ?? Date.now;
   const { sessions, evictions } = await openSessions(config, o, clock);
-  const approvals = new InProcessApprovals();
+  const queue = config.gate.approvals;
+  const approvals = new InProcessApprovals({
+    ...(queue?.maxPending !== undefined ? { maxPending: queue.maxPending } : {}),
+    ...(queue?.maxPendingPerPrincipal !== undefined
+      ? { maxPendingPerPrincipal: queue.maxPendingPerPrincipal }
+      : {}),
+  });
   const gate = gateFor(config, policy, { journal, sessions, approvals, clock }, loaded.registry);
   const breakers = new BreakerRegistry(config.breaker ?? {});
   const stopBreakers = journalBreakerTransitions(breakers, journal);

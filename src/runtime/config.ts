@@ -38,8 +38,15 @@ export interface RuntimeGateConfig {
   tenantId?: string;
   environment?: "dev" | "test" | "prod";
   requireContract?: boolean;
-  /** Deferral queue bounds; absent: the Gate's default queue. */
-  approvals?: { maxDeferred: number; maxDeferredPerPrincipal?: number | undefined };
+  /** Who names runs: "runtime" (runs come from startRun and are bound to a principal) or "caller" (legacy). */
+  runs?: "caller" | "runtime";
+  /** Deferral and step-up queue bounds; absent: the Gate's defaults. */
+  approvals?: {
+    maxDeferred: number;
+    maxDeferredPerPrincipal?: number | undefined;
+    maxPending?: number | undefined;
+    maxPendingPerPrincipal?: number | undefined;
+  };
   /** Contracts as the Gate sees them (default: the loaded registry). */
   contractLookup?: (registry: ContractRegistry | undefined) => ContractLookup;
   classify?: (tool: CompiledTool) => ToolClassification;

@@ -45,6 +45,9 @@ export const ERROR_STATUS = {
   ERR_RUN_FULL: 429,
   ERR_RUN_RATE_LIMITED: 429,
   ERR_RUN_BUDGET_EXHAUSTED: 429,
+  // Principal state (quarantine) could not be read or written: fail closed.
+  ERR_RUNTIME_STATE_OPEN: 503,
+  ERR_RUNTIME_STATE_CORRUPT: 503,
   // The approval queue's refusals (src/gate InProcessApprovals.decide).
   ERR_APPROVAL_NOT_FOUND: 404,
   ERR_APPROVAL_FORBIDDEN: 403,

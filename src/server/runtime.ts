@@ -92,6 +92,8 @@ export function sidecarRuntimeConfig(loaded: LoadedSidecarConfig, signer: KeyPai
       tenantId: g.config.tenant,
       environment: g.config.environment,
       requireContract: g.config.requireContract,
+      // The sidecar creates runs (POST /v1/runs); a run id it did not create is refused.
+      runs: g.config.runs ?? "runtime",
       approvals: g.config.approvals,
     },
     ...(c.executors.breaker !== undefined ? { breaker: c.executors.breaker } : {}),

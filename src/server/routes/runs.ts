@@ -58,7 +58,8 @@ export function runRoutes(app: FastifyInstance, ctx: RouteContext): void {
   mount(app, RUN_CREATE, async (req, reply, { body }) => {
     const who = identityOf(req);
     const parentRun = body.parentRun;
-    const session = await sessions.startRun(who.id, parentRun !== undefined ? { parentRun } : {});
+    // The runtime loads the principal's persisted state (quarantine) before the run opens.
+    const session = await ctx.runtime.startRun(who.id, parentRun !== undefined ? { parentRun } : {});
     void reply.code(201);
     return {
       runId: session.runId,
