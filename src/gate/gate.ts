@@ -63,6 +63,20 @@ export class Gate {
     return this.#d.defer;
   }
 
+  /** Admitted calls whose result has not been reported yet (bounded per principal). */
+  get pendingResults(): number {
+    return this.#d.pending.size;
+  }
+
+  /**
+   * Drops the pending result of an evaluated call that nothing will report (a host that
+   * executes on its own and has no result channel), so it does not hold memory until
+   * evicted. The decision stays journaled; returns whether an entry was held.
+   */
+  release(decisionId: DecisionId): boolean {
+    return this.#d.pending.take(decisionId) !== undefined;
+  }
+
   /** Decision only (for hosts that execute themselves): step_up and defer are returned, not awaited. */
   evaluate(raw: unknown): Promise<GateOutcome> {
     return this.#decide(raw, false);

@@ -225,3 +225,28 @@ describe("approvers see the structured action only", () => {
     expect(JSON.stringify(decision?.body)).not.toContain("APPROVE THIS");
   });
 });
+
+describe("the pending-result map (issue 17 #9)", () => {
+  it("a flood of allowed /v1/decide calls leaves no pending result behind (nothing would collect them)", async () => {
+    const runId = await s.run("decide-flood");
+    const gate = s.server.runtime.gate;
+    const before = gate.pendingResults;
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        s.call("/v1/decide", { token: TOKENS.agentA, body: echo(`hi ${i}`, { runId }) }),
+      ),
+    );
+    expect(answers.map((r) => r.body.decision)).toEqual(Array(50).fill("allow"));
+    // Before the fix every allowed decision held its whole request until evicted.
+    expect(gate.pendingResults).toBe(before);
+  });
+
+  it("an executed call's pending result is collected, not left behind", async () => {
+    const runId = await s.run("execute-collect");
+    const gate = s.server.runtime.gate;
+    const before = gate.pendingResults;
+    const r = await s.call("/v1/execute", { token: TOKENS.agentA, body: echo("x", { runId }) });
+    expect(r.status).toBe(200);
+    expect(gate.pendingResults).toBe(before);
+  });
+});

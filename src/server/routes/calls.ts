@@ -135,6 +135,9 @@ export function callRoutes(app: FastifyInstance, ctx: RouteContext): void {
       const { request } = agentRequest(ctx, req);
       const t0 = performance.now();
       const o = await gate.evaluate(request);
+      // A /v1/decide host executes on its own and has no result channel: nothing will
+      // collect this call's pending result, so it is released now (issue 17 #9).
+      if (o.decisionId !== null) gate.release(o.decisionId);
       observe("decide", o, t0);
       const fault = faultError(o);
       if (fault) throw fault;
