@@ -37,6 +37,8 @@ export interface HttpRow {
 
 export interface Server {
   url: string;
+  /** A run the sidecar created for the bench agent (the bare route ignores it). */
+  runId: string;
   pid: number;
   stats(): Promise<ServerStats>;
   close(): Promise<void>;
@@ -52,9 +54,10 @@ export function startServer(mode: "bare" | "sidecar", dir: string): Promise<Serv
     child.once("error", reject);
     child.once("exit", (code) => reject(new Error(`bench server (${mode}) exited ${code}`)));
     child.stdout?.once("data", (b: Buffer) => {
-      const { url } = JSON.parse(b.toString()) as { url: string };
+      const { url, runId } = JSON.parse(b.toString()) as { url: string; runId: string };
       resolve({
         url,
+        runId,
         pid: child.pid as number,
         stats: () =>
           new Promise((res) => {
@@ -89,7 +92,7 @@ async function round(server: Server, connections: number, seconds: number, auth:
   const args = [cannonBin, "-c", String(connections), "-d", String(seconds), "-m", "POST", "-j"];
   for (const [k, v] of Object.entries({ "content-type": "application/json", ...(auth ? AUTH : {}) }))
     args.push("-H", `${k}=${v}`);
-  args.push("-b", JSON.stringify(CALL), server.url);
+  args.push("-b", JSON.stringify({ ...CALL, runId: server.runId }), server.url);
   const s0 = await server.stats();
   const [p0, m0] = [processCpuMs(server.pid), mainThreadCpuMs(server.pid)];
   const r = JSON.parse(await run(process.execPath, args)) as {
@@ -137,38 +140,56 @@ export interface FloodReport {
   statuses: Record<string, number>;
 }
 
-/** POSTs /v1/decide on a fresh runId per call, `concurrency` at a time, for `seconds`. */
+/**
+ * The flood an agent can mount with a valid token: every worker opens a new run
+ * (POST /v1/runs) every 8th call and decides in it, and every 16th call names a run it
+ * invented. Run caps (429), the per-run chain bound and the unknown-run refusal (404)
+ * are what keep the sidecar's memory flat; statuses are counted per endpoint.
+ */
 export async function flood(server: Server, seconds: number, concurrency: number): Promise<FloodReport> {
   const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
-  const target = new URL(server.url);
   const statuses: Record<string, number> = {};
   const samples: FloodReport["samples"] = [];
   let calls = 0;
-  const post = (i: number) =>
-    new Promise<void>((resolve) => {
-      const body = JSON.stringify({ ...CALL, runId: `flood-${i}` });
+  const send = (path: string, payload: unknown) =>
+    new Promise<{ status: number; body: string }>((resolve) => {
+      const body = JSON.stringify(payload);
       const req = request(
-        target,
+        new URL(path, server.url),
         {
           method: "POST",
           agent,
           headers: { ...AUTH, "content-type": "application/json", "content-length": Buffer.byteLength(body) },
         },
         (res) => {
-          res.resume();
+          const chunks: Buffer[] = [];
+          res.on("data", (c: Buffer) => chunks.push(c));
           res.on("end", () => {
-            const k = String(res.statusCode);
+            const k = `${path} ${res.statusCode}`;
             statuses[k] = (statuses[k] ?? 0) + 1;
-            resolve();
+            resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() });
           });
         },
       );
       req.on("error", () => {
         statuses.error = (statuses.error ?? 0) + 1;
-        resolve();
+        resolve({ status: 0, body: "" });
       });
       req.end(body);
     });
+  const worker = async (i: number, runId: string): Promise<string> => {
+    if (i % 16 === 15) {
+      await send("/v1/decide", { ...CALL, runId: `invented-${i}` });
+      return runId;
+    }
+    let current = runId;
+    if (i % 8 === 0) {
+      const r = await send("/v1/runs", {});
+      if (r.status === 201) current = (JSON.parse(r.body) as { runId: string }).runId;
+    }
+    await send("/v1/decide", { ...CALL, runId: current });
+    return current;
+  };
   const t0 = performance.now();
   const end = t0 + seconds * 1000;
   samples.push({ atS: 0, rssMiB: rssMiB(server.pid), calls: 0 });
@@ -177,7 +198,8 @@ export async function flood(server: Server, seconds: number, concurrency: number
   }, 10_000);
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
-      while (performance.now() < end) await post(calls++);
+      let runId = server.runId;
+      while (performance.now() < end) runId = await worker(calls++, runId);
     }),
   );
   clearInterval(timer);

@@ -64,8 +64,21 @@ async function sidecar(dir: string, token: string): Promise<string> {
   return `${server.url}/v1/decide`;
 }
 
+/** A run the sidecar created for the bench agent (runs are the runtime's, never invented). */
+async function createRun(decideUrl: string, token: string): Promise<string> {
+  const res = await fetch(decideUrl.replace(/\/v1\/decide$/, "/v1/runs"), {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: "{}",
+  });
+  const body = (await res.json()) as { runId?: string };
+  if (res.status !== 201 || typeof body.runId !== "string") throw new Error(`POST /v1/runs: ${res.status}`);
+  return body.runId;
+}
+
 const [mode, dir, token] = process.argv.slice(2);
 if (mode === undefined || dir === undefined || token === undefined) throw new Error("usage: MODE DIR TOKEN");
 const url = mode === "bare" ? await bare() : await sidecar(dir, token);
 if (mode === "bare") process.on("disconnect", () => process.exit(0));
-process.stdout.write(`${JSON.stringify({ url })}\n`);
+const runId = mode === "bare" ? "bench-run" : await createRun(url, token);
+process.stdout.write(`${JSON.stringify({ url, runId })}\n`);

@@ -1,6 +1,6 @@
 // `npm run bench -- decide`: the issue-16 decision-path table in one run, each row beside
 // a baseline measured in the same run, with CPU µs per decision and journal fsyncs per
-// decision where a journal is involved; then issue 17's flood (fresh runs per call against
+// decision where a journal is involved; then issue 17's flood (new runs, invented run ids and decisions against
 // the sidecar, RSS sampled every 10 s). HTTP servers run in a child process (their CPU is
 // theirs alone, read from /proc) and autocannon in another. Environment: BENCH_DECIDE_SECONDS
 // (per HTTP round, default 5), BENCH_FLOOD_SECONDS (default 60; 0 skips the flood).
@@ -172,7 +172,7 @@ async function floodRow(dir: string): Promise<void> {
   try {
     const r = await flood(side, FLOOD_SECONDS, 32);
     process.stdout.write(
-      `### flood: /v1/decide on a fresh runId per call, 32 in flight, ${FLOOD_SECONDS} s (issue 17 #2: RSS stays flat)\n\n| t (s) | calls so far | sidecar RSS MiB |\n|---:|---:|---:|\n` +
+      `### flood: a new run (POST /v1/runs) every 8th call, an invented run id every 16th, /v1/decide otherwise; 32 in flight, ${FLOOD_SECONDS} s (issue 17 #2: RSS stays flat)\n\n| t (s) | calls so far | sidecar RSS MiB |\n|---:|---:|---:|\n` +
         r.samples.map((s) => `| ${s.atS} | ${s.calls} | ${s.rssMiB?.toFixed(1) ?? "-"} |`).join("\n") +
         `\n\nstatuses: ${JSON.stringify(r.statuses)}\n\n`,
     );
