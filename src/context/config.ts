@@ -162,6 +162,15 @@ const Limits = z.strictObject({
   maxOpenRuns: z.number().int().min(1).default(10_000),
   /** Calls a run may propose (ERR_RUN_FULL beyond it: start a new run). */
   maxCallsPerRun: z.number().int().min(1).default(100_000),
+  /**
+   * Bytes of requests (canonical JSON, UTF-16 code units) a run may propose in all
+   * (ERR_RUN_FULL beyond it: start a new run, carrying taint with parentRun).
+   */
+  maxBytesPerRun: z
+    .number()
+    .int()
+    .min(1024)
+    .default(128 * 1024 * 1024),
   /** Chain events kept in memory per run; older ones are rolled into the chain anchor. */
   eventsRetained: z.number().int().min(16).max(1_000_000).default(256),
   /** A run with no activity for this long is evicted (reported for the journal). */

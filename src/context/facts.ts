@@ -78,6 +78,8 @@ export interface Prepared {
   readonly contextHash: Sha256Hash;
   /** `sha256Of` the request as prepared (`request_hash`): hashed once, for the Gate and the chain. */
   readonly requestHash: Sha256Hash;
+  /** Length of the request's canonical JSON text, counted against the run's byte cap. */
+  readonly requestBytes: number;
   /**
    * The tool-call unit and rate-limit slot this call holds (absent when the context denies).
    * Committed by recordDecision/recordResolution when admitted, released when denied.

@@ -10,9 +10,11 @@
 // concurrent calls can overrun a budget: reserve is what makes the check atomic.
 import {
   ContextError,
+  canonicalJson,
   type Decision,
   type GateRequest,
   type Sha256Hash,
+  sha256Hex,
   sha256Of,
   type TaintLabel,
   type TaintSource,
@@ -71,6 +73,8 @@ export class Session {
   readonly #chain: EventChain;
   readonly #window: BehaviourWindow;
   readonly #provenance: ProvenanceIndex;
+  /** Canonical request bytes this run has proposed (against limits.maxBytesPerRun). */
+  #bytes = 0;
   readonly #counters: SessionCounters = {
     proposed: 0,
     allowed: 0,
@@ -185,6 +189,12 @@ export class Session {
         details: { runId: this.runId },
       });
     }
+    const canonical = canonicalJson(request);
+    if (this.#bytes + canonical.length > this.#config.limits.maxBytesPerRun) {
+      throw new ContextError("ERR_RUN_FULL", "the run has reached its byte limit; start a new run", {
+        details: { limit: this.#config.limits.maxBytesPerRun, kind: "bytes" },
+      });
+    }
     const now = opts.now ?? this.#clock();
     const cfg = this.#config;
     const provenance = cfg.provenance.enabled ? this.#provenance.scan(request.parameters) : [];
@@ -224,7 +234,8 @@ export class Session {
       readOnly,
       ...(reasons.length > 0 ? { preDecision: { decision: "deny" as const, reasonCodes: reasons } } : {}),
       contextHash: this.contextHash(),
-      requestHash: sha256Of(request),
+      requestHash: sha256Hex(canonical),
+      requestBytes: canonical.length,
     };
     calls.set(prepared, { session: this, signals, rateLimit });
     this.#deps.onActivity?.(this, now);
@@ -280,6 +291,7 @@ export class Session {
     state.call = call;
     state.decision = decision;
     this.#count(decision);
+    this.#bytes += prepared.requestBytes;
     if (state.reservation === undefined) {
       // A Gate that did not reserve: the unit (and, unless refused for its rate, the slot) is taken now.
       const rateLimited = prepared.preDecision?.reasonCodes.includes("rate_limited") ?? false;

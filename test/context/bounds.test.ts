@@ -35,6 +35,31 @@ describe("run caps (attacks)", () => {
     for (let i = 0; i < 3; i++) decide(r, read(r.runId));
     expectCode(() => r.prepare(read(r.runId)), "ERR_RUN_FULL");
   });
+
+  it("a run fed oversized requests stops at its byte cap with ERR_RUN_FULL (memory per run is bounded by bytes too)", async () => {
+    const s = createSessionStore({ limits: { maxBytesPerRun: 64 * 1024 } }, { clock: () => T0 });
+    const r = await s.startRun(AGENT);
+    const big = (i: number, runId = r.runId) => ({
+      ...read(runId),
+      parameters: { blob: `${i}`.padEnd(20_000, "x") },
+    });
+    let accepted = 0;
+    for (let i = 0; i < 10; i++) {
+      try {
+        decide(r, big(i));
+        accepted++;
+      } catch (err) {
+        expect(err).toMatchObject({ code: "ERR_RUN_FULL", details: { kind: "bytes" } });
+        break;
+      }
+    }
+    // 64 KiB holds three 20 KB requests, not a fourth; a small call still fits afterwards.
+    expect(accepted).toBe(3);
+    expect(() => decide(r, read(r.runId))).not.toThrow();
+    // A new run starts with a fresh byte count.
+    const next = await s.startRun(AGENT);
+    expect(() => decide(next, big(99, next.runId))).not.toThrow();
+  });
 });
 
 describe("idle eviction", () => {
