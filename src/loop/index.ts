@@ -2,7 +2,7 @@
 // Act, where skipping the Gate does not compile), the ports it drives, and the model
 // adapters (OpenAI-compatible chat completions, scripted turns).
 
-export { agentErrorText } from "./agent-text.js";
+export { agentErrorText } from "../contracts/index.js";
 export {
   type AgentLoop,
   type LoopObserver,

@@ -2,8 +2,7 @@
 // response, gating one proposal, dispatching one ticketed call, and the text an
 // observation shows the model. The phase classes (phases.ts) sequence these steps and
 // own the transitions; nothing here can mint a phase.
-import { type GateRequestInput, LoopError, type TaintLabel } from "../contracts/index.js";
-import { agentErrorText } from "./agent-text.js";
+import { agentErrorText, type GateRequestInput, LoopError, type TaintLabel } from "../contracts/index.js";
 import type { ModelResponse, TokenUsage } from "./model.js";
 import type { ExecutionOutcome, GateVerdict, ObservedResult, ResolvedCall, TicketLike } from "./ports.js";
 import {

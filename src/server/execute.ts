@@ -3,7 +3,7 @@
 // the contract's template by the executors layer, and the raw output is parsed and
 // validated against the contract's output schema before it leaves the sidecar: the
 // agent gets typed, checked data, never the executor's raw buffers.
-import type { TaintLabel } from "../contracts/index.js";
+import { agentErrorText, type TaintLabel } from "../contracts/index.js";
 import {
   bindingForContract,
   type CallOptions,
@@ -117,17 +117,20 @@ export class ToolRunner {
     const evidenceId = r.evidence?.evidence_id ?? null;
     const outputHash = r.evidence?.output_hash ?? null;
     if (!r.ok) {
+      // The agent reads a cleaned first line (no internal paths, stack frames or secret
+      // variable names; the evidence keeps the detail), and text that may quote the tool's
+      // output is tainted as tool output (issue 17 #8).
       return {
         view: {
           ok: false,
           code: r.code,
-          message: r.message,
+          message: agentErrorText(r.message),
           ...(r.evidence ? { status: r.evidence.status } : {}),
           ...exitInfo,
         },
         evidenceId,
         outputHash,
-        taint: [],
+        taint: [{ source: "tool-output", origin: tool.name }],
       };
     }
     const parsed = parseOutput(tool, raw(r.output));
@@ -136,7 +139,7 @@ export class ToolRunner {
         view: {
           ok: false,
           code: parsed.code,
-          message: parsed.message,
+          message: agentErrorText(parsed.message),
           status: "output_invalid",
           ...exitInfo,
         },
