@@ -4,14 +4,11 @@
 // `requireContract: false`, the documented opt-out. The file may also hold a `trust:`
 // section (the contract trust store, as in the sidecar configuration); its relative
 // paths are relative to the file.
-import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { parse as parseYaml } from "yaml";
 import { GateError, isPlainObject } from "../contracts/index.js";
 import { type LoadedGateConfig, parseGateConfig } from "../gate/index.js";
+import { readConfigFile } from "../runtime/index.js";
 import { requireContractByDefault } from "../server/index.js";
-
-const MAX_CONFIG_BYTES = 1024 * 1024;
 
 function invalid(message: string): GateError {
   return new GateError("ERR_GATE_CONFIG_INVALID", message);
@@ -26,19 +23,7 @@ export interface CliGateConfig {
 }
 
 export function loadCliGateConfig(path: string): CliGateConfig {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (err) {
-    throw invalid(`cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? "error"}`);
-  }
-  if (text.length > MAX_CONFIG_BYTES) throw invalid(`${path} is larger than 1 MiB`);
-  let data: unknown;
-  try {
-    data = parseYaml(text, { maxAliasCount: 100, uniqueKeys: true, customTags: [] });
-  } catch (err) {
-    throw invalid(`${path}: ${(err as Error).message.split("\n")[0]}`);
-  }
+  let data = readConfigFile(path, invalid);
   let trust: unknown;
   if (isPlainObject(data) && Object.hasOwn(data, "trust")) {
     const { trust: t, ...rest } = data;

@@ -10,6 +10,7 @@ export type {
   RuntimeGateConfig,
   RuntimeJournalConfig,
 } from "./config.js";
+export { MAX_CONFIG_BYTES, readConfigFile } from "./config-file.js";
 export {
   evictedBody,
   journalContractEvents,

@@ -3,12 +3,11 @@
 // Credentials are stored only as SHA-256 hashes of the bearer tokens; a token hash that
 // appears twice (in particular as both an agent and an approver credential) is refused,
 // so no credential can ever be both the party asking and the party approving.
-import { readFileSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
-import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { isPlainObject, ServerError, SHA256_HASH_PATTERN } from "../contracts/index.js";
 import { GateConfigSchema, type LoadedGateConfig, parseGateConfig } from "../gate/index.js";
+import { readConfigFile } from "../runtime/index.js";
 import { TrustConfigSchema } from "../tools/index.js";
 
 const Id = z
@@ -142,8 +141,6 @@ export interface LoadedSidecarConfig {
   source?: string;
 }
 
-const MAX_CONFIG_BYTES = 1024 * 1024;
-
 function invalid(message: string): ServerError {
   return new ServerError("ERR_SERVER_CONFIG_INVALID", message);
 }
@@ -225,18 +222,6 @@ export function parseSidecarConfig(input: unknown, baseDir: string = process.cwd
 
 /** Reads a YAML or JSON configuration file; relative paths inside it are relative to the file. */
 export function loadSidecarConfig(path: string): LoadedSidecarConfig {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (err) {
-    throw invalid(`cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? "error"}`);
-  }
-  if (text.length > MAX_CONFIG_BYTES) throw invalid(`${path} is larger than 1 MiB`);
-  let data: unknown;
-  try {
-    data = parseYaml(text, { maxAliasCount: 100, uniqueKeys: true, customTags: [] });
-  } catch (err) {
-    throw invalid(`${path}: ${(err as Error).message.split("\n")[0]}`);
-  }
+  const data = readConfigFile(path, invalid);
   return { ...parseSidecarConfig(data, dirname(resolve(path))), source: path };
 }
