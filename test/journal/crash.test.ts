@@ -43,10 +43,21 @@ function startAppender(
   tag: string,
   startAt: number | "stdin" = 0,
   mode: "0" | "batch" | "batch+os" = "0",
+  paceMs = 0,
 ): ChildWriter {
   return spawnWriter(
     APPENDER,
-    [resolve(REPO_ROOT, "dist"), db, keyFile, String(count), String(inflight), tag, mode, String(startAt)],
+    [
+      resolve(REPO_ROOT, "dist"),
+      db,
+      keyFile,
+      String(count),
+      String(inflight),
+      tag,
+      mode,
+      String(startAt),
+      String(paceMs),
+    ],
     startAt === "stdin",
   );
 }
@@ -96,8 +107,11 @@ describe.each([
     let interleaved = false;
     for (let attempt = 1; attempt <= attempts && !interleaved; attempt++) {
       const db = join(t.dir, `two-${modeA.replace("+", "-")}-${modeB}-${attempt}.db`);
-      const a = startAppender(db, per, 4, "a", "stdin", modeA);
-      const b = startAppender(db, per, 4, "b", "stdin", modeB);
+      // A 1 ms pause after each acknowledged append lets the other process, waiting in
+      // SQLite's busy handler, take the write lock between transactions (without it, one
+      // writer was seen holding the lock through all its appends, run after run).
+      const a = startAppender(db, per, 4, "a", "stdin", modeA, 1);
+      const b = startAppender(db, per, 4, "b", "stdin", modeB, 1);
       await Promise.all([a.ready, b.ready]);
       a.go();
       b.go();
