@@ -44,18 +44,24 @@ function start(
   inflight: number,
   tag: string,
   workers: number,
-  startAt = 0,
+  startAt: number | "stdin" = 0,
+  paceMs = 0,
 ): ChildWriter {
-  return spawnWriter(APPENDER, [
-    build,
-    db,
-    keyFile,
-    String(count),
-    String(inflight),
-    tag,
-    String(workers),
-    String(startAt),
-  ]);
+  return spawnWriter(
+    APPENDER,
+    [
+      build,
+      db,
+      keyFile,
+      String(count),
+      String(inflight),
+      tag,
+      String(workers),
+      String(startAt),
+      String(paceMs),
+    ],
+    startAt === "stdin",
+  );
 }
 
 describe("pipelined writers in processes", () => {
@@ -81,9 +87,14 @@ describe("pipelined writers in processes", () => {
   it("two pipelined processes on one file never fork the chain or duplicate a seq", async () => {
     const db = join(t.dir, "two.db");
     const per = 1500;
-    const startAt = Date.now() + 1500;
-    const a = start(db, per, 128, "a", 2, startAt);
-    const b = start(db, per, 128, "b", 1, startAt);
+    // Released together once both are open (start-up time on a loaded machine does not
+    // count), each pausing 1 ms after an acknowledged append so the other process's busy
+    // handler gets the write lock between transactions.
+    const a = start(db, per, 128, "a", 2, "stdin", 1);
+    const b = start(db, per, 128, "b", 1, "stdin", 1);
+    await Promise.all([a.ready, b.ready]);
+    a.go();
+    b.go();
     const [ea, eb] = await Promise.all([a.exited, b.exited]);
     expect(ea.code, ea.stderr).toBe(0);
     expect(eb.code, eb.stderr).toBe(0);
