@@ -5,7 +5,6 @@
 // CLI (`exec`, `run`, `gate`, the demo) and the ORGA loop all start here; so must every
 // later entry point. Start-up is fail closed: anything that cannot be loaded stops it
 // with a coded error and leaves nothing open; a refused contract load is journaled first.
-import { closeSync, openSync } from "node:fs";
 import {
   createSessionStore,
   MemoryPrincipalStateStore,
@@ -53,20 +52,9 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-/** A journal file that does not exist yet is created empty with mode 0600. */
-function createPrivateFile(path: string): void {
-  if (path === ":memory:") return;
-  try {
-    closeSync(openSync(path, "wx", 0o600));
-  } catch {
-    // It exists (kept as it is), or it cannot be created: the store's open reports that.
-  }
-}
-
 async function openJournalStore(
   c: RuntimeConfig["journal"],
 ): Promise<{ store: SqliteJournalStore; journal: Journal }> {
-  createPrivateFile(c.path);
   const store = SqliteJournalStore.open(
     c.path,
     c.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: c.busyTimeoutMs },
