@@ -16,19 +16,11 @@ import { GateRequest } from "../src/contracts/index.js";
 import { generateKeyPair } from "../src/crypto/index.js";
 import { Gate, type GateJournal } from "../src/gate/index.js";
 import { type JournalEntry, openJournal, SqliteJournalStore } from "../src/journal/index.js";
-import { loadPolicyBundle } from "../src/policy/index.js";
+import { gatePolicy } from "./_decide-inproc.js";
 import { measure, type Stats, summarize, table } from "./_stats.js";
 
-const rules = ["name: bench", "rules:"];
-for (let i = 0; i < 99; i++) {
-  rules.push(
-    `  - {id: r${i}, name: r${i}, priority: ${100 + i}, match: {toolClass: shell, parameters: {command: {pattern: "^cmd${i} "}}}, decision: deny, reason: r}`,
-  );
-}
-rules.push(
-  '  - {id: allow-api, name: api, priority: 800, match: {toolClass: http, action: get, parameters: {url: {pattern: "^https://api\\\\.example\\\\.com/"}}}, decision: allow, reason: r}',
-);
-const policy = loadPolicyBundle({ yaml: [{ name: "bench.yaml", text: `${rules.join("\n")}\n` }] });
+// The same 100-rule policy as the decide bench (99 shell denials, then the allow).
+const policy = gatePolicy();
 const raw = (i: number) => ({
   principalId: "agent-1",
   runId: `run-${i % 64}`,
