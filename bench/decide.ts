@@ -23,16 +23,8 @@ import { measureBatched, type Row, yamlRules } from "./_policy-rules.js";
 const SECONDS = Number(process.env.BENCH_DECIDE_SECONDS ?? 5);
 const FLOOD_SECONDS = Number(process.env.BENCH_FLOOD_SECONDS ?? 60);
 
-interface Line {
-  name: string;
-  n: number;
-  medianUs: number;
-  p99Us: number;
-  opsPerSec: number;
-  cpuUs?: number;
-  mainCpuUs?: number;
-  fsyncsPerDecision?: number;
-}
+/** A table row: an HTTP row has every field an in-process row has (CPU optional). */
+type Line = HttpRow;
 
 function render(title: string, rows: Line[], baseline: Line, cpuLabel: string): string {
   const fmt = (x: number) => (x >= 100 ? x.toFixed(0) : x >= 1 ? x.toFixed(1) : x.toFixed(3));

@@ -16,18 +16,12 @@ import { GateRequest } from "../src/contracts/index.js";
 import { generateKeyPair } from "../src/crypto/index.js";
 import { Gate, type GateJournal } from "../src/gate/index.js";
 import { type JournalEntry, openJournal, SqliteJournalStore } from "../src/journal/index.js";
-import { gatePolicy } from "./_decide-inproc.js";
+import { gatePolicy, rawCall } from "./_decide-inproc.js";
 import { measure, type Stats, summarize, table } from "./_stats.js";
 
 // The same 100-rule policy as the decide bench (99 shell denials, then the allow).
 const policy = gatePolicy();
-const raw = (i: number) => ({
-  principalId: "agent-1",
-  runId: `run-${i % 64}`,
-  toolClass: "http",
-  action: "get",
-  parameters: { url: `https://api.example.com/v1/items?page=${i}` },
-});
+const raw = rawCall;
 
 const principals = { "agent-1": { id: "agent-1", roles: ["agent"] } };
 
