@@ -28,17 +28,21 @@ async function settle(): Promise<void> {
   for (let i = 0; i < 10; i++) await new Promise((r) => setTimeout(r, 5));
 }
 
+/** A Gate for two agents whose step-ups go to `approvals`. */
+const twoAgents = (approvals: InProcessApprovals) =>
+  makeGate({
+    yaml: POLICY,
+    principals: [
+      { id: "agent-1", roles: ["agent"] },
+      { id: "agent-2", roles: ["agent"] },
+    ],
+    gate: { approvals },
+  });
+
 describe("Gate attacks: bounded step-up queue", () => {
   it("an agent that floods the approvers' queue gets approval_queue_full beyond its share", async () => {
     const approvals = new InProcessApprovals({ maxPending: 8, maxPendingPerPrincipal: 2 });
-    const h = await makeGate({
-      yaml: POLICY,
-      principals: [
-        { id: "agent-1", roles: ["agent"] },
-        { id: "agent-2", roles: ["agent"] },
-      ],
-      gate: { approvals },
-    });
+    const h = await twoAgents(approvals);
     const ac = new AbortController();
     const flood = Array.from({ length: 5 }, (_, i) => h.gate.authorize(post("agent-1", i), ac.signal));
     const refused = await Promise.race([Promise.all(flood.slice(2)), settle().then(() => "timeout")]);
@@ -62,14 +66,7 @@ describe("Gate attacks: bounded step-up queue", () => {
 
   it("the whole queue is bounded too, whoever asks", async () => {
     const approvals = new InProcessApprovals({ maxPending: 2, maxPendingPerPrincipal: 2 });
-    const h = await makeGate({
-      yaml: POLICY,
-      principals: [
-        { id: "agent-1", roles: ["agent"] },
-        { id: "agent-2", roles: ["agent"] },
-      ],
-      gate: { approvals },
-    });
+    const h = await twoAgents(approvals);
     const ac = new AbortController();
     const a = [
       h.gate.authorize(post("agent-1", 1), ac.signal),
