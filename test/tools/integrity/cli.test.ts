@@ -1,13 +1,12 @@
 // `warden contract sign|verify` end to end, in-process: exit 0 only when verified, 1 for
 // a failed verification (with its code), 2 for unusable input.
 import { copyFileSync, readFileSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadPublicKeyFile } from "../../../src/crypto/index.js";
 import { buildDiscoveryDocument, buildRevocationDocument } from "../../../src/tools/integrity/index.js";
 import { runCli } from "../../helpers/cli.js";
+import { type RouteServer, startRouteServer } from "../../helpers/route-server.js";
 import { FIXTURES } from "../helpers.js";
 import { tempDir } from "./helpers.js";
 
@@ -207,23 +206,15 @@ describe("warden contract verify (other documents)", () => {
 });
 
 describe("warden contract verify --well-known URL", () => {
-  let server: Server;
+  let srv: RouteServer;
   let base: string;
-  const routes = new Map<string, string>();
+  let routes: Map<string, string>;
 
   beforeAll(async () => {
-    server = createServer((req, res) => {
-      const body = routes.get(req.url ?? "");
-      res.statusCode = body === undefined ? 404 : 200;
-      res.end(body);
-    });
-    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    srv = await startRouteServer();
+    ({ base, routes } = srv);
   });
-  afterAll(async () => {
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
-  });
+  afterAll(() => srv.close());
 
   it("follows the discovery document's revocation_endpoint and fails closed when it is unreachable", async () => {
     const s = await setup();

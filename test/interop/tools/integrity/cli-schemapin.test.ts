@@ -2,11 +2,10 @@
 // double-hash, Go single-hash, the signed trust bundle, and a discovery document
 // served over loopback HTTP.
 import { readFileSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../../../helpers/cli.js";
+import { type RouteServer, startRouteServer } from "../../../helpers/route-server.js";
 import { tempDir } from "../../../tools/integrity/helpers.js";
 import { schemapinVector as vector } from "./schemapin-fixtures.js";
 
@@ -64,23 +63,15 @@ describe("warden contract verify (SchemaPin documents)", () => {
 });
 
 describe("warden contract verify --well-known URL (SchemaPin fixture)", () => {
-  let server: Server;
+  let srv: RouteServer;
   let base: string;
-  const routes = new Map<string, string>();
+  let routes: Map<string, string>;
 
   beforeAll(async () => {
-    server = createServer((req, res) => {
-      const body = routes.get(req.url ?? "");
-      res.statusCode = body === undefined ? 404 : 200;
-      res.end(body);
-    });
-    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    srv = await startRouteServer();
+    ({ base, routes } = srv);
   });
-  afterAll(async () => {
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
-  });
+  afterAll(() => srv.close());
 
   it("fetches the discovery document from a loopback server only with --allow-loopback-http", async () => {
     routes.set("/.well-known/schemapin.json", readFileSync(vector("js", "demo_well_known.json"), "utf8"));
