@@ -6,18 +6,44 @@
 // command, and the CLI tests).
 import type { Command } from "commander";
 
-/** "flag": `--x` → boolean; "value": `--x <v>` → string; "values": `--x <v...>` → string[]. */
-export type OptionKind = "flag" | "value" | "values";
+/**
+ * "flag": `--x` → boolean; "value": `--x <v>` → string; "values": `--x <v...>` → string[];
+ * "repeat": `--x <v>` given any number of times → string[] (empty when absent).
+ */
+export type OptionKind = "flag" | "value" | "values" | "repeat";
 
 export interface OptionSpec {
   flags: string;
   description: string;
   kind: OptionKind;
+  /** commander refuses the command when the option is absent (`requiredOption`). */
+  required?: true;
+  /** the value when the option is absent ("value" options only). */
+  default?: string;
 }
 
-export type OptionsOf<S extends Record<string, OptionSpec>> = {
-  [K in keyof S]?: S[K]["kind"] extends "flag" ? boolean : S[K]["kind"] extends "values" ? string[] : string;
-};
+type ValueOf<S extends OptionSpec> = S["kind"] extends "flag"
+  ? boolean
+  : S["kind"] extends "values" | "repeat"
+    ? string[]
+    : string;
+
+/** Always present after parsing: required, defaulted, or repeatable (defaults to []). */
+type Present<S extends OptionSpec> = S extends { required: true }
+  ? true
+  : S extends { default: string }
+    ? true
+    : S["kind"] extends "repeat"
+      ? true
+      : false;
+
+type Simplify<T> = { [K in keyof T]: T[K] };
+
+export type OptionsOf<S extends Record<string, OptionSpec>> = Simplify<
+  { [K in keyof S as Present<S[K]> extends true ? K : never]: ValueOf<S[K]> } & {
+    [K in keyof S as Present<S[K]> extends true ? never : K]?: ValueOf<S[K]>;
+  }
+>;
 
 /** Declares the specs with their literal kinds kept (for OptionsOf). */
 export function defineOptions<const S extends Record<string, OptionSpec>>(specs: S): S {
@@ -33,13 +59,27 @@ function kindOf(flags: string): OptionKind {
   return /<[^>]+>/.test(flags) ? "value" : "flag";
 }
 
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+function checkSpec(key: string, spec: OptionSpec): void {
+  const long = /--[a-z][a-z0-9-]*/.exec(spec.flags)?.[0];
+  const syntax = kindOf(spec.flags);
+  const kindOk = spec.kind === "repeat" ? syntax === "value" : syntax === spec.kind;
+  const defaultOk = spec.default === undefined || spec.kind === "value";
+  if (long === undefined || camel(long) !== key || !kindOk || !defaultOk) {
+    throw new Error(`option spec ${key} does not match its flags "${spec.flags}"`);
+  }
+}
+
 export function addOptions(command: Command, specs: Record<string, OptionSpec>): Command {
   for (const [key, spec] of Object.entries(specs)) {
-    const long = /--[a-z][a-z0-9-]*/.exec(spec.flags)?.[0];
-    if (long === undefined || camel(long) !== key || kindOf(spec.flags) !== spec.kind) {
-      throw new Error(`option spec ${key} does not match its flags "${spec.flags}"`);
-    }
-    command.option(spec.flags, spec.description);
+    checkSpec(key, spec);
+    const add = (spec.required ? command.requiredOption : command.option).bind(command);
+    if (spec.kind === "repeat") add(spec.flags, spec.description, collect, []);
+    else if (spec.default !== undefined) add(spec.flags, spec.description, spec.default);
+    else add(spec.flags, spec.description);
   }
   return command;
 }

@@ -32,4 +32,40 @@ describe("command options from one declaration", () => {
     const many = { policy: { flags: "--policy <file...>", description: "x", kind: "value" as const } };
     expect(() => addOptions(new Command("c"), many)).toThrow(/does not match/);
   });
+
+  const more = defineOptions({
+    db: { flags: "--db <file>", description: "x", kind: "value", required: true },
+    principal: { flags: "--principal <id>", description: "x", kind: "value", default: "agent" },
+    role: { flags: "--role <role>", description: "x", kind: "repeat" },
+  });
+
+  function parse(argv: string[]): OptionsOf<typeof more> | undefined {
+    let seen: OptionsOf<typeof more> | undefined;
+    const program = new Command().exitOverride().configureOutput({ writeErr: () => {} });
+    addOptions(program.command("c").exitOverride(), more).action((o: OptionsOf<typeof more>) => {
+      seen = o;
+    });
+    program.parse(["node", "w", "c", ...argv]);
+    return seen;
+  }
+
+  it("a repeatable option collects every occurrence, a default fills an absent value", () => {
+    const o = parse(["--db", "j.db", "--role", "a", "--role", "b"]);
+    expect(o).toEqual({ db: "j.db", principal: "agent", role: ["a", "b"] });
+    // the type says these are present (no `?`): this line would not compile otherwise
+    const typed: { db: string; principal: string; role: string[] } | undefined = o;
+    expect(parse(["--db", "x"])?.role).toEqual([]);
+    expect(typed).toBeDefined();
+  });
+
+  it("a required option that is absent stops the command before its action", () => {
+    expect(() => parse(["--role", "a"])).toThrow(/--db/);
+  });
+
+  it("a repeatable spec on a variadic flag, or a default on a flag, is refused", () => {
+    const variadic = { role: { flags: "--role <r...>", description: "x", kind: "repeat" as const } };
+    expect(() => addOptions(new Command("c"), variadic)).toThrow(/does not match/);
+    const flagDefault = { json: { flags: "--json", description: "x", kind: "flag" as const, default: "1" } };
+    expect(() => addOptions(new Command("c"), flagDefault)).toThrow(/does not match/);
+  });
 });

@@ -29,6 +29,7 @@ import {
   wellKnownUrl,
 } from "../../tools/index.js";
 import { type CliContext, readTextFile } from "../io.js";
+import { addOptions, defineOptions, type OptionsOf } from "../options.js";
 
 function fail(code: IntegrityCode, message: string): never {
   throw new IntegrityError(code, message);
@@ -47,22 +48,96 @@ async function attemptAsync<T extends object>(fn: () => Promise<T>): Promise<Int
 
 const MAX_INPUT = 1024 * 1024;
 
-interface VerifyOpts {
-  pins?: string;
-  wellKnown?: string;
-  bundle?: string;
-  revocation?: string[];
-  trustedKey?: string[];
-  singleHash?: boolean;
-  domain?: string;
-  toolId?: string;
-  requirePin?: boolean;
-  repin?: boolean;
-  types?: string;
-  allowLoopbackHttp?: boolean;
-  timeoutMs?: string;
-  json?: boolean;
-}
+const TYPES = {
+  flags: "--types <file>",
+  description: "project-level toolclad.toml with custom types",
+  kind: "value",
+} as const;
+const JSON_FLAG = { flags: "--json", description: "print the result as JSON", kind: "flag" } as const;
+
+const SIGN_OPTIONS = defineOptions({
+  key: {
+    flags: "--key <pem>",
+    description: "ECDSA P-256 private key file (0600)",
+    kind: "value",
+    required: true,
+  },
+  domain: {
+    flags: "--domain <domain>",
+    description: "the publisher domain whose .well-known/schemapin.json holds the key",
+    kind: "value",
+    required: true,
+  },
+  types: TYPES,
+  json: JSON_FLAG,
+});
+
+const VERIFY_OPTIONS = defineOptions({
+  pins: {
+    flags: "--pins <file>",
+    description: "TOFU pin store (JSON); first use pins, a changed key is refused",
+    kind: "value",
+  },
+  wellKnown: {
+    flags: "--well-known <file-or-url>",
+    description: "the publisher's discovery document (.well-known/schemapin.json)",
+    kind: "value",
+  },
+  bundle: {
+    flags: "--bundle <file-or-url>",
+    description: "trust bundle with discovery documents and revocations (verified when signed)",
+    kind: "value",
+  },
+  revocation: {
+    flags: "--revocation <file-or-url...>",
+    description: "standalone revocation document(s)",
+    kind: "values",
+  },
+  trustedKey: {
+    flags: "--trusted-key <pem...>",
+    description: "public key file(s) trusted without discovery",
+    kind: "values",
+  },
+  singleHash: {
+    flags: "--single-hash",
+    description: "SchemaPin Go convention: the signature is over the canonical bytes, not their SHA-256",
+    kind: "flag",
+  },
+  domain: {
+    flags: "--domain <domain>",
+    description: "publisher domain (pin key for signed schemas; must match a contract's .sig)",
+    kind: "value",
+  },
+  toolId: {
+    flags: "--tool-id <id>",
+    description: "pin identity of a signed schema (default: schema.name)",
+    kind: "value",
+  },
+  requirePin: {
+    flags: "--require-pin",
+    description: "refuse a key that is not pinned yet (no trust on first use)",
+    kind: "flag",
+  },
+  repin: {
+    flags: "--repin",
+    description: "accept a changed key and re-pin it (after checking the rotation out of band)",
+    kind: "flag",
+  },
+  types: TYPES,
+  allowLoopbackHttp: {
+    flags: "--allow-loopback-http",
+    description: "allow http:// URLs on loopback hosts (testing, local mirrors)",
+    kind: "flag",
+  },
+  timeoutMs: {
+    flags: "--timeout-ms <ms>",
+    description: "network timeout for URLs (default 5000)",
+    kind: "value",
+  },
+  json: JSON_FLAG,
+});
+
+type VerifyOpts = OptionsOf<typeof VERIFY_OPTIONS>;
 
 const isUrl = (s: string) => /^[a-z][a-z0-9+.-]*:\/\//i.test(s);
 
@@ -139,130 +214,101 @@ const verifiedLine = (v: Verified) =>
   `verified  ${v.toolId} (${v.domain})\nkey       ${v.fingerprint}${v.developerName === undefined ? "" : ` (${v.developerName})`}\nmode      ${v.hashMode}-hash\npin       ${v.pin}`;
 
 export function registerContractIntegrity(group: Command, ctx: CliContext): void {
-  group
-    .command("sign")
-    .description("sign the whole parsed contract (SchemaPin: ECDSA P-256, DER, double-hash) into FILE.sig")
-    .argument("<file>", "tool contract manifest (*.clad.toml)")
-    .requiredOption("--key <pem>", "ECDSA P-256 private key file (0600)")
-    .requiredOption(
-      "--domain <domain>",
-      "the publisher domain whose .well-known/schemapin.json holds the key",
-    )
-    .option("--types <file>", "project-level toolclad.toml with custom types")
-    .option("--json", "print the result as JSON")
-    .action((file: string, opts: { key: string; domain: string; types?: string; json?: boolean }) => {
-      const contract = loadManifest(file, opts.types);
-      const pair = loadPrivateKeyFile(opts.key);
-      if (pair.type !== "p256")
-        throw new CliError("ERR_CLI_USAGE", "SchemaPin signatures need an ECDSA P-256 key (--type p256)");
-      const { path, file: sig } = signContractFile(contract, file, {
-        privateKey: pair.privateKey,
-        domain: opts.domain,
-      });
-      if (opts.json) {
-        ctx.io.out(`${JSON.stringify({ signature_file: path, ...sig }, null, 2)}\n`);
-        return;
-      }
-      ctx.io.out(
-        `signed    ${sig.tool_name} (${sig.domain})\nfile      ${path}\ncontract  ${sig.contract_hash}\nkey       ${sig.signer_fingerprint}\n`,
+  addOptions(
+    group
+      .command("sign")
+      .description("sign the whole parsed contract (SchemaPin: ECDSA P-256, DER, double-hash) into FILE.sig")
+      .argument("<file>", "tool contract manifest (*.clad.toml)"),
+    SIGN_OPTIONS,
+  ).action((file: string, opts: OptionsOf<typeof SIGN_OPTIONS>) => {
+    const contract = loadManifest(file, opts.types);
+    const pair = loadPrivateKeyFile(opts.key);
+    if (pair.type !== "p256")
+      throw new CliError("ERR_CLI_USAGE", "SchemaPin signatures need an ECDSA P-256 key (--type p256)");
+    const { path, file: sig } = signContractFile(contract, file, {
+      privateKey: pair.privateKey,
+      domain: opts.domain,
+    });
+    if (opts.json) {
+      ctx.io.out(`${JSON.stringify({ signature_file: path, ...sig }, null, 2)}\n`);
+      return;
+    }
+    ctx.io.out(
+      `signed    ${sig.tool_name} (${sig.domain})\nfile      ${path}\ncontract  ${sig.contract_hash}\nkey       ${sig.signer_fingerprint}\n`,
+    );
+  });
+
+  addOptions(
+    group
+      .command("verify")
+      .description(
+        "verify a signed contract, a SchemaPin signed schema or a trust bundle; exit 0 only when verified",
+      )
+      .argument(
+        "<file>",
+        "manifest (with FILE.sig beside it), signed schema {schema, signature}, or trust bundle",
+      ),
+    VERIFY_OPTIONS,
+  ).action(async (file: string, opts: VerifyOpts) => {
+    if (opts.timeoutMs !== undefined && !/^[1-9]\d{0,5}$/.test(opts.timeoutMs)) {
+      throw new CliError("ERR_CLI_USAGE", "--timeout-ms must be a positive integer");
+    }
+    const what = classify(file);
+    const pins = opts.pins === undefined ? undefined : PinStore.open(opts.pins);
+
+    if (what.kind === "bundle") {
+      const r = verifyTrustBundle(what.value, pins === undefined ? {} : { pins });
+      const out: IntegrityResult<{ kid: string; fingerprint: string; domains: readonly string[] }> = r.ok
+        ? { ok: true, kid: r.kid, fingerprint: r.fingerprint, domains: r.bundle.domains }
+        : r;
+      report(
+        ctx,
+        opts,
+        out,
+        (v) =>
+          `verified  trust bundle (authority ${v.kid})\nkey       ${v.fingerprint}\ndomains   ${v.domains.join(", ") || "(none)"}`,
       );
-    });
+      return;
+    }
 
-  group
-    .command("verify")
-    .description(
-      "verify a signed contract, a SchemaPin signed schema or a trust bundle; exit 0 only when verified",
-    )
-    .argument(
-      "<file>",
-      "manifest (with FILE.sig beside it), signed schema {schema, signature}, or trust bundle",
-    )
-    .option("--pins <file>", "TOFU pin store (JSON); first use pins, a changed key is refused")
-    .option("--well-known <file-or-url>", "the publisher's discovery document (.well-known/schemapin.json)")
-    .option(
-      "--bundle <file-or-url>",
-      "trust bundle with discovery documents and revocations (verified when signed)",
-    )
-    .option("--revocation <file-or-url...>", "standalone revocation document(s)")
-    .option("--trusted-key <pem...>", "public key file(s) trusted without discovery")
-    .option(
-      "--single-hash",
-      "SchemaPin Go convention: the signature is over the canonical bytes, not their SHA-256",
-    )
-    .option(
-      "--domain <domain>",
-      "publisher domain (pin key for signed schemas; must match a contract's .sig)",
-    )
-    .option("--tool-id <id>", "pin identity of a signed schema (default: schema.name)")
-    .option("--require-pin", "refuse a key that is not pinned yet (no trust on first use)")
-    .option("--repin", "accept a changed key and re-pin it (after checking the rotation out of band)")
-    .option("--types <file>", "project-level toolclad.toml with custom types")
-    .option("--allow-loopback-http", "allow http:// URLs on loopback hosts (testing, local mirrors)")
-    .option("--timeout-ms <ms>", "network timeout for URLs (default 5000)")
-    .option("--json", "print the result as JSON")
-    .action(async (file: string, opts: VerifyOpts) => {
-      if (opts.timeoutMs !== undefined && !/^[1-9]\d{0,5}$/.test(opts.timeoutMs)) {
-        throw new CliError("ERR_CLI_USAGE", "--timeout-ms must be a positive integer");
+    const trust = await attemptAsync(async () => gatherTrust(opts, pins));
+    if (!trust.ok) {
+      report(ctx, opts, trust, () => "");
+      return;
+    }
+    const t = {
+      ...trust.inputs,
+      ...(pins === undefined ? {} : { pins }),
+      pinPolicy: opts.requirePin ? ("require" as const) : ("tofu" as const),
+      repin: opts.repin === true,
+      hashMode: opts.singleHash ? ("single" as const) : ("double" as const),
+    };
+
+    if (what.kind === "signed-schema") {
+      const domain =
+        opts.domain ??
+        (opts.wellKnown !== undefined && isUrl(opts.wellKnown)
+          ? new URL(opts.wellKnown).hostname
+          : undefined);
+      if (pins !== undefined && domain === undefined) {
+        throw new CliError("ERR_CLI_USAGE", "pinning a signed schema needs --domain (or a --well-known URL)");
       }
-      const what = classify(file);
-      const pins = opts.pins === undefined ? undefined : PinStore.open(opts.pins);
-
-      if (what.kind === "bundle") {
-        const r = verifyTrustBundle(what.value, pins === undefined ? {} : { pins });
-        const out: IntegrityResult<{ kid: string; fingerprint: string; domains: readonly string[] }> = r.ok
-          ? { ok: true, kid: r.kid, fingerprint: r.fingerprint, domains: r.bundle.domains }
-          : r;
-        report(
-          ctx,
-          opts,
-          out,
-          (v) =>
-            `verified  trust bundle (authority ${v.kid})\nkey       ${v.fingerprint}\ndomains   ${v.domains.join(", ") || "(none)"}`,
-        );
-        return;
-      }
-
-      const trust = await attemptAsync(async () => gatherTrust(opts, pins));
-      if (!trust.ok) {
-        report(ctx, opts, trust, () => "");
-        return;
-      }
-      const t = {
-        ...trust.inputs,
-        ...(pins === undefined ? {} : { pins }),
-        pinPolicy: opts.requirePin ? ("require" as const) : ("tofu" as const),
-        repin: opts.repin === true,
-        hashMode: opts.singleHash ? ("single" as const) : ("double" as const),
-      };
-
-      if (what.kind === "signed-schema") {
-        const domain =
-          opts.domain ??
-          (opts.wellKnown !== undefined && isUrl(opts.wellKnown)
-            ? new URL(opts.wellKnown).hostname
-            : undefined);
-        if (pins !== undefined && domain === undefined) {
-          throw new CliError(
-            "ERR_CLI_USAGE",
-            "pinning a signed schema needs --domain (or a --well-known URL)",
-          );
-        }
-        const r = verifySignedSchema(what.value, {
-          ...t,
-          ...(domain === undefined ? {} : { domain }),
-          ...(opts.toolId === undefined ? {} : { toolId: opts.toolId }),
-        });
-        report(ctx, opts, r, verifiedLine);
-        return;
-      }
-
-      const contract = loadManifest(file, opts.types);
-      const r = verifyContractIntegrity(contract, file, {
+      const r = verifySignedSchema(what.value, {
         ...t,
-        ...(opts.domain === undefined ? {} : { domain: opts.domain }),
+        ...(domain === undefined ? {} : { domain }),
+        ...(opts.toolId === undefined ? {} : { toolId: opts.toolId }),
       });
-      report(ctx, opts, r, (v) => `${verifiedLine(v)}\ncontract  ${v.contractHash}`);
+      report(ctx, opts, r, verifiedLine);
+      return;
+    }
+
+    const contract = loadManifest(file, opts.types);
+    const r = verifyContractIntegrity(contract, file, {
+      ...t,
+      ...(opts.domain === undefined ? {} : { domain: opts.domain }),
     });
+    report(ctx, opts, r, (v) => `${verifiedLine(v)}\ncontract  ${v.contractHash}`);
+  });
 }
 
 interface TrustInputs {

@@ -19,14 +19,44 @@ import {
   toModelTool,
 } from "../../tools/index.js";
 import { type CliContext, EXIT, readJsonFile } from "../io.js";
+import { addOptions, defineOptions, type OptionsOf } from "../options.js";
 import { registerContractIntegrity } from "./contract-integrity.js";
 import { SUMMARY } from "./summaries.js";
 
 const MAX_ARGS_JSON = 256 * 1024;
 
-interface LoadOpts {
-  types?: string;
-}
+const TYPES = {
+  flags: "--types <file>",
+  description: "project types (default: toolclad.toml beside the manifest)",
+  kind: "value",
+} as const;
+const JSON_FLAG = { flags: "--json", description: "print the result as JSON", kind: "flag" } as const;
+
+const VALIDATE_OPTIONS = defineOptions({ types: TYPES, json: JSON_FLAG });
+const SCHEMA_OPTIONS = defineOptions({ types: TYPES });
+const CHECK_OPTIONS = defineOptions({
+  args: {
+    flags: "--args <json>",
+    description: "the arguments as a JSON object",
+    kind: "value",
+    required: true,
+  },
+  scope: {
+    flags: "--scope <file>",
+    description: "deployment scope JSON: {allowed_cidrs, allowed_hosts, denied_cidrs, denied_hosts}",
+    kind: "value",
+  },
+  anyScope: {
+    flags: "--any-scope",
+    description:
+      "accept any target when no scope is configured (otherwise scope-checked arguments fail closed)",
+    kind: "flag",
+  },
+  types: TYPES,
+  json: JSON_FLAG,
+});
+
+type LoadOpts = OptionsOf<typeof SCHEMA_OPTIONS>;
 
 /** Project types: --types FILE, else a toolclad.toml beside the manifest. */
 function projectTypes(file: string, opts: LoadOpts): Record<string, CustomType> | undefined {
@@ -53,79 +83,66 @@ function reportFailure(
 export function registerContract(program: Command, ctx: CliContext): void {
   const group = program.command("contract").description(SUMMARY.contract);
 
-  group
-    .command("validate")
-    .description("parse and compile a *.clad.toml manifest; exit 1 if it is invalid")
-    .argument("<file>", "manifest")
-    .option("--types <file>", "project types (default: toolclad.toml beside the manifest)")
-    .option("--json", "print the result as JSON")
-    .action((file: string, opts: LoadOpts & { json?: boolean }) => {
-      const r = load(file, opts);
-      if (!r.ok) return reportFailure(ctx, r, opts.json === true);
-      const c = r.tool.contract;
-      const backend = r.tool.backend.kind;
-      if (opts.json) {
-        ctx.io.out(
-          `${JSON.stringify({ ok: true, name: c.tool.name, version: c.tool.version, backend, args: [...r.tool.args.keys()] }, null, 2)}\n`,
-        );
-        return;
-      }
-      ctx.io.out(`ok  ${c.tool.name} ${c.tool.version} (${backend}, ${r.tool.args.size} argument(s))\n`);
-    });
+  addOptions(
+    group
+      .command("validate")
+      .description("parse and compile a *.clad.toml manifest; exit 1 if it is invalid")
+      .argument("<file>", "manifest"),
+    VALIDATE_OPTIONS,
+  ).action((file: string, opts: OptionsOf<typeof VALIDATE_OPTIONS>) => {
+    const r = load(file, opts);
+    if (!r.ok) return reportFailure(ctx, r, opts.json === true);
+    const c = r.tool.contract;
+    const backend = r.tool.backend.kind;
+    if (opts.json) {
+      ctx.io.out(
+        `${JSON.stringify({ ok: true, name: c.tool.name, version: c.tool.version, backend, args: [...r.tool.args.keys()] }, null, 2)}\n`,
+      );
+      return;
+    }
+    ctx.io.out(`ok  ${c.tool.name} ${c.tool.version} (${backend}, ${r.tool.args.size} argument(s))\n`);
+  });
 
-  group
-    .command("check")
-    .description("validate arguments against a manifest and print the invocation that would run")
-    .argument("<file>", "manifest")
-    .requiredOption("--args <json>", "the arguments as a JSON object")
-    .option(
-      "--scope <file>",
-      "deployment scope JSON: {allowed_cidrs, allowed_hosts, denied_cidrs, denied_hosts}",
-    )
-    .option(
-      "--any-scope",
-      "accept any target when no scope is configured (otherwise scope-checked arguments fail closed)",
-    )
-    .option("--types <file>", "project types (default: toolclad.toml beside the manifest)")
-    .option("--json", "print the result as JSON")
-    .action(
-      (
-        file: string,
-        opts: LoadOpts & { args: string; scope?: string; anyScope?: boolean; json?: boolean },
-      ) => {
-        let args: unknown;
-        try {
-          args = parseStrictJson(opts.args, { maxLength: MAX_ARGS_JSON });
-        } catch (err) {
-          throw new CliError("ERR_CLI_INPUT", `--args is not valid JSON: ${(err as Error).message}`);
-        }
-        const r = load(file, opts);
-        if (!r.ok) return reportFailure(ctx, r, opts.json === true);
-        const options: Parameters<typeof prepareInvocation>[2] = {
-          // Placeholders for executor-provided values, so the invocation can be shown.
-          runtime: { outputFile: "<output_file>", scanId: "<scan_id>", evidenceDir: "<evidence_dir>" },
-        };
-        if (opts.scope !== undefined) options.scope = readJsonFile(opts.scope) as ScopeInput;
-        if (opts.anyScope === true) options.unrestrictedScope = true;
-        const prepared = prepareInvocation(r.tool, args, options);
-        if (!prepared.ok) return reportFailure(ctx, prepared, opts.json === true);
-        const out = { ok: true, args: prepared.args, invocation: describeInvocation(prepared.invocation) };
-        ctx.io.out(`${JSON.stringify(out, null, 2)}\n`);
-      },
-    );
+  addOptions(
+    group
+      .command("check")
+      .description("validate arguments against a manifest and print the invocation that would run")
+      .argument("<file>", "manifest"),
+    CHECK_OPTIONS,
+  ).action((file: string, opts: OptionsOf<typeof CHECK_OPTIONS>) => {
+    let args: unknown;
+    try {
+      args = parseStrictJson(opts.args, { maxLength: MAX_ARGS_JSON });
+    } catch (err) {
+      throw new CliError("ERR_CLI_INPUT", `--args is not valid JSON: ${(err as Error).message}`);
+    }
+    const r = load(file, opts);
+    if (!r.ok) return reportFailure(ctx, r, opts.json === true);
+    const options: Parameters<typeof prepareInvocation>[2] = {
+      // Placeholders for executor-provided values, so the invocation can be shown.
+      runtime: { outputFile: "<output_file>", scanId: "<scan_id>", evidenceDir: "<evidence_dir>" },
+    };
+    if (opts.scope !== undefined) options.scope = readJsonFile(opts.scope) as ScopeInput;
+    if (opts.anyScope === true) options.unrestrictedScope = true;
+    const prepared = prepareInvocation(r.tool, args, options);
+    if (!prepared.ok) return reportFailure(ctx, prepared, opts.json === true);
+    const out = { ok: true, args: prepared.args, invocation: describeInvocation(prepared.invocation) };
+    ctx.io.out(`${JSON.stringify(out, null, 2)}\n`);
+  });
 
-  group
-    .command("schema")
-    .description(
-      "print the MCP tool definition the model sees (name, description, inputSchema, outputSchema)",
-    )
-    .argument("<file>", "manifest")
-    .option("--types <file>", "project types (default: toolclad.toml beside the manifest)")
-    .action((file: string, opts: LoadOpts) => {
-      const r = load(file, opts);
-      if (!r.ok) return reportFailure(ctx, r, false);
-      ctx.io.out(`${JSON.stringify(toModelTool(r.tool), null, 2)}\n`);
-    });
+  addOptions(
+    group
+      .command("schema")
+      .description(
+        "print the MCP tool definition the model sees (name, description, inputSchema, outputSchema)",
+      )
+      .argument("<file>", "manifest"),
+    SCHEMA_OPTIONS,
+  ).action((file: string, opts: LoadOpts) => {
+    const r = load(file, opts);
+    if (!r.ok) return reportFailure(ctx, r, false);
+    ctx.io.out(`${JSON.stringify(toModelTool(r.tool), null, 2)}\n`);
+  });
 
   // --- integrity subcommands (sign, verify): src/cli/commands/contract-integrity.ts ---
   registerContractIntegrity(group, ctx);

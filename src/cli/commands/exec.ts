@@ -9,13 +9,21 @@ import { CliError, GateRequest, isPlainObject, uuidv7 } from "../../contracts/in
 import { faultOf, ticketOf } from "../../gate/index.js";
 import { journalSummary } from "../agent-run.js";
 import { type CliContext, EXIT, readJsonFile } from "../io.js";
+import { addOptions, defineOptions, type OptionsOf } from "../options.js";
 import { openRuntime, type Runtime, type RuntimeResult } from "../runtime.js";
 import { addRuntimeOptions, type RuntimeFlags, runtimeOptions } from "./run.js";
 import { SUMMARY } from "./summaries.js";
 
-interface ExecFlags extends RuntimeFlags {
-  call: string;
-}
+const EXEC_OPTIONS = defineOptions({
+  call: {
+    flags: "--call <file>",
+    description: "the call: a GateRequest JSON naming a tool",
+    kind: "value",
+    required: true,
+  },
+});
+
+type ExecFlags = RuntimeFlags & OptionsOf<typeof EXEC_OPTIONS>;
 
 /** The call file completed from configuration and the tool's contract, then parsed as a GateRequest. */
 export function completeCall(raw: unknown, rt: Pick<Runtime, "principalId" | "classify">): GateRequest {
@@ -65,9 +73,8 @@ function resultView(r: RuntimeResult) {
 }
 
 export function registerExec(program: Command, ctx: CliContext): void {
-  addRuntimeOptions(program.command("exec").description(SUMMARY.exec))
-    .requiredOption("--call <file>", "the call: a GateRequest JSON naming a tool")
-    .action(async (f: ExecFlags) => {
+  addOptions(addRuntimeOptions(program.command("exec").description(SUMMARY.exec)), EXEC_OPTIONS).action(
+    async (f: ExecFlags) => {
       const raw = readJsonFile(f.call);
       const rt = await openRuntime(runtimeOptions(f));
       try {
@@ -116,5 +123,6 @@ export function registerExec(program: Command, ctx: CliContext): void {
       } finally {
         await rt.close();
       }
-    });
+    },
+  );
 }

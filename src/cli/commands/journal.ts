@@ -20,6 +20,19 @@ import {
   verifyJournal,
 } from "../../journal/index.js";
 import { type CliContext, EXIT, readJsonFile } from "../io.js";
+import { addOptions } from "../options.js";
+import {
+  APPEND_OPTIONS,
+  type AppendOpts,
+  EXPORT_OPTIONS,
+  type ExportOpts,
+  HEAD_OPTIONS,
+  type HeadOpts,
+  SHOW_OPTIONS,
+  type ShowOpts,
+  VERIFY_OPTIONS,
+  type VerifyOpts,
+} from "./journal-options.js";
 import { SUMMARY } from "./summaries.js";
 
 const SQLITE_MAGIC = "SQLite format 3\0";
@@ -130,211 +143,168 @@ function decisionOf(e: JournalEntry): string | undefined {
 export function registerJournal(program: Command, ctx: CliContext): void {
   const journal = program.command("journal").description(SUMMARY.journal);
 
-  journal
-    .command("append")
-    .description("append a signed entry (known types are schema-checked; credentials are masked)")
-    .requiredOption("--db <file>", "journal database (created if missing)")
-    .requiredOption("--key <file>", "Ed25519 private key file of the journal")
-    .requiredOption("--type <type>", "event type, e.g. warden.operator.override")
-    .requiredOption("--body <json>", "entry body: a JSON object, or @FILE")
-    .option("--run <id>", "run_id")
-    .option("--trace <id>", "trace_id (32 lowercase hex)")
-    .option("--json", "print the appended entry as JSON")
-    .action(
-      async (opts: {
-        db: string;
-        key: string;
-        type: string;
-        body: string;
-        run?: string;
-        trace?: string;
-        json?: boolean;
-      }) => {
-        const body = parseBody(opts.body);
-        const signer = loadPrivateKeyFile(opts.key);
-        const store = SqliteJournalStore.open(opts.db);
-        try {
-          const j = await openJournal({ store, signer, allowUnknownTypes: true });
-          const e = await j.append({
-            type: opts.type,
-            run_id: opts.run ?? null,
-            trace_id: opts.trace ?? null,
-            body,
-          });
-          ctx.io.out(opts.json ? `${JSON.stringify(e, null, 2)}\n` : `appended seq ${e.seq} ${e.hash}\n`);
-        } finally {
-          await store.close();
-        }
-      },
-    );
+  addOptions(
+    journal
+      .command("append")
+      .description("append a signed entry (known types are schema-checked; credentials are masked)"),
+    APPEND_OPTIONS,
+  ).action(async (opts: AppendOpts) => {
+    const body = parseBody(opts.body);
+    const signer = loadPrivateKeyFile(opts.key);
+    const store = SqliteJournalStore.open(opts.db);
+    try {
+      const j = await openJournal({ store, signer, allowUnknownTypes: true });
+      const e = await j.append({
+        type: opts.type,
+        run_id: opts.run ?? null,
+        trace_id: opts.trace ?? null,
+        body,
+      });
+      ctx.io.out(opts.json ? `${JSON.stringify(e, null, 2)}\n` : `appended seq ${e.seq} ${e.hash}\n`);
+    } finally {
+      await store.close();
+    }
+  });
 
-  journal
-    .command("verify")
-    .description("verify a journal database or JSONL export offline; exit 0 only when intact")
-    .requiredOption("--db <file>", "journal database, or a JSONL export")
-    .option("--keys <files...>", "trusted public key files (PEM or JWK); the key of seq 1 must be among them")
-    .option("--expect-head <file>", "a signed head (from `warden journal head`) the journal must reach")
-    .option("--workers <n>", "worker threads for signature checks (default: all cores for large journals)")
-    .option("--json", "print the report as JSON")
-    .action(
-      async (opts: {
-        db: string;
-        keys?: string[];
-        expectHead?: string;
-        workers?: string;
-        json?: boolean;
-      }) => {
-        if (opts.keys === undefined || opts.keys.length === 0) {
-          throw new CliError("ERR_CLI_USAGE", "verification needs the journal's public key: --keys FILE...");
-        }
-        const keyring = new Keyring(opts.keys.map((f) => loadPublicKeyFile(f)));
-        const expectHead = opts.expectHead === undefined ? undefined : readJsonFile(opts.expectHead);
-        let workers: number | undefined;
-        if (opts.workers !== undefined) {
-          workers = Number(opts.workers);
-          if (!Number.isInteger(workers) || workers < 0 || workers > 64) {
-            throw new CliError("ERR_CLI_USAGE", "--workers must be an integer from 0 to 64");
-          }
-        }
-        const sqlite = isSqliteFile(opts.db);
-        const store = sqlite ? SqliteJournalStore.open(opts.db, { readonly: true }) : null;
-        try {
-          const total = store ? await store.count() : countLines(opts.db);
-          const source: JournalSource = store ?? readJsonl(opts.db);
-          const bar =
-            ctx.io.isTTY && total >= LARGE && !opts.json
-              ? new cliProgress.SingleBar(
-                  {
-                    format: "verifying [{bar}] {percentage}% {value}/{total} entries",
-                    stream: process.stderr,
-                  },
-                  cliProgress.Presets.shades_classic,
-                )
-              : null;
-          bar?.start(total, 0);
-          const report = await verifyJournal(source, keyring, {
-            workers: workers ?? (total >= LARGE ? availableParallelism() : 0),
-            ...(expectHead === undefined ? {} : { expectHead }),
-            ...(bar ? { onProgress: (n: number) => bar.update(n) } : {}),
-          });
-          if (bar) {
-            bar.update(report.checked);
-            bar.stop();
-          }
-          if (opts.json) ctx.io.out(`${JSON.stringify(report, null, 2)}\n`);
-          else if (report.ok) {
-            ctx.io.out(
-              `journal intact: ${report.checked} entries` +
-                (report.head ? `, head seq ${report.head.seq} ${report.head.hash}` : "") +
-                `${expectHead === undefined ? "" : " (reaches the expected head)"}\n`,
-            );
-          } else ctx.io.out(describeFailure(report));
-          if (!report.ok) ctx.exitCode = EXIT.failed;
-        } finally {
-          await store?.close();
-        }
-      },
-    );
-
-  journal
-    .command("export")
-    .description(
-      "export every entry as JSONL (one canonical JSON entry per line), verifiable without the database",
-    )
-    .requiredOption("--db <file>", "journal database")
-    .requiredOption("--format <format>", "jsonl")
-    .option("--out <file>", "write to a file instead of stdout")
-    .action(async (opts: { db: string; format: string; out?: string }) => {
-      if (opts.format !== "jsonl") throw new CliError("ERR_CLI_USAGE", "--format must be jsonl");
-      const store = SqliteJournalStore.open(opts.db, { readonly: true });
-      try {
-        if (opts.out === undefined) {
-          await exportJsonl(store, (c) => ctx.io.out(c));
-          return;
-        }
-        const file = createWriteStream(opts.out, { flags: "wx", mode: 0o600 });
-        const ready = new Promise<void>((res, rej) => file.once("open", () => res()).once("error", rej));
-        await ready.catch((err: NodeJS.ErrnoException) => {
-          throw new CliError("ERR_CLI_INPUT", `cannot write ${opts.out}: ${err.code ?? "error"}`);
-        });
-        await exportJsonl(store, (c) =>
-          file.write(c) ? undefined : new Promise<void>((res) => file.once("drain", () => res())),
+  addOptions(
+    journal
+      .command("verify")
+      .description("verify a journal database or JSONL export offline; exit 0 only when intact"),
+    VERIFY_OPTIONS,
+  ).action(async (opts: VerifyOpts) => {
+    if (opts.keys === undefined || opts.keys.length === 0) {
+      throw new CliError("ERR_CLI_USAGE", "verification needs the journal's public key: --keys FILE...");
+    }
+    const keyring = new Keyring(opts.keys.map((f) => loadPublicKeyFile(f)));
+    const expectHead = opts.expectHead === undefined ? undefined : readJsonFile(opts.expectHead);
+    let workers: number | undefined;
+    if (opts.workers !== undefined) {
+      workers = Number(opts.workers);
+      if (!Number.isInteger(workers) || workers < 0 || workers > 64) {
+        throw new CliError("ERR_CLI_USAGE", "--workers must be an integer from 0 to 64");
+      }
+    }
+    const sqlite = isSqliteFile(opts.db);
+    const store = sqlite ? SqliteJournalStore.open(opts.db, { readonly: true }) : null;
+    try {
+      const total = store ? await store.count() : countLines(opts.db);
+      const source: JournalSource = store ?? readJsonl(opts.db);
+      const bar =
+        ctx.io.isTTY && total >= LARGE && !opts.json
+          ? new cliProgress.SingleBar(
+              {
+                format: "verifying [{bar}] {percentage}% {value}/{total} entries",
+                stream: process.stderr,
+              },
+              cliProgress.Presets.shades_classic,
+            )
+          : null;
+      bar?.start(total, 0);
+      const report = await verifyJournal(source, keyring, {
+        workers: workers ?? (total >= LARGE ? availableParallelism() : 0),
+        ...(expectHead === undefined ? {} : { expectHead }),
+        ...(bar ? { onProgress: (n: number) => bar.update(n) } : {}),
+      });
+      if (bar) {
+        bar.update(report.checked);
+        bar.stop();
+      }
+      if (opts.json) ctx.io.out(`${JSON.stringify(report, null, 2)}\n`);
+      else if (report.ok) {
+        ctx.io.out(
+          `journal intact: ${report.checked} entries` +
+            (report.head ? `, head seq ${report.head.seq} ${report.head.hash}` : "") +
+            `${expectHead === undefined ? "" : " (reaches the expected head)"}\n`,
         );
-        await new Promise<void>((res, rej) => file.end((err?: Error | null) => (err ? rej(err) : res())));
-      } finally {
-        await store.close();
-      }
-    });
+      } else ctx.io.out(describeFailure(report));
+      if (!report.ok) ctx.exitCode = EXIT.failed;
+    } finally {
+      await store?.close();
+    }
+  });
 
-  journal
-    .command("show")
-    .description("list entries as a table, newest last")
-    .requiredOption("--db <file>", "journal database")
-    .option("--run <id>", "only this run_id")
-    .option("--type <type>", "only this event type")
-    .option("--decision <decision>", "only entries with this policy decision")
-    .option("--since <time>", "only entries at or after this RFC 3339 time")
-    .option("--limit <n>", "at most this many entries, the most recent (default 50)")
-    .option("--json", "print entries as JSON")
-    .action(
-      async (opts: {
-        db: string;
-        run?: string;
-        type?: string;
-        decision?: string;
-        since?: string;
-        limit?: string;
-        json?: boolean;
-      }) => {
-        const limit = opts.limit === undefined ? 50 : Number(opts.limit);
-        if (!Number.isInteger(limit) || limit < 1)
-          throw new CliError("ERR_CLI_USAGE", "--limit must be a positive integer");
-        if (opts.since !== undefined && Number.isNaN(Date.parse(opts.since))) {
-          throw new CliError("ERR_CLI_USAGE", "--since must be an RFC 3339 time");
-        }
-        const store = SqliteJournalStore.open(opts.db, { readonly: true });
-        try {
-          const entries = (
-            await store.query({
-              ...(opts.run === undefined ? {} : { run_id: opts.run }),
-              ...(opts.type === undefined ? {} : { type: opts.type }),
-              ...(opts.decision === undefined ? {} : { decision: opts.decision }),
-              ...(opts.since === undefined ? {} : { since: opts.since }),
-              descending: true,
-              limit,
-            })
-          ).reverse();
-          ctx.io.out(
-            opts.json
-              ? `${JSON.stringify(entries, null, 2)}\n`
-              : entries.length
-                ? table(entries)
-                : "no entries\n",
-          );
-        } finally {
-          await store.close();
-        }
-      },
-    );
-
-  journal
-    .command("head")
-    .description("print the journal's head (seq, hash, time) signed with the journal key, to keep elsewhere")
-    .requiredOption("--db <file>", "journal database")
-    .requiredOption("--key <file>", "Ed25519 private key file of the journal")
-    .option("--out <file>", "also write the signed head to this file")
-    .action(async (opts: { db: string; key: string; out?: string }) => {
-      const signer = loadPrivateKeyFile(opts.key);
-      const store = SqliteJournalStore.open(opts.db, { readonly: true });
-      try {
-        const last = await store.last();
-        if (last === null)
-          throw new CliError("ERR_CLI_INPUT", "the journal is empty; there is no head to sign");
-        const text = `${JSON.stringify(signHead(headOf(last), signer), null, 2)}\n`;
-        if (opts.out !== undefined) writeFileSync(opts.out, text, { flag: "wx" });
-        ctx.io.out(text);
-      } finally {
-        await store.close();
+  addOptions(
+    journal
+      .command("export")
+      .description(
+        "export every entry as JSONL (one canonical JSON entry per line), verifiable without the database",
+      ),
+    EXPORT_OPTIONS,
+  ).action(async (opts: ExportOpts) => {
+    if (opts.format !== "jsonl") throw new CliError("ERR_CLI_USAGE", "--format must be jsonl");
+    const store = SqliteJournalStore.open(opts.db, { readonly: true });
+    try {
+      if (opts.out === undefined) {
+        await exportJsonl(store, (c) => ctx.io.out(c));
+        return;
       }
-    });
+      const file = createWriteStream(opts.out, { flags: "wx", mode: 0o600 });
+      const ready = new Promise<void>((res, rej) => file.once("open", () => res()).once("error", rej));
+      await ready.catch((err: NodeJS.ErrnoException) => {
+        throw new CliError("ERR_CLI_INPUT", `cannot write ${opts.out}: ${err.code ?? "error"}`);
+      });
+      await exportJsonl(store, (c) =>
+        file.write(c) ? undefined : new Promise<void>((res) => file.once("drain", () => res())),
+      );
+      await new Promise<void>((res, rej) => file.end((err?: Error | null) => (err ? rej(err) : res())));
+    } finally {
+      await store.close();
+    }
+  });
+
+  addOptions(
+    journal.command("show").description("list entries as a table, newest last"),
+    SHOW_OPTIONS,
+  ).action(async (opts: ShowOpts) => {
+    const limit = opts.limit === undefined ? 50 : Number(opts.limit);
+    if (!Number.isInteger(limit) || limit < 1)
+      throw new CliError("ERR_CLI_USAGE", "--limit must be a positive integer");
+    if (opts.since !== undefined && Number.isNaN(Date.parse(opts.since))) {
+      throw new CliError("ERR_CLI_USAGE", "--since must be an RFC 3339 time");
+    }
+    const store = SqliteJournalStore.open(opts.db, { readonly: true });
+    try {
+      const entries = (
+        await store.query({
+          ...(opts.run === undefined ? {} : { run_id: opts.run }),
+          ...(opts.type === undefined ? {} : { type: opts.type }),
+          ...(opts.decision === undefined ? {} : { decision: opts.decision }),
+          ...(opts.since === undefined ? {} : { since: opts.since }),
+          descending: true,
+          limit,
+        })
+      ).reverse();
+      ctx.io.out(
+        opts.json
+          ? `${JSON.stringify(entries, null, 2)}\n`
+          : entries.length
+            ? table(entries)
+            : "no entries\n",
+      );
+    } finally {
+      await store.close();
+    }
+  });
+
+  addOptions(
+    journal
+      .command("head")
+      .description(
+        "print the journal's head (seq, hash, time) signed with the journal key, to keep elsewhere",
+      ),
+    HEAD_OPTIONS,
+  ).action(async (opts: HeadOpts) => {
+    const signer = loadPrivateKeyFile(opts.key);
+    const store = SqliteJournalStore.open(opts.db, { readonly: true });
+    try {
+      const last = await store.last();
+      if (last === null)
+        throw new CliError("ERR_CLI_INPUT", "the journal is empty; there is no head to sign");
+      const text = `${JSON.stringify(signHead(headOf(last), signer), null, 2)}\n`;
+      if (opts.out !== undefined) writeFileSync(opts.out, text, { flag: "wx" });
+      ctx.io.out(text);
+    } finally {
+      await store.close();
+    }
+  });
 }

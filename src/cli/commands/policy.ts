@@ -11,6 +11,7 @@ import {
   type PolicySessionFacts,
 } from "../../policy/index.js";
 import { type CliContext, EXIT, readJsonFile } from "../io.js";
+import { addOptions, defineOptions, type OptionsOf } from "../options.js";
 import { SUMMARY } from "./summaries.js";
 
 const Name = z.string().min(1).max(128);
@@ -131,9 +132,38 @@ export function readPolicyInput(file: string, roles: readonly string[] = []): Po
   return input;
 }
 
-function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
-}
+const CEDAR_ACTION = {
+  flags: "--cedar-action <action>",
+  description: "extra Cedar action to declare in the schema (repeatable)",
+  kind: "repeat",
+} as const;
+
+const VALIDATE_OPTIONS = defineOptions({
+  cedarAction: CEDAR_ACTION,
+  json: { flags: "--json", description: "print the results as JSON", kind: "flag" },
+});
+
+const EXPLAIN_OPTIONS = defineOptions({
+  policy: {
+    flags: "--policy <file>",
+    description: "policy file (repeatable)",
+    kind: "repeat",
+    required: true,
+  },
+  request: {
+    flags: "--request <file>",
+    description: "a GateRequest JSON, or {request, principal?, tool?, taint?, session?, trustScore?}",
+    kind: "value",
+    required: true,
+  },
+  role: {
+    flags: "--role <role>",
+    description: "principal role from configuration (repeatable)",
+    kind: "repeat",
+  },
+  cedarAction: CEDAR_ACTION,
+  json: { flags: "--json", description: "print the explanation as JSON", kind: "flag" },
+});
 
 function formatExplanation(e: PolicyExplanation): string {
   const o = e.outcome;
@@ -172,77 +202,52 @@ function formatExplanation(e: PolicyExplanation): string {
 
 export function registerPolicy(program: Command, ctx: CliContext): void {
   const policy = program.command("policy").description(SUMMARY.policy);
-  policy
-    .command("validate")
-    .description("load each policy file (.yaml/.yml/.json rules, .cedar) and report errors with codes")
-    .argument("<files...>", "policy files")
-    .option(
-      "--cedar-action <action>",
-      "extra Cedar action to declare in the schema (repeatable)",
-      collect,
-      [],
-    )
-    .option("--json", "print the results as JSON")
-    .action((files: string[], opts: { cedarAction: string[]; json?: boolean }) => {
-      const results = files.map((file) => {
-        try {
-          const b = loadPolicyBundle([file], { cedarActions: opts.cedarAction });
-          return {
-            file,
-            ok: true as const,
-            rules: b.summary.sources[0]?.rules ?? 0,
-            policyBundleHash: b.policyBundleHash,
-          };
-        } catch (err) {
-          if (!(err instanceof WardenError)) throw err;
-          return { file, ok: false as const, code: err.code, message: err.message };
-        }
-      });
-      if (results.some((r) => !r.ok)) ctx.exitCode = EXIT.failed;
-      if (opts.json) {
-        ctx.io.out(`${JSON.stringify(results, null, 2)}\n`);
-        return;
-      }
-      for (const r of results) {
-        ctx.io.out(
-          r.ok
-            ? `ok    ${r.file} (${r.rules} rules) ${r.policyBundleHash}\n`
-            : `FAIL  ${r.file} ${r.code}: ${r.message}\n`,
-        );
+  addOptions(
+    policy
+      .command("validate")
+      .description("load each policy file (.yaml/.yml/.json rules, .cedar) and report errors with codes")
+      .argument("<files...>", "policy files"),
+    VALIDATE_OPTIONS,
+  ).action((files: string[], opts: OptionsOf<typeof VALIDATE_OPTIONS>) => {
+    const results = files.map((file) => {
+      try {
+        const b = loadPolicyBundle([file], { cedarActions: opts.cedarAction });
+        return {
+          file,
+          ok: true as const,
+          rules: b.summary.sources[0]?.rules ?? 0,
+          policyBundleHash: b.policyBundleHash,
+        };
+      } catch (err) {
+        if (!(err instanceof WardenError)) throw err;
+        return { file, ok: false as const, code: err.code, message: err.message };
       }
     });
-  policy
-    .command("explain")
-    .description(
-      "evaluate a request against policies and show which rules matched and why (exit 0 whatever the decision)",
-    )
-    .requiredOption("--policy <file>", "policy file (repeatable)", collect, [])
-    .requiredOption(
-      "--request <file>",
-      "a GateRequest JSON, or {request, principal?, tool?, taint?, session?, trustScore?}",
-    )
-    .option("--role <role>", "principal role from configuration (repeatable)", collect, [])
-    .option(
-      "--cedar-action <action>",
-      "extra Cedar action to declare in the schema (repeatable)",
-      collect,
-      [],
-    )
-    .option("--json", "print the explanation as JSON")
-    .action(
-      (opts: {
-        policy: string[];
-        request: string;
-        role: string[];
-        cedarAction: string[];
-        json?: boolean;
-      }) => {
-        if (opts.policy.length === 0)
-          throw new CliError("ERR_CLI_USAGE", "at least one --policy is required");
-        const bundle = loadPolicyBundle(opts.policy, { cedarActions: opts.cedarAction });
-        const input = readPolicyInput(opts.request, opts.role);
-        const e = bundle.explain(input);
-        ctx.io.out(opts.json ? `${JSON.stringify(e, null, 2)}\n` : formatExplanation(e));
-      },
-    );
+    if (results.some((r) => !r.ok)) ctx.exitCode = EXIT.failed;
+    if (opts.json) {
+      ctx.io.out(`${JSON.stringify(results, null, 2)}\n`);
+      return;
+    }
+    for (const r of results) {
+      ctx.io.out(
+        r.ok
+          ? `ok    ${r.file} (${r.rules} rules) ${r.policyBundleHash}\n`
+          : `FAIL  ${r.file} ${r.code}: ${r.message}\n`,
+      );
+    }
+  });
+  addOptions(
+    policy
+      .command("explain")
+      .description(
+        "evaluate a request against policies and show which rules matched and why (exit 0 whatever the decision)",
+      ),
+    EXPLAIN_OPTIONS,
+  ).action((opts: OptionsOf<typeof EXPLAIN_OPTIONS>) => {
+    if (opts.policy.length === 0) throw new CliError("ERR_CLI_USAGE", "at least one --policy is required");
+    const bundle = loadPolicyBundle(opts.policy, { cedarActions: opts.cedarAction });
+    const input = readPolicyInput(opts.request, opts.role);
+    const e = bundle.explain(input);
+    ctx.io.out(opts.json ? `${JSON.stringify(e, null, 2)}\n` : formatExplanation(e));
+  });
 }

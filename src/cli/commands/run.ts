@@ -9,12 +9,9 @@ import { CliError } from "../../contracts/index.js";
 import { type ModelAdapter, OpenAICompatibleAdapter, ScriptedAdapter } from "../../loop/index.js";
 import { formatStep, journalSummary, runAgent } from "../agent-run.js";
 import { type CliContext, EXIT } from "../io.js";
+import { addOptions, defineOptions, type OptionsOf } from "../options.js";
 import { openRuntime, type Runtime, type RuntimeOptions } from "../runtime.js";
 import { SUMMARY } from "./summaries.js";
-
-function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
-}
 
 function positiveInt(flag: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
@@ -24,36 +21,52 @@ function positiveInt(flag: string, value: string | undefined): number | undefine
 }
 
 /** Flags shared by `run` and `exec` that describe the runtime. */
-export interface RuntimeFlags {
-  contracts: string;
-  policy: string[];
-  config?: string;
-  principal: string;
-  db?: string;
-  key?: string;
-  allowLoopback?: boolean;
-  sandbox?: string;
-}
+const RUNTIME_OPTIONS = defineOptions({
+  contracts: {
+    flags: "--contracts <dir>",
+    description: "directory of *.clad.toml tool contracts",
+    kind: "value",
+    required: true,
+  },
+  policy: {
+    flags: "--policy <file>",
+    description: "policy file, .yaml/.yml/.json or .cedar (repeatable)",
+    kind: "repeat",
+    required: true,
+  },
+  config: {
+    flags: "--config <file>",
+    description: "gate configuration (principals, context); default: the principal has no roles",
+    kind: "value",
+  },
+  principal: {
+    flags: "--principal <id>",
+    description: "the principal the agent acts as",
+    kind: "value",
+    default: "agent",
+  },
+  db: { flags: "--db <file>", description: "SQLite journal (default: a new temp file)", kind: "value" },
+  key: {
+    flags: "--key <file>",
+    description: "Ed25519 journal key (default: <db>.key.pem, generated with mode 0600 if missing)",
+    kind: "value",
+  },
+  allowLoopback: {
+    flags: "--allow-loopback",
+    description: "let the HTTP executor reach 127.0.0.0/8 and ::1 (local tools and demos)",
+    kind: "flag",
+  },
+  sandbox: {
+    flags: "--sandbox <dir>",
+    description: "file tool root and process working directory (default: the current directory)",
+    kind: "value",
+  },
+});
+
+export type RuntimeFlags = OptionsOf<typeof RUNTIME_OPTIONS>;
 
 export function addRuntimeOptions(cmd: Command): Command {
-  return cmd
-    .requiredOption("--contracts <dir>", "directory of *.clad.toml tool contracts")
-    .requiredOption("--policy <file>", "policy file, .yaml/.yml/.json or .cedar (repeatable)", collect, [])
-    .option(
-      "--config <file>",
-      "gate configuration (principals, context); default: the principal has no roles",
-    )
-    .option("--principal <id>", "the principal the agent acts as", "agent")
-    .option("--db <file>", "SQLite journal (default: a new temp file)")
-    .option(
-      "--key <file>",
-      "Ed25519 journal key (default: <db>.key.pem, generated with mode 0600 if missing)",
-    )
-    .option("--allow-loopback", "let the HTTP executor reach 127.0.0.0/8 and ::1 (local tools and demos)")
-    .option(
-      "--sandbox <dir>",
-      "file tool root and process working directory (default: the current directory)",
-    );
+  return addOptions(cmd, RUNTIME_OPTIONS);
 }
 
 export function runtimeOptions(f: RuntimeFlags): RuntimeOptions {
@@ -80,14 +93,32 @@ export function journalBanner(rt: Runtime): string {
   return s;
 }
 
-interface RunFlags extends RuntimeFlags {
-  modelUrl?: string;
-  model?: string;
-  apiKeyEnv?: string;
-  script?: string;
-  maxIterations?: string;
-  json?: boolean;
-}
+const RUN_OPTIONS = defineOptions({
+  modelUrl: {
+    flags: "--model-url <url>",
+    description: "OpenAI-compatible base URL, e.g. http://127.0.0.1:11434/v1",
+    kind: "value",
+  },
+  model: { flags: "--model <name>", description: "model name for --model-url", kind: "value" },
+  apiKeyEnv: {
+    flags: "--api-key-env <name>",
+    description: "environment variable holding the API key (default: send no key)",
+    kind: "value",
+  },
+  script: {
+    flags: "--script <file>",
+    description: "scripted model turns (YAML or JSON) instead of a model endpoint",
+    kind: "value",
+  },
+  maxIterations: {
+    flags: "--max-iterations <n>",
+    description: "model turns before the run stops (default 16)",
+    kind: "value",
+  },
+  json: { flags: "--json", description: "print one JSON document instead of readable steps", kind: "flag" },
+});
+
+type RunFlags = RuntimeFlags & OptionsOf<typeof RUN_OPTIONS>;
 
 function modelFrom(f: RunFlags): ModelAdapter {
   const remote = f.modelUrl !== undefined || f.model !== undefined;
@@ -107,70 +138,66 @@ function modelFrom(f: RunFlags): ModelAdapter {
 }
 
 export function registerRun(program: Command, ctx: CliContext): void {
-  addRuntimeOptions(
-    program.command("run").description(SUMMARY.run).argument("<task>", "the user's task (trusted input)"),
-  )
-    .option("--model-url <url>", "OpenAI-compatible base URL, e.g. http://127.0.0.1:11434/v1")
-    .option("--model <name>", "model name for --model-url")
-    .option("--api-key-env <name>", "environment variable holding the API key (default: send no key)")
-    .option("--script <file>", "scripted model turns (YAML or JSON) instead of a model endpoint")
-    .option("--max-iterations <n>", "model turns before the run stops (default 16)")
-    .option("--json", "print one JSON document instead of readable steps")
-    .action(async (task: string, f: RunFlags) => {
-      const model = modelFrom(f);
-      const maxIterations = positiveInt("--max-iterations", f.maxIterations);
-      const rt = await openRuntime(runtimeOptions(f));
-      try {
-        if (!f.json) ctx.io.out(`task      ${task}\nmodel     ${model.id}\n${journalBanner(rt)}\n`);
-        const run = await runAgent(
-          rt,
-          { model, task, ...(maxIterations !== undefined ? { limits: { maxIterations } } : {}) },
-          (s) => {
-            if (!f.json) ctx.io.out(formatStep(s));
-          },
-        );
-        const journal = await journalSummary(rt);
-        const r = run.result;
-        if (r.reason !== "final_answer" || !journal.verified) ctx.exitCode = EXIT.failed;
-        if (f.json) {
-          ctx.io.out(
-            `${JSON.stringify(
-              {
-                runId: r.runId,
-                task,
-                model: model.id,
-                principal: rt.principalId,
-                steps: run.steps,
-                result: {
-                  reason: r.reason,
-                  finalText: r.finalText,
-                  iterations: r.iterations,
-                  toolCalls: r.toolCalls,
-                  decisions: r.decisions,
-                  taintSources: r.taintSources,
-                  usage: r.usage,
-                },
-                quarantined: run.quarantined,
-                quarantineReason: run.quarantineReason,
-                journal,
-                key: rt.key,
-              },
-              null,
-              2,
-            )}\n`,
-          );
-          return;
-        }
-        const d = r.decisions;
+  addOptions(
+    addRuntimeOptions(
+      program.command("run").description(SUMMARY.run).argument("<task>", "the user's task (trusted input)"),
+    ),
+    RUN_OPTIONS,
+  ).action(async (task: string, f: RunFlags) => {
+    const model = modelFrom(f);
+    const maxIterations = positiveInt("--max-iterations", f.maxIterations);
+    const rt = await openRuntime(runtimeOptions(f));
+    try {
+      if (!f.json) ctx.io.out(`task      ${task}\nmodel     ${model.id}\n${journalBanner(rt)}\n`);
+      const run = await runAgent(
+        rt,
+        { model, task, ...(maxIterations !== undefined ? { limits: { maxIterations } } : {}) },
+        (s) => {
+          if (!f.json) ctx.io.out(formatStep(s));
+        },
+      );
+      const journal = await journalSummary(rt);
+      const r = run.result;
+      if (r.reason !== "final_answer" || !journal.verified) ctx.exitCode = EXIT.failed;
+      if (f.json) {
         ctx.io.out(
-          `\nrun       ${r.runId}\nended     ${r.reason} after ${r.iterations} turn(s), ${r.toolCalls} tool call(s)\n` +
-            `decisions allow ${d.allow}, modify ${d.modify}, deny ${d.deny}, step_up ${d.step_up}, defer ${d.defer}, rejected by contract ${d.rejected}\n` +
-            `quarantine ${run.quarantined ? `yes (${run.quarantineReason ?? "no reason recorded"})` : "no"}\n` +
-            `journal   ${journal.verified ? "verified" : `NOT VERIFIED: ${journal.failure}`}, ${journal.entries} entries, head ${journal.head ?? "-"}\n` +
-            (r.finalText !== null ? `answer    ${r.finalText}\n` : ""),
+          `${JSON.stringify(
+            {
+              runId: r.runId,
+              task,
+              model: model.id,
+              principal: rt.principalId,
+              steps: run.steps,
+              result: {
+                reason: r.reason,
+                finalText: r.finalText,
+                iterations: r.iterations,
+                toolCalls: r.toolCalls,
+                decisions: r.decisions,
+                taintSources: r.taintSources,
+                usage: r.usage,
+              },
+              quarantined: run.quarantined,
+              quarantineReason: run.quarantineReason,
+              journal,
+              key: rt.key,
+            },
+            null,
+            2,
+          )}\n`,
         );
-      } finally {
-        await rt.close();
+        return;
       }
-    });
+      const d = r.decisions;
+      ctx.io.out(
+        `\nrun       ${r.runId}\nended     ${r.reason} after ${r.iterations} turn(s), ${r.toolCalls} tool call(s)\n` +
+          `decisions allow ${d.allow}, modify ${d.modify}, deny ${d.deny}, step_up ${d.step_up}, defer ${d.defer}, rejected by contract ${d.rejected}\n` +
+          `quarantine ${run.quarantined ? `yes (${run.quarantineReason ?? "no reason recorded"})` : "no"}\n` +
+          `journal   ${journal.verified ? "verified" : `NOT VERIFIED: ${journal.failure}`}, ${journal.entries} entries, head ${journal.head ?? "-"}\n` +
+          (r.finalText !== null ? `answer    ${r.finalText}\n` : ""),
+      );
+    } finally {
+      await rt.close();
+    }
+  });
 }
