@@ -21,14 +21,10 @@ import {
   bindingForContract,
   type EvidenceEnvelope,
   type ExecutionResult,
-  type ExecutorDeps,
-  FileExecutor,
   type FileOutput,
   type HttpBinding,
-  HttpExecutor,
   type HttpOutput,
   type ProcessBinding,
-  ProcessExecutor,
   type ProcessOutput,
 } from "../executors/index.js";
 import type { ExecutionTicket, Gate } from "../gate/index.js";
@@ -44,7 +40,12 @@ import {
   type ToolClassification,
 } from "../loop/index.js";
 import type { PolicyBundle } from "../policy/index.js";
-import { type Runtime as ComposedRuntime, composeRuntime, type RuntimeGateConfig } from "../runtime/index.js";
+import {
+  type Runtime as ComposedRuntime,
+  composeRuntime,
+  type RuntimeExecutors,
+  type RuntimeGateConfig,
+} from "../runtime/index.js";
 import { type CompiledTool, type ContractRegistry, parseOutput } from "../tools/index.js";
 import { BUILTIN_TOOL_NAMES, type BuiltinTool, builtinFileTools } from "./builtin-tools.js";
 import { loadCliGateConfig } from "./gate-config.js";
@@ -270,6 +271,11 @@ export async function openRuntime(o: RuntimeOptions): Promise<Runtime> {
       },
     },
     agentId: o.principal,
+    executors: {
+      http: { allowLoopback: o.allowLoopback === true },
+      process: { workDir: sandbox },
+      file: { root: sandbox },
+    },
   });
   const registry = rt.contracts as ContractRegistry;
   if (source === undefined) throw new Error("the composition root did not ask for the contract lookup");
@@ -317,23 +323,30 @@ function routeTable(registry: ContractRegistry, builtins: Map<string, BuiltinToo
 type Execute = (ticket: ExecutionTicket, options?: { signal?: AbortSignal }) => Promise<RuntimeResult>;
 
 /** Routing: a ticket's tool name picks the executor and binding; the file executor starts on first use. */
-function router(o: RuntimeOptions, deps: ExecutorDeps, routes: Map<string, Route>, sandbox: string): Execute {
-  const http = new HttpExecutor({ allowLoopback: o.allowLoopback === true }, deps);
-  const proc = new ProcessExecutor({ workDir: sandbox }, deps);
-  let file: FileExecutor | undefined;
+const NO_EXECUTOR: RuntimeResult = {
+  ok: false,
+  code: "ERR_LOOP_NO_EXECUTOR",
+  message: "no executor serves this tool",
+};
+
+function router(executors: RuntimeExecutors, routes: Map<string, Route>): Execute {
   return async (ticket, options = {}) => {
     const route = ticket.tool === undefined ? undefined : routes.get(ticket.tool);
     const call = options.signal === undefined ? {} : { signal: options.signal };
-    if (route === undefined)
-      return { ok: false, code: "ERR_LOOP_NO_EXECUTOR", message: "no executor serves this tool" };
+    if (route === undefined) return NO_EXECUTOR;
     switch (route.kind) {
-      case "file":
-        file ??= new FileExecutor({ root: sandbox }, deps);
-        return fileView(await file.execute(ticket, route.builtin.binding, call));
-      case "http":
-        return contractView(route.tool, await http.execute(ticket, route.binding, call));
-      case "process":
-        return contractView(route.tool, await proc.execute(ticket, route.binding, call));
+      case "file": {
+        const file = executors.file();
+        return file ? fileView(await file.execute(ticket, route.builtin.binding, call)) : NO_EXECUTOR;
+      }
+      case "http": {
+        const http = executors.http;
+        return http ? contractView(route.tool, await http.execute(ticket, route.binding, call)) : NO_EXECUTOR;
+      }
+      case "process": {
+        const proc = executors.process;
+        return proc ? contractView(route.tool, await proc.execute(ticket, route.binding, call)) : NO_EXECUTOR;
+      }
       case "unsupported":
         return {
           ok: false,
@@ -346,7 +359,7 @@ function router(o: RuntimeOptions, deps: ExecutorDeps, routes: Map<string, Route
 
 function assemble(o: RuntimeOptions, rt: ComposedRuntime, a: Assembly): Runtime {
   const { registry, source, builtins, classify, sandbox, dbPath, pair, generatedAt } = a;
-  const execute = router(o, rt.executorDeps, routeTable(registry, builtins), sandbox);
+  const execute = router(rt.executors, routeTable(registry, builtins));
   const info = publicKeyInfo(pair.publicKey);
   return {
     gate: rt.gate,

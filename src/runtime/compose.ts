@@ -27,6 +27,7 @@ import type { ContractRegistry, TrustStore } from "../tools/index.js";
 import type { RuntimeConfig, RuntimeDeps } from "./config.js";
 import { loadContracts } from "./contracts.js";
 import { evictedBody, RUN_EVICTED_EVENT, registerRuntimeEventTypes } from "./events.js";
+import { composeExecutors, type RuntimeExecutors } from "./executors.js";
 import { SqlitePrincipalStateStore } from "./principal-store.js";
 
 export interface Runtime {
@@ -45,6 +46,8 @@ export interface Runtime {
   readonly breakers: BreakerRegistry;
   /** What every executor of this runtime is built with. */
   readonly executorDeps: ExecutorDeps;
+  /** The configured executors (built here, over `executorDeps`). */
+  readonly executors: RuntimeExecutors;
   readonly clock: () => number;
   /** Starts a run bound to an authenticated principal (loads its persisted state first). */
   startRun(principalId: string, options?: StartRunOptions): Promise<Session>;
@@ -199,6 +202,9 @@ async function wire(
 ): Promise<Runtime> {
   const { journal, store } = o;
   const loaded = await loadContracts(config.contracts, journal);
+  const breakers = new BreakerRegistry(config.breaker ?? {});
+  const executorDeps = executorDepsFor(config, policy, journal, breakers);
+  const executors = composeExecutors(config.executors, executorDeps);
   const clock = deps.clock ?? Date.now;
   const { sessions, evictions } = await openSessions(config, o, clock);
   const queue = config.gate.approvals;
@@ -209,7 +215,6 @@ async function wire(
       : {}),
   });
   const gate = gateFor(config, policy, { journal, sessions, approvals, clock }, loaded.registry);
-  const breakers = new BreakerRegistry(config.breaker ?? {});
   const stopBreakers = journalBreakerTransitions(breakers, journal);
   let closing: Promise<void> | undefined;
   return {
@@ -224,7 +229,8 @@ async function wire(
     contractsRejected: loaded.registry?.rejected ?? [],
     trust: loaded.trust,
     breakers,
-    executorDeps: executorDepsFor(config, policy, journal, breakers),
+    executorDeps,
+    executors,
     clock,
     startRun: (principalId, options) => sessions.startRun(principalId, options),
     close() {

@@ -6,6 +6,7 @@ import type { KeyPair } from "../crypto/index.js";
 import type { BreakerOptions } from "../executors/index.js";
 import type { ContractLookup, GatePolicy, PrincipalConfig } from "../gate/index.js";
 import type { CompiledTool, ContractRegistry, ToolClassification } from "../tools/index.js";
+import type { RuntimeExecutorsConfig } from "./executors.js";
 
 export interface RuntimeJournalConfig {
   /** SQLite file (created 0600 when missing), or ":memory:". */
@@ -64,6 +65,8 @@ export interface RuntimeConfig {
    */
   principalState?: string;
   breaker?: BreakerOptions;
+  /** The media this runtime executes (absent: none; a ticket for it is refused). */
+  executors?: RuntimeExecutorsConfig;
   /** The agent the executors act for, recorded in evidence envelopes (single-agent CLI runs). */
   agentId?: string;
 }

@@ -18,4 +18,5 @@ export {
   RunEvictedBodySchema,
   registerRuntimeEventTypes,
 } from "./events.js";
+export { composeExecutors, type RuntimeExecutors, type RuntimeExecutorsConfig } from "./executors.js";
 export { SqlitePrincipalStateStore } from "./principal-store.js";

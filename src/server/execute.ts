@@ -9,15 +9,13 @@ import {
   type CallOptions,
   type ContractBinding,
   type ExecutionResult,
-  type ExecutorDeps,
-  HttpExecutor,
-  type HttpExecutorOptions,
+  type HttpExecutor,
   type HttpOutput,
-  ProcessExecutor,
-  type ProcessExecutorOptions,
+  type ProcessExecutor,
   type ProcessOutput,
 } from "../executors/index.js";
 import type { ExecutionTicket } from "../gate/index.js";
+import type { RuntimeExecutors } from "../runtime/index.js";
 import { type CompiledTool, parseOutput } from "../tools/index.js";
 
 export type ExecutionView =
@@ -49,11 +47,10 @@ export interface RunOutcome {
 }
 
 export interface ToolRunnerOptions {
-  http?: HttpExecutorOptions;
-  process?: ProcessExecutorOptions;
+  /** The runtime's executors (built by the composition root); an absent one serves nothing. */
+  executors: Pick<RuntimeExecutors, "http" | "process">;
   /** Environment variable names process contracts may receive (bindingForContract's processEnv). */
   processEnv?: readonly string[];
-  deps: ExecutorDeps;
 }
 
 /** Runs contract-named tools; knows which backends this deployment can execute. */
@@ -64,8 +61,8 @@ export class ToolRunner {
   readonly #bindings = new WeakMap<CompiledTool, ContractBinding>();
 
   constructor(options: ToolRunnerOptions) {
-    this.#http = options.http ? new HttpExecutor(options.http, options.deps) : undefined;
-    this.#process = options.process ? new ProcessExecutor(options.process, options.deps) : undefined;
+    this.#http = options.executors.http;
+    this.#process = options.executors.process;
     this.#processEnv = options.processEnv;
   }
 

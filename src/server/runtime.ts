@@ -12,7 +12,7 @@ import type { BreakerRegistry } from "../executors/index.js";
 import type { Gate, GatePolicy, InProcessApprovals } from "../gate/index.js";
 import { type Journal, nextKeyId, SqliteJournalStore } from "../journal/index.js";
 import { loadPolicyBundle } from "../policy/index.js";
-import { composeRuntime, type RuntimeConfig } from "../runtime/index.js";
+import { composeRuntime, type RuntimeConfig, type RuntimeExecutorsConfig } from "../runtime/index.js";
 import {
   type ContractRegistry,
   loadContractsTrusted,
@@ -21,7 +21,7 @@ import {
   type TrustSummary,
 } from "../tools/index.js";
 import type { JournalSignatureMode, LoadedSidecarConfig } from "./config.js";
-import { ToolRunner, type ToolRunnerOptions } from "./execute.js";
+import { ToolRunner } from "./execute.js";
 import { loadJournalKey } from "./journal-key.js";
 
 export interface SidecarRuntime {
@@ -57,16 +57,20 @@ function describe(err: unknown): string {
   return e.code !== undefined ? `${e.code}` : e instanceof Error ? e.message : String(err);
 }
 
-function processOptions(
-  p: NonNullable<LoadedSidecarConfig["config"]["executors"]["process"]>,
-): Pick<ToolRunnerOptions, "process" | "processEnv"> {
+/** The executors the sidecar configuration names, as the composition root builds them. */
+function executorsConfig(e: LoadedSidecarConfig["config"]["executors"]): RuntimeExecutorsConfig {
+  const p = e.process;
   return {
-    process: {
-      workDir: p.workDir,
-      maxTimeoutMs: p.maxTimeoutMs,
-      ...(p.trustedPrefixes !== undefined ? { trustedPrefixes: p.trustedPrefixes } : {}),
-    },
-    ...(p.env !== undefined ? { processEnv: p.env } : {}),
+    ...(e.http ? { http: e.http } : {}),
+    ...(p
+      ? {
+          process: {
+            workDir: p.workDir,
+            maxTimeoutMs: p.maxTimeoutMs,
+            ...(p.trustedPrefixes !== undefined ? { trustedPrefixes: p.trustedPrefixes } : {}),
+          },
+        }
+      : {}),
   };
 }
 
@@ -97,6 +101,7 @@ export function sidecarRuntimeConfig(loaded: LoadedSidecarConfig, signer: KeyPai
       approvals: g.config.approvals,
     },
     ...(c.executors.breaker !== undefined ? { breaker: c.executors.breaker } : {}),
+    executors: executorsConfig(c.executors),
   };
 }
 
@@ -111,10 +116,10 @@ export async function openSidecarRuntime(
     ...(overrides.policy ? { policy: overrides.policy } : {}),
     ...(overrides.clock ? { clock: overrides.clock } : {}),
   });
+  const processEnv = c.executors.process?.env;
   const runner = new ToolRunner({
-    ...(c.executors.http ? { http: c.executors.http } : {}),
-    ...(c.executors.process ? processOptions(c.executors.process) : {}),
-    deps: rt.executorDeps,
+    executors: rt.executors,
+    ...(processEnv !== undefined ? { processEnv } : {}),
   });
   return {
     loaded,

@@ -147,4 +147,29 @@ describe("composeRuntime", () => {
     await rt.close();
     expect(await entryTypes(cfg.journal.path, d.signer)).toContain(RUN_EVICTED_EVENT);
   });
+
+  it("builds only the executors the configuration names, over the runtime's shared deps", async () => {
+    const d = deployment();
+    const none = await composeRuntime(d.config());
+    expect(none.executors.http).toBeUndefined();
+    expect(none.executors.process).toBeUndefined();
+    expect(none.executors.file()).toBeUndefined();
+    await none.close();
+    const cfg = d.config();
+    cfg.executors = { http: {}, process: { workDir: d.dir }, file: { root: d.dir } };
+    const rt = await composeRuntime(cfg);
+    expect(rt.executors.http).toBeDefined();
+    expect(rt.executors.process).toBeDefined();
+    expect(rt.executors.file()).toBe(rt.executors.file());
+    await rt.close();
+  });
+
+  it("a bad executor option stops the start with its code (fail closed, before any run)", async () => {
+    const d = deployment();
+    const cfg = d.config();
+    cfg.executors = { process: { workDir: "relative/dir" } };
+    await expect(composeRuntime(cfg)).rejects.toMatchObject({ code: "ERR_EXEC_CONFIG_INVALID" });
+    const again = await composeRuntime(d.config());
+    await again.close();
+  });
 });
