@@ -241,8 +241,10 @@ export class SqliteJournalStore implements JournalStore {
         enableWal(db, busyTimeout);
         db.pragma(`synchronous = ${durability === "os" ? "NORMAL" : "FULL"}`);
         // The statement journal (a multi-statement transaction's undo of one statement)
-        // in memory rather than in a temporary file: it is never needed after a crash
-        // (the WAL is), and its file writes were a tenth of a commit's CPU.
+        // in memory rather than in a temporary file: it is never read after a crash
+        // (the WAL is). With 64 rows per INSERT, a fifth fewer file writes per commit
+        // (strace, 64 in flight). A large query's sort is in memory too; query()
+        // holds its whole result in memory anyway.
         db.pragma("temp_store = MEMORY");
         db.transaction(() => {
           const version = db.pragma("user_version", { simple: true }) as number;
