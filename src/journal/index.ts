@@ -44,6 +44,7 @@ export {
   BATCH_ALG,
   type BatchSignature,
   batchMessage,
+  batchTree,
   buildTree,
   formatBatchSignature,
   leafHash,

@@ -87,11 +87,15 @@ export function batchMessage(keyId: string, firstSeq: number, size: number, root
   );
 }
 
-const oneShot = (nodeCrypto as { hash?: (alg: string, data: Buffer, enc: "buffer") => Buffer }).hash;
-const sha256: (b: Buffer) => Buffer =
+const oneShot = (nodeCrypto as { hash?: (alg: string, data: Buffer, enc: BufferEncoding) => string }).hash;
+// Hashes come out as 32-character latin1 strings (one character per byte): a Buffer
+// result costs three times as much per call as the hash of 33 or 65 bytes itself,
+// and a tree of n entries takes 2n - 1 of them.
+const sha256Bin: (b: Buffer) => string =
   typeof oneShot === "function"
-    ? (b) => oneShot("sha256", b, "buffer")
-    : (b) => createHash("sha256").update(b).digest();
+    ? (b) => oneShot("sha256", b, "latin1")
+    : (b) => createHash("sha256").update(b).digest("latin1");
+const sha256 = (b: Buffer): Buffer => Buffer.from(sha256Bin(b), "latin1");
 
 const leafInput = Buffer.alloc(33);
 const nodeInput = Buffer.alloc(65);
@@ -109,21 +113,30 @@ function nodeHash(left: Buffer, right: Buffer): Buffer {
   return sha256(nodeInput);
 }
 
+/** A node of the tree being built: its hash as latin1 text, base64url once a path needs it. */
+interface Node {
+  bin: string;
+  b64: string | null;
+}
+
 /**
- * The root and every leaf's inclusion path of the tree over `hashes` (entry hashes in
- * seq order). Built level by level: pairing neighbours and carrying a lone last node
- * up unchanged gives exactly RFC 9162's split at the largest power of two (tested
- * against the recursive definition).
+ * The tree over `hashes`, calling `onPath(leaf, node)` for every node of every leaf's
+ * inclusion path, from the leaf up. Built level by level: pairing neighbours and
+ * carrying a lone last node up unchanged gives exactly RFC 9162's split at the
+ * largest power of two (tested against the recursive definition).
  */
-export function buildTree(hashes: readonly string[]): { root: Buffer; paths: Buffer[][] } {
+function walkTree(hashes: readonly string[], onPath: (leaf: number, node: Node) => void): string {
   const n = hashes.length;
   if (n < 1 || n > MAX_BATCH_SIZE) throw new RangeError(`a batch holds 1 to ${MAX_BATCH_SIZE} entries`);
-  const paths: Buffer[][] = Array.from({ length: n }, () => []);
-  let level = hashes.map(leafHash);
+  let level: Node[] = new Array<Node>(n);
+  for (let i = 0; i < n; i++) {
+    leafInput.write(hashes[i]!.slice(7), 1, 32, "hex");
+    level[i] = { bin: sha256Bin(leafInput), b64: null };
+  }
   // Leaves covered by each node of the current level: [start, end).
   let width = 1;
   while (level.length > 1) {
-    const next: Buffer[] = [];
+    const next: Node[] = [];
     for (let i = 0; i < level.length; i += 2) {
       const left = level[i]!;
       const right = level[i + 1];
@@ -134,14 +147,39 @@ export function buildTree(hashes: readonly string[]): { root: Buffer; paths: Buf
       const lo = i * width;
       const mid = Math.min(n, lo + width);
       const hi = Math.min(n, mid + width);
-      for (let k = lo; k < mid; k++) paths[k]!.push(right);
-      for (let k = mid; k < hi; k++) paths[k]!.push(left);
-      next.push(nodeHash(left, right));
+      for (let k = lo; k < mid; k++) onPath(k, right);
+      for (let k = mid; k < hi; k++) onPath(k, left);
+      nodeInput.write(left.bin, 1, 32, "latin1");
+      nodeInput.write(right.bin, 33, 32, "latin1");
+      next.push({ bin: sha256Bin(nodeInput), b64: null });
     }
     level = next;
     width *= 2;
   }
-  return { root: level[0]!, paths };
+  return level[0]!.bin;
+}
+
+/** The root and every leaf's inclusion path of the RFC 9162 tree over `hashes` (entry hashes in seq order). */
+export function buildTree(hashes: readonly string[]): { root: Buffer; paths: Buffer[][] } {
+  const paths: Buffer[][] = Array.from({ length: hashes.length }, () => []);
+  const root = walkTree(hashes, (k, node) => {
+    paths[k]!.push(Buffer.from(node.bin, "latin1"));
+  });
+  return { root: Buffer.from(root, "latin1"), paths };
+}
+
+/**
+ * buildTree for sealing: the root, and each leaf's path as the text that ends its
+ * batch signature (`.<element>` per path element, base64url, as formatBatchSignature
+ * writes it), each node encoded once however many paths hold it.
+ */
+export function batchTree(hashes: readonly string[]): { root: Buffer; pathTexts: string[] } {
+  const pathTexts = new Array<string>(hashes.length).fill("");
+  const root = walkTree(hashes, (k, node) => {
+    if (node.b64 === null) node.b64 = Buffer.from(node.bin, "latin1").toString("base64url");
+    pathTexts[k] += `.${node.b64}`;
+  });
+  return { root: Buffer.from(root, "latin1"), pathTexts };
 }
 
 /**

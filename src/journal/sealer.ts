@@ -19,7 +19,7 @@ import {
   type SealedEntry,
 } from "./entry.js";
 import { KEY_ROTATED } from "./event-types.js";
-import { batchMessage, buildTree, formatBatchSignature, MAX_BATCH_SIZE } from "./merkle.js";
+import { BATCH_SIGNATURE_PREFIX, batchMessage, batchTree, MAX_BATCH_SIZE } from "./merkle.js";
 
 /** An append ready to be chained: validated body and its canonical text. */
 export interface Unchained {
@@ -185,14 +185,16 @@ export const batchSealer: Sealer = {
       }
       const part = sealed.slice(start, end);
       const firstSeq = part[0]!.entry.seq;
-      const { root, paths } = buildTree(part.map((s) => s.entry.hash));
+      const { root, pathTexts } = batchTree(part.map((s) => s.entry.hash));
       const signature = nodeSign(
         null,
         Buffer.from(batchMessage(key.keyId, firstSeq, part.length, root), "utf8"),
         key.privateKey,
       ).toString("base64url");
+      // formatBatchSignature's text, with each path written once by batchTree.
+      const head = `${BATCH_SIGNATURE_PREFIX}${firstSeq}.${part.length}.${signature}`;
       part.forEach((s, i) => {
-        s.entry.signature = formatBatchSignature({ firstSeq, size: part.length, signature, path: paths[i]! });
+        s.entry.signature = head + pathTexts[i]!;
       });
       start = end;
     }

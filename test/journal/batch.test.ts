@@ -9,6 +9,7 @@ import { canonicalJson, parseStrictJson } from "../../src/contracts/index.js";
 import { Keyring, keyIdOf } from "../../src/crypto/index.js";
 import {
   batchMessage,
+  batchTree,
   buildTree,
   entryHash,
   formatBatchSignature,
@@ -65,6 +66,19 @@ describe("the Merkle tree (RFC 9162 §2.1)", () => {
       for (let m = 0; m < n; m++) {
         expect(paths[m]).toEqual(refPath(m, leaves));
         expect(rootFromPath(leaves[m]!, m, n, paths[m]!)).toEqual(root);
+      }
+    }
+  });
+
+  it("writes the sealer's path texts as formatBatchSignature writes the RFC's paths, for every size up to 70", () => {
+    for (let n = 1; n <= 70; n++) {
+      const hs = hashes(n);
+      const leaves = hs.map(leafHash);
+      const { root, pathTexts } = batchTree(hs);
+      expect(root).toEqual(mth(leaves));
+      for (let m = 0; m < n; m++) {
+        const b = { firstSeq: 1, size: n, signature: "s".repeat(86), path: refPath(m, leaves) };
+        expect(`mt1.1.${n}.${"s".repeat(86)}${pathTexts[m]}`).toBe(formatBatchSignature(b));
       }
     }
   });

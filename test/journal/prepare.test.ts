@@ -36,6 +36,18 @@ describe("prepareBody", () => {
     );
   });
 
+  it("orders member names by UTF-16 code units, for few and for many members (property)", () => {
+    // Objects of up to 24 members are sorted by prepare.ts's own sort, larger ones natively.
+    const names = fc.string({ unit: "binary", maxLength: 6 }).filter((k) => k !== "__proto__");
+    fc.assert(
+      fc.property(fc.dictionary(names, fc.integer(), { minKeys: 0, maxKeys: 40 }), (v) => {
+        fc.pre(!Object.keys(v).some((k) => /\p{Surrogate}/u.test(k)));
+        expect(prepareBody({ v }).json).toBe(canonicalJson({ v }));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it("orders integer-like and other member names as RFC 8785 does", () => {
     const v = { b: 1, "10": 2, "9": 3, a: { "2": [], "1x": null, "": true }, "\u00e9": "x", Z: -0 };
     const { body, json } = prepareBody(v);
