@@ -2,8 +2,9 @@
 // the real sidecar (100 YAML rules, durable SQLite journal, batch signatures) on loopback,
 // so the parent can read this process's CPU and RSS from /proc without the load generator
 // in the way. argv: MODE (bare | sidecar | sidecar-http) DIR TOKEN; sidecar-http is the
-// sidecar with Gate.evaluate answering a canned outcome (what src/server adds, for profiling). Prints {"url": ...} once listening;
-// answers an IPC "stats" message with the journal's commit and entry counts.
+// sidecar with Gate.evaluate answering a canned outcome (what src/server adds over the
+// bare route). Prints {"url": ...} once listening; answers an IPC "stats" message with
+// the journal's commit and entry counts.
 import { writeFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
