@@ -45,7 +45,7 @@ export interface Server {
 }
 
 /** Starts bench/_decide-server.js in MODE with its own temporary DIR. */
-export function startServer(mode: "bare" | "sidecar", dir: string): Promise<Server> {
+export function startServer(mode: "bare" | "sidecar" | "sidecar-http", dir: string): Promise<Server> {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const child: ChildProcess = fork(join(here, "_decide-server.js"), [mode, dir, TOKEN], {
     stdio: ["ignore", "pipe", "inherit", "ipc"],

@@ -1,8 +1,10 @@
 // Child process for bench/decide.ts: serves either a bare fastify route (the baseline) or
 // the real sidecar (100 YAML rules, durable SQLite journal, batch signatures) on loopback,
 // so the parent can read this process's CPU and RSS from /proc without the load generator
-// in the way. argv: MODE (bare | sidecar) DIR TOKEN. Prints {"url": ...} once listening;
-// answers an IPC "stats" message with the journal's commit and entry counts.
+// in the way. argv: MODE (bare | sidecar | sidecar-http) DIR TOKEN; sidecar-http is the
+// sidecar with Gate.evaluate answering a canned outcome (what src/server adds over the
+// bare route). Prints {"url": ...} once listening; answers an IPC "stats" message with
+// the journal's commit and entry counts.
 import { writeFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
@@ -14,6 +16,13 @@ export interface ServerStats {
   commits: number;
   entries: number;
 }
+
+const CANNED_CALL = {
+  principalId: "bench-agent",
+  toolClass: "http",
+  action: "get",
+  parameters: { url: "https://api.example.org/data?page=1" },
+};
 
 /** `n` YAML rules: n-1 deny rules on other hosts, the last one allows http:get. */
 export function sidecarPolicy(n: number): string {
@@ -39,7 +48,7 @@ async function bare(): Promise<string> {
   return `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/`;
 }
 
-async function sidecar(dir: string, token: string): Promise<string> {
+async function sidecar(dir: string, token: string, canned: boolean): Promise<string> {
   saveKeyPair(generateKeyPair("ed25519"), dir, { name: "journal" });
   writeFileSync(join(dir, "policy.yaml"), sidecarPolicy(100));
   const loaded = parseSidecarConfig(
@@ -54,6 +63,12 @@ async function sidecar(dir: string, token: string): Promise<string> {
     dir,
   );
   const server = await startSidecar(await openSidecarRuntime(loaded), { port: 0 });
+  if (canned) {
+    const gate = server.runtime.gate;
+    const run = await gate.sessions.startRun("bench-agent");
+    const outcome = await gate.evaluate({ ...CANNED_CALL, runId: run.runId });
+    gate.evaluate = async () => outcome;
+  }
   process.on("message", async (m) => {
     if (m !== "stats") return;
     const store = server.runtime.store;
@@ -78,7 +93,7 @@ async function createRun(decideUrl: string, token: string): Promise<string> {
 
 const [mode, dir, token] = process.argv.slice(2);
 if (mode === undefined || dir === undefined || token === undefined) throw new Error("usage: MODE DIR TOKEN");
-const url = mode === "bare" ? await bare() : await sidecar(dir, token);
+const url = mode === "bare" ? await bare() : await sidecar(dir, token, mode === "sidecar-http");
 if (mode === "bare") process.on("disconnect", () => process.exit(0));
 const runId = mode === "bare" ? "bench-run" : await createRun(url, token);
 process.stdout.write(`${JSON.stringify({ url, runId })}\n`);

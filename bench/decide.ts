@@ -96,11 +96,23 @@ async function http(dir: string): Promise<void> {
     } finally {
       await side.close();
     }
+    // What src/server adds over the bare route: the same sidecar, its Gate answering a canned outcome.
+    const http = await startServer("sidecar-http", join(dir, `sidecar-http-${connections}`));
+    let layer: HttpRow;
+    try {
+      layer = await measureHttp(
+        `sidecar /v1/decide, HTTP layer only (Gate answers a canned outcome), ${connections} connections`,
+        http,
+        { ...opts, auth: true },
+      );
+    } finally {
+      await http.close();
+    }
     const target = connections === 64 ? "≥ 33%" : "≥ 20%";
     process.stdout.write(
       render(
         `sidecar, ${connections} connections (target ${target} of baseline, p99 < 10 ms; server CPU from /proc)`,
-        [baseline, decide],
+        [baseline, decide, layer],
         baseline,
         "server",
       ),

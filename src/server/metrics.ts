@@ -19,8 +19,9 @@ export interface GaugeSource {
 const escapeLabel = (v: string) => v.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, '\\"');
 
 export class SidecarMetrics {
-  readonly #decisions = new Map<string, number>();
-  readonly #http = new Map<string, number>();
+  // Keyed without building a string per request: endpoint, then verdict; status as a number.
+  readonly #decisions = new Map<string, Map<string, number>>();
+  readonly #http = new Map<number, number>();
   readonly #buckets = new Array<number>(DECISION_BUCKETS_S.length).fill(0);
   #sum = 0;
   #count = 0;
@@ -28,8 +29,12 @@ export class SidecarMetrics {
 
   /** One Gate decision: its final verdict, the endpoint, and how long the Gate took. */
   decision(endpoint: "execute" | "decide", decision: string, seconds: number): void {
-    const key = `${endpoint}\u0000${decision}`;
-    this.#decisions.set(key, (this.#decisions.get(key) ?? 0) + 1);
+    let verdicts = this.#decisions.get(endpoint);
+    if (verdicts === undefined) {
+      verdicts = new Map();
+      this.#decisions.set(endpoint, verdicts);
+    }
+    verdicts.set(decision, (verdicts.get(decision) ?? 0) + 1);
     // Only the first bucket that holds the value is counted; render() accumulates.
     let i = 0;
     while (i < DECISION_BUCKETS_S.length && seconds > (DECISION_BUCKETS_S[i] as number)) i++;
@@ -43,17 +48,20 @@ export class SidecarMetrics {
   }
 
   response(status: number): void {
-    const k = String(status);
-    this.#http.set(k, (this.#http.get(k) ?? 0) + 1);
+    this.#http.set(status, (this.#http.get(status) ?? 0) + 1);
   }
 
   render(g: GaugeSource): string {
     const out: string[] = [];
     out.push("# HELP warden_decisions_total Gate decisions by final verdict.");
     out.push("# TYPE warden_decisions_total counter");
-    for (const [k, n] of [...this.#decisions].sort()) {
-      const [endpoint, decision] = k.split("\u0000") as [string, string];
-      out.push(`warden_decisions_total{decision="${escapeLabel(decision)}",endpoint="${endpoint}"} ${n}`);
+    for (const endpoint of [...this.#decisions.keys()].sort()) {
+      const verdicts = this.#decisions.get(endpoint) as Map<string, number>;
+      for (const decision of [...verdicts.keys()].sort()) {
+        out.push(
+          `warden_decisions_total{decision="${escapeLabel(decision)}",endpoint="${endpoint}"} ${verdicts.get(decision)}`,
+        );
+      }
     }
     out.push(
       "# HELP warden_decision_duration_seconds Time the Gate took to decide (including approval waits).",
@@ -73,7 +81,8 @@ export class SidecarMetrics {
       out.push(`warden_faults_total{fault="${escapeLabel(k)}"} ${n}`);
     out.push("# HELP warden_http_responses_total HTTP responses by status code.");
     out.push("# TYPE warden_http_responses_total counter");
-    for (const [k, n] of [...this.#http].sort()) out.push(`warden_http_responses_total{status="${k}"} ${n}`);
+    for (const [k, n] of [...this.#http].sort((a, b) => a[0] - b[0]))
+      out.push(`warden_http_responses_total{status="${k}"} ${n}`);
     out.push("# HELP warden_breaker_state Circuit breaker state per tool (0 closed, 1 half_open, 2 open).");
     out.push("# TYPE warden_breaker_state gauge");
     for (const b of g.breakers())

@@ -53,4 +53,30 @@ describe("SidecarMetrics", () => {
     expect(text).toMatch(/^warden_http_responses_total\{status="200"\} 2$/m);
     expect(text).toMatch(/^warden_http_responses_total\{status="503"\} 1$/m);
   });
+
+  it("renders series in a stable order: endpoint then verdict, statuses numerically", () => {
+    const m = new SidecarMetrics();
+    for (const [endpoint, decision] of [
+      ["execute", "deny"],
+      ["decide", "step_up"],
+      ["execute", "allow"],
+      ["decide", "allow"],
+      ["decide", "step_up"],
+    ] as const) {
+      m.decision(endpoint, decision, 0.001);
+    }
+    for (const status of [503, 200, 404, 200]) m.response(status);
+    const text = m.render(gauges);
+    expect(text.match(/^warden_decisions_total\{.*$/gm)).toEqual([
+      'warden_decisions_total{decision="allow",endpoint="decide"} 1',
+      'warden_decisions_total{decision="step_up",endpoint="decide"} 2',
+      'warden_decisions_total{decision="allow",endpoint="execute"} 1',
+      'warden_decisions_total{decision="deny",endpoint="execute"} 1',
+    ]);
+    expect(text.match(/^warden_http_responses_total\{.*$/gm)).toEqual([
+      'warden_http_responses_total{status="200"} 2',
+      'warden_http_responses_total{status="404"} 1',
+      'warden_http_responses_total{status="503"} 1',
+    ]);
+  });
 });
