@@ -12,6 +12,7 @@ const ALLOWED: Record<string, string[]> = {
   context: ["contracts"],
   policy: ["contracts", "crypto"],
   journal: ["contracts", "crypto"],
+  trust: ["contracts", "crypto", "journal"],
   gate: ["contracts", "crypto", "tools", "context", "policy", "journal"],
   executors: ["contracts", "crypto", "tools", "journal", "gate"],
   runtime: ["contracts", "crypto", "tools", "context", "policy", "journal", "gate", "executors"],

@@ -1,0 +1,61 @@
+// Public face of the trust layer (APAE): trust tables and the engine, the quarantine
+// protocol, Execution Context Tokens at L1/L2/L3, early quarantine lifts, and the offline
+// simulation. Imports contracts, crypto and journal only.
+export {
+  DEFAULT_TRUST_CONFIG,
+  parseTrustConfig,
+  type TrustConfig,
+  type TrustConfigInput,
+  TrustConfigSchema,
+} from "./config.js";
+export {
+  type TrustChange,
+  TrustEngine,
+  type TrustEngineOptions,
+  type TrustEventInput,
+  type TrustView,
+  viewOf,
+} from "./engine.js";
+export {
+  type Derivation,
+  explainTrust,
+  journalTrustChange,
+  registerTrustEventTypes,
+  TRUST_EMITTED_EVENT,
+  TRUST_STEP_EVENT,
+  type TrustStepBody,
+  TrustStepBodySchema,
+  trustChangeBodies,
+} from "./journal-events.js";
+export {
+  parseEventLines,
+  parseIsoTime,
+  type SimulatedEmission,
+  type SimulatedRow,
+  type SimulationOptions,
+  type SimulationResult,
+  simulateTrust,
+} from "./simulate.js";
+export { SqliteTrustStore } from "./sqlite-store.js";
+export { MemoryTrustStore, parseTrustRow, type RowUpdate, TrustRowSchema, type TrustStore } from "./store.js";
+export {
+  applyEvent,
+  type Confidence,
+  confidenceOf,
+  DAY_MS,
+  decayedScore,
+  type EmittedAct,
+  freshRow,
+  HOUR_MS,
+  quarantineHours,
+  round12,
+  settle,
+  TRUST_EVENTS,
+  type Transition,
+  type TrustEmission,
+  type TrustEventKind,
+  type TrustRow,
+  type TrustStatus,
+  type TrustStep,
+  type TrustStepKind,
+} from "./table.js";
