@@ -9,6 +9,25 @@ export {
   TrustConfigSchema,
 } from "./config.js";
 export {
+  ECT_LEVELS,
+  ECT_TYP,
+  type EctClaims,
+  EctClaimsSchema,
+  EctEmitter,
+  type EctEmitterOptions,
+  type EctFailureCode,
+  type EctInput,
+  type EctLevel,
+  type EctSigningKey,
+  type EctVerification,
+  type EctVerifyOptions,
+  ectClaims,
+  ectHash,
+  encodeEct,
+  MAX_ECT_BYTES,
+  verifyEct,
+} from "./ect.js";
+export {
   type TrustChange,
   TrustEngine,
   type TrustEngineOptions,
@@ -27,6 +46,19 @@ export {
   TrustStepBodySchema,
   trustChangeBodies,
 } from "./journal-events.js";
+export {
+  type DagCheck,
+  type DagCode,
+  type DagNode,
+  ECT_LEDGER_EVENT,
+  EctLedger,
+  type EctLedgerBody,
+  EctLedgerBodySchema,
+  type LedgerAppend,
+  ledgerToken,
+  registerEctLedgerEventType,
+  validateDag,
+} from "./ledger.js";
 export {
   parseEventLines,
   parseIsoTime,
