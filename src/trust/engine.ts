@@ -134,10 +134,10 @@ export class TrustEngine {
       const row = stored ?? freshRow(truster, subject, at, this.config);
       const now = Math.max(at, row.anchor);
       const t = step(row, now);
-      return {
-        row: t.row,
-        result: { view: viewOf(t.row, now, this.config), steps: t.steps, emitted: t.emitted },
-      };
+      const result = { view: viewOf(t.row, now, this.config), steps: t.steps, emitted: t.emitted };
+      // A step that changed nothing about a row never stored leaves no row behind.
+      const untouched = stored === undefined && t.steps.length === 0 && t.emitted.length === 0;
+      return untouched ? { result } : { row: t.row, result };
     });
   }
 

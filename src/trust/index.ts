@@ -60,6 +60,26 @@ export {
   validateDag,
 } from "./ledger.js";
 export {
+  approverKeyMap,
+  LIFT_SCOPE,
+  type LiftCode,
+  type LiftOutcome,
+  liftQuarantine,
+  type QuarantineLift,
+  QuarantineLiftSchema,
+  type SignedLift,
+  SignedLiftSchema,
+  signLift,
+} from "./lift.js";
+export {
+  type AssertionOutcome,
+  applyAssertion,
+  assertionExt,
+  type ReceivedAssertion,
+  receiveAssertion,
+  TRUST_ASSERTION,
+} from "./propagation.js";
+export {
   parseEventLines,
   parseIsoTime,
   type SimulatedEmission,
