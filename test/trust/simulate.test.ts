@@ -163,7 +163,9 @@ describe("warden trust simulate", () => {
         )
       ).out,
     );
-    expect(out.table.deployment.__proto__).toMatchObject({ score: 0.51 });
+    expect(Object.getOwnPropertyDescriptor(out.table.deployment, "__proto__")?.value).toMatchObject({
+      score: 0.51,
+    });
   });
 });
 
