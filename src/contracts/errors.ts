@@ -177,6 +177,8 @@ export const ERROR_CODES = {
     "ERR_TRUST_ECT_PARENT_UNKNOWN",
     "ERR_TRUST_ECT_CYCLE",
     "ERR_TRUST_ECT_TIME_ORDER",
+    // A journal append of the L3 ledger failed after validation: the ledger refuses further appends.
+    "ERR_TRUST_LEDGER_FAILED",
     // A trust assertion that is not an apae:trust_assertion, or arrived beyond the max hops.
     "ERR_TRUST_ASSERTION_INVALID",
     "ERR_TRUST_ASSERTION_HOPS",

@@ -1,9 +1,9 @@
 // L3: ECTs appended to the audit ledger (the journal) after DAG validation: a jti is
 // recorded once, every `par` resolves to an ECT already in the ledger (or earlier in the
 // same batch), the batch has no cycle, and no child is issued before a parent. The
-// ledger keeps a jti → iat index, loaded from the journal when it opens; appends are
-// serialised so two concurrent appends cannot both claim one jti.
+// ledger keeps a jti → iat index, loaded from the journal when it opens.
 import { z } from "zod";
+import { TrustError } from "../contracts/index.js";
 import type { EventTypeRegistry, Journal, JournalEntry } from "../journal/index.js";
 import type { EctClaims } from "./ect.js";
 
@@ -151,7 +151,8 @@ export type LedgerAppend = { ok: true; entries: JournalEntry[] } | Extract<DagCh
 export class EctLedger {
   readonly #journal: Pick<Journal, "append">;
   readonly #iat = new Map<string, number>();
-  #tail: Promise<unknown> = Promise.resolve();
+  /** Set when an append failed after validation: the index may be ahead of the journal. */
+  #broken = false;
 
   private constructor(journal: Pick<Journal, "append">) {
     this.#journal = journal;
@@ -173,23 +174,22 @@ export class EctLedger {
 
   /**
    * Validates a batch of ECTs (token and verified claims) as a whole (none is appended if
-   * any fails), then appends them parents first.
+   * any fails), then appends them parents first. Validation and the reservation of the
+   * jtis happen synchronously, before any await, so concurrent appends cannot both claim a
+   * jti and still reach the journal's group commit together. A journal failure after
+   * validation is a fault that closes the ledger (it refuses everything afterwards).
    */
-  append(items: readonly { token: string; claims: EctClaims }[]): Promise<LedgerAppend> {
-    const run = this.#tail.then(() => this.#append(items));
-    this.#tail = run.catch(() => undefined);
-    return run;
-  }
-
-  async #append(items: readonly { token: string; claims: EctClaims }[]): Promise<LedgerAppend> {
+  async append(items: readonly { token: string; claims: EctClaims }[]): Promise<LedgerAppend> {
+    if (this.#broken)
+      throw new TrustError("ERR_TRUST_LEDGER_FAILED", "the ECT ledger failed an append and is closed");
     const byJti = new Map(items.map((i) => [i.claims.jti, i]));
     const check = validateDag(
       items.map((i) => ({ jti: i.claims.jti, iat: i.claims.iat, par: i.claims.par })),
       (jti) => this.#iat.get(jti),
     );
     if (!check.ok) return check;
-    const entries: JournalEntry[] = [];
-    for (const node of check.order) {
+    for (const node of check.order) this.#iat.set(node.jti, node.iat);
+    const appends = check.order.map((node) => {
       const { token, claims } = byJti.get(node.jti) as { token: string; claims: EctClaims };
       const body: EctLedgerBody = {
         jti: claims.jti,
@@ -199,9 +199,13 @@ export class EctLedger {
         par: [...claims.par],
         jws: flattened(token),
       };
-      entries.push(await this.#journal.append({ type: ECT_LEDGER_EVENT, body }));
-      this.#iat.set(claims.jti, claims.iat);
+      return this.#journal.append({ type: ECT_LEDGER_EVENT, body });
+    });
+    try {
+      return { ok: true, entries: await Promise.all(appends) };
+    } catch (err) {
+      this.#broken = true;
+      throw err;
     }
-    return { ok: true, entries };
   }
 }

@@ -242,6 +242,35 @@ describe("L3: the audit ledger", () => {
     await again.close();
   });
 
+  it("two concurrent appends of one jti: one is recorded, the other refused as a duplicate", async () => {
+    const journal = await journalAt(mkdtempSync(join(tmpdir(), "warden-ect-")));
+    const ledger = await EctLedger.open(journal);
+    const c = claims();
+    const item = { token: await encodeEct(c, "L2", SIGNER), claims: c };
+    const results = await Promise.all([ledger.append([item]), ledger.append([item])]);
+    expect(results.map((r) => (r.ok ? "ok" : r.code)).sort()).toEqual(["ERR_TRUST_ECT_DUPLICATE", "ok"]);
+    expect(await journal.store.count()).toBe(1);
+    await journal.close();
+  });
+
+  it("a ledger whose journal failed an append refuses everything afterwards (fail closed)", async () => {
+    const journal = await journalAt(mkdtempSync(join(tmpdir(), "warden-ect-")));
+    const ledger = await EctLedger.open(journal);
+    await journal.close();
+    const c = claims();
+    await expect(
+      ledger.append([{ token: await encodeEct(c, "L2", SIGNER), claims: c }]),
+    ).rejects.toMatchObject({
+      code: "ERR_JOURNAL_CLOSED",
+    });
+    const d = claims();
+    await expect(
+      ledger.append([{ token: await encodeEct(d, "L2", SIGNER), claims: d }]),
+    ).rejects.toMatchObject({
+      code: "ERR_TRUST_LEDGER_FAILED",
+    });
+  });
+
   it("an L3 emitter without a ledger does not start", () => {
     expect(() => new EctEmitter({ level: "L3", issuer: "a", key: SIGNER })).toThrowError(
       expect.objectContaining({ code: "ERR_TRUST_CONFIG_INVALID" }),
