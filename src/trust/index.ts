@@ -81,7 +81,6 @@ export {
 } from "./propagation.js";
 export {
   parseEventLines,
-  parseIsoTime,
   type SimulatedEmission,
   type SimulatedRow,
   type SimulationOptions,
@@ -111,3 +110,4 @@ export {
   type TrustStep,
   type TrustStepKind,
 } from "./table.js";
+export { parseIsoTime } from "./time.js";

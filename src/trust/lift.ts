@@ -8,8 +8,8 @@ import { z } from "zod";
 import { isoTime, TrustError } from "../contracts/index.js";
 import { keyIdOf, keyTypeOf, signCanonical, verifyCanonical } from "../crypto/index.js";
 import type { TrustChange, TrustEngine } from "./engine.js";
-import { parseIsoTime } from "./simulate.js";
 import { endQuarantine, settle } from "./table.js";
+import { parseIsoTime } from "./time.js";
 
 export const LIFT_SCOPE = "apae:quarantine_lift";
 

@@ -8,17 +8,9 @@ import type { TrustConfig } from "./config.js";
 import { TrustEngine, type TrustView } from "./engine.js";
 import { MemoryTrustStore } from "./store.js";
 import { type Confidence, TRUST_EVENTS, type TrustEmission, type TrustStatus } from "./table.js";
+import { parseIsoTime } from "./time.js";
 
-/** RFC 3339 date-time with a zone (Z or ±hh:mm), seconds required, fraction optional. */
-const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})$/;
 const MAX_LINE = 64 * 1024;
-
-/** Milliseconds of an RFC 3339 time, or undefined when it is not one. */
-export function parseIsoTime(text: string): number | undefined {
-  if (!ISO_TIME.test(text)) return undefined;
-  const ms = Date.parse(text);
-  return Number.isFinite(ms) ? ms : undefined;
-}
 
 const Id = z.string().min(1).max(1024);
 const LineSchema = z.strictObject({

@@ -119,6 +119,7 @@ describe("warden trust simulate", () => {
     ["an unknown event", [{ ...violations[0], event: "bribe" }], 1, /event/],
     ["an unknown key", [{ ...violations[0], score: 1 }], 1, /score|key/i],
     ["a time without a zone", [{ ...violations[0], time: "2026-03-01T12:00:00" }], 1, /RFC 3339/],
+    ["a day the month does not have", [{ ...violations[0], time: "2026-02-30T12:00:00Z" }], 1, /RFC 3339/],
     ["time going backwards", [violations[1] as object, violations[0] as object], 2, /earlier than line 1/],
     [
       "a duplicate key",

@@ -4,13 +4,14 @@
 import type { Command } from "commander";
 import { parse as parseYaml } from "yaml";
 import { CliError } from "../../contracts/index.js";
-import { type JournalEntry, SqliteJournalStore } from "../../journal/index.js";
+import { SqliteJournalStore } from "../../journal/index.js";
 import {
   DEFAULT_TRUST_CONFIG,
   explainTrust,
   parseIsoTime,
   parseTrustConfig,
   simulateTrust,
+  TRUST_STEP_EVENT,
   type TrustConfig,
 } from "../../trust/index.js";
 import { type CliContext, EXIT, readTextFile } from "../io.js";
@@ -61,9 +62,8 @@ async function explain(ctx: CliContext, agent: string, opts: ExplainOpts): Promi
   const truster = opts.truster ?? DEFAULT_TRUST_CONFIG.self_id;
   const store = SqliteJournalStore.open(opts.journal, { readonly: true });
   try {
-    const entries: JournalEntry[] = [];
-    for await (const e of store.entries()) if (!("where" in e)) entries.push(e);
-    const d = explainTrust(entries, agent, truster);
+    // Malformed rows are left out here; `warden journal verify` reports them.
+    const d = explainTrust(await store.query({ type: TRUST_STEP_EVENT }), agent, truster);
     if (opts.json) {
       ctx.io.out(`${JSON.stringify(d)}\n`);
     } else {
