@@ -79,6 +79,7 @@ export {
   receiveAssertion,
   TRUST_ASSERTION,
 } from "./propagation.js";
+export { emissionInput, emitChange } from "./protocol.js";
 export {
   parseEventLines,
   type SimulatedEmission,

@@ -15,9 +15,12 @@ import {
   type EctVerifyOptions,
   ectClaims,
   ectHash,
+  emitChange,
   encodeEct,
   ledgerToken,
+  MemoryTrustStore,
   registerEctLedgerEventType,
+  TrustEngine,
   validateDag,
   verifyEct,
 } from "../../src/trust/index.js";
@@ -289,5 +292,31 @@ describe("L3: the audit ledger", () => {
     expect(res).toMatchObject({ ok: false, code: "ERR_TRUST_ECT_CYCLE" });
     expect(await journal.store.count()).toBe(0);
     await journal.close();
+  });
+});
+
+describe("protocol ECTs from the engine", () => {
+  it("a quarantine becomes a signed apae:quarantine ECT whose claims are the engine's, parented on the causing ECT", async () => {
+    const engine = new TrustEngine({ store: new MemoryTrustStore(), clock: () => NOW });
+    await engine.apply({ subject: "b", event: "policy_violation", ect: "e-1" });
+    await engine.apply({ subject: "b", event: "policy_violation", ect: "e-2" });
+    const change = await engine.apply({ subject: "b", event: "policy_violation", ect: "e-3" });
+    const emitter = new EctEmitter({
+      level: "L2",
+      issuer: "spiffe://example.com/agent/a",
+      key: SIGNER,
+      clock: () => NOW,
+    });
+    const tokens = await emitChange(emitter, change, "spiffe://example.com/peers");
+    expect(tokens.map((t) => t.claims.exec_act)).toEqual(["apae:trust_revoke", "apae:quarantine"]);
+    const v = await verifyEct(tokens[1]?.token ?? "", opts("L2"));
+    expect(v.ok && v.claims.par).toEqual(["e-3"]);
+    expect(v.ok && v.claims.ext).toMatchObject({
+      "apae.subject": "b",
+      "apae.score": 0.131072,
+      "apae.threshold": 0.15,
+      "apae.to_state": "quarantined",
+      "apae.quarantine_until": new Date(NOW + 3_600_000).toISOString(),
+    });
   });
 });
