@@ -79,7 +79,7 @@ export {
   receiveAssertion,
   TRUST_ASSERTION,
 } from "./propagation.js";
-export { emissionInput, emitChange } from "./protocol.js";
+export { emissionInput, emitChange, receiveEct } from "./protocol.js";
 export {
   parseEventLines,
   type SimulatedEmission,

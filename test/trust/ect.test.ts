@@ -19,6 +19,7 @@ import {
   encodeEct,
   ledgerToken,
   MemoryTrustStore,
+  receiveEct,
   registerEctLedgerEventType,
   TrustEngine,
   validateDag,
@@ -318,5 +319,30 @@ describe("protocol ECTs from the engine", () => {
       "apae.to_state": "quarantined",
       "apae.quarantine_until": new Date(NOW + 3_600_000).toISOString(),
     });
+  });
+});
+
+describe("receiving ECTs", () => {
+  it("a forged ECT costs its sender attestation_invalid (x0.64), not the agent it names as iss", async () => {
+    const engine = new TrustEngine({ store: new MemoryTrustStore(), clock: () => NOW });
+    const forged = await encodeEct(claims(), "L2", { kid: "agent-a-1", privateKey: OTHER.privateKey });
+    const r = await receiveEct(engine, forged, opts("L2"));
+    expect(r.verification).toMatchObject({ ok: false, code: "ERR_TRUST_ECT_SIGNATURE_INVALID" });
+    expect(r.change?.steps[0]).toMatchObject({ kind: "attestation_invalid", before: 0.5, after: 0.32 });
+    expect((await engine.view("peer-x")).score).toBe(0.32);
+    expect((await engine.view("spiffe://example.com/agent/a")).score).toBe(0.5);
+  });
+
+  it("an unsigned ECT sent where L2 is configured is charged too; a valid one changes nothing", async () => {
+    const engine = new TrustEngine({ store: new MemoryTrustStore(), clock: () => NOW });
+    expect((await receiveEct(engine, await encodeEct(claims(), "L1"), opts("L2"))).change?.view.score).toBe(
+      0.32,
+    );
+    const good = await receiveEct(engine, await encodeEct(claims(), "L2", SIGNER), {
+      ...opts("L2"),
+      sender: "peer-y",
+    });
+    expect(good).toMatchObject({ verification: { ok: true }, change: null });
+    expect(await engine.store.list()).toHaveLength(1);
   });
 });
