@@ -20,7 +20,7 @@ export interface SessionCounters {
 
 /** What triggered a quarantine, as journaled. */
 export interface QuarantineTrigger {
-  type: "behavioral_rule" | "denial_threshold" | "manual";
+  type: "behavioral_rule" | "denial_threshold" | "manual" | "trust_score";
   ruleId?: string;
   reason: string;
   counters: SessionCounters;

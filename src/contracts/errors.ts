@@ -151,6 +151,46 @@ export const ERROR_CODES = {
     // The runtime configuration is incomplete or contradictory (e.g. contracts named twice).
     "ERR_RUNTIME_CONFIG_INVALID",
   ],
+  trust: [
+    // The trust engine's configuration (defaults, overrides, --config file) is malformed.
+    "ERR_TRUST_CONFIG_INVALID",
+    // A trust event (a simulate input line, an event handed to the engine) is malformed.
+    "ERR_TRUST_EVENT_INVALID",
+    // The trust table store cannot be opened, or a stored row does not parse (fail closed).
+    "ERR_TRUST_STORE_OPEN",
+    "ERR_TRUST_STORE_CORRUPT",
+    // An ECT is not a well-formed JWT with the ECT claims.
+    "ERR_TRUST_ECT_MALFORMED",
+    // An unsigned (alg none, L1) ECT where L2 or L3 is configured: a downgrade, refused.
+    "ERR_TRUST_ECT_UNSIGNED",
+    // An ECT's key (iss, kid) is not one the verifier knows.
+    "ERR_TRUST_ECT_KEY_UNKNOWN",
+    // An ECT's signature does not verify (an attestation_invalid trust event).
+    "ERR_TRUST_ECT_SIGNATURE_INVALID",
+    // An ECT is past its exp, or issued in the future beyond the allowed skew.
+    "ERR_TRUST_ECT_EXPIRED",
+    // L2/L3 emission configured without a signing key.
+    "ERR_TRUST_ECT_SIGNER_MISSING",
+    // L3 DAG validation: a jti already in the ledger, a par that does not resolve, a cycle,
+    // a child issued before its parent.
+    "ERR_TRUST_ECT_DUPLICATE",
+    "ERR_TRUST_ECT_PARENT_UNKNOWN",
+    "ERR_TRUST_ECT_CYCLE",
+    "ERR_TRUST_ECT_TIME_ORDER",
+    // A journal append of the L3 ledger failed after validation: the ledger refuses further appends.
+    "ERR_TRUST_LEDGER_FAILED",
+    // A trust assertion that is not an apae:trust_assertion, or arrived beyond the max hops.
+    "ERR_TRUST_ASSERTION_INVALID",
+    "ERR_TRUST_ASSERTION_HOPS",
+    // Early quarantine lift refusals: malformed record, wrong scope, unknown approver key,
+    // bad signature, a record for another quarantine episode, a subject not quarantined.
+    "ERR_TRUST_LIFT_INVALID",
+    "ERR_TRUST_LIFT_SCOPE",
+    "ERR_TRUST_LIFT_APPROVER_UNKNOWN",
+    "ERR_TRUST_LIFT_SIGNATURE_INVALID",
+    "ERR_TRUST_LIFT_STALE",
+    "ERR_TRUST_NOT_QUARANTINED",
+  ],
   loop: ["ERR_LOOP_STALE_PHASE", "ERR_LOOP_FORGED_PHASE", "ERR_LOOP_CONFIG_INVALID"],
   model: [
     "ERR_MODEL_CONFIG_INVALID",
@@ -328,6 +368,13 @@ export class PolicyError extends WardenError {
 /** The composition root: principal state store, runtime configuration. */
 export class RuntimeError extends WardenError {
   constructor(code: CodeOf<"runtime">, message: string, options?: WardenErrorOptions) {
+    super(code, message, options);
+  }
+}
+
+/** APAE trust: the trust engine and its store, ECTs, quarantine lifts. */
+export class TrustError extends WardenError {
+  constructor(code: CodeOf<"trust">, message: string, options?: WardenErrorOptions) {
     super(code, message, options);
   }
 }

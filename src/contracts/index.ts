@@ -32,6 +32,7 @@ export {
   RuntimeError,
   ServerError,
   ToolError,
+  TrustError,
   WardenError,
   type WardenErrorCode,
   type WardenErrorOptions,

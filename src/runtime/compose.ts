@@ -24,6 +24,7 @@ import { DeferQueue, Gate, type GatePolicy, InProcessApprovals } from "../gate/i
 import { defaultEventTypes, type Journal, openJournal, SqliteJournalStore } from "../journal/index.js";
 import { loadPolicyBundle } from "../policy/index.js";
 import type { ContractRegistry, TrustStore } from "../tools/index.js";
+import { openApae, type RuntimeApae } from "./apae.js";
 import type { RuntimeConfig, RuntimeDeps } from "./config.js";
 import { loadContracts } from "./contracts.js";
 import { evictedBody, RUN_EVICTED_EVENT, registerRuntimeEventTypes } from "./events.js";
@@ -49,6 +50,8 @@ export interface Runtime {
   /** The configured executors (built here, over `executorDeps`). */
   readonly executors: RuntimeExecutors;
   readonly clock: () => number;
+  /** APAE trust (engine, policy-denial feed, quarantine tick) when `config.apae` is set. */
+  readonly apae: RuntimeApae | undefined;
   /** Starts a run bound to an authenticated principal (loads its persisted state first). */
   startRun(principalId: string, options?: StartRunOptions): Promise<Session>;
   /** Flushes principal state and queued journal appends, then closes every store. Idempotent. */
@@ -194,6 +197,18 @@ function executorDepsFor(
   };
 }
 
+/** APAE trust when configured: its trust events go to the runtime's journal. */
+function apaeFor(config: RuntimeConfig, journal: Journal, sessions: SessionStore, clock: () => number) {
+  if (config.apae === undefined) return undefined;
+  return openApae(config.apae, {
+    journal,
+    sessions,
+    clock,
+    registry: defaultEventTypes,
+    journalPath: config.journal.path,
+  });
+}
+
 async function wire(
   config: RuntimeConfig,
   deps: RuntimeDeps,
@@ -207,6 +222,7 @@ async function wire(
   const executors = composeExecutors(config.executors, executorDeps);
   const clock = deps.clock ?? Date.now;
   const { sessions, evictions } = await openSessions(config, o, clock);
+  const apae = apaeFor(config, journal, sessions, clock);
   const queue = config.gate.approvals;
   const approvals = new InProcessApprovals({
     ...(queue?.maxPending !== undefined ? { maxPending: queue.maxPending } : {}),
@@ -214,7 +230,14 @@ async function wire(
       ? { maxPendingPerPrincipal: queue.maxPendingPerPrincipal }
       : {}),
   });
-  const gate = gateFor(config, policy, { journal, sessions, approvals, clock }, loaded.registry);
+  const gatePolicy = apae === undefined ? policy : apae.observe(policy);
+  let gate: Gate;
+  try {
+    gate = gateFor(config, gatePolicy, { journal, sessions, approvals, clock }, loaded.registry);
+  } catch (err) {
+    await apae?.close();
+    throw err;
+  }
   const stopBreakers = journalBreakerTransitions(breakers, journal);
   let closing: Promise<void> | undefined;
   return {
@@ -232,10 +255,12 @@ async function wire(
     executorDeps,
     executors,
     clock,
+    apae,
     startRun: (principalId, options) => sessions.startRun(principalId, options),
     close() {
       closing ??= (async () => {
         stopBreakers();
+        await apae?.close();
         await sessions.principals.flush();
         await Promise.all([...evictions]);
         await closeOpened(o);

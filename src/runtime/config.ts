@@ -6,6 +6,7 @@ import type { KeyPair } from "../crypto/index.js";
 import type { BreakerOptions } from "../executors/index.js";
 import type { ContractLookup, GatePolicy, PrincipalConfig } from "../gate/index.js";
 import type { CompiledTool, ContractRegistry, ToolClassification } from "../tools/index.js";
+import type { RuntimeApaeConfig } from "./apae.js";
 import type { RuntimeExecutorsConfig } from "./executors.js";
 
 export interface RuntimeJournalConfig {
@@ -69,6 +70,8 @@ export interface RuntimeConfig {
   executors?: RuntimeExecutorsConfig;
   /** The agent the executors act for, recorded in evidence envelopes (single-agent CLI runs). */
   agentId?: string;
+  /** APAE trust scoring (docs/trust.md): absent means off. */
+  apae?: RuntimeApaeConfig;
 }
 
 export interface RuntimeDeps {

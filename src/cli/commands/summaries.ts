@@ -12,6 +12,7 @@ export const SUMMARY = {
   exec: "gate and execute one call; print the decision and the evidence envelope as JSON",
   gate: "decide on one request (--request) or replay a session of calls and results (--session); executes nothing",
   sidecar: "run the sidecar HTTP server: agents reach their tools only through it",
+  trust: "APAE trust: simulate the trust engine on a file of events, explain a score from the journal",
   init: "write a working starter sidecar deployment (config, keys, policy, contracts, work dir)",
 } as const;
 
