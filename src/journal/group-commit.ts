@@ -31,6 +31,12 @@ interface Pending extends Unchained {
 const CHUNK = 64;
 /** Below this, with nothing in flight, a batch is signed inside its transaction. */
 const SMALL_BATCH = 16;
+/**
+ * Event-loop turns a commit waits while each turn brings more appends (no timer: a
+ * lone append, or a burst that stopped growing, commits on the next turn). Requests
+ * that arrive over a few turns — a sidecar's connections — share one fsync.
+ */
+const GATHER_TURNS = 8;
 
 /** Chunk of appends chained on a predicted head, signed by the workers. */
 interface Chunk {
@@ -104,8 +110,19 @@ export class GroupCommit {
       if (this.#queue.length >= this.#chunkSize) this.#speculate(this.#chunkSize);
       if (this.#draining === null) {
         // setImmediate, not a microtask: appends issued in the same turn join the batch.
-        this.#draining = new Promise<void>((done) => setImmediate(() => this.#drain().finally(done)));
+        this.#draining = new Promise<void>((done) =>
+          this.#gather(0, this.#queue.length, () => void this.#drain().finally(done)),
+        );
       }
+    });
+  }
+
+  /** Starts the drain once a turn passes without new appends (or after GATHER_TURNS, or a full batch). */
+  #gather(turns: number, seen: number, start: () => void): void {
+    setImmediate(() => {
+      const n = this.#queue.length;
+      if (n > seen && n < this.#maxBatch && turns < GATHER_TURNS) this.#gather(turns + 1, n, start);
+      else start();
     });
   }
 
