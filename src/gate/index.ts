@@ -13,6 +13,7 @@ export {
   type DecideVerdict,
   InProcessApprovals,
 } from "./approvals.js";
+export type { CapabilityChecker, CapabilityFact, CapabilityVerdict } from "./capability.js";
 export {
   type GateConfig,
   GateConfigSchema,

@@ -21,9 +21,11 @@ import {
   registerExecutorEventTypes,
 } from "../executors/index.js";
 import { DeferQueue, Gate, type GatePolicy, InProcessApprovals } from "../gate/index.js";
+import type { CapabilityService, IssuedCapability } from "../identity/capabilities/index.js";
 import { defaultEventTypes, type Journal, openJournal, SqliteJournalStore } from "../journal/index.js";
 import { loadPolicyBundle } from "../policy/index.js";
 import type { ContractRegistry, TrustStore } from "../tools/index.js";
+import { grantCapability, openCapabilities, type RuntimeGrant } from "./capabilities.js";
 import type { RuntimeConfig, RuntimeDeps } from "./config.js";
 import { loadContracts } from "./contracts.js";
 import { evictedBody, RUN_EVICTED_EVENT, registerRuntimeEventTypes } from "./events.js";
@@ -48,6 +50,14 @@ export interface Runtime {
   readonly clock: () => number;
   /** Starts a run bound to an authenticated principal (loads its persisted state first). */
   startRun(principalId: string, options?: StartRunOptions): Promise<Session>;
+  /** Verifies capability tokens (the Gate's checker); signs with the journal key. */
+  readonly capabilities: CapabilityService;
+  /**
+   * Issues a capability token for an open run (bound to the run's principal), journaled
+   * as `warden.capability.granted` before it returns. `grantedBy` names who asked (an
+   * operator, a host); default "runtime". Throws ERR_CAPABILITY_GRANT_INVALID.
+   */
+  grant(runId: string, grant: RuntimeGrant, grantedBy?: string): Promise<IssuedCapability>;
   /** Flushes principal state and queued journal appends, then closes every store. Idempotent. */
   close(): Promise<void>;
 }
@@ -123,12 +133,18 @@ interface Sessions {
 }
 
 /** The session store: persisted principal state, and every idle eviction journaled. */
-async function openSessions(config: RuntimeConfig, o: Opened, clock: () => number): Promise<Sessions> {
+async function openSessions(
+  config: RuntimeConfig,
+  o: Opened,
+  clock: () => number,
+  onGone: (runId: string) => void,
+): Promise<Sessions> {
   const evictions = new Set<Promise<unknown>>();
   const sessions = createSessionStore(config.gate.context ?? {}, {
     clock,
     principalStore: o.principals,
     onEvict(run) {
+      onGone(run.runId);
       // The run is gone either way (eviction protects memory, not access); an entry the
       // journal refuses is not retried, and close() waits for the ones in flight.
       const p = o.journal
@@ -148,7 +164,13 @@ async function openSessions(config: RuntimeConfig, o: Opened, clock: () => numbe
 function gateFor(
   config: RuntimeConfig,
   policy: GatePolicy,
-  parts: { journal: Journal; sessions: SessionStore; approvals: InProcessApprovals; clock: () => number },
+  parts: {
+    journal: Journal;
+    sessions: SessionStore;
+    approvals: InProcessApprovals;
+    capabilities: CapabilityService;
+    clock: () => number;
+  },
   registry: ContractRegistry | undefined,
 ): Gate {
   const g = config.gate;
@@ -164,6 +186,7 @@ function gateFor(
     ...(g.runs !== undefined ? { runs: g.runs } : {}),
     sessions: parts.sessions,
     approvals: parts.approvals,
+    capabilities: parts.capabilities,
     ...(g.approvals
       ? { defer: new DeferQueue(g.approvals.maxDeferred, g.approvals.maxDeferredPerPrincipal) }
       : {}),
@@ -200,7 +223,11 @@ async function wire(
   const { journal, store } = o;
   const loaded = await loadContracts(config.contracts, journal);
   const clock = deps.clock ?? Date.now;
-  const { sessions, evictions } = await openSessions(config, o, clock);
+  // An evicted run's capability use counts are dropped (its tokens are refused anyway).
+  const gone = { forget: (_runId: string): void => undefined };
+  const { sessions, evictions } = await openSessions(config, o, clock, (id) => gone.forget(id));
+  const capabilities = openCapabilities(sessions, config.journal.signer, clock);
+  gone.forget = (id) => void capabilities.forgetRun(id).catch(() => undefined);
   const queue = config.gate.approvals;
   const approvals = new InProcessApprovals({
     ...(queue?.maxPending !== undefined ? { maxPending: queue.maxPending } : {}),
@@ -208,7 +235,12 @@ async function wire(
       ? { maxPendingPerPrincipal: queue.maxPendingPerPrincipal }
       : {}),
   });
-  const gate = gateFor(config, policy, { journal, sessions, approvals, clock }, loaded.registry);
+  const gate = gateFor(
+    config,
+    policy,
+    { journal, sessions, approvals, capabilities, clock },
+    loaded.registry,
+  );
   const breakers = new BreakerRegistry(config.breaker ?? {});
   const stopBreakers = journalBreakerTransitions(breakers, journal);
   let closing: Promise<void> | undefined;
@@ -227,6 +259,9 @@ async function wire(
     executorDeps: executorDepsFor(config, policy, journal, breakers),
     clock,
     startRun: (principalId, options) => sessions.startRun(principalId, options),
+    capabilities,
+    grant: (runId, grant, grantedBy = "runtime") =>
+      grantCapability({ service: capabilities, sessions, journal }, runId, grant, grantedBy),
     close() {
       closing ??= (async () => {
         stopBreakers();

@@ -14,6 +14,7 @@ import {
   ContractRefusedBodySchema,
   contractEventType,
 } from "../tools/index.js";
+import { CAPABILITY_GRANTED_EVENT, CapabilityGrantedBodySchema } from "./capabilities.js";
 
 export const RUN_EVICTED_EVENT = "warden.run.evicted";
 
@@ -28,6 +29,7 @@ export const RunEvictedBodySchema = z.strictObject({
 });
 
 const RUNTIME_EVENT_TYPES: Record<string, z.ZodType> = {
+  [CAPABILITY_GRANTED_EVENT]: CapabilityGrantedBodySchema,
   [CONTRACT_LOADED_EVENT]: ContractLoadedBodySchema,
   [CONTRACT_REFUSED_EVENT]: ContractRefusedBodySchema,
   [RUN_EVICTED_EVENT]: RunEvictedBodySchema,

@@ -2,6 +2,11 @@
 // the CLI, the ORGA loop, later hooks and gateways) build their runtime here and reach
 // the layers below through it.
 
+export {
+  CAPABILITY_GRANTED_EVENT,
+  CapabilityGrantedBodySchema,
+  type RuntimeGrant,
+} from "./capabilities.js";
 export { composeRuntime, type Runtime } from "./compose.js";
 export type {
   RuntimeConfig,
