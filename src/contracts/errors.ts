@@ -232,6 +232,8 @@ export const ERROR_CODES = {
     "ERR_DELEGATION_BROKEN",
     // A delegation link past its expiry.
     "ERR_DELEGATION_EXPIRED",
+    // A call in a delegated run outside the run's grant (tool not granted, grant expired, delegated tool calls spent).
+    "ERR_DELEGATION_CEILING",
   ],
   server: [
     "ERR_SERVER_CONFIG_INVALID",

@@ -14,7 +14,7 @@ import type { SessionStore } from "../context/index.js";
 import { createSessionStore } from "../context/index.js";
 import type { DecisionId, PrincipalId, Sha256Hash, TaintLabel } from "../contracts/index.js";
 import { admit } from "./admission.js";
-import { admitCapability, presentsCapability } from "./capability.js";
+import { admitGrants } from "./capability.js";
 import { DeferQueue } from "./defer.js";
 import { GATE_RESULT } from "./events.js";
 import { judge } from "./judgement.js";
@@ -124,7 +124,8 @@ export class Gate {
     const d = this.#d;
     const a = admit(d, raw);
     if (a.kind === "invalid") return rejectedOutcome(a.reason);
-    if (presentsCapability(a)) await admitCapability(d, a);
+    const granted = admitGrants(d, a);
+    if (granted !== undefined) await granted;
     const j = judge(d, a);
     const o = draftOutcome(a, j);
     const { session, prepared } = j;

@@ -28,6 +28,7 @@ import type { ContractRegistry, TrustStore } from "../tools/index.js";
 import { grantCapability, openCapabilities, type RuntimeGrant } from "./capabilities.js";
 import type { RuntimeConfig, RuntimeDeps } from "./config.js";
 import { loadContracts } from "./contracts.js";
+import { type DelegatedRunRequest, DelegatedRuns, startDelegatedRun } from "./delegation.js";
 import { evictedBody, RUN_EVICTED_EVENT, registerRuntimeEventTypes } from "./events.js";
 import { SqlitePrincipalStateStore } from "./principal-store.js";
 
@@ -58,6 +59,12 @@ export interface Runtime {
    * operator, a host); default "runtime". Throws ERR_CAPABILITY_GRANT_INVALID.
    */
   grant(runId: string, grant: RuntimeGrant, grantedBy?: string): Promise<IssuedCapability>;
+  /**
+   * Starts a sub-agent's run under a delegation chain (verified against
+   * `config.delegation`); the chain's last grant is the run's ceiling. Journaled; a
+   * refused chain throws its ERR_DELEGATION_* code (details: link, field).
+   */
+  startDelegatedRun(principalId: string, request: DelegatedRunRequest): Promise<Session>;
   /** Flushes principal state and queued journal appends, then closes every store. Idempotent. */
   close(): Promise<void>;
 }
@@ -169,6 +176,7 @@ function gateFor(
     sessions: SessionStore;
     approvals: InProcessApprovals;
     capabilities: CapabilityService;
+    ceilings: DelegatedRuns;
     clock: () => number;
   },
   registry: ContractRegistry | undefined,
@@ -187,6 +195,7 @@ function gateFor(
     sessions: parts.sessions,
     approvals: parts.approvals,
     capabilities: parts.capabilities,
+    ceilings: parts.ceilings,
     ...(g.approvals
       ? { defer: new DeferQueue(g.approvals.maxDeferred, g.approvals.maxDeferredPerPrincipal) }
       : {}),
@@ -227,7 +236,11 @@ async function wire(
   const gone = { forget: (_runId: string): void => undefined };
   const { sessions, evictions } = await openSessions(config, o, clock, (id) => gone.forget(id));
   const capabilities = openCapabilities(sessions, config.journal.signer, clock);
-  gone.forget = (id) => void capabilities.forgetRun(id).catch(() => undefined);
+  const ceilings = new DelegatedRuns(sessions);
+  gone.forget = (id) => {
+    ceilings.forget(id);
+    void capabilities.forgetRun(id).catch(() => undefined);
+  };
   const queue = config.gate.approvals;
   const approvals = new InProcessApprovals({
     ...(queue?.maxPending !== undefined ? { maxPending: queue.maxPending } : {}),
@@ -238,7 +251,7 @@ async function wire(
   const gate = gateFor(
     config,
     policy,
-    { journal, sessions, approvals, capabilities, clock },
+    { journal, sessions, approvals, capabilities, ceilings, clock },
     loaded.registry,
   );
   const breakers = new BreakerRegistry(config.breaker ?? {});
@@ -262,6 +275,12 @@ async function wire(
     capabilities,
     grant: (runId, grant, grantedBy = "runtime") =>
       grantCapability({ service: capabilities, sessions, journal }, runId, grant, grantedBy),
+    startDelegatedRun: (principalId, request) =>
+      startDelegatedRun(
+        { config: config.delegation, sessions, journal, runs: ceilings, clock },
+        principalId,
+        request,
+      ),
     close() {
       closing ??= (async () => {
         stopBreakers();
