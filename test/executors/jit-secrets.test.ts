@@ -135,7 +135,12 @@ describe("just-in-time secrets", () => {
   it("a JIT secret fetched per call never reaches the journal file, the evidence, the context or the output", async () => {
     const asked: SecretRequest[] = [];
     const env = new EnvSecretProvider({ WEATHER_KEY: SECRET });
-    const spy: SecretProvider = { get: (r) => (asked.push(r), env.get(r)) };
+    const spy: SecretProvider = {
+      get(r) {
+        asked.push(r);
+        return env.get(r);
+      },
+    };
     const { rt, dir, tool } = await setup("env", "WEATHER_KEY");
     const { r, run } = await callOnce(rt, tool, { env: spy });
     expect(received.at(-1)).toBe(SECRET); // it was sent
