@@ -48,6 +48,7 @@ const CEILING_REFUSED: CeilingVerdict = { ok: false, code: "ERR_DELEGATION_CEILI
 export class DelegatedRuns implements RunCeilings {
   readonly #grants = new Map<string, DelegatedGrant>();
   readonly #sessions: SessionStore;
+  #swept = 0;
 
   constructor(sessions: SessionStore) {
     this.#sessions = sessions;
@@ -55,6 +56,11 @@ export class DelegatedRuns implements RunCeilings {
 
   set(runId: string, grant: DelegatedGrant): void {
     this.#grants.set(runId, grant);
+    // A run can end without eviction: closed runs' ceilings are swept, amortized O(1) per run.
+    if (this.#grants.size >= Math.max(256, 2 * this.#swept)) {
+      for (const id of [...this.#grants.keys()]) if (this.#sessions.get(id) === undefined) this.forget(id);
+      this.#swept = this.#grants.size;
+    }
   }
 
   grantOf(runId: string): DelegatedGrant | undefined {

@@ -233,6 +233,21 @@ describe("capability tokens", () => {
     });
   });
 
+  it("use counts of runs that ended without eviction do not accumulate", async () => {
+    const ledger = new MemoryBudgetLedger();
+    const open = new Set<string>();
+    const { service } = setup({ ledger, open });
+    const useIn = async (run: string) => {
+      open.add(run);
+      const cap = service.issue(run, "agent-a", GRANT);
+      expect((await service.check(call(cap.token, { runId: run }))).ok).toBe(true);
+    };
+    for (let i = 0; i < 300; i++) await useIn(`old-${i}`);
+    open.clear(); // every one of them ended (no eviction callback)
+    for (let i = 0; i < 300; i++) await useIn(`new-${i}`);
+    expect(ledger.stats().runs).toBeLessThan(400);
+  });
+
   it("granting for a run that is not open, or another principal's, is refused", () => {
     const { service } = setup();
     expect(() => service.issue("run-9", "agent-a", GRANT)).toThrow(

@@ -105,7 +105,9 @@ export class CapabilityService {
   readonly #issuer: string;
   readonly #clock: () => number;
   /** Tokens with counted uses, by run: their ledger entries are dropped when the run goes. */
-  readonly #used = new Map<string, Set<string>>();
+  readonly #used = new Map<string, { principal: string; keys: Set<string> }>();
+  /** Runs tracked at the last sweep of closed ones (runs that end without eviction). */
+  #swept = 0;
 
   constructor(options: CapabilityServiceOptions) {
     this.#o = options;
@@ -163,7 +165,13 @@ export class CapabilityService {
   async forgetRun(runId: string): Promise<void> {
     const used = this.#used.get(runId);
     this.#used.delete(runId);
-    for (const key of used ?? []) await this.#o.ledger.forgetRun(key);
+    for (const key of used?.keys ?? []) await this.#o.ledger.forgetRun(key);
+  }
+
+  /** Forgets closed runs' counts (a run can end without eviction): amortized O(1) per run. */
+  async #sweep(): Promise<void> {
+    for (const [run, u] of [...this.#used]) if (!this.#o.runOpen(run, u.principal)) await this.forgetRun(run);
+    this.#swept = this.#used.size;
   }
 
   /** Verifies a presented token against its call and, if every check passes, takes one use. */
@@ -191,9 +199,13 @@ export class CapabilityService {
   async #use(p: CapabilityPayload, now: number): Promise<CapabilityCheck> {
     const key = usesKey(p.jti);
     const ledger = this.#o.ledger;
-    const used = this.#used.get(p.run) ?? new Set<string>();
-    this.#used.set(p.run, used);
-    used.add(key);
+    let used = this.#used.get(p.run);
+    if (used === undefined) {
+      used = { principal: p.sub, keys: new Set() };
+      this.#used.set(p.run, used);
+      if (this.#used.size >= Math.max(256, 2 * this.#swept)) await this.#sweep();
+    }
+    used.keys.add(key);
     const r = await ledger.reserve({
       runId: key,
       principalId: p.sub,
