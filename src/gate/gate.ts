@@ -3,6 +3,7 @@
 // output can negotiate. It runs its stages in order, each fail-closed, one file each:
 //   admission.ts   parse, id grammar, principal (from configuration), contract (typed
 //                  parameters; anything the contract cannot express is denied before policy)
+//   capability.ts  a delegated run's ceiling and a presented capability token (awaited only then)
 //   judgement.ts   session context (taint, provenance, budgets, rate limits, quarantine,
 //                  behavioural rules), trust, policy → verdict
 //   record.ts      the decision record, committed to the journal → only then a ticket
