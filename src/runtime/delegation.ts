@@ -3,7 +3,8 @@
 // the principal starting the run (and, with `parentRun`, that the parent run is the
 // delegator's), starts the run, and records the chain's last grant as the run's ceiling:
 // the Gate then denies before policy any call outside it (ERR_DELEGATION_CEILING): a tool
-// the grant does not cover, a call after the grant expired, or more calls than its
+// the grant does not cover, a call after the grant expired, any call once the run has
+// seen data of a class outside the grant's `dataClasses`, or more calls than its
 // `budgets.toolCalls` (counted by reservation in the budget ledger, like capability uses).
 // Acceptance and refusal are journaled; a refusal throws the chain's coded error.
 import { z } from "zod";
@@ -76,6 +77,10 @@ export class DelegatedRuns implements RunCeilings {
     const g = this.#grants.get(call.runId);
     if (g === undefined) return undefined;
     if (call.now >= g.expiresAt * 1000 || !callCovered(g.tools, call)) return CEILING_REFUSED;
+    // Data above the grant's classes reached the run (an unclassified result counts as the
+    // highest level): the sub-agent may not act on it, so nothing more is admitted.
+    const seen = this.#sessions.get(call.runId)?.snapshot(call.now).dataClassificationsSeen ?? [];
+    if (seen.some((c) => !g.dataClasses.includes(c))) return CEILING_REFUSED;
     const limit = g.budgets.toolCalls;
     if (limit === undefined) return { ok: true };
     return this.#take(call, limit);

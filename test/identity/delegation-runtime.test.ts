@@ -140,6 +140,21 @@ describe("delegated sub-agent runs", () => {
     expect(await types(journalPath, rt)).toContain(DELEGATION_REFUSED_EVENT);
   });
 
+  it("a sub-agent that received data above its cleared classes cannot act further", async () => {
+    const { rt } = await runtime();
+    const run = await rt.startDelegatedRun("worker", {
+      chain: chainTo({ tools: ["http:get"], dataClasses: ["public"], expiresAt: far() }),
+    });
+    const first = await rt.gate.evaluate(http(run.runId, "get"));
+    expect(first.decision).toBe("allow");
+    await rt.gate.recordResult(first.decisionId!, { classification: "public", data: { ok: 1 } });
+    const second = await rt.gate.evaluate(http(run.runId, "get"));
+    expect(second.decision).toBe("allow");
+    await rt.gate.recordResult(second.decisionId!, { classification: "confidential", data: { leaked: 1 } });
+    const third = await rt.gate.evaluate(http(run.runId, "get"));
+    expect(third).toMatchObject({ decision: "deny", reasonCodes: ["ERR_DELEGATION_CEILING"] });
+  });
+
   it("a principal presenting someone else's chain, or naming a parent run that is not the delegator's, is refused", async () => {
     const { rt } = await runtime();
     const chain = chainTo({ tools: ["http:get"], dataClasses: ["public"], expiresAt: far() });
