@@ -245,6 +245,36 @@ export const ERROR_CODES = {
     "ERR_EXEC_MCP_PIN_STORE",
     "ERR_EXEC_MCP_PROTOCOL",
   ],
+  capability: [
+    // A capability token that is malformed, not signed by this runtime's key, or tampered with.
+    "ERR_CAPABILITY_INVALID",
+    // A capability token past its expiry.
+    "ERR_CAPABILITY_EXPIRED",
+    // A capability token whose uses are all spent (counted atomically in the budget ledger).
+    "ERR_CAPABILITY_EXHAUSTED",
+    // A capability token presented for another run, principal or tool than it was issued for.
+    "ERR_CAPABILITY_SCOPE",
+    // A capability token presented after its run ended (a replay).
+    "ERR_CAPABILITY_RUN_ENDED",
+    // The call's parameters are outside the capability's constraints.
+    "ERR_CAPABILITY_CONSTRAINT",
+    // A grant request that cannot be issued: unknown run, bad constraints, ttl or uses out of bounds.
+    "ERR_CAPABILITY_GRANT_INVALID",
+  ],
+  delegation: [
+    // A delegation link that is malformed or whose signature does not verify under its delegator's key.
+    "ERR_DELEGATION_INVALID",
+    // A delegation link that grants more than its delegator holds (details: link index and field).
+    "ERR_DELEGATION_WIDENS",
+    // A delegation chain longer than the configured maximum depth.
+    "ERR_DELEGATION_DEPTH",
+    // A delegation chain whose links do not connect (a delegator other than the previous delegate) or whose root is not trusted.
+    "ERR_DELEGATION_BROKEN",
+    // A delegation link past its expiry.
+    "ERR_DELEGATION_EXPIRED",
+    // A call in a delegated run outside the run's grant (tool not granted, grant expired, delegated tool calls spent).
+    "ERR_DELEGATION_CEILING",
+  ],
   server: [
     "ERR_SERVER_CONFIG_INVALID",
     // The configured journal key file does not exist (the message names the command that creates it).
@@ -396,6 +426,20 @@ export class ModelError extends WardenError {
 /** Executors: tickets, circuit breakers, SSRF, paths, binaries, SQL, MCP pins. */
 export class ExecutorError extends WardenError {
   constructor(code: CodeOf<"executor">, message: string, options?: WardenErrorOptions) {
+    super(code, message, options);
+  }
+}
+
+/** Capability tokens: issuing (grant) misuse; refusals at verification are values. */
+export class CapabilityError extends WardenError {
+  constructor(code: CodeOf<"capability">, message: string, options?: WardenErrorOptions) {
+    super(code, message, options);
+  }
+}
+
+/** Delegation grants: misuse when issuing; refusals at verification are values. */
+export class DelegationError extends WardenError {
+  constructor(code: CodeOf<"delegation">, message: string, options?: WardenErrorOptions) {
     super(code, message, options);
   }
 }

@@ -66,6 +66,8 @@ const GateDecisionFields = z.strictObject({
   policy_bundle_hash: Sha256HashSchema,
   rationale_hash: Sha256HashSchema.optional(),
   original_request_hash: Sha256HashSchema.optional(),
+  /** The id of the valid capability token the call came with (never the token). */
+  capability_id: z.string().max(64).optional(),
   /** The DARE PolicyDecisionRecord of this decision, verbatim (what DARE conformance exports read). */
   dare: PolicyDecisionRecordSchema,
 });

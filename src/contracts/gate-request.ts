@@ -63,6 +63,8 @@ export const GateRequest = z.strictObject({
     .string()
     .regex(/^[0-9a-f]{32}$/)
     .optional(),
+  /** A capability token (compact JWS) granted for this run; checked before policy. Never journaled. */
+  capability: z.string().min(1).max(16_384).optional(),
 });
 export type GateRequest = z.infer<typeof GateRequest>;
 export type GateRequestInput = z.input<typeof GateRequest>;

@@ -14,10 +14,12 @@ export {
 } from "./canonical-json.js";
 export {
   CanonicalJsonError,
+  CapabilityError,
   CliError,
   ContextError,
   ContractError,
   CryptoError,
+  DelegationError,
   ERROR_CODES,
   type ErrorFamily,
   ExecutorError,

@@ -2,10 +2,19 @@
 // by the tools layer's template (prepareInvocation re-validates the ticket's
 // parameters, then fills the template), so the model never writes argv, URLs or
 // MCP arguments; this module only adapts the result to each executor's input.
-import { type CompiledTool, prepareInvocation, resolveHttpRequest, secretValue } from "../tools/index.js";
-import type { HttpBinding } from "./http.js";
+import {
+  type CompiledTool,
+  type HttpInvocation,
+  prepareInvocation,
+  resolveHttpRequest,
+  secretEnvName,
+  secretValue,
+} from "../tools/index.js";
+import type { HttpBinding, HttpRequestSpec } from "./http.js";
 import type { McpBinding } from "./mcp.js";
 import type { ProcessBinding } from "./process.js";
+import type { AttemptContext } from "./runtime.js";
+import { defaultSecretProviders, type SecretProvider } from "./secret-provider.js";
 
 export interface ContractBindingOptions {
   /**
@@ -15,6 +24,11 @@ export interface ContractBindingOptions {
   secretEnv?: Readonly<Record<string, string | undefined>>;
   /** Environment variable names a process tool may receive. */
   processEnv?: readonly string[];
+  /**
+   * Providers of the contract's `[secrets.<name>] jit = true` secrets, by name (default
+   * `env` and `file`; add e.g. `vault`). A provider the deployment lacks fails the call.
+   */
+  secretProviders?: Readonly<Record<string, SecretProvider>>;
 }
 
 export type ContractBinding =
@@ -26,6 +40,64 @@ function prepare(tool: CompiledTool, parameters: Readonly<Record<string, unknown
   const r = prepareInvocation(tool, parameters);
   if (!r.ok) throw new Error(`${r.code}: ${r.message}`);
   return r.invocation;
+}
+
+/** The request with its secrets substituted from `env`; their values go to the masker. */
+function httpSpec(inv: HttpInvocation, env: Readonly<Record<string, string | undefined>>): HttpRequestSpec {
+  const resolved = resolveHttpRequest(inv, env);
+  if (!resolved.ok) throw new Error(`${resolved.code}: ${resolved.message}`);
+  // The values actually sent (same precedence as resolveHttpRequest): the executor masks them.
+  const secrets = inv.secrets.map((s) => secretValue(s, env)).filter((v): v is string => v !== undefined);
+  return {
+    method: resolved.request.method,
+    url: resolved.request.url,
+    headers: resolved.request.headers,
+    ...(resolved.request.body !== undefined ? { body: resolved.request.body } : {}),
+    secrets,
+    successStatus: inv.successStatus,
+  };
+}
+
+/**
+ * This call's secret environment: the JIT secrets fetched now from their providers (named
+ * by the call's ticket), the others from `env`. It lives only while the request is built.
+ */
+async function jitEnv(
+  tool: CompiledTool,
+  inv: HttpInvocation,
+  o: {
+    env: Readonly<Record<string, string | undefined>>;
+    ctx: AttemptContext | undefined;
+    providers: Readonly<Record<string, SecretProvider>> | undefined;
+  },
+): Promise<Record<string, string | undefined>> {
+  if (o.ctx === undefined) throw new Error("ERR_TOOL_SECRET_MISSING: a JIT secret needs the call's ticket");
+  const providers = o.providers ?? defaultSecretProviders();
+  const declared = tool.contract.secrets ?? {};
+  const out: Record<string, string | undefined> = {};
+  for (const name of inv.secrets) {
+    const key = secretEnvName(name);
+    const spec = Object.hasOwn(declared, name) ? declared[name] : undefined;
+    if (spec === undefined) {
+      out[key] = secretValue(name, o.env);
+      continue;
+    }
+    const provider = Object.hasOwn(providers, spec.provider) ? providers[spec.provider] : undefined;
+    const value = await provider?.get({
+      name,
+      ref: spec.ref,
+      tool: tool.name,
+      runId: o.ctx.ticket.runId,
+      decisionId: o.ctx.ticket.decisionId,
+      signal: o.ctx.signal,
+    });
+    if (value === undefined || value === "")
+      throw new Error(
+        `ERR_TOOL_SECRET_MISSING: JIT secret '${name}' is not available from '${spec.provider}'`,
+      );
+    out[key] = value;
+  }
+  return out;
 }
 
 /** The executor binding for a compiled contract, chosen by its backend. */
@@ -64,23 +136,14 @@ export function bindingForContract(
           deniedHosts: tool.contract.scope?.denied_hosts ?? [],
           allowedCidrs: tool.contract.scope?.allowed_cidrs ?? [],
           deniedCidrs: tool.contract.scope?.denied_cidrs ?? [],
-          build: (p) => {
+          build: (p, ctx) => {
             const inv = prepare(tool, p);
             if (inv.kind !== "http") throw new Error("contract backend is not http");
-            const resolved = resolveHttpRequest(inv, env);
-            if (!resolved.ok) throw new Error(`${resolved.code}: ${resolved.message}`);
-            // The values actually sent (same precedence as resolveHttpRequest): the executor masks them.
-            const secrets = inv.secrets
-              .map((s) => secretValue(s, env))
-              .filter((v): v is string => v !== undefined);
-            return {
-              method: resolved.request.method,
-              url: resolved.request.url,
-              headers: resolved.request.headers,
-              ...(resolved.request.body !== undefined ? { body: resolved.request.body } : {}),
-              secrets,
-              successStatus: inv.successStatus,
-            };
+            const jit = tool.contract.secrets ?? {};
+            if (!inv.secrets.some((s) => Object.hasOwn(jit, s))) return httpSpec(inv, env);
+            return jitEnv(tool, inv, { env, ctx, providers: options.secretProviders }).then((e) =>
+              httpSpec(inv, e),
+            );
           },
         },
       };

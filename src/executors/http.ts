@@ -21,6 +21,7 @@ import {
 import type { Invocation } from "./evidence.js";
 import { rawOutputHash } from "./evidence.js";
 import {
+  type AttemptContext,
   type AttemptOutcome,
   abortCode,
   type CallOptions,
@@ -60,7 +61,10 @@ export interface HttpRequestSpec {
 
 export interface HttpBinding extends ToolIdentity {
   /** Builds the request from the ticket's parameters (the contract's template). */
-  build(parameters: Readonly<Record<string, unknown>>): HttpRequestSpec;
+  build(
+    parameters: Readonly<Record<string, unknown>>,
+    ctx?: AttemptContext,
+  ): HttpRequestSpec | Promise<HttpRequestSpec>;
   /** The contract's own host allow-list (scope.allowed_hosts); empty or absent means no contract restriction. */
   allowedHosts?: readonly string[];
   deniedHosts?: readonly string[];

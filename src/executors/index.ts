@@ -103,5 +103,12 @@ export {
   journalBreakerTransitions,
   type ToolIdentity,
 } from "./runtime.js";
+export {
+  defaultSecretProviders,
+  EnvSecretProvider,
+  FileSecretProvider,
+  type SecretProvider,
+  type SecretRequest,
+} from "./secret-provider.js";
 export { classifySql, type SqlClassification, type StatementClass } from "./sql-classify.js";
 export { type SqlDialect, type SqlToken, type SqlTokens, tokenizeSql } from "./sql-tokenize.js";

@@ -314,7 +314,8 @@ export async function runGoverned<O>(
 
 /** A tool binding: its identity plus the contract's builder of the executor's own spec. */
 export interface SpecBinding<S> extends ToolIdentity {
-  build(parameters: Readonly<Record<string, unknown>>): S;
+  /** May be asynchronous (a just-in-time secret is fetched while the call's spec is built). */
+  build(parameters: Readonly<Record<string, unknown>>, ctx?: AttemptContext): S | Promise<S>;
 }
 
 /** A RunSpec whose attempt starts from the spec the binding builds. */
@@ -343,7 +344,7 @@ export function runBound<S, O>(
       attempt: async (ctx) => {
         let built: S;
         try {
-          built = binding.build(ctx.parameters);
+          built = await binding.build(ctx.parameters, ctx);
         } catch (err) {
           return {
             invocation: null,

@@ -16,6 +16,7 @@ import {
 } from "../contracts/index.js";
 import type { PolicyTool } from "../policy/index.js";
 import { type CompiledTool, classifyContract, validateArgs } from "../tools/index.js";
+import type { CapabilityFact } from "./capability.js";
 import { runTraceId } from "./dare-mapping.js";
 import type { GateDeps, PrincipalConfig } from "./options.js";
 import { contractViolation, type GateReasonCode } from "./reasons.js";
@@ -36,6 +37,8 @@ export interface Admission {
   policyTool?: PolicyTool;
   /** The runtime-created run (with `runs: "runtime"`); judgement opens a caller-named one. */
   session?: Session;
+  /** A valid capability token presented with the call (capability.ts). */
+  capability?: CapabilityFact;
   /** Why admission refused the call; absent when admitted. */
   refused?: GateReasonCode;
 }

@@ -3,6 +3,7 @@
 // output can negotiate. It runs its stages in order, each fail-closed, one file each:
 //   admission.ts   parse, id grammar, principal (from configuration), contract (typed
 //                  parameters; anything the contract cannot express is denied before policy)
+//   capability.ts  a delegated run's ceiling and a presented capability token (awaited only then)
 //   judgement.ts   session context (taint, provenance, budgets, rate limits, quarantine,
 //                  behavioural rules), trust, policy → verdict
 //   record.ts      the decision record, committed to the journal → only then a ticket
@@ -14,6 +15,7 @@ import type { SessionStore } from "../context/index.js";
 import { createSessionStore } from "../context/index.js";
 import type { DecisionId, PrincipalId, Sha256Hash, TaintLabel } from "../contracts/index.js";
 import { admit } from "./admission.js";
+import { admitGrants } from "./capability.js";
 import { DeferQueue } from "./defer.js";
 import { GATE_RESULT } from "./events.js";
 import { judge } from "./judgement.js";
@@ -123,6 +125,8 @@ export class Gate {
     const d = this.#d;
     const a = admit(d, raw);
     if (a.kind === "invalid") return rejectedOutcome(a.reason);
+    const granted = admitGrants(d, a);
+    if (granted !== undefined) await granted;
     const j = judge(d, a);
     const o = draftOutcome(a, j);
     const { session, prepared } = j;

@@ -13,6 +13,14 @@ export {
   type DecideVerdict,
   InProcessApprovals,
 } from "./approvals.js";
+export type {
+  CapabilityChecker,
+  CapabilityFact,
+  CapabilityVerdict,
+  CeilingVerdict,
+  GrantedCall,
+  RunCeilings,
+} from "./capability.js";
 export {
   type GateConfig,
   GateConfigSchema,

@@ -86,6 +86,7 @@ function policyInput(deps: GateDeps, a: Admission, prepared: Prepared): PolicyIn
     taint: prepared.effectiveTaint,
     session: prepared.facts,
     ...(a.policyTool ? { tool: a.policyTool } : {}),
+    ...(a.capability ? { capability: a.capability } : {}),
   };
   const trust = deps.o.trustScore?.(a.principalId, a.runId);
   if (trust !== undefined) input.trustScore = trust;

@@ -9,6 +9,7 @@ import type { AppendInput, BuiltAppend, JournalEntry } from "../journal/index.js
 import type { Capability, PolicyInput, PolicyOutcome } from "../policy/index.js";
 import type { CompiledTool, ToolClassification, ValidateOptions } from "../tools/index.js";
 import type { Approvals } from "./approvals.js";
+import type { CapabilityChecker, RunCeilings } from "./capability.js";
 import type { DeferQueue } from "./defer.js";
 import type { PendingResults } from "./pending-results.js";
 
@@ -82,6 +83,10 @@ export interface GateOptions {
    */
   pendingResultsPerPrincipal?: number;
   trustScore?: (principalId: PrincipalId, runId: RunId) => number | undefined;
+  /** Verifies capability tokens presented with calls (src/identity's CapabilityService). */
+  capabilities?: CapabilityChecker;
+  /** Delegated runs' ceilings: tools outside a sub-agent's grant are denied before policy. */
+  ceilings?: RunCeilings;
   clock?: () => number;
 }
 

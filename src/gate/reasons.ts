@@ -55,7 +55,11 @@ export type GateReasonCode =
   | (typeof CONTEXT_REASON_CODES)[number]
   | `contract_param_invalid:${string}:${string}`
   | `contract_modify_invalid:${string}:${string}`
-  | `behavior_${string}`;
+  | `behavior_${string}`
+  // a refused capability token (src/gate/capability.ts): its ERR_CAPABILITY_* code
+  | `ERR_CAPABILITY_${string}`
+  // a call outside its delegated run's grant (capability.ts)
+  | "ERR_DELEGATION_CEILING";
 
 /** The reason for a contract violation found by `validateArgs`. */
 export function contractViolation(

@@ -147,6 +147,7 @@ function decisionBody(deps: GateDeps, a: Admission, j: Judgement, o: GateOutcome
     context_hash: h.contextHash,
     policy_bundle_hash: p.policyBundleHash,
     ...(request.rationale !== undefined ? { rationale_hash: sha256Of(request.rationale) } : {}),
+    ...(a.capability !== undefined ? { capability_id: a.capability.id } : {}),
     ...(request.originalRequest !== undefined
       ? { original_request_hash: originalRequestHash(j, request.originalRequest) }
       : {}),

@@ -25,6 +25,8 @@ export interface EvalContext {
   perToolCalls: Record<string, number>;
   trustScore: number | undefined;
   quarantined: boolean;
+  /** Whether a valid capability token came with the call. */
+  capability: boolean;
 }
 
 export function buildEvalContext(input: PolicyInput, levels: readonly string[]): EvalContext {
@@ -58,6 +60,7 @@ export function buildEvalContext(input: PolicyInput, levels: readonly string[]):
     perToolCalls: input.session.perToolCalls,
     trustScore: input.trustScore,
     quarantined: input.session.quarantined,
+    capability: input.capability !== undefined,
   };
 }
 

@@ -88,6 +88,8 @@ export interface PolicyInput {
   session: PolicySessionFacts;
   /** 0..1, from the trust layer when configured. */
   trustScore?: number;
+  /** A valid capability token presented with the call (checked by the Gate before policy). */
+  capability?: { id: string; tool: string; usesLeft: number };
 }
 
 export interface Obligation {

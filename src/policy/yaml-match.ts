@@ -95,6 +95,10 @@ export function compileMatch(m: PolicyMatch, where: string, options: MatchOption
     const want = m.quarantined;
     out.push({ name: "quarantined", test: (c) => c.quarantined === want });
   }
+  if (m.capability !== undefined) {
+    const want = m.capability;
+    out.push({ name: "capability", test: (c) => c.capability === want });
+  }
   compileSession(m, where, options, out);
   for (const [key, cond] of Object.entries(m.parameters ?? {})) {
     out.push(...compileParam(key, cond, `${where}: match.parameters.${key}`, options));

@@ -108,6 +108,8 @@ export const PolicyMatch = z.strictObject({
   trustScoreBelow: z.number().min(0).max(1).optional(),
   trustScoreAtLeast: z.number().min(0).max(1).optional(),
   quarantined: z.boolean().optional(),
+  /** true: the call came with a valid capability token; false: it came without one. */
+  capability: z.boolean().optional(),
 });
 export type PolicyMatch = z.infer<typeof PolicyMatch>;
 

@@ -21,12 +21,15 @@ import {
   registerExecutorEventTypes,
 } from "../executors/index.js";
 import { DeferQueue, Gate, type GatePolicy, InProcessApprovals } from "../gate/index.js";
+import type { CapabilityService, IssuedCapability } from "../identity/capabilities/index.js";
 import { defaultEventTypes, type Journal, openJournal, SqliteJournalStore } from "../journal/index.js";
 import { loadPolicyBundle } from "../policy/index.js";
 import type { ContractRegistry, TrustStore } from "../tools/index.js";
 import { openApae, type RuntimeApae } from "./apae.js";
+import { grantCapability, openCapabilities, type RuntimeGrant } from "./capabilities.js";
 import type { RuntimeConfig, RuntimeDeps } from "./config.js";
 import { loadContracts } from "./contracts.js";
+import { type DelegatedRunRequest, DelegatedRuns, startDelegatedRun } from "./delegation.js";
 import { evictedBody, RUN_EVICTED_EVENT, registerRuntimeEventTypes } from "./events.js";
 import { composeExecutors, type RuntimeExecutors } from "./executors.js";
 import { SqlitePrincipalStateStore } from "./principal-store.js";
@@ -54,6 +57,20 @@ export interface Runtime {
   readonly apae: RuntimeApae | undefined;
   /** Starts a run bound to an authenticated principal (loads its persisted state first). */
   startRun(principalId: string, options?: StartRunOptions): Promise<Session>;
+  /** Verifies capability tokens (the Gate's checker); signs with the journal key. */
+  readonly capabilities: CapabilityService;
+  /**
+   * Issues a capability token for an open run (bound to the run's principal), journaled
+   * as `warden.capability.granted` before it returns. `grantedBy` names who asked (an
+   * operator, a host); default "runtime". Throws ERR_CAPABILITY_GRANT_INVALID.
+   */
+  grant(runId: string, grant: RuntimeGrant, grantedBy?: string): Promise<IssuedCapability>;
+  /**
+   * Starts a sub-agent's run under a delegation chain (verified against
+   * `config.delegation`); the chain's last grant is the run's ceiling. Journaled; a
+   * refused chain throws its ERR_DELEGATION_* code (details: link, field).
+   */
+  startDelegatedRun(principalId: string, request: DelegatedRunRequest): Promise<Session>;
   /** Flushes principal state and queued journal appends, then closes every store. Idempotent. */
   close(): Promise<void>;
 }
@@ -129,12 +146,18 @@ interface Sessions {
 }
 
 /** The session store: persisted principal state, and every idle eviction journaled. */
-async function openSessions(config: RuntimeConfig, o: Opened, clock: () => number): Promise<Sessions> {
+async function openSessions(
+  config: RuntimeConfig,
+  o: Opened,
+  clock: () => number,
+  onGone: (runId: string) => void,
+): Promise<Sessions> {
   const evictions = new Set<Promise<unknown>>();
   const sessions = createSessionStore(config.gate.context ?? {}, {
     clock,
     principalStore: o.principals,
     onEvict(run) {
+      onGone(run.runId);
       // The run is gone either way (eviction protects memory, not access); an entry the
       // journal refuses is not retried, and close() waits for the ones in flight.
       const p = o.journal
@@ -154,7 +177,14 @@ async function openSessions(config: RuntimeConfig, o: Opened, clock: () => numbe
 function gateFor(
   config: RuntimeConfig,
   policy: GatePolicy,
-  parts: { journal: Journal; sessions: SessionStore; approvals: InProcessApprovals; clock: () => number },
+  parts: {
+    journal: Journal;
+    sessions: SessionStore;
+    approvals: InProcessApprovals;
+    capabilities: CapabilityService;
+    ceilings: DelegatedRuns;
+    clock: () => number;
+  },
   registry: ContractRegistry | undefined,
 ): Gate {
   const g = config.gate;
@@ -170,6 +200,8 @@ function gateFor(
     ...(g.runs !== undefined ? { runs: g.runs } : {}),
     sessions: parts.sessions,
     approvals: parts.approvals,
+    capabilities: parts.capabilities,
+    ceilings: parts.ceilings,
     ...(g.approvals
       ? { defer: new DeferQueue(g.approvals.maxDeferred, g.approvals.maxDeferredPerPrincipal) }
       : {}),
@@ -221,8 +253,16 @@ async function wire(
   const executorDeps = executorDepsFor(config, policy, journal, breakers);
   const executors = composeExecutors(config.executors, executorDeps);
   const clock = deps.clock ?? Date.now;
-  const { sessions, evictions } = await openSessions(config, o, clock);
+  // An evicted run's capability use counts are dropped (its tokens are refused anyway).
+  const gone = { forget: (_runId: string): void => undefined };
+  const { sessions, evictions } = await openSessions(config, o, clock, (id) => gone.forget(id));
   const apae = apaeFor(config, journal, sessions, clock);
+  const capabilities = openCapabilities(sessions, config.journal.signer, clock);
+  const ceilings = new DelegatedRuns(sessions);
+  gone.forget = (id) => {
+    ceilings.forget(id);
+    void capabilities.forgetRun(id).catch(() => undefined);
+  };
   const queue = config.gate.approvals;
   const approvals = new InProcessApprovals({
     ...(queue?.maxPending !== undefined ? { maxPending: queue.maxPending } : {}),
@@ -233,7 +273,12 @@ async function wire(
   const gatePolicy = apae === undefined ? policy : apae.observe(policy);
   let gate: Gate;
   try {
-    gate = gateFor(config, gatePolicy, { journal, sessions, approvals, clock }, loaded.registry);
+    gate = gateFor(
+      config,
+      gatePolicy,
+      { journal, sessions, approvals, capabilities, ceilings, clock },
+      loaded.registry,
+    );
   } catch (err) {
     await apae?.close();
     throw err;
@@ -257,6 +302,15 @@ async function wire(
     clock,
     apae,
     startRun: (principalId, options) => sessions.startRun(principalId, options),
+    capabilities,
+    grant: (runId, grant, grantedBy = "runtime") =>
+      grantCapability({ service: capabilities, sessions, journal }, runId, grant, grantedBy),
+    startDelegatedRun: (principalId, request) =>
+      startDelegatedRun(
+        { config: config.delegation, sessions, journal, runs: ceilings, clock },
+        principalId,
+        request,
+      ),
     close() {
       closing ??= (async () => {
         stopBreakers();

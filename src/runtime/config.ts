@@ -1,6 +1,7 @@
 // What a runtime is composed from. Entry points translate their own configuration (the
 // sidecar's YAML, the CLI's flags, a library caller's object) into a RuntimeConfig; the
 // composition root (compose.ts) is the only place that turns one into live objects.
+import type { KeyObject } from "node:crypto";
 import type { ContextConfig, ContextConfigInput, PrincipalStateStore } from "../context/index.js";
 import type { KeyPair } from "../crypto/index.js";
 import type { BreakerOptions } from "../executors/index.js";
@@ -72,6 +73,15 @@ export interface RuntimeConfig {
   agentId?: string;
   /** APAE trust scoring (docs/trust.md): absent means off. */
   apae?: RuntimeApaeConfig;
+  /** Delegated sub-agent runs (`runtime.startDelegatedRun`); without it every chain is refused. */
+  delegation?: RuntimeDelegationConfig;
+}
+
+export interface RuntimeDelegationConfig {
+  /** Keys trusted to sign a chain's first link (the makers). */
+  roots: readonly KeyObject[];
+  /** Most links in a chain (default 3: maker → deployer → agent → sub-agent). */
+  maxDepth?: number;
 }
 
 export interface RuntimeDeps {

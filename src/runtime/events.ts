@@ -14,6 +14,13 @@ import {
   ContractRefusedBodySchema,
   contractEventType,
 } from "../tools/index.js";
+import { CAPABILITY_GRANTED_EVENT, CapabilityGrantedBodySchema } from "./capabilities.js";
+import {
+  DELEGATION_ACCEPTED_EVENT,
+  DELEGATION_REFUSED_EVENT,
+  DelegationAcceptedBodySchema,
+  DelegationRefusedBodySchema,
+} from "./delegation.js";
 
 export const RUN_EVICTED_EVENT = "warden.run.evicted";
 
@@ -28,6 +35,9 @@ export const RunEvictedBodySchema = z.strictObject({
 });
 
 const RUNTIME_EVENT_TYPES: Record<string, z.ZodType> = {
+  [CAPABILITY_GRANTED_EVENT]: CapabilityGrantedBodySchema,
+  [DELEGATION_ACCEPTED_EVENT]: DelegationAcceptedBodySchema,
+  [DELEGATION_REFUSED_EVENT]: DelegationRefusedBodySchema,
   [CONTRACT_LOADED_EVENT]: ContractLoadedBodySchema,
   [CONTRACT_REFUSED_EVENT]: ContractRefusedBodySchema,
   [RUN_EVICTED_EVENT]: RunEvictedBodySchema,

@@ -3,15 +3,26 @@
 // the layers below through it.
 
 export { openApae, type RuntimeApae, type RuntimeApaeConfig } from "./apae.js";
+export {
+  CAPABILITY_GRANTED_EVENT,
+  CapabilityGrantedBodySchema,
+  type RuntimeGrant,
+} from "./capabilities.js";
 export { composeRuntime, type Runtime } from "./compose.js";
 export type {
   RuntimeConfig,
   RuntimeContractsConfig,
+  RuntimeDelegationConfig,
   RuntimeDeps,
   RuntimeGateConfig,
   RuntimeJournalConfig,
 } from "./config.js";
 export { MAX_CONFIG_BYTES, readConfigFile } from "./config-file.js";
+export {
+  DELEGATION_ACCEPTED_EVENT,
+  DELEGATION_REFUSED_EVENT,
+  type DelegatedRunRequest,
+} from "./delegation.js";
 export {
   evictedBody,
   journalContractEvents,

@@ -52,6 +52,8 @@ export const ERROR_STATUS = {
   ERR_APPROVAL_NOT_FOUND: 404,
   ERR_APPROVAL_FORBIDDEN: 403,
   ERR_APPROVAL_INVALID: 400,
+  // POST /v1/runs/:id/capabilities: terms that cannot be issued (bad constraints, ttl, uses).
+  ERR_CAPABILITY_GRANT_INVALID: 400,
 } as const;
 
 // Every server-family code has a status (a missing one fails to compile).

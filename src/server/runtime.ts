@@ -12,7 +12,12 @@ import type { BreakerRegistry } from "../executors/index.js";
 import type { Gate, GatePolicy, InProcessApprovals } from "../gate/index.js";
 import { type Journal, nextKeyId, SqliteJournalStore } from "../journal/index.js";
 import { loadPolicyBundle } from "../policy/index.js";
-import { composeRuntime, type RuntimeConfig, type RuntimeExecutorsConfig } from "../runtime/index.js";
+import {
+  composeRuntime,
+  type Runtime,
+  type RuntimeConfig,
+  type RuntimeExecutorsConfig,
+} from "../runtime/index.js";
 import {
   type ContractRegistry,
   loadContractsTrusted,
@@ -40,6 +45,8 @@ export interface SidecarRuntime {
   readonly trust: TrustStore;
   /** Starts a run bound to the authenticated principal. */
   startRun(principalId: string, options?: StartRunOptions): Promise<Session>;
+  /** Issues a capability token for an open run, journaled (see Runtime.grant). */
+  grant: Runtime["grant"];
   /** Waits for queued journal appends, then closes the store. Idempotent. */
   close(): Promise<void>;
 }
@@ -135,6 +142,7 @@ export async function openSidecarRuntime(
     sessions: rt.sessions,
     trust: rt.trust,
     startRun: (principalId, options) => rt.startRun(principalId, options),
+    grant: (runId, grant, grantedBy) => rt.grant(runId, grant, grantedBy),
     close: () => rt.close(),
   };
 }

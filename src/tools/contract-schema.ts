@@ -183,6 +183,19 @@ export const ToolSectionSchema = z.strictObject({
     .optional(),
 });
 
+/**
+ * A secret the executor obtains just in time (OATS E8), per call, from a provider: `env`
+ * (the variable named by `ref`), `file` (the file at `ref`), or a provider the deployment
+ * registers under its own name (a vault). Secrets not declared here resolve from
+ * `WARDEN_SECRET_<NAME>` as before.
+ */
+export const JitSecretSchema = z.strictObject({
+  jit: z.literal(true),
+  provider: z.string().regex(/^[a-z][a-z0-9-]{0,31}$/, "provider names match ^[a-z][a-z0-9-]{0,31}$"),
+  ref: Text(1024),
+});
+export type JitSecretSpec = z.infer<typeof JitSecretSchema>;
+
 export const ToolContractSchema = z.strictObject({
   tool: ToolSectionSchema,
   args: z.record(ArgName, ArgSpecSchema).default({}),
@@ -192,6 +205,8 @@ export const ToolContractSchema = z.strictObject({
   output: OutputSchema,
   types: z.record(ArgName, CustomTypeSchema).optional(),
   scope: ScopeSchema.optional(),
+  /** Secrets (referenced as `{_secret:name}` in templates) obtained per call from a provider. */
+  secrets: z.record(z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,63}$/), JitSecretSchema).optional(),
 });
 
 /** A parsed, schema-valid tool contract: plain JSON data, the object that gets signed. */

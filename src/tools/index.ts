@@ -12,6 +12,8 @@ export {
   type CommandSpec,
   type CustomType,
   type HttpSpec,
+  JitSecretSchema,
+  type JitSecretSpec,
   type McpSpec,
   type OutputSpec,
   type ScopeSpec,

@@ -82,7 +82,10 @@ function httpSpec(secretEnv: Record<string, string | undefined>) {
   if (!parsed.ok) throw new Error(parsed.message);
   const b = bindingForContract(parsed.tool, { secretEnv });
   if (b.kind !== "http") throw new Error(b.kind);
-  return b.binding.build({});
+  const spec = b.binding.build({});
+  // Without JIT secrets the request is built synchronously, as before.
+  if (spec instanceof Promise) throw new Error("expected a synchronous build");
+  return spec;
 }
 
 describe("secret variable names: WARDEN_SECRET_* with the TOOLCLAD_SECRET_* alias", () => {

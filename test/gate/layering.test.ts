@@ -13,9 +13,21 @@ const ALLOWED: Record<string, string[]> = {
   policy: ["contracts", "crypto"],
   journal: ["contracts", "crypto"],
   trust: ["contracts", "crypto", "journal"],
+  identity: ["contracts", "crypto", "context", "policy"],
   gate: ["contracts", "crypto", "tools", "context", "policy", "journal"],
   executors: ["contracts", "crypto", "tools", "journal", "gate"],
-  runtime: ["contracts", "crypto", "tools", "context", "policy", "journal", "trust", "gate", "executors"],
+  runtime: [
+    "contracts",
+    "crypto",
+    "tools",
+    "context",
+    "policy",
+    "journal",
+    "trust",
+    "identity",
+    "gate",
+    "executors",
+  ],
 };
 
 function files(dir: string): string[] {

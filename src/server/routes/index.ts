@@ -4,6 +4,7 @@ import type { FastifyInstance } from "fastify";
 import type { RouteSpec } from "../route.js";
 import { APPROVAL_DECIDE, APPROVAL_LIST, approvalRoutes } from "./approvals.js";
 import { callRoutes, DECIDE, EXECUTE } from "./calls.js";
+import { CAPABILITY_GRANT, capabilityRoutes } from "./capabilities.js";
 import type { RouteContext } from "./context.js";
 import { JOURNAL_HEAD, JOURNAL_LIST, JOURNAL_VERIFY, journalRoutes } from "./journal.js";
 import { HEALTH, METRICS, OPENAPI, opsRoutes, READY } from "./ops.js";
@@ -16,6 +17,7 @@ export const ROUTES: readonly RouteSpec[] = [
   DECIDE,
   RUN_CREATE,
   RUN_STATE,
+  CAPABILITY_GRANT,
   APPROVAL_LIST,
   APPROVAL_DECIDE,
   JOURNAL_LIST,
@@ -29,7 +31,7 @@ export const ROUTES: readonly RouteSpec[] = [
 
 /** Registers each resource's routes as its own encapsulated plugin (root hooks apply to all). */
 export function mountRoutes(app: FastifyInstance, ctx: RouteContext): void {
-  for (const routes of [callRoutes, runRoutes, approvalRoutes, journalRoutes, opsRoutes]) {
+  for (const routes of [callRoutes, runRoutes, capabilityRoutes, approvalRoutes, journalRoutes, opsRoutes]) {
     void app.register(async (child) => routes(child, ctx));
   }
 }
