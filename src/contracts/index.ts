@@ -22,6 +22,7 @@ export {
   type ErrorFamily,
   ExecutorError,
   GateError,
+  MessagingError,
   hasErrorCode,
   IntegrityError,
   isWardenErrorCode,

@@ -14,7 +14,8 @@ const ALLOWED: Record<string, string[]> = {
   journal: ["contracts", "crypto"],
   gate: ["contracts", "crypto", "tools", "context", "policy", "journal"],
   executors: ["contracts", "crypto", "tools", "journal", "gate"],
-  runtime: ["contracts", "crypto", "tools", "context", "policy", "journal", "gate", "executors"],
+  messaging: ["contracts", "crypto", "context", "policy", "journal", "gate"],
+  runtime: ["contracts", "crypto", "tools", "context", "policy", "journal", "gate", "executors", "messaging"],
 };
 
 function files(dir: string): string[] {
