@@ -110,7 +110,10 @@ export class IdentityDirectory {
 
   /** Registers from PEM public keys (the runtime configuration's `messaging.identities`). */
   registerPem(id: string, pem: MessagingIdentityPem): MessagingIdentity {
-    return this.register(id, { signing: parsePublicKey(pem.signing), agreement: createPublicKey(pem.agreement) });
+    return this.register(id, {
+      signing: parsePublicKey(pem.signing),
+      agreement: createPublicKey(pem.agreement),
+    });
   }
 
   get(id: string): MessagingIdentity | undefined {

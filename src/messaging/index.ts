@@ -2,6 +2,23 @@
 // messages (Ed25519 signature, X25519 + HKDF-SHA256 + AES-256-GCM), the nonce store that
 // refuses replays across restarts, the communication gate (policy, journal, DARE
 // AgentMessageEnvelope), bounded inboxes, and the cross-agent context of a delegation.
+
+export {
+  CommunicationGate,
+  type CommunicationGateOptions,
+  type SubmitOutcome,
+  type SubmitRefusal,
+} from "./comm-gate.js";
+export { buildEnvelope, verifyEnvelope } from "./envelope.js";
+export {
+  type CrossAgentContext,
+  CrossAgentContextSchema,
+  MESSAGE_REFUSED_EVENT,
+  MESSAGE_SENT_EVENT,
+  MessageRefusedBodySchema,
+  MessageSentBodySchema,
+  registerMessageEventTypes,
+} from "./events.js";
 export {
   exportMessagingKeys,
   generateMessagingKeys,
@@ -12,6 +29,7 @@ export {
   type MessagingKeys,
   publicPem,
 } from "./identity.js";
+export type { Delivered, InboxOptions } from "./inbox.js";
 export {
   type ClaimResult,
   DEFAULT_MAX_NONCES,

@@ -82,17 +82,19 @@ export class SqliteNonceStore implements NonceStore {
 
   claim(key: string, until: number, now: number): ClaimResult {
     // One transaction: the check and the insert are atomic against other connections.
-    return this.#db.transaction((): ClaimResult => {
-      const row = this.#get.get(key);
-      if (row !== undefined && row.until >= now) return "replayed";
-      if (row === undefined && this.#n >= this.#max) {
-        this.#n -= this.#prune.run(now).changes;
-        if (this.#n >= this.#max) return "full";
-      }
-      this.#put.run(key, until);
-      if (row === undefined) this.#n++;
-      return "claimed";
-    }).immediate();
+    return this.#db
+      .transaction((): ClaimResult => {
+        const row = this.#get.get(key);
+        if (row !== undefined && row.until >= now) return "replayed";
+        if (row === undefined && this.#n >= this.#max) {
+          this.#n -= this.#prune.run(now).changes;
+          if (this.#n >= this.#max) return "full";
+        }
+        this.#put.run(key, until);
+        if (row === undefined) this.#n++;
+        return "claimed";
+      })
+      .immediate();
   }
 
   close(): void {

@@ -60,7 +60,12 @@ function aeadKey(shared: Buffer, h: MessageHeader): Buffer {
 }
 
 /** Seals `input` from `sender` for `recipient` (whose public keys come from the directory). */
-export function seal(input: SealInput, sender: MessagingKeys, recipient: MessagingIdentity, now: number): SealedMessage {
+export function seal(
+  input: SealInput,
+  sender: MessagingKeys,
+  recipient: MessagingIdentity,
+  now: number,
+): SealedMessage {
   const plaintext = canonicalBytes(input.payload);
   if (plaintext.length > MAX_PAYLOAD_BYTES)
     throw new MessagingError("ERR_MESSAGE_MALFORMED", `payload larger than ${MAX_PAYLOAD_BYTES} bytes`);
@@ -95,7 +100,13 @@ export function seal(input: SealInput, sender: MessagingKeys, recipient: Messagi
   };
   const signature = sign(sender.signingPrivate, signingInput(header, body)).toString("base64url");
   // Parsed back: what seal returns is exactly what open accepts (sizes, encodings).
-  return parseSealed({ v: WIRE_VERSION, alg: "EdDSA+X25519-HKDF-SHA256-A256GCM", header, ...body, signature });
+  return parseSealed({
+    v: WIRE_VERSION,
+    alg: "EdDSA+X25519-HKDF-SHA256-A256GCM",
+    header,
+    ...body,
+    signature,
+  });
 }
 
 export interface VerifyOptions {
@@ -112,9 +123,15 @@ export function verifySealed(value: unknown, directory: IdentityDirectory, o: Ve
   const h = m.header;
   const sender = directory.get(h.sender);
   if (sender === undefined)
-    throw new MessagingError("ERR_MESSAGE_SENDER_UNKNOWN", "the sender is not a registered messaging identity");
+    throw new MessagingError(
+      "ERR_MESSAGE_SENDER_UNKNOWN",
+      "the sender is not a registered messaging identity",
+    );
   if (h.key_id !== sender.keyId)
-    throw new MessagingError("ERR_MESSAGE_SENDER_UNKNOWN", "the signing key is not the sender's registered key");
+    throw new MessagingError(
+      "ERR_MESSAGE_SENDER_UNKNOWN",
+      "the signing key is not the sender's registered key",
+    );
   if (!verify(sender.signing, signingInput(h, m), Buffer.from(m.signature, "base64url")))
     throw new MessagingError("ERR_MESSAGE_TAMPERED", "the sender's signature does not verify");
   checkWindow(h, o);
@@ -128,7 +145,8 @@ function checkWindow(h: MessageHeader, o: VerifyOptions): void {
   if (!(expires > time) || expires - time > MAX_TTL_MS)
     throw new MessagingError("ERR_MESSAGE_EXPIRED", "the message's validity window is invalid");
   if (o.now > expires + skew) throw new MessagingError("ERR_MESSAGE_EXPIRED", "the message has expired");
-  if (time > o.now + skew) throw new MessagingError("ERR_MESSAGE_EXPIRED", "the message is dated in the future");
+  if (time > o.now + skew)
+    throw new MessagingError("ERR_MESSAGE_EXPIRED", "the message is dated in the future");
 }
 
 /** Until when a message's nonce must be remembered. */

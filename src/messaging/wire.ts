@@ -87,7 +87,10 @@ export function parseSealed(value: unknown): SealedMessage {
     typeof v.ciphertext !== "string" ||
     "payload" in v
   )
-    throw new MessagingError("ERR_MESSAGE_UNSIGNED", `only signed and encrypted ${WIRE_VERSION} messages are accepted`);
+    throw new MessagingError(
+      "ERR_MESSAGE_UNSIGNED",
+      `only signed and encrypted ${WIRE_VERSION} messages are accepted`,
+    );
   const parsed = SealedMessageSchema.safeParse(value);
   if (!parsed.success) {
     const first = parsed.error.issues[0];
@@ -129,7 +132,10 @@ export function darePayload(h: MessageHeader, m: Pick<SealedMessage, "iv" | "cip
 }
 
 /** The bytes the sender signs: GATE's signing input over the DARE payload's hash. */
-export function signingInput(h: MessageHeader, m: Pick<SealedMessage, "iv" | "ciphertext" | "tag">): Uint8Array {
+export function signingInput(
+  h: MessageHeader,
+  m: Pick<SealedMessage, "iv" | "ciphertext" | "tag">,
+): Uint8Array {
   return agentMessageSigningInput({
     time: h.time,
     protocol: { nonce: h.nonce },

@@ -88,6 +88,17 @@ export interface PolicyInput {
   session: PolicySessionFacts;
   /** 0..1, from the trust layer when configured. */
   trustScore?: number;
+  /** Present only when the communication gate asks about an inter-agent message. */
+  message?: PolicyMessage;
+}
+
+/** An inter-agent message as policy sees it (src/messaging; rules match it with `message:`). */
+export interface PolicyMessage {
+  from: string;
+  to: string;
+  primitive: "ask" | "delegate" | "send" | "parallel" | "race";
+  payloadType: "delegate_task" | "return_result" | "status_update" | "escalation";
+  depth: number;
 }
 
 export interface Obligation {

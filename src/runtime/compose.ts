@@ -27,6 +27,7 @@ import type { ContractRegistry, TrustStore } from "../tools/index.js";
 import type { RuntimeConfig, RuntimeDeps } from "./config.js";
 import { loadContracts } from "./contracts.js";
 import { evictedBody, RUN_EVICTED_EVENT, registerRuntimeEventTypes } from "./events.js";
+import { messagingFor, type RuntimeMessaging } from "./messages.js";
 import { SqlitePrincipalStateStore } from "./principal-store.js";
 
 export interface Runtime {
@@ -46,6 +47,8 @@ export interface Runtime {
   /** What every executor of this runtime is built with. */
   readonly executorDeps: ExecutorDeps;
   readonly clock: () => number;
+  /** The communication gate, the messaging identities and the message nonce store. */
+  readonly messages: RuntimeMessaging;
   /** Starts a run bound to an authenticated principal (loads its persisted state first). */
   startRun(principalId: string, options?: StartRunOptions): Promise<Session>;
   /** Flushes principal state and queued journal appends, then closes every store. Idempotent. */
@@ -209,6 +212,7 @@ async function wire(
       : {}),
   });
   const gate = gateFor(config, policy, { journal, sessions, approvals, clock }, loaded.registry);
+  const messages = messagingFor(config, { policy, journal, sessions, clock });
   const breakers = new BreakerRegistry(config.breaker ?? {});
   const stopBreakers = journalBreakerTransitions(breakers, journal);
   let closing: Promise<void> | undefined;
@@ -226,12 +230,14 @@ async function wire(
     breakers,
     executorDeps: executorDepsFor(config, policy, journal, breakers),
     clock,
+    messages,
     startRun: (principalId, options) => sessions.startRun(principalId, options),
     close() {
       closing ??= (async () => {
         stopBreakers();
         await sessions.principals.flush();
         await Promise.all([...evictions]);
+        messages.nonces.close?.();
         await closeOpened(o);
       })();
       return closing;

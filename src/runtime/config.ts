@@ -5,6 +5,7 @@ import type { ContextConfig, ContextConfigInput, PrincipalStateStore } from "../
 import type { KeyPair } from "../crypto/index.js";
 import type { BreakerOptions } from "../executors/index.js";
 import type { ContractLookup, GatePolicy, PrincipalConfig } from "../gate/index.js";
+import type { InboxOptions, MessagingIdentityPem } from "../messaging/index.js";
 import type { CompiledTool, ContractRegistry, ToolClassification } from "../tools/index.js";
 
 export interface RuntimeJournalConfig {
@@ -66,6 +67,23 @@ export interface RuntimeConfig {
   breaker?: BreakerOptions;
   /** The agent the executors act for, recorded in evidence envelopes (single-agent CLI runs). */
   agentId?: string;
+  /** Governed inter-agent messages (docs/identity.md#inter-agent-messages). */
+  messaging?: RuntimeMessagingConfig;
+  /**
+   * Approver public keys (PEM, Ed25519) by approver principal id. When present, a step-up
+   * decision must carry a signature by one of the approver's keys (docs/identity.md#signed-approvals).
+   */
+  approvers?: Readonly<Record<string, readonly string[]>>;
+}
+
+export interface RuntimeMessagingConfig {
+  /** Each agent's public signing (Ed25519) and agreement (X25519) keys, PEM, by principal id. */
+  identities: Readonly<Record<string, MessagingIdentityPem>>;
+  /** Nonce store file (default `<journal>.messages.db`). */
+  nonceStore?: string;
+  maxDepth?: number;
+  skewMs?: number;
+  inbox?: InboxOptions;
 }
 
 export interface RuntimeDeps {

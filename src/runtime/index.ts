@@ -9,6 +9,7 @@ export type {
   RuntimeDeps,
   RuntimeGateConfig,
   RuntimeJournalConfig,
+  RuntimeMessagingConfig,
 } from "./config.js";
 export { MAX_CONFIG_BYTES, readConfigFile } from "./config-file.js";
 export {
@@ -18,4 +19,5 @@ export {
   RunEvictedBodySchema,
   registerRuntimeEventTypes,
 } from "./events.js";
+export type { RuntimeMessaging } from "./messages.js";
 export { SqlitePrincipalStateStore } from "./principal-store.js";

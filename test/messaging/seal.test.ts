@@ -75,8 +75,12 @@ describe("sealed messages", () => {
     expect(codeOf(() => open({ ...m, ciphertext: flipB64(m.ciphertext) }, w.executor, w.opts()))).toBe(
       "ERR_MESSAGE_TAMPERED",
     );
-    expect(codeOf(() => open({ ...m, tag: flipB64(m.tag) }, w.executor, w.opts()))).toBe("ERR_MESSAGE_TAMPERED");
-    expect(codeOf(() => open({ ...m, iv: flipB64(m.iv) }, w.executor, w.opts()))).toBe("ERR_MESSAGE_TAMPERED");
+    expect(codeOf(() => open({ ...m, tag: flipB64(m.tag) }, w.executor, w.opts()))).toBe(
+      "ERR_MESSAGE_TAMPERED",
+    );
+    expect(codeOf(() => open({ ...m, iv: flipB64(m.iv) }, w.executor, w.opts()))).toBe(
+      "ERR_MESSAGE_TAMPERED",
+    );
   });
 
   it("an attacker who rewrites the header (the AAD) is refused: primitive, depth, expiry", () => {
@@ -204,7 +208,11 @@ describe("sealed messages (property)", () => {
     const w = world();
     fc.assert(
       fc.property(payloads, (p) => {
-        const got = open(w.send(p), w.executor, { directory: w.directory, nonces: new MemoryNonceStore(), now: NOW });
+        const got = open(w.send(p), w.executor, {
+          directory: w.directory,
+          nonces: new MemoryNonceStore(),
+          now: NOW,
+        });
         expect(canonicalJson(got.payload)).toBe(canonicalJson(p));
       }),
       { numRuns: 60 },
