@@ -3,7 +3,6 @@
 // makes a delegate's Gate evaluate against its delegator's taint.
 import { afterEach, describe, expect, it } from "vitest";
 import { AgentMessageEnvelopeSchema } from "../../src/contracts/index.js";
-import { SqliteJournalStore } from "../../src/journal/index.js";
 import { open, SqliteNonceStore, verifyEnvelope } from "../../src/messaging/index.js";
 import { type Agents, sealFor, twoAgents } from "./harness.js";
 
