@@ -13,6 +13,7 @@ import {
   type SessionStore,
   type StartRunOptions,
 } from "../context/index.js";
+import { RuntimeError } from "../contracts/index.js";
 import type { KeyPair } from "../crypto/index.js";
 import {
   BreakerRegistry,
@@ -21,7 +22,13 @@ import {
   registerExecutorEventTypes,
 } from "../executors/index.js";
 import { DeferQueue, Gate, type GatePolicy, InProcessApprovals } from "../gate/index.js";
-import { defaultEventTypes, type Journal, openJournal, SqliteJournalStore } from "../journal/index.js";
+import {
+  ApproverKeyring,
+  defaultEventTypes,
+  type Journal,
+  openJournal,
+  SqliteJournalStore,
+} from "../journal/index.js";
 import { loadPolicyBundle } from "../policy/index.js";
 import type { ContractRegistry, TrustStore } from "../tools/index.js";
 import type { RuntimeConfig, RuntimeDeps } from "./config.js";
@@ -96,6 +103,21 @@ async function closeOpened(o: Opened): Promise<void> {
   } finally {
     await o.store.close();
     o.principals.close?.();
+  }
+}
+
+/** The configured approver keys; a key that is not an Ed25519 public key stops the start. */
+function approverKeyring(approvers: NonNullable<RuntimeConfig["approvers"]>): ApproverKeyring {
+  try {
+    return ApproverKeyring.fromPem(approvers);
+  } catch (err) {
+    throw new RuntimeError(
+      "ERR_RUNTIME_CONFIG_INVALID",
+      "approvers: every key must be an Ed25519 public key (PEM)",
+      {
+        cause: err,
+      },
+    );
   }
 }
 
@@ -210,6 +232,7 @@ async function wire(
     ...(queue?.maxPendingPerPrincipal !== undefined
       ? { maxPendingPerPrincipal: queue.maxPendingPerPrincipal }
       : {}),
+    ...(config.approvers !== undefined ? { approverKeys: approverKeyring(config.approvers), clock } : {}),
   });
   const gate = gateFor(config, policy, { journal, sessions, approvals, clock }, loaded.registry);
   const messages = messagingFor(config, { policy, journal, sessions, clock });
