@@ -12,7 +12,12 @@ import type { BreakerRegistry } from "../executors/index.js";
 import type { Gate, GatePolicy, InProcessApprovals } from "../gate/index.js";
 import { type Journal, nextKeyId, SqliteJournalStore } from "../journal/index.js";
 import { loadPolicyBundle } from "../policy/index.js";
-import { composeRuntime, type RuntimeConfig } from "../runtime/index.js";
+import {
+  composeRuntime,
+  type RuntimeConfig,
+  type RuntimeMessaging,
+  type RuntimeMessagingConfig,
+} from "../runtime/index.js";
 import {
   type ContractRegistry,
   loadContractsTrusted,
@@ -20,7 +25,7 @@ import {
   TrustStore,
   type TrustSummary,
 } from "../tools/index.js";
-import type { JournalSignatureMode, LoadedSidecarConfig } from "./config.js";
+import type { JournalSignatureMode, LoadedSidecarConfig, SidecarConfig } from "./config.js";
 import { ToolRunner, type ToolRunnerOptions } from "./execute.js";
 import { loadJournalKey } from "./journal-key.js";
 
@@ -38,6 +43,8 @@ export interface SidecarRuntime {
   /** Runs and principal state (quarantine persisted beside the journal). */
   readonly sessions: SessionStore;
   readonly trust: TrustStore;
+  /** The communication gate and the messaging identities. */
+  readonly messages: RuntimeMessaging;
   /** Starts a run bound to the authenticated principal. */
   startRun(principalId: string, options?: StartRunOptions): Promise<Session>;
   /** Waits for queued journal appends, then closes the store. Idempotent. */
@@ -97,7 +104,23 @@ export function sidecarRuntimeConfig(loaded: LoadedSidecarConfig, signer: KeyPai
       approvals: g.config.approvals,
     },
     ...(c.executors.breaker !== undefined ? { breaker: c.executors.breaker } : {}),
+    ...(c.messaging !== undefined ? { messaging: messagingConfig(c.messaging) } : {}),
+    ...(c.auth.approvers.some((a) => a.publicKeys !== undefined)
+      ? { approvers: Object.fromEntries(c.auth.approvers.map((a) => [a.id, a.publicKeys ?? []])) }
+      : {}),
   };
+}
+
+function messagingConfig(m: NonNullable<SidecarConfig["messaging"]>): RuntimeMessagingConfig {
+  return {
+    identities: m.identities,
+    ...(m.maxDepth !== undefined ? { maxDepth: m.maxDepth } : {}),
+    ...(m.inbox !== undefined ? { inbox: definedOnly(m.inbox) } : {}),
+  };
+}
+
+function definedOnly<T extends object>(o: T): { [K in keyof T]: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as never;
 }
 
 /** Opens everything the configuration names. Throws on the first problem (nothing is left open). */
@@ -129,6 +152,7 @@ export async function openSidecarRuntime(
     breakers: rt.breakers,
     sessions: rt.sessions,
     trust: rt.trust,
+    messages: rt.messages,
     startRun: (principalId, options) => rt.startRun(principalId, options),
     close: () => rt.close(),
   };
