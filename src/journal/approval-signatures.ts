@@ -151,14 +151,17 @@ export interface ApprovalReport {
  * Runs beside verifyJournal (which checks the chain and the runtime's signatures).
  */
 export async function verifyApprovalSignatures(
-  entries: AsyncIterable<JournalEntry | MalformedRecord>,
+  entries: AsyncIterable<JournalEntry | MalformedRecord | unknown> | Iterable<unknown>,
   ring: ApproverKeyring,
 ): Promise<ApprovalReport> {
   const failures: ApprovalFailure[] = [];
   const seen = new Set<string>();
   let checked = 0;
-  for await (const e of entries) {
-    if (!("type" in e) || (e.type !== "dare.hitl.decision" && e.type !== "gate.hitl.decision")) continue;
+  for await (const raw of entries) {
+    // Store rows and JSONL lines alike; anything else is the chain verifier's concern.
+    const e = raw as { type?: unknown; seq?: unknown; body?: unknown };
+    if (typeof e !== "object" || e === null || typeof e.seq !== "number") continue;
+    if (e.type !== "dare.hitl.decision" && e.type !== "gate.hitl.decision") continue;
     checked++;
     const parsed = HITLDecisionRecordSchema.safeParse(e.body);
     const s = parsed.success ? statementOf(parsed.data) : undefined;

@@ -16,6 +16,7 @@ import {
   verifyApprovalSignatures,
 } from "../../src/journal/index.js";
 import { composeRuntime, type Runtime } from "../../src/runtime/index.js";
+import { runCli } from "../helpers/cli.js";
 
 const POLICY = `
 rules:
@@ -35,9 +36,10 @@ async function setup(approvers = true) {
   const dir = mkdtempSync(join(tmpdir(), "warden-sig-"));
   writeFileSync(join(dir, "p.yaml"), POLICY);
   const keys = { alice: generateKeyPair("ed25519"), bob: generateKeyPair("ed25519") };
+  const signer = generateKeyPair("ed25519");
   rt = await composeRuntime({
     policy: [join(dir, "p.yaml")],
-    journal: { path: join(dir, "j.db"), signer: generateKeyPair("ed25519") },
+    journal: { path: join(dir, "j.db"), signer },
     gate: {
       principals: { agent: { id: "agent", roles: ["agent"] } },
       requireContract: false,
@@ -64,7 +66,7 @@ async function setup(approvers = true) {
     }
     throw new Error("no pending approval");
   }
-  return { rt: r, keys, propose };
+  return { rt: r, keys, propose, dir, signer };
 }
 
 function statement(req: ApprovalRequest, approverId = "alice", over: Partial<ApprovalStatement> = {}) {
@@ -111,6 +113,47 @@ describe("approvals signed by the approver", () => {
     other.add("alice", generateKeyPair("ed25519").publicKey);
     const bad = await verifyApprovalSignatures(s.rt.store.entries(), other);
     expect(bad.failures.map((f) => f.code)).toEqual(["ERR_APPROVAL_SIGNATURE_INVALID"]);
+  });
+
+  it("`warden journal verify --approver-keys` checks the approver signatures of the journal", async () => {
+    const s = await setup();
+    const { req, outcome } = await s.propose(100);
+    expect(s.rt.approvals.decide(req.id, verdict(statement(req), s.keys.alice))).toEqual({ ok: true });
+    await outcome;
+    await s.rt.close();
+    rt = undefined;
+    const file = (name: string, k: KeyPair) => {
+      const path = join(s.dir, `${name}.pub.pem`);
+      writeFileSync(path, pem(k));
+      return path;
+    };
+    const db = join(s.dir, "j.db");
+    const keys = file("journal", s.signer);
+    const good = await runCli(
+      "journal",
+      "verify",
+      "--db",
+      db,
+      "--keys",
+      keys,
+      "--approver-keys",
+      `alice=${file("alice", s.keys.alice)}`,
+    );
+    expect(good.code).toBe(0);
+    expect(good.out).toContain("approvals: 1 HITL records signed by their approvers");
+    // An auditor who holds bob's key as alice's finds the record not signed by alice.
+    const bad = await runCli(
+      "journal",
+      "verify",
+      "--db",
+      db,
+      "--keys",
+      keys,
+      "--approver-keys",
+      `alice=${file("bob", s.keys.bob)}`,
+    );
+    expect(bad.code).toBe(1);
+    expect(bad.out).toContain("ERR_APPROVAL_SIGNATURE_INVALID");
   });
 
   it("an unsigned approval is refused when approver keys are configured (ERR_APPROVAL_UNSIGNED)", async () => {

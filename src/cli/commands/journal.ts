@@ -8,6 +8,7 @@ import type { Command } from "commander";
 import { CliError, GATE_DECISION, parseStrictJson } from "../../contracts/index.js";
 import { Keyring, loadPrivateKeyFile, loadPublicKeyFile } from "../../crypto/index.js";
 import {
+  ApproverKeyring,
   exportJsonl,
   headOf,
   type JournalEntry,
@@ -17,9 +18,26 @@ import {
   SqliteJournalStore,
   signHead,
   type VerifyReport,
+  verifyApprovalSignatures,
   verifyJournal,
 } from "../../journal/index.js";
 import { type CliContext, EXIT, readJsonFile } from "../io.js";
+
+/** `--approver-keys alice=keys/alice.pub.pem …` as an approver keyring. */
+function approverRing(specs: readonly string[]): ApproverKeyring {
+  const ring = new ApproverKeyring();
+  for (const spec of specs) {
+    const eq = spec.indexOf("=");
+    if (eq < 1) throw new CliError("ERR_CLI_USAGE", "--approver-keys takes ID=FILE");
+    try {
+      ring.add(spec.slice(0, eq), loadPublicKeyFile(spec.slice(eq + 1)));
+    } catch {
+      throw new CliError("ERR_CLI_INPUT", `${spec.slice(eq + 1)}: not an Ed25519 public key`);
+    }
+  }
+  return ring;
+}
+
 import { SUMMARY } from "./summaries.js";
 
 const SQLITE_MAGIC = "SQLite format 3\0";
@@ -176,6 +194,10 @@ export function registerJournal(program: Command, ctx: CliContext): void {
     .option("--expect-head <file>", "a signed head (from `warden journal head`) the journal must reach")
     .option("--workers <n>", "worker threads for signature checks (default: all cores for large journals)")
     .option("--json", "print the report as JSON")
+    .option(
+      "--approver-keys <id=file...>",
+      "approver public keys (Ed25519 PEM): every HITL record must be signed by a key of the approver it names",
+    )
     .action(
       async (opts: {
         db: string;
@@ -183,6 +205,7 @@ export function registerJournal(program: Command, ctx: CliContext): void {
         expectHead?: string;
         workers?: string;
         json?: boolean;
+        approverKeys?: string[];
       }) => {
         if (opts.keys === undefined || opts.keys.length === 0) {
           throw new CliError("ERR_CLI_USAGE", "verification needs the journal's public key: --keys FILE...");
@@ -221,7 +244,15 @@ export function registerJournal(program: Command, ctx: CliContext): void {
             bar.update(report.checked);
             bar.stop();
           }
-          if (opts.json) ctx.io.out(`${JSON.stringify(report, null, 2)}\n`);
+          const approvals =
+            opts.approverKeys === undefined
+              ? undefined
+              : await verifyApprovalSignatures(
+                  store ? store.entries() : readJsonl(opts.db),
+                  approverRing(opts.approverKeys),
+                );
+          if (opts.json)
+            ctx.io.out(`${JSON.stringify(approvals ? { ...report, approvals } : report, null, 2)}\n`);
           else if (report.ok) {
             ctx.io.out(
               `journal intact: ${report.checked} entries` +
@@ -229,7 +260,13 @@ export function registerJournal(program: Command, ctx: CliContext): void {
                 `${expectHead === undefined ? "" : " (reaches the expected head)"}\n`,
             );
           } else ctx.io.out(describeFailure(report));
-          if (!report.ok) ctx.exitCode = EXIT.failed;
+          if (approvals !== undefined && !opts.json) {
+            for (const f of approvals.failures)
+              ctx.io.out(`approval at seq ${f.seq}: ${f.code}: ${f.message}\n`);
+            if (approvals.ok)
+              ctx.io.out(`approvals: ${approvals.checked} HITL records signed by their approvers\n`);
+          }
+          if (!report.ok || approvals?.ok === false) ctx.exitCode = EXIT.failed;
         } finally {
           await store?.close();
         }
