@@ -6,7 +6,7 @@
 // and the nonce. An allowed message is journaled (`warden.message.sent`, with its DARE
 // AgentMessageEnvelope and the cross-agent context) before it reaches the bounded inbox.
 // Refusals are coded and journaled (`warden.message.refused`).
-import type { SessionStore } from "../context/index.js";
+import type { Session, SessionStore } from "../context/index.js";
 import { type AgentMessageEnvelope, MessagingError, type WardenErrorCode } from "../contracts/index.js";
 import type { GatePolicy, PrincipalConfig } from "../gate/index.js";
 import type { PolicyInput, PolicyOutcome } from "../policy/index.js";
@@ -131,10 +131,9 @@ export class CommunicationGate {
     return this.#inbox.size(principalId);
   }
 
-  #judge(value: unknown, principalId: string) {
+  /** Everything before policy: authenticity, who is sending from which run, and depth. */
+  #admit(value: unknown, principalId: string, opts: { now: number; skewMs: number }) {
     const o = this.#o;
-    const now = o.clock();
-    const opts = { now, skewMs: o.skewMs ?? DEFAULT_SKEW_MS };
     let m: SealedMessage;
     try {
       m = verifySealed(value, o.directory, opts);
@@ -151,7 +150,7 @@ export class CommunicationGate {
       return refusal("ERR_MESSAGE_WRONG_RECIPIENT", "the recipient is not a registered principal");
     if (h.run_id === undefined)
       return refusal("ERR_MESSAGE_DENIED", "a message is sent from a run", ["message_requires_run"]);
-    let session: ReturnType<SessionStore["run"]>;
+    let session: Session;
     try {
       session = o.sessions.run(h.run_id, principalId);
     } catch {
@@ -164,11 +163,21 @@ export class CommunicationGate {
       return refusal("ERR_MESSAGE_DENIED", `the message's depth must be ${depth}`, ["depth_mismatch"]);
     if (depth > this.#maxDepth)
       return refusal("ERR_MESSAGE_DENIED", `delegation deeper than ${this.#maxDepth}`, ["depth_exceeded"]);
-    const facts = session.snapshot(now);
+    return { ok: true as const, m, sender, session, depth, runId: h.run_id };
+  }
+
+  #judge(value: unknown, principalId: string) {
+    const o = this.#o;
+    const opts = { now: o.clock(), skewMs: o.skewMs ?? DEFAULT_SKEW_MS };
+    const a = this.#admit(value, principalId, opts);
+    if (!a.ok) return a;
+    const { m, sender, session, depth } = a;
+    const h = m.header;
+    const facts = session.snapshot(opts.now);
     const input: PolicyInput = {
       request: {
         principalId,
-        runId: h.run_id,
+        runId: a.runId,
         toolClass: "message",
         action: h.primitive,
         parameters: {},
