@@ -4,7 +4,7 @@
 // pruned, and a store full of unexpired nonces refuses (fail closed) rather than forget.
 import { closeSync, openSync } from "node:fs";
 import Database from "better-sqlite3";
-import { MessagingError } from "../contracts/index.js";
+import { RuntimeError } from "../contracts/index.js";
 
 export type ClaimResult = "claimed" | "replayed" | "full";
 
@@ -74,7 +74,8 @@ export class SqliteNonceStore implements NonceStore {
       db.pragma("synchronous = FULL");
       return new SqliteNonceStore(db, max);
     } catch (err) {
-      throw new MessagingError("ERR_MESSAGE_INBOX_FULL", `cannot open the message nonce store ${path}`, {
+      // Like the principal state store: replay protection that cannot be read is a fault.
+      throw new RuntimeError("ERR_RUNTIME_STATE_OPEN", `cannot open the message nonce store ${path}`, {
         cause: err,
       });
     }

@@ -122,6 +122,32 @@ describe("sealed messages", () => {
     }
   });
 
+  it("a nonce store full of unexpired nonces refuses rather than forgets (fail closed)", () => {
+    const w = world();
+    const tiny = { directory: w.directory, nonces: new MemoryNonceStore(1), now: NOW };
+    open(w.send(), w.executor, tiny);
+    expect(codeOf(() => open(w.send(), w.executor, tiny))).toBe("ERR_MESSAGE_INBOX_FULL");
+    // Once the first nonce has expired it is pruned and the store accepts again.
+    const later = { ...tiny, now: NOW + 60_000 + 30_001 };
+    const fresh = seal(
+      { recipient: "executor", primitive: "send", payloadType: "status_update", payload: 1 },
+      w.planner,
+      w.executor,
+      later.now,
+    );
+    expect(open(fresh, w.executor, later).payload).toBe(1);
+  });
+
+  it("a nonce store that cannot be opened stops the start (ERR_RUNTIME_STATE_OPEN)", () => {
+    let code = "";
+    try {
+      SqliteNonceStore.open("/nonexistent-dir/for/sure/messages.db");
+    } catch (err) {
+      code = (err as { code: string }).code;
+    }
+    expect(code).toBe("ERR_RUNTIME_STATE_OPEN");
+  });
+
   it("an attacker who delivers an expired message is refused (ERR_MESSAGE_EXPIRED)", () => {
     const w = world();
     const m = w.send();
