@@ -1,6 +1,6 @@
-// The DARE AgentMessageEnvelope the communication gate journals for a sealed message, and
-// the HITLDecisionRecord of an approver-signed step-up decision, validate unchanged (in
-// the gate namespace) against the published GATE JSON Schemas, read in place.
+// The DARE AgentMessageEnvelope the communication gate journals for a sealed message
+// validates unchanged (in the gate namespace) against the published GATE JSON Schema,
+// read in place (the approver-signed HITL record: hitl-gate.test.ts).
 import { describe, expect, it } from "vitest";
 import { toGateNamespace } from "../../../src/contracts/index.js";
 import { buildEnvelope, generateMessagingKeys, PAYLOAD_TYPES, seal } from "../../../src/messaging/index.js";
