@@ -8,6 +8,7 @@ import type { Command } from "commander";
 import { CliError, GATE_DECISION, parseStrictJson } from "../../contracts/index.js";
 import { Keyring, loadPrivateKeyFile, loadPublicKeyFile } from "../../crypto/index.js";
 import {
+  type ApprovalReport,
   ApproverKeyring,
   exportJsonl,
   headOf,
@@ -22,6 +23,23 @@ import {
   verifyJournal,
 } from "../../journal/index.js";
 import { type CliContext, EXIT, readJsonFile } from "../io.js";
+
+/** What `journal verify` prints: the chain's report, then the approver check when asked for. */
+function verifyText(
+  report: VerifyReport,
+  approvals: ApprovalReport | undefined,
+  o: { json: boolean; expectHead: boolean },
+): string {
+  if (o.json) return `${JSON.stringify(approvals ? { ...report, approvals } : report, null, 2)}\n`;
+  let text = report.ok
+    ? `journal intact: ${report.checked} entries` +
+      (report.head ? `, head seq ${report.head.seq} ${report.head.hash}` : "") +
+      `${o.expectHead ? " (reaches the expected head)" : ""}\n`
+    : describeFailure(report);
+  for (const f of approvals?.failures ?? []) text += `approval at seq ${f.seq}: ${f.code}: ${f.message}\n`;
+  if (approvals?.ok) text += `approvals: ${approvals.checked} HITL records signed by their approvers\n`;
+  return text;
+}
 
 /** `--approver-keys alice=keys/alice.pub.pem …` as an approver keyring. */
 function approverRing(specs: readonly string[]): ApproverKeyring {
@@ -251,21 +269,9 @@ export function registerJournal(program: Command, ctx: CliContext): void {
                   store ? store.entries() : readJsonl(opts.db),
                   approverRing(opts.approverKeys),
                 );
-          if (opts.json)
-            ctx.io.out(`${JSON.stringify(approvals ? { ...report, approvals } : report, null, 2)}\n`);
-          else if (report.ok) {
-            ctx.io.out(
-              `journal intact: ${report.checked} entries` +
-                (report.head ? `, head seq ${report.head.seq} ${report.head.hash}` : "") +
-                `${expectHead === undefined ? "" : " (reaches the expected head)"}\n`,
-            );
-          } else ctx.io.out(describeFailure(report));
-          if (approvals !== undefined && !opts.json) {
-            for (const f of approvals.failures)
-              ctx.io.out(`approval at seq ${f.seq}: ${f.code}: ${f.message}\n`);
-            if (approvals.ok)
-              ctx.io.out(`approvals: ${approvals.checked} HITL records signed by their approvers\n`);
-          }
+          ctx.io.out(
+            verifyText(report, approvals, { json: opts.json === true, expectHead: expectHead !== undefined }),
+          );
           if (!report.ok || approvals?.ok === false) ctx.exitCode = EXIT.failed;
         } finally {
           await store?.close();
