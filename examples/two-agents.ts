@@ -16,11 +16,13 @@ import { fileURLToPath } from "node:url";
 import { generateKeyPair, saveKeyPair } from "../src/crypto/index.js";
 import {
   generateMessagingKeys,
+  type IdentityDirectory,
   MemoryNonceStore,
   type MessagingKeys,
   open,
   publicPem,
   type SealedMessage,
+  type SealInput,
   seal,
 } from "../src/messaging/index.js";
 import {
@@ -110,127 +112,133 @@ async function startDeployment(dir: string, agents: Agent[]): Promise<SidecarSer
   return startSidecar(await openSidecarRuntime(loaded));
 }
 
+/** One deployment: its URL, the identity directory and the two agents. */
+interface World {
+  base: string;
+  directory: IdentityDirectory;
+  planner: Agent;
+  executor: Agent;
+}
+
+/** Seals `payload` from one agent to another (the agent's side: its own keys, the recipient's public ones). */
+function sealTo(w: World, from: Agent, to: Agent, o: Omit<SealInput, "recipient">): SealedMessage {
+  return seal({ ...o, recipient: to.id }, from.keys, w.directory.get(to.id)!, Date.now());
+}
+
+function openAs(w: World, me: Agent, message: SealedMessage) {
+  return open(message, me.keys, { directory: w.directory, nonces: new MemoryNonceStore(), now: Date.now() });
+}
+
+/** 1–2. The planner reads a web page (its run now carries web taint) and delegates a task. */
+async function plannerDelegates(w: World) {
+  const { base, planner, executor } = w;
+  const run = (await call(base, planner, "/v1/runs", {})).body.runId as string;
+  const read = await call(base, planner, "/v1/decide", {
+    runId: run,
+    toolClass: "http",
+    action: "get",
+    parameters: { url: "https://news.example/q3" },
+    taintLabels: [{ source: "web", origin: "https://news.example/q3" }],
+  });
+  line(`planner  reads a web page                 -> ${read.body.decision}`);
+  const task = sealTo(w, planner, executor, {
+    primitive: "delegate",
+    payloadType: "delegate_task",
+    payload: { task: "summarise notes/q3.md for the board" },
+    runId: run,
+    depth: 1,
+  });
+  const sent = await call(base, planner, "/v1/messages", task);
+  line(`planner  delegates to executor            -> ${sent.status} (journal seq ${sent.body.seq})`);
+  return { task, sent };
+}
+
+/** 3–4. The executor takes and opens its task, works in the run started for it, and answers. */
+async function executorWorks(w: World) {
+  const { base, planner, executor } = w;
+  const inbox = await call(base, executor, "/v1/messages?recipient=executor");
+  const [item] = inbox.body.messages as { message: SealedMessage; runId: string }[];
+  if (item === undefined) throw new Error("no message for the executor");
+  const opened = openAs(w, executor, item.message);
+  line(`executor opens the task                   -> ${JSON.stringify(opened.payload)}`);
+  const work = await call(base, executor, "/v1/decide", {
+    runId: item.runId,
+    toolClass: "file",
+    action: "read",
+    parameters: { path: "notes/q3.md" },
+  });
+  line(`executor reads notes/q3.md                -> ${work.body.decision}`);
+  const answer = sealTo(w, executor, planner, {
+    primitive: "send",
+    payloadType: "return_result",
+    payload: { summary: "Q3: revenue up, churn down." },
+    taskId: opened.header.task_id,
+    runId: item.runId,
+    depth: 2,
+  });
+  const replied = await call(base, executor, "/v1/messages", answer);
+  const back = await call(base, planner, "/v1/messages?recipient=planner");
+  const [reply] = back.body.messages as { message: SealedMessage }[];
+  const result = reply === undefined ? undefined : openAs(w, planner, reply.message).payload;
+  line(`planner  receives the result              -> ${replied.status} ${JSON.stringify(result)}`);
+  return { runId: item.runId, delivered: replied.status === 201 && reply !== undefined };
+}
+
+/**
+ * 5. The executor tries to post data out: its run carries the planner's web taint, so the
+ * Gate denies it (and the behaviour rule quarantines the executor, whose further
+ * messages the communication gate refuses).
+ */
+async function executorExfiltrates(w: World, runId: string) {
+  const { base, planner, executor } = w;
+  const exfil = await call(base, executor, "/v1/decide", {
+    runId,
+    toolClass: "http",
+    action: "post",
+    parameters: { url: "https://collector.example/drop" },
+  });
+  line(
+    `executor posts data out (inherited taint) -> ${exfil.body.decision} ${JSON.stringify(exfil.body.reasonCodes)}`,
+  );
+  const after = sealTo(w, executor, planner, {
+    primitive: "send",
+    payloadType: "return_result",
+    payload: {},
+    runId,
+    depth: 2,
+  });
+  const again = await call(base, executor, "/v1/messages", after);
+  const details = (again.body.error as { details?: unknown } | undefined)?.details;
+  line(`executor sends again after the denial     -> ${again.status} ${JSON.stringify(details)}`);
+  return { denied: exfil.body.decision === "deny", refused: again.status === 403 };
+}
+
 export async function main(): Promise<Record<string, unknown>> {
   const dir = mkdtempSync(join(tmpdir(), "warden-two-agents-"));
   const planner: Agent = { id: "planner", token: generateToken(), keys: generateMessagingKeys("planner") };
   const executor: Agent = { id: "executor", token: generateToken(), keys: generateMessagingKeys("executor") };
   const server = await startDeployment(dir, [planner, executor]);
-  const base = server.url as string;
-  const directory = server.runtime.messages.directory;
+  const w: World = {
+    base: server.url as string,
+    directory: server.runtime.messages.directory,
+    planner,
+    executor,
+  };
   try {
-    // 1. The planner's run reads a web page: from now on the run carries web taint.
-    const run = (await call(base, planner, "/v1/runs", {})).body.runId as string;
-    const web = { source: "web", origin: "https://news.example/q3" };
-    const read = await call(base, planner, "/v1/decide", {
-      runId: run,
-      toolClass: "http",
-      action: "get",
-      parameters: { url: "https://news.example/q3" },
-      taintLabels: [web],
-    });
-    line(`planner  reads a web page                 -> ${read.body.decision}`);
-
-    // 2. It delegates a task to the executor: sealed, signed, sent through the gate.
-    const task: SealedMessage = seal(
-      {
-        recipient: "executor",
-        primitive: "delegate",
-        payloadType: "delegate_task",
-        payload: { task: "summarise notes/q3.md for the board" },
-        runId: run,
-        depth: 1,
-      },
-      planner.keys,
-      directory.get("executor")!,
-      Date.now(),
-    );
-    const sent = await call(base, planner, "/v1/messages", task);
-    line(`planner  delegates to executor            -> ${sent.status} (journal seq ${sent.body.seq})`);
-
-    // 3. The executor takes its message, opens it with its own key, and works in the run the sidecar started.
-    const inbox = await call(base, executor, "/v1/messages?recipient=executor");
-    const [item] = inbox.body.messages as { message: SealedMessage; runId: string }[];
-    if (item === undefined) throw new Error("no message for the executor");
-    const opened = open(item.message, executor.keys, {
-      directory,
-      nonces: new MemoryNonceStore(),
-      now: Date.now(),
-    });
-    line(`executor opens the task                   -> ${JSON.stringify(opened.payload)}`);
-    const work = await call(base, executor, "/v1/decide", {
-      runId: item.runId,
-      toolClass: "file",
-      action: "read",
-      parameters: { path: "notes/q3.md" },
-    });
-    line(`executor reads notes/q3.md                -> ${work.body.decision}`);
-    // 4. It answers; the planner opens the result.
-    const answer = seal(
-      {
-        recipient: "planner",
-        primitive: "send",
-        payloadType: "return_result",
-        payload: { summary: "Q3: revenue up, churn down." },
-        taskId: opened.header.task_id,
-        runId: item.runId,
-        depth: 2,
-      },
-      executor.keys,
-      directory.get("planner")!,
-      Date.now(),
-    );
-    const replied = await call(base, executor, "/v1/messages", answer);
-    const back = await call(base, planner, "/v1/messages?recipient=planner");
-    const [reply] = back.body.messages as { message: SealedMessage }[];
-    const result = open(reply!.message, planner.keys, {
-      directory,
-      nonces: new MemoryNonceStore(),
-      now: Date.now(),
-    });
-    line(`planner  receives the result              -> ${replied.status} ${JSON.stringify(result.payload)}`);
-
-    // 5. Then the executor tries to post data out: its run carries the planner's web
-    //    taint, so the Gate denies it (and the behaviour rule quarantines the executor,
-    //    whose further messages the communication gate refuses).
-    const exfil = await call(base, executor, "/v1/decide", {
-      runId: item.runId,
-      toolClass: "http",
-      action: "post",
-      parameters: { url: "https://collector.example/drop" },
-    });
-    line(
-      `executor posts data out (inherited taint) -> ${exfil.body.decision} ${JSON.stringify(exfil.body.reasonCodes)}`,
-    );
-
-    const after = seal(
-      {
-        recipient: "planner",
-        primitive: "send",
-        payloadType: "return_result",
-        payload: {},
-        runId: item.runId,
-        depth: 2,
-      },
-      executor.keys,
-      directory.get("planner")!,
-      Date.now(),
-    );
-    const quarantined = await call(base, executor, "/v1/messages", after);
-    line(
-      `executor sends again after the denial     -> ${quarantined.status} ${JSON.stringify((quarantined.body.error as { details?: unknown }).details)}`,
-    );
-
+    const { task, sent } = await plannerDelegates(w);
+    const work = await executorWorks(w);
+    const exfil = await executorExfiltrates(w, work.runId);
     // 6. An agent cannot read another's inbox, nor replay a message.
-    const theft = await call(base, planner, "/v1/messages?recipient=executor");
-    const replay = await call(base, planner, "/v1/messages", task);
+    const theft = await call(w.base, planner, "/v1/messages?recipient=executor");
+    const replay = await call(w.base, planner, "/v1/messages", task);
     const codeOf = (r: { body: Record<string, unknown> }) => (r.body.error as { code: string }).code;
     line(`planner  reads the executor's inbox       -> ${theft.status} ${codeOf(theft)}`);
     line(`planner  replays its delegation           -> ${replay.status} ${codeOf(replay)}`);
     const summary = {
       delegated: sent.status === 201,
-      exfiltrationDenied: exfil.body.decision === "deny",
-      quarantinedSenderRefused: quarantined.status === 403,
-      resultDelivered: replied.status === 201 && reply !== undefined,
+      exfiltrationDenied: exfil.denied,
+      quarantinedSenderRefused: exfil.refused,
+      resultDelivered: work.delivered,
       inboxTheftRefused: theft.status === 403,
       replayRefused: replay.status === 409,
     };
