@@ -2,13 +2,7 @@
 // Ed25519 signing key (authenticity) and an X25519 agreement key (confidentiality).
 // The directory holds the public halves by principal id; a sender's key is always
 // resolved from it, never taken from the message. Private halves stay with their agent.
-import {
-  createHash,
-  createPrivateKey,
-  createPublicKey,
-  generateKeyPairSync,
-  type KeyObject,
-} from "node:crypto";
+import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from "node:crypto";
 import { MessagingError } from "../contracts/index.js";
 import { generateKeyPair, keyIdOf, parsePublicKey } from "../crypto/index.js";
 
@@ -127,9 +121,4 @@ export class IdentityDirectory {
   ids(): string[] {
     return [...this.#byId.keys()].sort();
   }
-}
-
-/** A short stable digest for key material in logs and envelopes (never the key). */
-export function agreementKeyId(key: KeyObject): string {
-  return createHash("sha256").update(rawX25519(key)).digest("base64url").slice(0, 22);
 }

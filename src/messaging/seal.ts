@@ -10,7 +10,6 @@ import {
   diffieHellman,
   generateKeyPairSync,
   hkdfSync,
-  type KeyObject,
   randomBytes,
 } from "node:crypto";
 import {
@@ -181,7 +180,7 @@ export function open(value: unknown, me: MessagingKeys, o: OpenOptions): Opened 
   let plaintext: Buffer;
   try {
     const epk = x25519FromRaw(Buffer.from(h.epk, "base64url"));
-    const key = aeadKey(diffieHellman({ privateKey: me.agreementPrivate, publicKey: epk as KeyObject }), h);
+    const key = aeadKey(diffieHellman({ privateKey: me.agreementPrivate, publicKey: epk }), h);
     const d = createDecipheriv("aes-256-gcm", key, Buffer.from(m.iv, "base64url"));
     d.setAAD(headerAad(h));
     d.setAuthTag(Buffer.from(m.tag, "base64url"));
