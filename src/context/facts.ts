@@ -116,6 +116,8 @@ export interface SessionInit {
   /** The run this one continues; its taint is carried in. */
   parentRun?: string | undefined;
   inheritedTaint?: readonly TaintLabel[] | undefined;
+  /** Data classifications a delegating run had seen (src/messaging). */
+  inheritedClassifications?: readonly string[] | undefined;
 }
 
 /** What a session shares with the store. */

@@ -116,6 +116,7 @@ export class Session {
     this.#originalRequestHash =
       init.originalRequest === undefined ? undefined : sha256Of(init.originalRequest);
     this.#inherited = mergeTaint(init.inheritedTaint ?? []);
+    for (const c of init.inheritedClassifications ?? []) this.#levelsSeen.add(c);
     this.#taintSeen = this.#inherited;
     this.#provenance = new ProvenanceIndex(deps.config.provenance);
     if (init.originalRequest !== undefined) this.#provenance.setTrusted(init.originalRequest);

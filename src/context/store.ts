@@ -38,6 +38,12 @@ export interface StartRunOptions {
   parentRun?: string;
   originalRequest?: string;
   now?: number;
+  /**
+   * A delegation from another principal's run (src/messaging, OATS §10.4): its taint and
+   * data classifications are carried in, and `parentRun` in the facts names that run.
+   * Only the runtime sets this, from a message the communication gate delivered.
+   */
+  delegation?: { fromRun: string; taint: readonly TaintLabel[]; classifications: readonly string[] };
 }
 
 interface Retired {
@@ -103,8 +109,16 @@ export class SessionStore {
     const now = opts.now ?? this.#clock();
     let inheritedTaint: TaintLabel[] | undefined;
     if (opts.parentRun !== undefined) inheritedTaint = this.#lineage(opts.parentRun, principalId);
+    const d = opts.delegation;
+    if (d !== undefined) inheritedTaint = [...(inheritedTaint ?? []), ...structuredClone(d.taint)];
     return this.#create(
-      { runId: uuidv4(), principalId, originalRequest: opts.originalRequest, parentRun: opts.parentRun },
+      {
+        runId: uuidv4(),
+        principalId,
+        originalRequest: opts.originalRequest,
+        parentRun: opts.parentRun ?? d?.fromRun,
+        ...(d !== undefined ? { inheritedClassifications: [...d.classifications] } : {}),
+      },
       now,
       inheritedTaint,
     );
@@ -177,6 +191,7 @@ export class SessionStore {
       principalId: string;
       originalRequest?: string | undefined;
       parentRun?: string | undefined;
+      inheritedClassifications?: string[];
     },
     now: number,
     inheritedTaint: TaintLabel[] | undefined,

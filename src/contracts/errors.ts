@@ -275,6 +275,41 @@ export const ERROR_CODES = {
     // A call in a delegated run outside the run's grant (tool not granted, grant expired, delegated tool calls spent).
     "ERR_DELEGATION_CEILING",
   ],
+  messaging: [
+    // A sealed message's signature, AEAD tag, header or ciphertext does not verify (tampered or forged).
+    "ERR_MESSAGE_TAMPERED",
+    // The message's expires_at is past (beyond the allowed clock skew), or its time is in the future.
+    "ERR_MESSAGE_EXPIRED",
+    // The message's nonce was seen before (the nonce store survives restarts).
+    "ERR_MESSAGE_REPLAYED",
+    // The message is sealed for another recipient than the one opening it.
+    "ERR_MESSAGE_WRONG_RECIPIENT",
+    // The message is unsigned, unencrypted or names another algorithm: a downgrade is refused.
+    "ERR_MESSAGE_UNSIGNED",
+    // The sender, or the key it names, is not a registered messaging identity.
+    "ERR_MESSAGE_SENDER_UNKNOWN",
+    // The sealed message does not parse (shape, sizes, encodings).
+    "ERR_MESSAGE_MALFORMED",
+    // The communication gate's policy refused the message (who may talk to whom, primitive, type, depth).
+    "ERR_MESSAGE_DENIED",
+    // The recipient's inbox is full, or the nonce store is full of unexpired nonces (fail closed).
+    "ERR_MESSAGE_INBOX_FULL",
+    // A principal asked for another principal's inbox, or sent as someone else.
+    "ERR_MESSAGE_FORBIDDEN",
+  ],
+  approval: [
+    "ERR_APPROVAL_NOT_FOUND",
+    "ERR_APPROVAL_FORBIDDEN",
+    "ERR_APPROVAL_INVALID",
+    // Approver keys are configured and the decision carries no approver signature.
+    "ERR_APPROVAL_UNSIGNED",
+    // The signature does not verify under a key registered for that approver (a non-approver key, or altered fields).
+    "ERR_APPROVAL_SIGNATURE_INVALID",
+    // The signed statement names another decision than the one being decided.
+    "ERR_APPROVAL_WRONG_DECISION",
+    // The same approver signature was presented before, or its time is outside the allowed skew.
+    "ERR_APPROVAL_REPLAYED",
+  ],
   server: [
     "ERR_SERVER_CONFIG_INVALID",
     // The configured journal key file does not exist (the message names the command that creates it).
@@ -447,6 +482,13 @@ export class DelegationError extends WardenError {
 /** The sidecar server: configuration, authentication, request limits, fail-closed faults. */
 export class ServerError extends WardenError {
   constructor(code: CodeOf<"server">, message: string, options?: WardenErrorOptions) {
+    super(code, message, options);
+  }
+}
+
+/** Sealed inter-agent messages and the communication gate (src/messaging). */
+export class MessagingError extends WardenError {
+  constructor(code: CodeOf<"messaging">, message: string, options?: WardenErrorOptions) {
     super(code, message, options);
   }
 }

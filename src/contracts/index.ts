@@ -29,6 +29,7 @@ export {
   isWardenErrorCode,
   JournalError,
   LoopError,
+  MessagingError,
   ModelError,
   PolicyError,
   RuntimeError,

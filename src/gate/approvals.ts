@@ -3,8 +3,17 @@
 // queue over HTTP. Approvers are checked against the role the policy asked for;
 // no decision before the timeout means deny. The queue is bounded, in all and per
 // principal, so one agent cannot park unlimited calls on the approvers (beyond either
-// bound the request is answered `queue_full` at once and the Gate denies).
-import type { GateRequest } from "../contracts/index.js";
+// bound the request is answered `queue_full` at once and the Gate denies). With approver
+// keys configured, a verdict must also carry the approver's own signature over the
+// decision it answers (src/journal approval-signatures.ts): a non-approver key, a
+// signature for another decision, a stale or reused one is refused, coded.
+import { type GateRequest, sha256Of } from "../contracts/index.js";
+import {
+  type ApprovalStatement,
+  type ApproverKeyring,
+  checkApprovalSignature,
+  type SignedApproval,
+} from "../journal/index.js";
 
 export interface ApprovalRequest {
   id: string;
@@ -27,9 +36,15 @@ export interface Approver {
 }
 
 export type ApprovalVerdict =
-  | { outcome: "approve"; approver: Approver; justification: string }
-  | { outcome: "deny"; approver: Approver; justification: string }
-  | { outcome: "modify"; approver: Approver; justification: string; parameters: Record<string, unknown> }
+  | { outcome: "approve"; approver: Approver; justification: string; signed?: SignedApproval }
+  | { outcome: "deny"; approver: Approver; justification: string; signed?: SignedApproval }
+  | {
+      outcome: "modify";
+      approver: Approver;
+      justification: string;
+      parameters: Record<string, unknown>;
+      signed?: SignedApproval;
+    }
   | { outcome: "timeout" }
   | { outcome: "cancelled" }
   /** The queue, or the principal's share of it, was full: nothing was queued. */
@@ -44,7 +59,14 @@ export type DecideResult =
   | { ok: true }
   | {
       ok: false;
-      code: "ERR_APPROVAL_NOT_FOUND" | "ERR_APPROVAL_FORBIDDEN" | "ERR_APPROVAL_INVALID";
+      code:
+        | "ERR_APPROVAL_NOT_FOUND"
+        | "ERR_APPROVAL_FORBIDDEN"
+        | "ERR_APPROVAL_INVALID"
+        | "ERR_APPROVAL_UNSIGNED"
+        | "ERR_APPROVAL_SIGNATURE_INVALID"
+        | "ERR_APPROVAL_WRONG_DECISION"
+        | "ERR_APPROVAL_REPLAYED";
       message: string;
     };
 
@@ -60,7 +82,15 @@ export interface ApprovalQueueOptions {
   maxPending?: number;
   /** Requests one principal may have pending at once (default a quarter of maxPending, at least 1). */
   maxPendingPerPrincipal?: number;
+  /** Approver public keys: when set, every verdict must be signed by one of its approver's keys. */
+  approverKeys?: ApproverKeyring;
+  /** How far a signature's time may be from the clock (default 5 minutes). */
+  signatureSkewMs?: number;
+  clock?: () => number;
 }
+
+/** Signatures remembered against reuse (each decision id is answered once anyway). */
+const SEEN_SIGNATURES = 4096;
 
 interface Pending {
   req: ApprovalRequest;
@@ -76,8 +106,15 @@ export class InProcessApprovals implements Approvals {
   readonly #byPrincipal = new Map<string, number>();
   readonly maxPending: number;
   readonly maxPendingPerPrincipal: number;
+  readonly #ring: ApproverKeyring | undefined;
+  readonly #skewMs: number;
+  readonly #clock: () => number;
+  readonly #seen = new Set<string>();
 
   constructor(opts: ApprovalQueueOptions = {}) {
+    this.#ring = opts.approverKeys;
+    this.#skewMs = opts.signatureSkewMs ?? 5 * 60_000;
+    this.#clock = opts.clock ?? Date.now;
     this.maxPending = opts.maxPending ?? 64;
     this.maxPendingPerPrincipal = opts.maxPendingPerPrincipal ?? Math.max(1, Math.ceil(this.maxPending / 4));
     for (const n of [this.maxPending, this.maxPendingPerPrincipal])
@@ -120,7 +157,14 @@ export class InProcessApprovals implements Approvals {
     return [...this.#pending.values()].map((p) => p.req);
   }
 
+  /** Whether verdicts must carry the approver's signature. */
+  get signaturesRequired(): boolean {
+    return this.#ring !== undefined;
+  }
+
   decide(id: string, verdict: DecideVerdict): DecideResult {
+    if ("signed" in verdict && verdict.signed !== undefined && this.#seen.has(verdict.signed.signature))
+      return { ok: false, code: "ERR_APPROVAL_REPLAYED", message: "this approver signature was used before" };
     const p = this.#pending.get(id);
     if (!p) return { ok: false, code: "ERR_APPROVAL_NOT_FOUND", message: "no pending approval with that id" };
     if (!("approver" in verdict))
@@ -146,7 +190,47 @@ export class InProcessApprovals implements Approvals {
         message: `justification must be at least ${MIN_JUSTIFICATION} characters`,
       };
     }
+    const signed = this.#checkSignature(p.req, verdict);
+    if (!signed.ok) return signed;
     p.resolve(verdict);
+    return { ok: true };
+  }
+
+  #checkSignature(req: ApprovalRequest, verdict: ApproverVerdict): DecideResult {
+    const ring = this.#ring;
+    if (ring === undefined) return { ok: true };
+    const sig = verdict.signed;
+    if (sig === undefined)
+      return {
+        ok: false,
+        code: "ERR_APPROVAL_UNSIGNED",
+        message: "approver keys are configured: sign the decision",
+      };
+    if (sig.decisionId !== req.decisionId)
+      return {
+        ok: false,
+        code: "ERR_APPROVAL_WRONG_DECISION",
+        message: "the signature is for another decision",
+      };
+    const at = Date.parse(sig.time);
+    if (!Number.isFinite(at) || Math.abs(this.#clock() - at) > this.#skewMs)
+      return {
+        ok: false,
+        code: "ERR_APPROVAL_REPLAYED",
+        message: "the signature's time is outside the allowed window",
+      };
+    const statement: ApprovalStatement = {
+      decision_id: req.decisionId,
+      action: verdict.outcome,
+      approver_id: verdict.approver.id,
+      justification: verdict.justification,
+      time: sig.time,
+      ...(verdict.outcome === "modify" ? { parameters_hash: sha256Of(verdict.parameters) } : {}),
+    };
+    const c = checkApprovalSignature(ring, statement, sig.keyId, sig.signature);
+    if (!c.ok) return c;
+    if (this.#seen.size >= SEEN_SIGNATURES) this.#seen.delete(this.#seen.values().next().value as string);
+    this.#seen.add(sig.signature);
     return { ok: true };
   }
 }

@@ -15,7 +15,7 @@ import {
   uuidv7,
 } from "../contracts/index.js";
 import { sign } from "../crypto/index.js";
-import type { BuiltinBodies } from "../journal/index.js";
+import { type BuiltinBodies, PARAMETERS_CONDITION } from "../journal/index.js";
 import { type CompiledTool, validateArgs } from "../tools/index.js";
 import type { Approver, ApproverVerdict } from "./approvals.js";
 import { dareRunId } from "./dare-mapping.js";
@@ -298,6 +298,7 @@ function hitlRecord(deps: GateDeps, h: Hold & { o: StepUpOutcome }, verdict: Ans
   const { p } = h;
   const r = p.prepared.request;
   const signer = deps.o.signer;
+  const signed = verdict.signed;
   return buildHitlDecision({
     run_id: dareRunId(r.runId),
     trace_id: p.traceId,
@@ -314,12 +315,21 @@ function hitlRecord(deps: GateDeps, h: Hold & { o: StepUpOutcome }, verdict: Ans
       approver_role: h.o.stepUp.approverRole,
       action: verdict.outcome,
       justification: verdict.justification,
+      ...(verdict.outcome === "modify" && signed !== undefined
+        ? { conditions: [`${PARAMETERS_CONDITION}${sha256Of(verdict.parameters)}`] }
+        : {}),
     },
     evidence: { ledger_event_id: uuidv7() },
-    signer: {
-      signing_key_id: signer.keyId,
-      sign: (message) => sign(signer.privateKey, message).toString("base64url"),
-    },
+    // An approver-signed verdict (approvals.ts checked it) carries the approver's own
+    // signature over its statement; otherwise the runtime key signs the decision object.
+    ...(signed !== undefined ? { time: signed.time } : {}),
+    signer:
+      signed !== undefined
+        ? { signing_key_id: signed.keyId, sign: () => signed.signature }
+        : {
+            signing_key_id: signer.keyId,
+            sign: (message) => sign(signer.privateKey, message).toString("base64url"),
+          },
   });
 }
 

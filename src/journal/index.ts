@@ -3,6 +3,21 @@
 
 export type { AppendInput, BuiltAppend, BuiltinBodies } from "./append-input.js";
 export {
+  APPROVAL_STATEMENT_VERSION,
+  type ApprovalCheck,
+  type ApprovalFailure,
+  type ApprovalReport,
+  type ApprovalStatement,
+  ApproverKeyring,
+  approvalStatementBytes,
+  checkApprovalSignature,
+  PARAMETERS_CONDITION,
+  type SignedApproval,
+  signApproval,
+  statementOf,
+  verifyApprovalSignatures,
+} from "./approval-signatures.js";
+export {
   ED25519_SIGNATURE_PATTERN,
   ENTRY_TIME_PATTERN,
   EVENT_TYPE_PATTERN,

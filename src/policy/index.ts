@@ -47,6 +47,7 @@ export {
   type ModifySpec,
   type Obligation,
   type PolicyInput,
+  type PolicyMessage,
   type PolicyOutcome,
   type PolicyPrincipal,
   type PolicySessionFacts,

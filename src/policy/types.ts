@@ -90,6 +90,18 @@ export interface PolicyInput {
   trustScore?: number;
   /** A valid capability token presented with the call (checked by the Gate before policy). */
   capability?: { id: string; tool: string; usesLeft: number };
+
+  /** Present only when the communication gate asks about an inter-agent message. */
+  message?: PolicyMessage;
+}
+
+/** An inter-agent message as policy sees it (src/messaging; rules match it with `message:`). */
+export interface PolicyMessage {
+  from: string;
+  to: string;
+  primitive: "ask" | "delegate" | "send" | "parallel" | "race";
+  payloadType: "delegate_task" | "return_result" | "status_update" | "escalation";
+  depth: number;
 }
 
 export interface Obligation {

@@ -7,6 +7,7 @@
 // numeric strings become numbers only when a tool contract types the argument.
 import { PolicyError } from "../contracts/index.js";
 import { type EvalContext, paramValue } from "./eval-context.js";
+import { compileMessageMatch } from "./message-match.js";
 import { compileSafeRegex, MAX_PATTERN_INPUT_LENGTH } from "./regex-safety.js";
 import type { NumCompare, ParamCondition, PolicyMatch } from "./yaml-schema.js";
 
@@ -100,6 +101,7 @@ export function compileMatch(m: PolicyMatch, where: string, options: MatchOption
     out.push({ name: "capability", test: (c) => c.capability === want });
   }
   compileSession(m, where, options, out);
+  if (m.message !== undefined) out.push(...compileMessageMatch(m.message));
   for (const [key, cond] of Object.entries(m.parameters ?? {})) {
     out.push(...compileParam(key, cond, `${where}: match.parameters.${key}`, options));
   }

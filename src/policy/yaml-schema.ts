@@ -5,6 +5,7 @@
 import { parseDocument } from "yaml";
 import { z } from "zod";
 import { PolicyError, TaintSource } from "../contracts/index.js";
+import { MessageMatch } from "./message-match.js";
 import { COUNTER_NAMES } from "./types.js";
 
 export const MAX_POLICY_FILE_BYTES = 1_048_576;
@@ -110,6 +111,9 @@ export const PolicyMatch = z.strictObject({
   quarantined: z.boolean().optional(),
   /** true: the call came with a valid capability token; false: it came without one. */
   capability: z.boolean().optional(),
+
+  /** An inter-agent message (src/messaging): from, to, primitive, payloadType, depth. */
+  message: MessageMatch.optional(),
 });
 export type PolicyMatch = z.infer<typeof PolicyMatch>;
 

@@ -13,6 +13,7 @@ import {
   type SessionStore,
   type StartRunOptions,
 } from "../context/index.js";
+import { RuntimeError } from "../contracts/index.js";
 import type { KeyPair } from "../crypto/index.js";
 import {
   BreakerRegistry,
@@ -22,7 +23,13 @@ import {
 } from "../executors/index.js";
 import { DeferQueue, Gate, type GatePolicy, InProcessApprovals } from "../gate/index.js";
 import type { CapabilityService, IssuedCapability } from "../identity/capabilities/index.js";
-import { defaultEventTypes, type Journal, openJournal, SqliteJournalStore } from "../journal/index.js";
+import {
+  ApproverKeyring,
+  defaultEventTypes,
+  type Journal,
+  openJournal,
+  SqliteJournalStore,
+} from "../journal/index.js";
 import { loadPolicyBundle } from "../policy/index.js";
 import type { ContractRegistry, TrustStore } from "../tools/index.js";
 import { openApae, type RuntimeApae } from "./apae.js";
@@ -32,6 +39,7 @@ import { loadContracts } from "./contracts.js";
 import { type DelegatedRunRequest, DelegatedRuns, startDelegatedRun } from "./delegation.js";
 import { evictedBody, RUN_EVICTED_EVENT, registerRuntimeEventTypes } from "./events.js";
 import { composeExecutors, type RuntimeExecutors } from "./executors.js";
+import { messagingFor, type RuntimeMessaging } from "./messages.js";
 import { SqlitePrincipalStateStore } from "./principal-store.js";
 
 export interface Runtime {
@@ -55,6 +63,8 @@ export interface Runtime {
   readonly clock: () => number;
   /** APAE trust (engine, policy-denial feed, quarantine tick) when `config.apae` is set. */
   readonly apae: RuntimeApae | undefined;
+  /** The communication gate, the messaging identities and the message nonce store. */
+  readonly messages: RuntimeMessaging;
   /** Starts a run bound to an authenticated principal (loads its persisted state first). */
   startRun(principalId: string, options?: StartRunOptions): Promise<Session>;
   /** Verifies capability tokens (the Gate's checker); signs with the journal key. */
@@ -116,6 +126,21 @@ async function closeOpened(o: Opened): Promise<void> {
   } finally {
     await o.store.close();
     o.principals.close?.();
+  }
+}
+
+/** The configured approver keys; a key that is not an Ed25519 public key stops the start. */
+function approverKeyring(approvers: NonNullable<RuntimeConfig["approvers"]>): ApproverKeyring {
+  try {
+    return ApproverKeyring.fromPem(approvers);
+  } catch (err) {
+    throw new RuntimeError(
+      "ERR_RUNTIME_CONFIG_INVALID",
+      "approvers: every key must be an Ed25519 public key (PEM)",
+      {
+        cause: err,
+      },
+    );
   }
 }
 
@@ -269,9 +294,11 @@ async function wire(
     ...(queue?.maxPendingPerPrincipal !== undefined
       ? { maxPendingPerPrincipal: queue.maxPendingPerPrincipal }
       : {}),
+    ...(config.approvers !== undefined ? { approverKeys: approverKeyring(config.approvers), clock } : {}),
   });
   const gatePolicy = apae === undefined ? policy : apae.observe(policy);
   let gate: Gate;
+  let messages: RuntimeMessaging;
   try {
     gate = gateFor(
       config,
@@ -279,6 +306,7 @@ async function wire(
       { journal, sessions, approvals, capabilities, ceilings, clock },
       loaded.registry,
     );
+    messages = messagingFor(config, { policy, journal, sessions, clock });
   } catch (err) {
     await apae?.close();
     throw err;
@@ -301,6 +329,7 @@ async function wire(
     executors,
     clock,
     apae,
+    messages,
     startRun: (principalId, options) => sessions.startRun(principalId, options),
     capabilities,
     grant: (runId, grant, grantedBy = "runtime") =>
@@ -317,6 +346,7 @@ async function wire(
         await apae?.close();
         await sessions.principals.flush();
         await Promise.all([...evictions]);
+        messages.nonces.close?.();
         await closeOpened(o);
       })();
       return closing;

@@ -6,6 +6,7 @@ import type { ContextConfig, ContextConfigInput, PrincipalStateStore } from "../
 import type { KeyPair } from "../crypto/index.js";
 import type { BreakerOptions } from "../executors/index.js";
 import type { ContractLookup, GatePolicy, PrincipalConfig } from "../gate/index.js";
+import type { InboxOptions, MessagingIdentityPem } from "../messaging/index.js";
 import type { CompiledTool, ContractRegistry, ToolClassification } from "../tools/index.js";
 import type { RuntimeApaeConfig } from "./apae.js";
 import type { RuntimeExecutorsConfig } from "./executors.js";
@@ -75,6 +76,13 @@ export interface RuntimeConfig {
   apae?: RuntimeApaeConfig;
   /** Delegated sub-agent runs (`runtime.startDelegatedRun`); without it every chain is refused. */
   delegation?: RuntimeDelegationConfig;
+  /** Governed inter-agent messages (docs/identity.md#inter-agent-messages). */
+  messaging?: RuntimeMessagingConfig;
+  /**
+   * Approver public keys (PEM, Ed25519) by approver principal id. When present, a step-up
+   * decision must carry a signature by one of the approver's keys (docs/identity.md#signed-approvals).
+   */
+  approvers?: Readonly<Record<string, readonly string[]>>;
 }
 
 export interface RuntimeDelegationConfig {
@@ -82,6 +90,16 @@ export interface RuntimeDelegationConfig {
   roots: readonly KeyObject[];
   /** Most links in a chain (default 3: maker → deployer → agent → sub-agent). */
   maxDepth?: number;
+}
+
+export interface RuntimeMessagingConfig {
+  /** Each agent's public signing (Ed25519) and agreement (X25519) keys, PEM, by principal id. */
+  identities: Readonly<Record<string, MessagingIdentityPem>>;
+  /** Nonce store file (default `<journal>.messages.db`). */
+  nonceStore?: string;
+  maxDepth?: number;
+  skewMs?: number;
+  inbox?: InboxOptions;
 }
 
 export interface RuntimeDeps {

@@ -16,6 +16,7 @@ export type {
   RuntimeDeps,
   RuntimeGateConfig,
   RuntimeJournalConfig,
+  RuntimeMessagingConfig,
 } from "./config.js";
 export { MAX_CONFIG_BYTES, readConfigFile } from "./config-file.js";
 export {
@@ -31,4 +32,6 @@ export {
   registerRuntimeEventTypes,
 } from "./events.js";
 export { composeExecutors, type RuntimeExecutors, type RuntimeExecutorsConfig } from "./executors.js";
+
+export type { RuntimeMessaging } from "./messages.js";
 export { SqlitePrincipalStateStore } from "./principal-store.js";

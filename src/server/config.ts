@@ -60,9 +60,37 @@ export const SidecarConfigSchema = z.strictObject({
     principals: z.array(z.strictObject({ id: Id, tokenSha256: TokenHash })).min(1),
     /** Operator credentials: decide approvals, read the journal and metrics. Never agents. */
     approvers: z
-      .array(z.strictObject({ id: Id, roles: z.array(Id).min(1).max(32), tokenSha256: TokenHash }))
+      .array(
+        z.strictObject({
+          id: Id,
+          roles: z.array(Id).min(1).max(32),
+          tokenSha256: TokenHash,
+          /**
+           * The approver's Ed25519 public keys (PEM). When any approver has keys, every
+           * step-up verdict must be signed by its approver (docs/identity.md#signed-approvals).
+           */
+          publicKeys: z.array(z.string().min(1).max(4096)).min(1).max(8).optional(),
+        }),
+      )
       .default([]),
   }),
+  /** Governed inter-agent messages (docs/identity.md#inter-agent-messages). */
+  messaging: z
+    .strictObject({
+      /** Each agent principal's public signing (Ed25519) and agreement (X25519) keys, PEM. */
+      identities: z.record(
+        Id,
+        z.strictObject({ signing: z.string().max(4096), agreement: z.string().max(4096) }),
+      ),
+      maxDepth: z.number().int().min(1).max(16).optional(),
+      inbox: z
+        .strictObject({
+          maxPerRecipient: z.number().int().min(1).max(100_000).optional(),
+          maxTotal: z.number().int().min(1).max(1_000_000).optional(),
+        })
+        .optional(),
+    })
+    .optional(),
   limits: z
     .strictObject({
       bodyBytes: z

@@ -54,6 +54,23 @@ export const ERROR_STATUS = {
   ERR_APPROVAL_INVALID: 400,
   // POST /v1/runs/:id/capabilities: terms that cannot be issued (bad constraints, ttl, uses).
   ERR_CAPABILITY_GRANT_INVALID: 400,
+
+  // Approvals signed by the approver (docs/identity.md#signed-approvals).
+  ERR_APPROVAL_UNSIGNED: 400,
+  ERR_APPROVAL_SIGNATURE_INVALID: 403,
+  ERR_APPROVAL_WRONG_DECISION: 409,
+  ERR_APPROVAL_REPLAYED: 409,
+  // The communication gate and sealed messages (src/messaging, docs/identity.md#inter-agent-messages).
+  ERR_MESSAGE_TAMPERED: 400,
+  ERR_MESSAGE_EXPIRED: 400,
+  ERR_MESSAGE_REPLAYED: 409,
+  ERR_MESSAGE_WRONG_RECIPIENT: 400,
+  ERR_MESSAGE_UNSIGNED: 400,
+  ERR_MESSAGE_SENDER_UNKNOWN: 403,
+  ERR_MESSAGE_MALFORMED: 400,
+  ERR_MESSAGE_DENIED: 403,
+  ERR_MESSAGE_INBOX_FULL: 429,
+  ERR_MESSAGE_FORBIDDEN: 403,
 } as const;
 
 // Every server-family code has a status (a missing one fails to compile).

@@ -17,6 +17,8 @@ import {
   type Runtime,
   type RuntimeConfig,
   type RuntimeExecutorsConfig,
+  type RuntimeMessaging,
+  type RuntimeMessagingConfig,
 } from "../runtime/index.js";
 import {
   type ContractRegistry,
@@ -25,7 +27,7 @@ import {
   TrustStore,
   type TrustSummary,
 } from "../tools/index.js";
-import type { JournalSignatureMode, LoadedSidecarConfig } from "./config.js";
+import type { JournalSignatureMode, LoadedSidecarConfig, SidecarConfig } from "./config.js";
 import { ToolRunner } from "./execute.js";
 import { loadJournalKey } from "./journal-key.js";
 
@@ -43,6 +45,8 @@ export interface SidecarRuntime {
   /** Runs and principal state (quarantine persisted beside the journal). */
   readonly sessions: SessionStore;
   readonly trust: TrustStore;
+  /** The communication gate and the messaging identities. */
+  readonly messages: RuntimeMessaging;
   /** Starts a run bound to the authenticated principal. */
   startRun(principalId: string, options?: StartRunOptions): Promise<Session>;
   /** Issues a capability token for an open run, journaled (see Runtime.grant). */
@@ -109,7 +113,23 @@ export function sidecarRuntimeConfig(loaded: LoadedSidecarConfig, signer: KeyPai
     },
     ...(c.executors.breaker !== undefined ? { breaker: c.executors.breaker } : {}),
     executors: executorsConfig(c.executors),
+    ...(c.messaging !== undefined ? { messaging: messagingConfig(c.messaging) } : {}),
+    ...(c.auth.approvers.some((a) => a.publicKeys !== undefined)
+      ? { approvers: Object.fromEntries(c.auth.approvers.map((a) => [a.id, a.publicKeys ?? []])) }
+      : {}),
   };
+}
+
+function messagingConfig(m: NonNullable<SidecarConfig["messaging"]>): RuntimeMessagingConfig {
+  return {
+    identities: m.identities,
+    ...(m.maxDepth !== undefined ? { maxDepth: m.maxDepth } : {}),
+    ...(m.inbox !== undefined ? { inbox: definedOnly(m.inbox) } : {}),
+  };
+}
+
+function definedOnly<T extends object>(o: T): { [K in keyof T]: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as never;
 }
 
 /** Opens everything the configuration names. Throws on the first problem (nothing is left open). */
@@ -141,6 +161,7 @@ export async function openSidecarRuntime(
     breakers: rt.breakers,
     sessions: rt.sessions,
     trust: rt.trust,
+    messages: rt.messages,
     startRun: (principalId, options) => rt.startRun(principalId, options),
     grant: (runId, grant, grantedBy) => rt.grant(runId, grant, grantedBy),
     close: () => rt.close(),

@@ -31,6 +31,15 @@ export const ApprovalDecisionBody = z
     justification: z.string().min(10).max(4096),
     /** Rewritten parameters (modify only); validated against the tool contract again. */
     parameters: z.record(z.string().max(256), z.json()).optional(),
+    /** The approver's own signature over the decision (required when approver keys are configured). */
+    signature: z
+      .strictObject({
+        decisionId: z.string().min(1).max(128),
+        keyId: z.string().min(1).max(128),
+        sig: z.string().min(1).max(256),
+        time: z.string().min(1).max(64),
+      })
+      .optional(),
   })
   .refine((b) => (b.outcome === "modify") === (b.parameters !== undefined), {
     message: "parameters are required for modify and allowed only for modify",

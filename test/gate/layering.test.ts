@@ -16,6 +16,7 @@ const ALLOWED: Record<string, string[]> = {
   identity: ["contracts", "crypto", "context", "policy"],
   gate: ["contracts", "crypto", "tools", "context", "policy", "journal"],
   executors: ["contracts", "crypto", "tools", "journal", "gate"],
+  messaging: ["contracts", "crypto", "context", "policy", "journal", "gate"],
   runtime: [
     "contracts",
     "crypto",
@@ -27,6 +28,7 @@ const ALLOWED: Record<string, string[]> = {
     "identity",
     "gate",
     "executors",
+    "messaging",
   ],
 };
 

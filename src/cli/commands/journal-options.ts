@@ -50,6 +50,12 @@ export const VERIFY_OPTIONS = defineOptions({
     kind: "value",
   },
   json: { ...JSON_FLAG, description: "print the report as JSON" },
+  approverKeys: {
+    flags: "--approver-keys <id=file...>",
+    description:
+      "approver public keys (Ed25519 PEM): every HITL record must be signed by a key of the approver it names",
+    kind: "values",
+  },
 });
 
 export const EXPORT_OPTIONS = defineOptions({

@@ -8,6 +8,8 @@ import type { Command } from "commander";
 import { CliError, GATE_DECISION, parseStrictJson } from "../../contracts/index.js";
 import { Keyring, loadPrivateKeyFile, loadPublicKeyFile } from "../../crypto/index.js";
 import {
+  type ApprovalReport,
+  ApproverKeyring,
   exportJsonl,
   headOf,
   type JournalEntry,
@@ -17,6 +19,7 @@ import {
   SqliteJournalStore,
   signHead,
   type VerifyReport,
+  verifyApprovalSignatures,
   verifyJournal,
 } from "../../journal/index.js";
 import { type CliContext, EXIT, readJsonFile } from "../io.js";
@@ -140,6 +143,38 @@ function decisionOf(e: JournalEntry): string | undefined {
   return typeof d === "string" ? d : undefined;
 }
 
+/** What `journal verify` prints: the chain's report, then the approver check when asked for. */
+function verifyText(
+  report: VerifyReport,
+  approvals: ApprovalReport | undefined,
+  o: { json: boolean; expectHead: boolean },
+): string {
+  if (o.json) return `${JSON.stringify(approvals ? { ...report, approvals } : report, null, 2)}\n`;
+  let text = report.ok
+    ? `journal intact: ${report.checked} entries` +
+      (report.head ? `, head seq ${report.head.seq} ${report.head.hash}` : "") +
+      `${o.expectHead ? " (reaches the expected head)" : ""}\n`
+    : describeFailure(report);
+  for (const f of approvals?.failures ?? []) text += `approval at seq ${f.seq}: ${f.code}: ${f.message}\n`;
+  if (approvals?.ok) text += `approvals: ${approvals.checked} HITL records signed by their approvers\n`;
+  return text;
+}
+
+/** `--approver-keys alice=keys/alice.pub.pem …` as an approver keyring. */
+function approverRing(specs: readonly string[]): ApproverKeyring {
+  const ring = new ApproverKeyring();
+  for (const spec of specs) {
+    const eq = spec.indexOf("=");
+    if (eq < 1) throw new CliError("ERR_CLI_USAGE", "--approver-keys takes ID=FILE");
+    try {
+      ring.add(spec.slice(0, eq), loadPublicKeyFile(spec.slice(eq + 1)));
+    } catch {
+      throw new CliError("ERR_CLI_INPUT", `${spec.slice(eq + 1)}: not an Ed25519 public key`);
+    }
+  }
+  return ring;
+}
+
 export function registerJournal(program: Command, ctx: CliContext): void {
   const journal = program.command("journal").description(SUMMARY.journal);
 
@@ -209,15 +244,17 @@ export function registerJournal(program: Command, ctx: CliContext): void {
         bar.update(report.checked);
         bar.stop();
       }
-      if (opts.json) ctx.io.out(`${JSON.stringify(report, null, 2)}\n`);
-      else if (report.ok) {
-        ctx.io.out(
-          `journal intact: ${report.checked} entries` +
-            (report.head ? `, head seq ${report.head.seq} ${report.head.hash}` : "") +
-            `${expectHead === undefined ? "" : " (reaches the expected head)"}\n`,
-        );
-      } else ctx.io.out(describeFailure(report));
-      if (!report.ok) ctx.exitCode = EXIT.failed;
+      const approvals =
+        opts.approverKeys === undefined
+          ? undefined
+          : await verifyApprovalSignatures(
+              store ? store.entries() : readJsonl(opts.db),
+              approverRing(opts.approverKeys),
+            );
+      ctx.io.out(
+        verifyText(report, approvals, { json: opts.json === true, expectHead: expectHead !== undefined }),
+      );
+      if (!report.ok || approvals?.ok === false) ctx.exitCode = EXIT.failed;
     } finally {
       await store?.close();
     }

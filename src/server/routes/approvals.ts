@@ -1,6 +1,7 @@
 // Approvals (operators): the pending step-ups and deferred actions, and the verdict on
 // one. Approvers see the structured action only (views.ts): never the model's rationale
-// nor the original request, which can carry instructions aimed at the approver.
+// nor the original request, which can carry instructions aimed at the approver. With
+// approver keys configured, a step-up verdict carries the approver's own signature.
 import type { FastifyInstance } from "fastify";
 import type { ApprovalVerdict } from "../../gate/index.js";
 import { identityOf } from "../auth-plugin.js";
@@ -40,6 +41,10 @@ export const APPROVAL_DECIDE = {
     "ERR_APPROVAL_NOT_FOUND",
     "ERR_APPROVAL_FORBIDDEN",
     "ERR_APPROVAL_INVALID",
+    "ERR_APPROVAL_UNSIGNED",
+    "ERR_APPROVAL_SIGNATURE_INVALID",
+    "ERR_APPROVAL_WRONG_DECISION",
+    "ERR_APPROVAL_REPLAYED",
   ],
 } as const satisfies RouteSpec;
 
@@ -57,6 +62,11 @@ export function approvalRoutes(app: FastifyInstance, ctx: RouteContext): void {
     const { id } = params;
     const approver = { id: who.id, roles: [...who.roles] };
     if (approvals.pending().some((p) => p.id === id)) {
+      const s = body.signature;
+      const signed =
+        s === undefined
+          ? {}
+          : { signed: { decisionId: s.decisionId, keyId: s.keyId, signature: s.sig, time: s.time } };
       const verdict: Decided =
         body.outcome === "modify"
           ? {
@@ -64,8 +74,9 @@ export function approvalRoutes(app: FastifyInstance, ctx: RouteContext): void {
               approver,
               justification: body.justification,
               parameters: body.parameters ?? {},
+              ...signed,
             }
-          : { outcome: body.outcome, approver, justification: body.justification };
+          : { outcome: body.outcome, approver, justification: body.justification, ...signed };
       const r = approvals.decide(id, verdict);
       if (!r.ok) throw new ApiError(r.code, r.message);
       return { ok: true, id, outcome: body.outcome };

@@ -7,6 +7,7 @@ import { callRoutes, DECIDE, EXECUTE } from "./calls.js";
 import { CAPABILITY_GRANT, capabilityRoutes } from "./capabilities.js";
 import type { RouteContext } from "./context.js";
 import { JOURNAL_HEAD, JOURNAL_LIST, JOURNAL_VERIFY, journalRoutes } from "./journal.js";
+import { MESSAGE_ROUTES, messageRoutes } from "./messages.js";
 import { HEALTH, METRICS, OPENAPI, opsRoutes, READY } from "./ops.js";
 import { RUN_CREATE, RUN_STATE, runRoutes } from "./runs.js";
 
@@ -23,6 +24,7 @@ export const ROUTES: readonly RouteSpec[] = [
   JOURNAL_LIST,
   JOURNAL_HEAD,
   JOURNAL_VERIFY,
+  ...MESSAGE_ROUTES,
   HEALTH,
   READY,
   METRICS,
@@ -31,7 +33,15 @@ export const ROUTES: readonly RouteSpec[] = [
 
 /** Registers each resource's routes as its own encapsulated plugin (root hooks apply to all). */
 export function mountRoutes(app: FastifyInstance, ctx: RouteContext): void {
-  for (const routes of [callRoutes, runRoutes, capabilityRoutes, approvalRoutes, journalRoutes, opsRoutes]) {
+  for (const routes of [
+    callRoutes,
+    runRoutes,
+    capabilityRoutes,
+    approvalRoutes,
+    journalRoutes,
+    messageRoutes,
+    opsRoutes,
+  ]) {
     void app.register(async (child) => routes(child, ctx));
   }
 }

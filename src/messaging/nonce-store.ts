@@ -1,0 +1,104 @@
+// Replay protection: every accepted message's nonce is remembered until its expiry (plus
+// the allowed skew), so the same sealed message is refused the second time, also after a
+// restart (the SQLite store persists, synchronous=FULL). Bounded: expired nonces are
+// pruned, and a store full of unexpired nonces refuses (fail closed) rather than forget.
+import { closeSync, openSync } from "node:fs";
+import Database from "better-sqlite3";
+import { RuntimeError } from "../contracts/index.js";
+
+export type ClaimResult = "claimed" | "replayed" | "full";
+
+export interface NonceStore {
+  /** Records `key` until `until` (ms since the epoch); "replayed" if it is already recorded. */
+  claim(key: string, until: number, now: number): ClaimResult;
+  close?(): void;
+}
+
+export const DEFAULT_MAX_NONCES = 100_000;
+
+export class MemoryNonceStore implements NonceStore {
+  readonly #seen = new Map<string, number>();
+  readonly #max: number;
+
+  constructor(max = DEFAULT_MAX_NONCES) {
+    this.#max = max;
+  }
+
+  claim(key: string, until: number, now: number): ClaimResult {
+    const at = this.#seen.get(key);
+    if (at !== undefined && at >= now) return "replayed";
+    if (this.#seen.size >= this.#max) {
+      for (const [k, u] of this.#seen) if (u < now) this.#seen.delete(k);
+      if (this.#seen.size >= this.#max) return "full";
+    }
+    this.#seen.set(key, until);
+    return "claimed";
+  }
+}
+
+function createPrivateFile(path: string): void {
+  try {
+    closeSync(openSync(path, "wx", 0o600));
+  } catch {
+    // It exists, or cannot be created: the open below reports that.
+  }
+}
+
+export class SqliteNonceStore implements NonceStore {
+  readonly #db: Database.Database;
+  readonly #max: number;
+  readonly #get: Database.Statement<[string], { until: number }>;
+  readonly #put: Database.Statement<[string, number]>;
+  readonly #prune: Database.Statement<[number]>;
+  /** Rows in the table (counted once at open, then kept; a count(*) per claim would scan). */
+  #n: number;
+
+  private constructor(db: Database.Database, max: number) {
+    this.#db = db;
+    this.#max = max;
+    db.exec("CREATE TABLE IF NOT EXISTS message_nonces (k TEXT PRIMARY KEY, until INTEGER NOT NULL) STRICT");
+    this.#get = db.prepare("SELECT until FROM message_nonces WHERE k = ?");
+    this.#put = db.prepare(
+      "INSERT INTO message_nonces (k, until) VALUES (?, ?) ON CONFLICT(k) DO UPDATE SET until = excluded.until",
+    );
+    this.#prune = db.prepare("DELETE FROM message_nonces WHERE until < ?");
+    this.#n = (db.prepare("SELECT count(*) AS n FROM message_nonces").get() as { n: number }).n;
+  }
+
+  /** Opens (creating 0600 when missing) the nonce file; ":memory:" for tests. */
+  static open(path: string, max = DEFAULT_MAX_NONCES): SqliteNonceStore {
+    if (path !== ":memory:") createPrivateFile(path);
+    try {
+      const db = new Database(path);
+      db.pragma("journal_mode = WAL");
+      db.pragma("synchronous = FULL");
+      return new SqliteNonceStore(db, max);
+    } catch (err) {
+      // Like the principal state store: replay protection that cannot be read is a fault.
+      throw new RuntimeError("ERR_RUNTIME_STATE_OPEN", `cannot open the message nonce store ${path}`, {
+        cause: err,
+      });
+    }
+  }
+
+  claim(key: string, until: number, now: number): ClaimResult {
+    // One transaction: the check and the insert are atomic against other connections.
+    return this.#db
+      .transaction((): ClaimResult => {
+        const row = this.#get.get(key);
+        if (row !== undefined && row.until >= now) return "replayed";
+        if (row === undefined && this.#n >= this.#max) {
+          this.#n -= this.#prune.run(now).changes;
+          if (this.#n >= this.#max) return "full";
+        }
+        this.#put.run(key, until);
+        if (row === undefined) this.#n++;
+        return "claimed";
+      })
+      .immediate();
+  }
+
+  close(): void {
+    if (this.#db.open) this.#db.close();
+  }
+}

@@ -1,0 +1,71 @@
+// The communication gate of a runtime (src/messaging): the messaging identities from the
+// configuration, the nonce store beside the journal (`<journal>.messages.db`, 0600; it
+// persists so a restart does not reopen replays; memory for an in-memory journal), and
+// the gate over the runtime's policy, journal and sessions. Without a `messaging`
+// section the directory is empty and every message is refused (ERR_MESSAGE_SENDER_UNKNOWN).
+import type { SessionStore } from "../context/index.js";
+import { RuntimeError } from "../contracts/index.js";
+import type { GatePolicy, PrincipalConfig } from "../gate/index.js";
+import type { Journal } from "../journal/index.js";
+import {
+  CommunicationGate,
+  IdentityDirectory,
+  MemoryNonceStore,
+  type NonceStore,
+  registerMessageEventTypes,
+  SqliteNonceStore,
+} from "../messaging/index.js";
+import type { RuntimeConfig } from "./config.js";
+
+export interface RuntimeMessaging {
+  gate: CommunicationGate;
+  directory: IdentityDirectory;
+  nonces: NonceStore;
+}
+
+export function messagingFor(
+  config: RuntimeConfig,
+  parts: { policy: GatePolicy; journal: Journal; sessions: SessionStore; clock: () => number },
+): RuntimeMessaging {
+  registerMessageEventTypes();
+  const m = config.messaging;
+  const directory = new IdentityDirectory();
+  for (const [id, pem] of Object.entries(m?.identities ?? {})) {
+    try {
+      directory.registerPem(id, pem);
+    } catch (err) {
+      throw new RuntimeError(
+        "ERR_RUNTIME_CONFIG_INVALID",
+        `messaging.identities.${id}: not Ed25519 + X25519 public keys`,
+        {
+          cause: err,
+        },
+      );
+    }
+  }
+  const path =
+    m?.nonceStore ?? (config.journal.path === ":memory:" ? undefined : `${config.journal.path}.messages.db`);
+  const nonces: NonceStore =
+    path === undefined || m === undefined ? new MemoryNonceStore() : SqliteNonceStore.open(path);
+  const principals = config.gate.principals;
+  const principal = (id: string): PrincipalConfig | undefined =>
+    typeof principals === "function"
+      ? principals(id)
+      : Object.hasOwn(principals, id)
+        ? principals[id]
+        : undefined;
+  const gate = new CommunicationGate({
+    directory,
+    policy: parts.policy,
+    principal,
+    sessions: parts.sessions,
+    journal: parts.journal,
+    nonces,
+    clock: parts.clock,
+    ...(config.gate.tenantId !== undefined ? { tenantId: config.gate.tenantId } : {}),
+    ...(m?.skewMs !== undefined ? { skewMs: m.skewMs } : {}),
+    ...(m?.maxDepth !== undefined ? { maxDepth: m.maxDepth } : {}),
+    ...(m?.inbox !== undefined ? { inbox: m.inbox } : {}),
+  });
+  return { gate, directory, nonces };
+}
