@@ -23,6 +23,7 @@ export {
   ExecutorError,
   GateError,
   hasErrorCode,
+  IdentityError,
   IntegrityError,
   isWardenErrorCode,
   JournalError,
