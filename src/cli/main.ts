@@ -21,6 +21,7 @@ const COMMANDS: Record<CommandName, () => Promise<Register>> = {
   gate: async () => (await import("./commands/gate.js")).registerGate,
   sidecar: async () => (await import("./commands/sidecar.js")).registerSidecar,
   init: async () => (await import("./commands/init.js")).registerInit,
+  identity: async () => (await import("./commands/identity.js")).registerIdentity,
 };
 
 /** The command `argv` runs (`warden help X` asks for X). */

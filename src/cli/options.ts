@@ -6,17 +6,28 @@
 // command, and the CLI tests).
 import type { Command } from "commander";
 
-/** "flag": `--x` → boolean; "value": `--x <v>` → string; "values": `--x <v...>` → string[]. */
+/**
+ * "flag": `--x` → boolean; "value": `--x <v>` → string; "values": `--x <v...>` → string[].
+ * A "value" spec with `repeatable: true` collects `--x a --x b` into string[] (unlike a
+ * variadic option it never swallows the positional arguments that follow it).
+ */
 export type OptionKind = "flag" | "value" | "values";
 
 export interface OptionSpec {
   flags: string;
   description: string;
   kind: OptionKind;
+  repeatable?: true;
 }
 
 export type OptionsOf<S extends Record<string, OptionSpec>> = {
-  [K in keyof S]?: S[K]["kind"] extends "flag" ? boolean : S[K]["kind"] extends "values" ? string[] : string;
+  [K in keyof S]?: S[K]["kind"] extends "flag"
+    ? boolean
+    : S[K]["kind"] extends "values"
+      ? string[]
+      : S[K] extends { repeatable: true }
+        ? string[]
+        : string;
 };
 
 /** Declares the specs with their literal kinds kept (for OptionsOf). */
@@ -39,7 +50,13 @@ export function addOptions(command: Command, specs: Record<string, OptionSpec>):
     if (long === undefined || camel(long) !== key || kindOf(spec.flags) !== spec.kind) {
       throw new Error(`option spec ${key} does not match its flags "${spec.flags}"`);
     }
-    command.option(spec.flags, spec.description);
+    if (spec.repeatable === true) {
+      if (spec.kind !== "value") throw new Error(`option spec ${key}: only a value option can repeat`);
+      command.option(spec.flags, spec.description, (v: string, prev: string[] | undefined) => [
+        ...(prev ?? []),
+        v,
+      ]);
+    } else command.option(spec.flags, spec.description);
   }
   return command;
 }

@@ -19,3 +19,4 @@ export {
   registerRuntimeEventTypes,
 } from "./events.js";
 export { SqlitePrincipalStateStore } from "./principal-store.js";
+export { type AgentPinFetchOptions, agentPinFetcher } from "./agentpin-fetch.js";

@@ -12,9 +12,10 @@ const ALLOWED: Record<string, string[]> = {
   context: ["contracts"],
   policy: ["contracts", "crypto"],
   journal: ["contracts", "crypto"],
-  gate: ["contracts", "crypto", "tools", "context", "policy", "journal"],
+  identity: ["contracts", "crypto"],
+  gate: ["contracts", "crypto", "tools", "context", "policy", "journal", "identity"],
   executors: ["contracts", "crypto", "tools", "journal", "gate"],
-  runtime: ["contracts", "crypto", "tools", "context", "policy", "journal", "gate", "executors"],
+  runtime: ["contracts", "crypto", "tools", "context", "policy", "journal", "identity", "gate", "executors"],
 };
 
 function files(dir: string): string[] {

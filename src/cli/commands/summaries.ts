@@ -12,6 +12,7 @@ export const SUMMARY = {
   exec: "gate and execute one call; print the decision and the evidence envelope as JSON",
   gate: "decide on one request (--request) or replay a session of calls and results (--session); executes nothing",
   sidecar: "run the sidecar HTTP server: agents reach their tools only through it",
+  identity: "AgentPin agent identity: init a domain key, issue and verify credentials, re-pin keys",
   init: "write a working starter sidecar deployment (config, keys, policy, contracts, work dir)",
 } as const;
 
