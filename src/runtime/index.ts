@@ -2,6 +2,7 @@
 // the CLI, the ORGA loop, later hooks and gateways) build their runtime here and reach
 // the layers below through it.
 
+export { type AgentPinFetchOptions, agentPinFetcher } from "./agentpin-fetch.js";
 export { composeRuntime, type Runtime } from "./compose.js";
 export type {
   RuntimeConfig,
@@ -19,4 +20,3 @@ export {
   registerRuntimeEventTypes,
 } from "./events.js";
 export { SqlitePrincipalStateStore } from "./principal-store.js";
-export { type AgentPinFetchOptions, agentPinFetcher } from "./agentpin-fetch.js";
