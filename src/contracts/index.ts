@@ -49,6 +49,7 @@ export {
   GateResultBody,
 } from "./gate-events.js";
 export {
+  AgentIdentityFacts,
   BUILTIN_TOOL_CLASSES,
   DECISIONS,
   Decision,
