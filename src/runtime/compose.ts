@@ -24,6 +24,7 @@ import { DeferQueue, Gate, type GatePolicy, InProcessApprovals } from "../gate/i
 import { defaultEventTypes, type Journal, openJournal, SqliteJournalStore } from "../journal/index.js";
 import { loadPolicyBundle } from "../policy/index.js";
 import type { ContractRegistry, TrustStore } from "../tools/index.js";
+import { AgentPinAuthenticator } from "./agentpin.js";
 import type { RuntimeConfig, RuntimeDeps } from "./config.js";
 import { loadContracts } from "./contracts.js";
 import { evictedBody, RUN_EVICTED_EVENT, registerRuntimeEventTypes } from "./events.js";
@@ -46,6 +47,8 @@ export interface Runtime {
   /** What every executor of this runtime is built with. */
   readonly executorDeps: ExecutorDeps;
   readonly clock: () => number;
+  /** Verifies AgentPin credentials as principals (when `identity.agentpin` is configured). */
+  readonly agentpin: AgentPinAuthenticator | undefined;
   /** Starts a run bound to an authenticated principal (loads its persisted state first). */
   startRun(principalId: string, options?: StartRunOptions): Promise<Session>;
   /** Flushes principal state and queued journal appends, then closes every store. Idempotent. */
@@ -200,6 +203,8 @@ async function wire(
   const { journal, store } = o;
   const loaded = await loadContracts(config.contracts, journal);
   const clock = deps.clock ?? Date.now;
+  const pinConfig = config.identity?.agentpin;
+  const agentpin = pinConfig === undefined ? undefined : new AgentPinAuthenticator(pinConfig, journal, clock);
   const { sessions, evictions } = await openSessions(config, o, clock);
   const queue = config.gate.approvals;
   const approvals = new InProcessApprovals({
@@ -226,6 +231,7 @@ async function wire(
     breakers,
     executorDeps: executorDepsFor(config, policy, journal, breakers),
     clock,
+    agentpin,
     startRun: (principalId, options) => sessions.startRun(principalId, options),
     close() {
       closing ??= (async () => {

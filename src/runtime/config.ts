@@ -6,6 +6,7 @@ import type { KeyPair } from "../crypto/index.js";
 import type { BreakerOptions } from "../executors/index.js";
 import type { ContractLookup, GatePolicy, PrincipalConfig } from "../gate/index.js";
 import type { CompiledTool, ContractRegistry, ToolClassification } from "../tools/index.js";
+import type { RuntimeAgentPinConfig } from "./agentpin.js";
 
 export interface RuntimeJournalConfig {
   /** SQLite file (created 0600 when missing), or ":memory:". */
@@ -66,6 +67,8 @@ export interface RuntimeConfig {
   breaker?: BreakerOptions;
   /** The agent the executors act for, recorded in evidence envelopes (single-agent CLI runs). */
   agentId?: string;
+  /** Agent identity: AgentPin credentials accepted as principals (docs/identity.md). */
+  identity?: { agentpin?: RuntimeAgentPinConfig };
 }
 
 export interface RuntimeDeps {

@@ -14,6 +14,12 @@ import {
   ContractRefusedBodySchema,
   contractEventType,
 } from "../tools/index.js";
+import {
+  AGENTPIN_PIN_REFUSED_EVENT,
+  AGENTPIN_PINNED_EVENT,
+  AgentPinPinnedBodySchema,
+  AgentPinPinRefusedBodySchema,
+} from "./agentpin.js";
 
 export const RUN_EVICTED_EVENT = "warden.run.evicted";
 
@@ -28,6 +34,8 @@ export const RunEvictedBodySchema = z.strictObject({
 });
 
 const RUNTIME_EVENT_TYPES: Record<string, z.ZodType> = {
+  [AGENTPIN_PINNED_EVENT]: AgentPinPinnedBodySchema,
+  [AGENTPIN_PIN_REFUSED_EVENT]: AgentPinPinRefusedBodySchema,
   [CONTRACT_LOADED_EVENT]: ContractLoadedBodySchema,
   [CONTRACT_REFUSED_EVENT]: ContractRefusedBodySchema,
   [RUN_EVICTED_EVENT]: RunEvictedBodySchema,

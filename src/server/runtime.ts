@@ -12,7 +12,7 @@ import type { BreakerRegistry } from "../executors/index.js";
 import type { Gate, GatePolicy, InProcessApprovals } from "../gate/index.js";
 import { type Journal, nextKeyId, SqliteJournalStore } from "../journal/index.js";
 import { loadPolicyBundle } from "../policy/index.js";
-import { composeRuntime, type RuntimeConfig } from "../runtime/index.js";
+import { type AgentPinAuthenticator, composeRuntime, type RuntimeConfig } from "../runtime/index.js";
 import {
   type ContractRegistry,
   loadContractsTrusted,
@@ -38,6 +38,8 @@ export interface SidecarRuntime {
   /** Runs and principal state (quarantine persisted beside the journal). */
   readonly sessions: SessionStore;
   readonly trust: TrustStore;
+  /** AgentPin credentials as agent principals (config `identity.agentpin`). */
+  readonly agentpin: AgentPinAuthenticator | undefined;
   /** Starts a run bound to the authenticated principal. */
   startRun(principalId: string, options?: StartRunOptions): Promise<Session>;
   /** Waits for queued journal appends, then closes the store. Idempotent. */
@@ -97,6 +99,7 @@ export function sidecarRuntimeConfig(loaded: LoadedSidecarConfig, signer: KeyPai
       approvals: g.config.approvals,
     },
     ...(c.executors.breaker !== undefined ? { breaker: c.executors.breaker } : {}),
+    ...(c.identity !== undefined ? { identity: { agentpin: c.identity.agentpin } } : {}),
   };
 }
 
@@ -129,6 +132,7 @@ export async function openSidecarRuntime(
     breakers: rt.breakers,
     sessions: rt.sessions,
     trust: rt.trust,
+    agentpin: rt.agentpin,
     startRun: (principalId, options) => rt.startRun(principalId, options),
     close: () => rt.close(),
   };

@@ -63,6 +63,7 @@ export {
   verifySignedSchema,
   verifyTrustBundle,
   wellKnownUrl,
+  writeFileAtomic,
   writeSignatureFile,
 } from "./integrity/index.js";
 export {

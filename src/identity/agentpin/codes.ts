@@ -1,7 +1,6 @@
 // The AgentPin §6.7 verification codes and their Warden twins. The verifier's result keeps
 // the upstream spelling (`error_code`, what auditors and the upstream SDKs compare); the
 // runtime and the sidecar speak the ERR_IDENTITY_* codes of src/contracts/errors.ts.
-import type { WardenErrorCode } from "../../contracts/index.js";
 
 export const AGENTPIN_CODES = [
   "SIGNATURE_INVALID",
@@ -26,8 +25,11 @@ export const AGENTPIN_CODES = [
 
 export type AgentPinCode = (typeof AGENTPIN_CODES)[number];
 
+/** The Warden twin of an AgentPin code (every one is in src/contracts/errors.ts). */
+export type IdentityVerifyCode = `ERR_IDENTITY_${AgentPinCode}`;
+
 /** The Warden error code of an AgentPin verification code. */
-export function wardenCodeOf(code: AgentPinCode): WardenErrorCode {
+export function wardenCodeOf(code: AgentPinCode): IdentityVerifyCode {
   return `ERR_IDENTITY_${code}`;
 }
 

@@ -11,7 +11,7 @@ export {
   parseCapability,
   rateLimitPerHour,
 } from "./capability.js";
-export { AGENTPIN_CODES, type AgentPinCode, wardenCodeOf } from "./codes.js";
+export { AGENTPIN_CODES, type AgentPinCode, type IdentityVerifyCode, wardenCodeOf } from "./codes.js";
 export { attestationInput, type ChainLink, MAX_CHAIN_DEPTH } from "./delegation.js";
 export { findAgent, findKey, isDomainName, parseRevocation, validateDiscovery } from "./discovery.js";
 export { type DnsTxtRecord, dnsTxtMatches, dnsTxtName, parseDnsTxt } from "./dns.js";

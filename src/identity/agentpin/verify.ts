@@ -4,9 +4,17 @@
 // looser than the spec, Warden follows the spec: `credential_ttl_max` is enforced (step 7),
 // `admin` is never granted by a wildcard (step 8), and the delegation chain is verified
 // (step 10). The clock is injected; skew and max TTL are bounded.
-import { IdentityError, type WardenErrorCode } from "../../contracts/index.js";
+import { IdentityError } from "../../contracts/index.js";
 import { capabilitiesSubset, constraintsSubsetOf, firstUncovered } from "./capability.js";
-import { type AgentPinCode, done, type Failure, fail, type Step, wardenCodeOf } from "./codes.js";
+import {
+  type AgentPinCode,
+  done,
+  type Failure,
+  fail,
+  type IdentityVerifyCode,
+  type Step,
+  wardenCodeOf,
+} from "./codes.js";
 import { type ChainLink, verifyDelegationChain } from "./delegation.js";
 import { findAgent, findKey, keyExpiry, revocationFailure } from "./discovery.js";
 import { publicKeyOfJwk } from "./jwk.js";
@@ -60,7 +68,7 @@ export type Verification =
   | {
       ok: false;
       code: AgentPinCode;
-      wardenCode: WardenErrorCode;
+      wardenCode: IdentityVerifyCode;
       message: string;
       result: VerificationResult;
     };
