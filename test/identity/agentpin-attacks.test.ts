@@ -150,6 +150,25 @@ describe("AgentPin credential attacks", () => {
     );
   });
 
+  it("a revocation entry without its metadata (no reason, no date, no entity) still revokes", async () => {
+    const t = issue(acme, { jti: "jti-bare" });
+    const bare = { revoked_credentials: [{ jti: "jti-bare" }] };
+    expect(
+      (
+        await verify(t, docs, {
+          revocations: [bare],
+          source: new StaticSource(docs, [bare], { issuerFallback: true }),
+        })
+      ).result.error_code,
+    ).toBe("CREDENTIAL_REVOKED");
+  });
+
+  it("a revocation document that does not parse fails closed (DISCOVERY_INVALID)", async () => {
+    const broken = { entity: "acme.example", revoked_credentials: "all" };
+    const v = await verify(issue(acme), docs, { source: new StaticSource(docs, [broken]) });
+    expect(v.result.error_code).toBe("DISCOVERY_INVALID");
+  });
+
   it("a suspended agent is AGENT_INACTIVE and an undeclared one AGENT_NOT_FOUND", async () => {
     const s = makeDomain("s.example", { agent: { status: "suspended" } });
     expect((await verify(issue(s), [s.doc])).result.error_code).toBe("AGENT_INACTIVE");

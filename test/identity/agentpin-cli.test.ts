@@ -148,6 +148,27 @@ describe("warden identity", () => {
     expect(() => statSync(pins)).toThrow();
   });
 
+  it("verify --revocation: a revoked credential exits 1 with CREDENTIAL_REVOKED", async () => {
+    const { cred, doc } = await setup();
+    const claims = JSON.parse(
+      Buffer.from(readFileSync(cred, "utf8").split(".")[1] as string, "base64url").toString(),
+    );
+    const rev = join(tmp(), "rev.json");
+    writeFileSync(
+      rev,
+      JSON.stringify({
+        agentpin_version: "0.1",
+        entity: "acme.example",
+        updated_at: "2026-01-01T00:00:00Z",
+        revoked_credentials: [
+          { jti: claims.jti, revoked_at: "2026-01-01T00:00:00Z", reason: "key_compromise" },
+        ],
+      }),
+    );
+    const v = await runCli("identity", "verify", cred, "--discovery", doc, "--revocation", rev, "--json");
+    expect([v.code, json(v.out).error_code]).toEqual([1, "CREDENTIAL_REVOKED"]);
+  });
+
   it("verify resolves the issuer through a trust bundle", async () => {
     const { cred, doc } = await setup();
     const bundle = join(tmp(), "bundle.json");

@@ -24,6 +24,7 @@ import {
   verifyCredential,
 } from "../../identity/index.js";
 import { agentPinFetcher } from "../../runtime/index.js";
+import { writeFileAtomic } from "../../tools/index.js";
 import { type CliContext, EXIT, readTextFile } from "../io.js";
 import { addOptions, defineOptions, type OptionsOf } from "../options.js";
 import { SUMMARY } from "./summaries.js";
@@ -222,7 +223,11 @@ const VERIFY = defineOptions({
     description: "a pin store in the upstream KeyPinStore JSON format",
     kind: "value",
   },
-  updatePins: { flags: "--update-pins", description: "write a first-use pin back to --pins", kind: "flag" },
+  updatePins: {
+    flags: "--update-pins",
+    description: "write a first-use pin back to --pins (only then)",
+    kind: "flag",
+  },
   audience: { flags: "--audience <aud>", description: "this verifier's audience", kind: "value" },
   now: { flags: "--now <unix-seconds>", description: "the verifier's clock (default: now)", kind: "value" },
   skew: {
@@ -294,8 +299,10 @@ async function runVerify(ctx: CliContext, file: string, o: OptionsOf<typeof VERI
     skewSeconds: integerOption("skew", o.skew, 0, 300),
     maxTtlSeconds: integerOption("max-ttl", o.maxTtl, 1, 86_400),
   });
-  if (v.ok && o.updatePins === true && o.pins !== undefined)
-    writeFileSync(o.pins, pins.toJson(), { mode: 0o600 });
+  // Written only when this verification pinned a key on first use (never for a failure).
+  if (v.ok && v.pinEvent !== null && o.updatePins === true && o.pins !== undefined) {
+    writeFileAtomic(o.pins, pins.toJson(), 0o600);
+  }
   printResult(ctx, v.result, o.json === true);
   ctx.exitCode = v.ok ? EXIT.ok : EXIT.failed;
 }
@@ -322,7 +329,7 @@ function runPin(ctx: CliContext, o: OptionsOf<typeof PIN>): void {
   if (jwk === undefined) throw new CliError("ERR_CLI_INPUT", `no key ${o.kid} in ${o.discovery}`);
   const pins = loadPins(o.pins);
   const event = pins.add(domain, jwk, new Date().toISOString());
-  writeFileSync(o.pins, pins.toJson(), { mode: 0o600 });
+  writeFileAtomic(o.pins, pins.toJson(), 0o600);
   ctx.io.out(`${JSON.stringify(event, null, 2)}\n`);
 }
 

@@ -46,10 +46,14 @@ export function findAgent(doc: DiscoveryDocument, agentId: string): AgentDeclara
   return doc.agents.find((a) => a.agent_id === agentId);
 }
 
-/** A revocation document that parses; anything else fails closed. */
+/**
+ * A revocation document whose lists parse; anything else fails closed. Like the SDKs, only
+ * the lists are read (a missing entity, date or reason does not stop a revocation).
+ */
 export function parseRevocation(raw: unknown): Step<RevocationDocument> {
   const parsed = RevocationSchema.safeParse(raw);
-  if (!parsed.success || parsed.data.agentpin_version !== "0.1") {
+  const version = parsed.success ? parsed.data.agentpin_version : undefined;
+  if (!parsed.success || (version !== undefined && version !== "0.1")) {
     return fail("DISCOVERY_INVALID", "revocation document does not match its schema");
   }
   return done(parsed.data);

@@ -66,15 +66,17 @@ export const DiscoverySchema = z.looseObject({
 });
 export type DiscoveryDocument = z.infer<typeof DiscoverySchema>;
 
-const revokedFields = { revoked_at: str(64), reason: str(64) };
+// Revocation entries need only the key they revoke: a list entry missing its metadata
+// still revokes (lenient in the fail-closed direction); `revoked_at` and `reason` are kept.
+const revokedFields = { revoked_at: str(64).optional(), reason: str(64).optional() };
 const RevokedCredential = z.looseObject({ jti: str(128), ...revokedFields });
 const RevokedAgent = z.looseObject({ agent_id: str(512), ...revokedFields });
 const RevokedKey = z.looseObject({ kid: str(128), ...revokedFields });
 
 export const RevocationSchema = z.looseObject({
-  agentpin_version: z.string(),
-  entity: str(253),
-  updated_at: str(64),
+  agentpin_version: z.string().optional(),
+  entity: str(253).optional(),
+  updated_at: str(64).optional(),
   revoked_credentials: z.array(RevokedCredential).max(MAX_REVOKED).default([]),
   revoked_agents: z.array(RevokedAgent).max(MAX_REVOKED).default([]),
   revoked_keys: z.array(RevokedKey).max(MAX_REVOKED).default([]),
