@@ -237,6 +237,17 @@ describe("AgentPin TOFU pinning", () => {
     expect(v.pinEvent?.public_key_hash).toMatch(/^[0-9a-f]{64}$/);
   });
 
+  it("a minimal pin store from another SDK (hash only, upper-case hex) still refuses a changed key", async () => {
+    const other = makeDomain("acme.example");
+    const { pinHashOf } = await import("../../src/identity/index.js");
+    const hash = pinHashOf(other.doc.public_keys[0] as never).toUpperCase();
+    const pins = KeyPinStore.fromJson(
+      JSON.stringify([{ domain: "acme.example", pinned_keys: [{ public_key_hash: hash }] }]),
+    );
+    expect((await verify(issue(acme), docs, { pins })).result.error_code).toBe("KEY_PIN_MISMATCH");
+    expect((await verify(issue(other), [other.doc], { pins })).result.key_pinning?.status).toBe("pinned");
+  });
+
   it("a pin store that is not the KeyPinStore format is refused (ERR_IDENTITY_CONFIG_INVALID)", () => {
     expect(() => KeyPinStore.fromJson('{"domain":"x"}')).toThrow(
       expect.objectContaining({ code: "ERR_IDENTITY_CONFIG_INVALID" }),

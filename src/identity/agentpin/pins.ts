@@ -11,7 +11,7 @@ import { type AgentPinJwk, type PinnedKey, PinStoreSchema } from "./schemas.js";
 
 export type PinCheck =
   | { status: "first_use"; hash: string }
-  | { status: "pinned"; hash: string; firstSeen: string }
+  | { status: "pinned"; hash: string; firstSeen: string | null }
   | { status: "changed"; hash: string };
 
 /** A pin added or used; `first_use` and `operator` change the store. */
@@ -60,7 +60,7 @@ export class KeyPinStore {
     if (keys === undefined) return { status: "first_use", hash };
     const hit = keys.find((k) => k.public_key_hash === hash);
     if (hit === undefined) return { status: "changed", hash };
-    return { status: "pinned", hash, firstSeen: keys[0]?.first_seen ?? hit.first_seen };
+    return { status: "pinned", hash, firstSeen: keys[0]?.first_seen ?? hit.first_seen ?? null };
   }
 
   /** Records a verified use: pins on first use, refreshes last_seen otherwise. */
@@ -91,6 +91,6 @@ export class KeyPinStore {
   }
 }
 
-function pinned(kid: string, hash: string, at: string, level: PinnedKey["trust_level"]): PinnedKey {
+function pinned(kid: string, hash: string, at: string, level: "tofu" | "verified" | "pinned"): PinnedKey {
   return { kid, public_key_hash: hash, first_seen: at, last_seen: at, trust_level: level };
 }

@@ -121,12 +121,20 @@ export const TrustBundleSchema = z.looseObject({
 });
 export type TrustBundle = z.infer<typeof TrustBundleSchema>;
 
+/**
+ * A pinned key as the SDKs write it. Only the hash is needed to check a key; the other
+ * members are kept as written (a store from another SDK version loads), hex is compared
+ * in lowercase.
+ */
 export const PinnedKeySchema = z.looseObject({
-  kid: str(128),
-  public_key_hash: z.string().regex(/^[0-9a-f]{64}$/),
-  first_seen: str(64),
-  last_seen: str(64),
-  trust_level: z.enum(["tofu", "verified", "pinned"]),
+  kid: str(128).optional(),
+  public_key_hash: z
+    .string()
+    .regex(/^[0-9a-fA-F]{64}$/)
+    .transform((h) => h.toLowerCase()),
+  first_seen: str(64).optional(),
+  last_seen: str(64).optional(),
+  trust_level: str(32).optional(),
 });
 export type PinnedKey = z.infer<typeof PinnedKeySchema>;
 
