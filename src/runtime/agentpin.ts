@@ -92,6 +92,12 @@ export class AgentPinAuthenticator {
     const key = digest(token);
     const hit = this.#cache.get(key);
     if (hit !== undefined && hit.exp > now) return hit.auth;
+    // Only credentials naming a bound agent are verified: an unauthenticated caller cannot
+    // make the sidecar fetch documents for domains it chose, or spend signature checks.
+    const claimed = parseCredential(token);
+    if (claimed.ok && !Object.hasOwn(this.config.principals, claimed.value.claims.sub)) {
+      return { ok: false, code: "ERR_IDENTITY_AGENT_NOT_FOUND", message: "the agent is not bound to a principal" };
+    }
     const v = await verifyCredential(token, {
       source: this.#source,
       pins: this.#pins,
