@@ -96,7 +96,11 @@ export class AgentPinAuthenticator {
     // make the sidecar fetch documents for domains it chose, or spend signature checks.
     const claimed = parseCredential(token);
     if (claimed.ok && !Object.hasOwn(this.config.principals, claimed.value.claims.sub)) {
-      return { ok: false, code: "ERR_IDENTITY_AGENT_NOT_FOUND", message: "the agent is not bound to a principal" };
+      return {
+        ok: false,
+        code: "ERR_IDENTITY_AGENT_NOT_FOUND",
+        message: "the agent is not bound to a principal",
+      };
     }
     const v = await verifyCredential(token, {
       source: this.#source,
