@@ -31,10 +31,15 @@ describe("AgentPin parsing attacks", () => {
     expect((await verify(t, [acme.doc])).result.error_code).toBe("ALGORITHM_REJECTED");
   });
 
-  it("a padded or non-canonical base64url part is ALGORITHM_REJECTED", async () => {
+  it("a padded or non-canonical header or payload is ALGORITHM_REJECTED; a mangled signature SIGNATURE_INVALID", async () => {
     const [h, p, s] = issue(acme).split(".") as [string, string, string];
     expect((await verify(`${h}=.${p}.${s}`, [acme.doc])).result.error_code).toBe("ALGORITHM_REJECTED");
-    expect((await verify(`${h}.${p}.${s}==`, [acme.doc])).result.error_code).toBe("ALGORITHM_REJECTED");
+    expect((await verify(`${h}.${p}=.${s}`, [acme.doc])).result.error_code).toBe("ALGORITHM_REJECTED");
+    // As in every SDK, a signature that does not decode is the signature's failure (step 5).
+    expect((await verify(`${h}.${p}.${s}==`, [acme.doc])).result.error_code).toBe("SIGNATURE_INVALID");
+    expect((await verify(`${h}.${p}.${s.slice(0, -1)}!`, [acme.doc])).result.error_code).toBe(
+      "SIGNATURE_INVALID",
+    );
   });
 
   it("claims of the wrong type (exp as a string) are ALGORITHM_REJECTED", async () => {
@@ -61,13 +66,15 @@ describe("AgentPin parser properties", () => {
     );
   });
 
-  it("parseCredential rejects every one-character mutation of a credential's header or signature spelling, or reads the same bytes", () => {
+  it("a one-character mutation never gives a second spelling of the same signature bytes", () => {
     const token = issue(acme);
     fc.assert(
       fc.property(fc.nat(token.length - 1), fc.constantFrom("=", "+", "/", " ", ".", "A"), (i, ch) => {
         const mutated = token.slice(0, i) + ch + token.slice(i + 1);
         const r = parseCredential(mutated);
-        if (r.ok) expect(encodeBase64Url(r.value.signature)).toBe(mutated.split(".")[2]);
+        if (r.ok && r.value.signature !== null) {
+          expect(encodeBase64Url(r.value.signature)).toBe(mutated.split(".")[2]);
+        }
       }),
     );
   });

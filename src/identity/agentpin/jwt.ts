@@ -18,7 +18,8 @@ export interface ParsedCredential {
   header: CredentialHeader;
   claims: CredentialClaims;
   signingInput: string;
-  signature: Buffer;
+  /** null when the third part is not canonical base64url: step 5 then fails (SIGNATURE_INVALID, as in every SDK). */
+  signature: Buffer | null;
 }
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
@@ -50,13 +51,14 @@ export function parseCredential(token: string): Step<ParsedCredential> {
   if (hd.data.typ !== CREDENTIAL_TYP) return reject(`typ must be ${CREDENTIAL_TYP}`);
   const cl = ClaimsSchema.safeParse(claims);
   if (!cl.success) return reject("payload claims are missing or mistyped");
+  // The signature is only decoded here; a bad encoding is the signature's failure (step 5).
   const signature = decodeBase64Url(s);
-  if (signature === null) return reject("signature is not base64url");
   return done({ header: hd.data, claims: cl.data, signingInput: `${h}.${p}`, signature });
 }
 
 /** ES256 over the signing input with a DER signature; false for any malformed signature. */
-export function verifyDerSignature(key: KeyObject, signingInput: string, der: Uint8Array): boolean {
+export function verifyDerSignature(key: KeyObject, signingInput: string, der: Uint8Array | null): boolean {
+  if (der === null) return false;
   let raw: Buffer;
   try {
     raw = ecdsaDerToRaw(der);
