@@ -94,6 +94,41 @@ describe("AgentPin vectors: the Rust-made credential", () => {
   });
 });
 
+describe("AgentPin vectors: the specification's examples", () => {
+  const ex = readVectorJson("agentpin", "extracted", "spec_examples.json") as Record<
+    string,
+    Record<string, unknown>
+  >;
+  const doc = (k: string) => ex[k]?.document;
+
+  it("the §4.7 maker document validates for anthropic.com and its key (RFC 7515 A.3) decodes", () => {
+    const d = validateDiscovery(doc("discovery_maker_example"), "anthropic.com");
+    if (!d.ok) throw new Error(d.message);
+    expect(publicKeyOfJwk(d.value.public_keys[0] as never)).not.toBeNull();
+  });
+
+  it("the §4.7 deployer document validates, but its placeholder key does not decode", () => {
+    const d = validateDiscovery(doc("discovery_deployer_example"), "tarnover.com");
+    if (!d.ok) throw new Error(d.message);
+    expect(publicKeyOfJwk(d.value.public_keys[0] as never)).toBeNull();
+  });
+
+  it("the §5.8 credential's header and claims parse (signed here with a fresh key; its kid is not in the deployer document's usable keys)", async () => {
+    const { generateKeyPair } = await import("../../src/crypto/index.js");
+    const { signCredential, parseCredential } = await import("../../src/identity/index.js");
+    const c = ex.credential_example_unsigned as { header: { kid: string }; payload: never };
+    const token = signCredential(generateKeyPair("p256").privateKey, c.header.kid, c.payload);
+    const parsed = parseCredential(token);
+    expect(parsed.ok).toBe(true);
+    const v = await verifyCredential(token, {
+      source: new StaticSource([doc("discovery_deployer_example")]),
+      pins: new KeyPinStore(),
+      now: 1_738_301_000,
+    });
+    expect(v.result.error_code).toBe("KEY_NOT_FOUND");
+  });
+});
+
 describe("AgentPin vectors: keys", () => {
   const jwk = readVectorJson(...TD, "example-2026-01.public.jwk.json") as never;
 
