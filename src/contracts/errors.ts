@@ -79,6 +79,48 @@ export const ERROR_CODES = {
     // trust store section of the runtime config malformed, a key/revocation file unreadable, or enforce without keys
     "ERR_INTEGRITY_TRUST_CONFIG",
   ],
+  // Agent identity (AgentPin credentials, src/identity). Each AgentPin §6.7 code has one
+  // ERR_IDENTITY_* twin (the verifier's result keeps the upstream code as `error_code`).
+  identity: [
+    // The credential is not a well-formed ES256 agentpin-credential+jwt (alg none/HS256, bad parts, oversized).
+    "ERR_IDENTITY_ALGORITHM_REJECTED",
+    // The JWT signature does not verify with the discovery key named by kid.
+    "ERR_IDENTITY_SIGNATURE_INVALID",
+    // No key with the credential's kid in the issuer's discovery document (or the JWK is unusable).
+    "ERR_IDENTITY_KEY_NOT_FOUND",
+    // The discovery key's exp has passed.
+    "ERR_IDENTITY_KEY_EXPIRED",
+    // The key is listed in the issuer's revocation document.
+    "ERR_IDENTITY_KEY_REVOKED",
+    // exp passed, iat/nbf in the future beyond the skew, or a lifetime over the max TTL / credential_ttl_max.
+    "ERR_IDENTITY_CREDENTIAL_EXPIRED",
+    // The credential's jti is revoked.
+    "ERR_IDENTITY_CREDENTIAL_REVOKED",
+    // sub is not an agent of the issuer's discovery document.
+    "ERR_IDENTITY_AGENT_NOT_FOUND",
+    // The agent is suspended, deprecated or revoked.
+    "ERR_IDENTITY_AGENT_INACTIVE",
+    // The credential claims a capability its discovery declaration does not cover.
+    "ERR_IDENTITY_CAPABILITY_EXCEEDED",
+    // The credential's constraints are wider than the discovery defaults.
+    "ERR_IDENTITY_CONSTRAINT_VIOLATION",
+    // A delegation attestation does not verify, or a link widens the capabilities.
+    "ERR_IDENTITY_DELEGATION_INVALID",
+    // The delegation chain is longer than the smallest max_delegation_depth in it.
+    "ERR_IDENTITY_DELEGATION_DEPTH_EXCEEDED",
+    // A discovery (or revocation) document could not be obtained (no bundle entry, fetch refused or failed).
+    "ERR_IDENTITY_DISCOVERY_FETCH_FAILED",
+    // A discovery document fails its schema, names another entity, or has no keys.
+    "ERR_IDENTITY_DISCOVERY_INVALID",
+    // The discovery document's entity is not the domain asked for.
+    "ERR_IDENTITY_DOMAIN_MISMATCH",
+    // The credential's aud is neither the verifier's audience nor "*".
+    "ERR_IDENTITY_AUDIENCE_MISMATCH",
+    // The issuer's key differs from the pinned one (TOFU); an operator must re-pin.
+    "ERR_IDENTITY_KEY_PIN_MISMATCH",
+    // The identity configuration (trust bundle, pin store, limits) is unusable.
+    "ERR_IDENTITY_CONFIG_INVALID",
+  ],
   tool: [
     "ERR_TOOL_MANIFEST_SYNTAX",
     "ERR_TOOL_MANIFEST_INVALID",
@@ -415,6 +457,13 @@ export class ToolError extends WardenError {
 
 export class ContextError extends WardenError {
   constructor(code: CodeOf<"context">, message: string, options?: WardenErrorOptions) {
+    super(code, message, options);
+  }
+}
+
+/** Agent identity: AgentPin credentials, discovery, pins, configuration. */
+export class IdentityError extends WardenError {
+  constructor(code: CodeOf<"identity">, message: string, options?: WardenErrorOptions) {
     super(code, message, options);
   }
 }

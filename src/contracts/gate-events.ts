@@ -45,6 +45,8 @@ const GateDecisionFields = z.strictObject({
   ),
   obligations: z.array(z.strictObject({ type: Str, params: z.record(z.string(), z.json()).optional() })),
   principal_id: Str,
+  /** The verified AgentPin identity the call was made under, when the caller presented one. */
+  identity: z.strictObject({ agent_id: Str, domain: Str, capabilities: z.array(z.string()) }).optional(),
   tool_class: Str,
   action: Str,
   tool: Str.optional(),

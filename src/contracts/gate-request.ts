@@ -44,6 +44,18 @@ export const TaintLabel = z.strictObject({
 });
 export type TaintLabel = z.infer<typeof TaintLabel>;
 
+/**
+ * The caller's verified agent identity (an AgentPin credential, src/identity). Set only by
+ * an entry point after it verified the credential (the sidecar refuses a body that states
+ * one its credential does not carry); policy can match on it and every decision records it.
+ */
+export const AgentIdentityFacts = z.strictObject({
+  agentId: z.string().min(1).max(512),
+  domain: z.string().min(1).max(253),
+  capabilities: z.array(z.string().max(512)).max(256),
+});
+export type AgentIdentityFacts = z.infer<typeof AgentIdentityFacts>;
+
 /** A proposal to the Gate. Parameters are plain JSON data, size-limited by the edge that parsed them. */
 export const GateRequest = z.strictObject({
   principalId: Name,
@@ -65,6 +77,7 @@ export const GateRequest = z.strictObject({
     .optional(),
   /** A capability token (compact JWS) granted for this run; checked before policy. Never journaled. */
   capability: z.string().min(1).max(16_384).optional(),
+  identity: AgentIdentityFacts.optional(),
 });
 export type GateRequest = z.infer<typeof GateRequest>;
 export type GateRequestInput = z.input<typeof GateRequest>;

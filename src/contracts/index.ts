@@ -25,6 +25,7 @@ export {
   ExecutorError,
   GateError,
   hasErrorCode,
+  IdentityError,
   IntegrityError,
   isWardenErrorCode,
   JournalError,
@@ -52,6 +53,7 @@ export {
   GateResultBody,
 } from "./gate-events.js";
 export {
+  AgentIdentityFacts,
   BUILTIN_TOOL_CLASSES,
   DECISIONS,
   Decision,

@@ -121,6 +121,15 @@ function decisionBody(deps: GateDeps, a: Admission, j: Judgement, o: GateOutcome
     })),
     obligations: p.obligations as DecisionBody["obligations"],
     principal_id: request.principalId,
+    ...(request.identity !== undefined
+      ? {
+          identity: {
+            agent_id: request.identity.agentId,
+            domain: request.identity.domain,
+            capabilities: [...request.identity.capabilities],
+          },
+        }
+      : {}),
     tool_class: request.toolClass,
     action: request.action,
     ...(request.tool !== undefined ? { tool: request.tool } : {}),

@@ -100,12 +100,36 @@ export function compileMatch(m: PolicyMatch, where: string, options: MatchOption
     const want = m.capability;
     out.push({ name: "capability", test: (c) => c.capability === want });
   }
+  if (m.identity !== undefined) compileIdentity(m.identity, out);
   compileSession(m, where, options, out);
   if (m.message !== undefined) out.push(...compileMessageMatch(m.message));
   for (const [key, cond] of Object.entries(m.parameters ?? {})) {
     out.push(...compileParam(key, cond, `${where}: match.parameters.${key}`, options));
   }
   return out;
+}
+
+/** Conditions on the verified agent identity; a call without one fails all but `present: false`. */
+function compileIdentity(m: NonNullable<PolicyMatch["identity"]>, out: Condition[]): void {
+  if (m.present !== undefined) {
+    const want = m.present;
+    out.push({ name: "identity.present", test: (c) => (c.input.request.identity !== undefined) === want });
+  }
+  if (m.agentId !== undefined) {
+    const ids = new Set(list(m.agentId));
+    out.push({ name: "identity.agentId", test: (c) => ids.has(c.input.request.identity?.agentId ?? "") });
+  }
+  if (m.domain !== undefined) {
+    const domains = new Set(list(m.domain));
+    out.push({ name: "identity.domain", test: (c) => domains.has(c.input.request.identity?.domain ?? "") });
+  }
+  if (m.capabilities !== undefined) {
+    const caps = m.capabilities;
+    out.push({
+      name: "identity.capabilities",
+      test: (c) => caps.some((x) => c.input.request.identity?.capabilities.includes(x) === true),
+    });
+  }
 }
 
 /** Taint, classification, counters and trust: facts the runtime computes, always numbers or sets. */

@@ -114,6 +114,24 @@ export const PolicyMatch = z.strictObject({
 
   /** An inter-agent message (src/messaging): from, to, primitive, payloadType, depth. */
   message: MessageMatch.optional(),
+  /**
+   * The caller's verified AgentPin identity (request.identity): `present` false matches a
+   * call without one; the other fields need one and match any of the listed values
+   * (`capabilities`: the credential holds any of these capability strings).
+   */
+  identity: z
+    .strictObject({
+      present: z.boolean().optional(),
+      agentId: z
+        .union([z.string().min(1).max(512), z.array(z.string().min(1).max(512)).min(1).max(1000)])
+        .optional(),
+      domain: z
+        .union([z.string().min(1).max(253), z.array(z.string().min(1).max(253)).min(1).max(1000)])
+        .optional(),
+      capabilities: z.array(z.string().min(1).max(512)).min(1).max(1000).optional(),
+    })
+    .refine((o) => Object.keys(o).length > 0, "an empty identity condition")
+    .optional(),
 });
 export type PolicyMatch = z.infer<typeof PolicyMatch>;
 

@@ -32,6 +32,7 @@ import {
 } from "../journal/index.js";
 import { loadPolicyBundle } from "../policy/index.js";
 import type { ContractRegistry, TrustStore } from "../tools/index.js";
+import { AgentPinAuthenticator } from "./agentpin.js";
 import { openApae, type RuntimeApae } from "./apae.js";
 import { grantCapability, openCapabilities, type RuntimeGrant } from "./capabilities.js";
 import type { RuntimeConfig, RuntimeDeps } from "./config.js";
@@ -65,6 +66,8 @@ export interface Runtime {
   readonly apae: RuntimeApae | undefined;
   /** The communication gate, the messaging identities and the message nonce store. */
   readonly messages: RuntimeMessaging;
+  /** Verifies AgentPin credentials as principals (when `identity.agentpin` is configured). */
+  readonly agentpin: AgentPinAuthenticator | undefined;
   /** Starts a run bound to an authenticated principal (loads its persisted state first). */
   startRun(principalId: string, options?: StartRunOptions): Promise<Session>;
   /** Verifies capability tokens (the Gate's checker); signs with the journal key. */
@@ -278,6 +281,8 @@ async function wire(
   const executorDeps = executorDepsFor(config, policy, journal, breakers);
   const executors = composeExecutors(config.executors, executorDeps);
   const clock = deps.clock ?? Date.now;
+  const pinConfig = config.identity?.agentpin;
+  const agentpin = pinConfig === undefined ? undefined : new AgentPinAuthenticator(pinConfig, journal, clock);
   // An evicted run's capability use counts are dropped (its tokens are refused anyway).
   const gone = { forget: (_runId: string): void => undefined };
   const { sessions, evictions } = await openSessions(config, o, clock, (id) => gone.forget(id));
@@ -330,6 +335,7 @@ async function wire(
     clock,
     apae,
     messages,
+    agentpin,
     startRun: (principalId, options) => sessions.startRun(principalId, options),
     capabilities,
     grant: (runId, grant, grantedBy = "runtime") =>

@@ -8,6 +8,7 @@ import type { BreakerOptions } from "../executors/index.js";
 import type { ContractLookup, GatePolicy, PrincipalConfig } from "../gate/index.js";
 import type { InboxOptions, MessagingIdentityPem } from "../messaging/index.js";
 import type { CompiledTool, ContractRegistry, ToolClassification } from "../tools/index.js";
+import type { RuntimeAgentPinConfig } from "./agentpin.js";
 import type { RuntimeApaeConfig } from "./apae.js";
 import type { RuntimeExecutorsConfig } from "./executors.js";
 
@@ -83,6 +84,8 @@ export interface RuntimeConfig {
    * decision must carry a signature by one of the approver's keys (docs/identity.md#signed-approvals).
    */
   approvers?: Readonly<Record<string, readonly string[]>>;
+  /** Agent identity: AgentPin credentials accepted as principals (docs/identity.md). */
+  identity?: { agentpin?: RuntimeAgentPinConfig };
 }
 
 export interface RuntimeDelegationConfig {

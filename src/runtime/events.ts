@@ -14,6 +14,12 @@ import {
   ContractRefusedBodySchema,
   contractEventType,
 } from "../tools/index.js";
+import {
+  AGENTPIN_PIN_REFUSED_EVENT,
+  AGENTPIN_PINNED_EVENT,
+  AgentPinPinnedBodySchema,
+  AgentPinPinRefusedBodySchema,
+} from "./agentpin.js";
 import { CAPABILITY_GRANTED_EVENT, CapabilityGrantedBodySchema } from "./capabilities.js";
 import {
   DELEGATION_ACCEPTED_EVENT,
@@ -38,6 +44,8 @@ const RUNTIME_EVENT_TYPES: Record<string, z.ZodType> = {
   [CAPABILITY_GRANTED_EVENT]: CapabilityGrantedBodySchema,
   [DELEGATION_ACCEPTED_EVENT]: DelegationAcceptedBodySchema,
   [DELEGATION_REFUSED_EVENT]: DelegationRefusedBodySchema,
+  [AGENTPIN_PINNED_EVENT]: AgentPinPinnedBodySchema,
+  [AGENTPIN_PIN_REFUSED_EVENT]: AgentPinPinRefusedBodySchema,
   [CONTRACT_LOADED_EVENT]: ContractLoadedBodySchema,
   [CONTRACT_REFUSED_EVENT]: ContractRefusedBodySchema,
   [RUN_EVICTED_EVENT]: RunEvictedBodySchema,

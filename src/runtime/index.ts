@@ -2,6 +2,14 @@
 // the CLI, the ORGA loop, later hooks and gateways) build their runtime here and reach
 // the layers below through it.
 
+export {
+  AGENTPIN_PIN_REFUSED_EVENT,
+  AGENTPIN_PINNED_EVENT,
+  type AgentPinAuth,
+  AgentPinAuthenticator,
+  type RuntimeAgentPinConfig,
+} from "./agentpin.js";
+export { type AgentPinFetchOptions, agentPinFetcher } from "./agentpin-fetch.js";
 export { openApae, type RuntimeApae, type RuntimeApaeConfig } from "./apae.js";
 export {
   CAPABILITY_GRANTED_EVENT,

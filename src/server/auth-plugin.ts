@@ -4,6 +4,8 @@
 // the rate limit is per credential and applies before any parsing or decision.
 import { performance } from "node:perf_hooks";
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from "fastify";
+import type { AgentPinIdentities } from "./agentpin-auth.js";
+import { agentPinToken } from "./agentpin-auth.js";
 import type { Authenticator, Identity } from "./auth.js";
 import { ApiError } from "./errors.js";
 import type { Access } from "./route.js";
@@ -48,6 +50,8 @@ export class RateLimiter {
 
 export interface AuthPluginOptions {
   auth: Authenticator;
+  /** `Authorization: AgentPin <jwt>` credentials (config identity.agentpin); absent: refused. */
+  agentpin?: AgentPinIdentities | undefined;
   limiter: RateLimiter;
   /** Whether /metrics is served without a credential. */
   metricsPublic: boolean;
@@ -72,32 +76,55 @@ function authHook(access: Access, o: AuthPluginOptions): onRequestHookHandler {
       done();
       return;
     }
+    const pin = agentPinToken(header(req, "authorization"));
+    if (pin !== undefined) {
+      if (o.agentpin === undefined) {
+        done(new ApiError("ERR_AUTH_INVALID", "AgentPin credentials are not configured"));
+        return;
+      }
+      o.agentpin.authenticate(pin).then(
+        (r) =>
+          r.ok
+            ? admitIdentity(req, r.identity, needs, o, done)
+            : done("error" in r ? r.error : new ApiError(r.code, r.message)),
+        () => done(new ApiError("ERR_SERVER_INTERNAL", "credential verification failed")),
+      );
+      return;
+    }
     const r = o.auth.authenticate(header(req, "authorization"), header(req, "x-api-key"));
     if (!r.ok) {
       done(new ApiError(r.code, r.message, { headers: { "www-authenticate": 'Bearer realm="warden"' } }));
       return;
     }
-    const who = r.identity;
-    if ((needs === "agent" && who.kind !== "agent") || (needs === "operator" && who.kind !== "operator")) {
-      const message =
-        needs === "agent"
-          ? "this route needs an agent credential"
-          : "this route needs an operator credential";
-      done(new ApiError("ERR_AUTH_FORBIDDEN", message));
-      return;
-    }
-    const wait = o.limiter.take(who);
-    if (wait > 0) {
-      done(
-        new ApiError("ERR_SERVER_RATE_LIMITED", "rate limit exceeded", {
-          headers: { "retry-after": String(Math.ceil(wait / 1000)) },
-        }),
-      );
-      return;
-    }
-    req.identity = who;
-    done();
+    admitIdentity(req, r.identity, needs, o, done);
   };
+}
+
+/** The route's access class and the rate limit, for an authenticated identity. */
+function admitIdentity(
+  req: FastifyRequest,
+  who: Identity,
+  needs: Access | "none",
+  o: AuthPluginOptions,
+  done: (err?: Error) => void,
+): void {
+  if ((needs === "agent" && who.kind !== "agent") || (needs === "operator" && who.kind !== "operator")) {
+    const message =
+      needs === "agent" ? "this route needs an agent credential" : "this route needs an operator credential";
+    done(new ApiError("ERR_AUTH_FORBIDDEN", message));
+    return;
+  }
+  const wait = o.limiter.take(who);
+  if (wait > 0) {
+    done(
+      new ApiError("ERR_SERVER_RATE_LIMITED", "rate limit exceeded", {
+        headers: { "retry-after": String(Math.ceil(wait / 1000)) },
+      }),
+    );
+    return;
+  }
+  req.identity = who;
+  done();
 }
 
 /** Installs the auth hooks on the root instance (call before any route is registered). */

@@ -8,9 +8,16 @@
 // per-request cost for a known client is one map lookup instead of a hash and N compares.
 import * as nodeCrypto from "node:crypto";
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import type { AgentIdentityFacts } from "../contracts/index.js";
 
 export type Identity =
-  | { readonly kind: "agent"; readonly id: string; readonly roles: readonly string[] }
+  | {
+      readonly kind: "agent";
+      readonly id: string;
+      readonly roles: readonly string[];
+      /** The verified AgentPin facts, when the credential was an AgentPin one (agentpin-auth.ts). */
+      readonly agent?: AgentIdentityFacts;
+    }
   | { readonly kind: "operator"; readonly id: string; readonly roles: readonly string[] };
 
 export type AuthResult =

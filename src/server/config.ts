@@ -149,6 +149,24 @@ export const SidecarConfigSchema = z.strictObject({
       graceMs: z.number().int().min(0).max(600_000).default(10_000),
     })
     .default({ graceMs: 10_000 }),
+  /**
+   * Agent identity (docs/identity.md): `Authorization: AgentPin <jwt>` accepted as an agent
+   * credential beside the bearer tokens; `principals` binds a verified agent id to the
+   * principal it acts as (which must be one of auth.principals).
+   */
+  identity: z
+    .strictObject({
+      agentpin: z.strictObject({
+        audience: z.string().min(1).max(253),
+        trustBundle: PathText.optional(),
+        online: z.boolean().default(false),
+        pins: PathText.optional(),
+        skewSeconds: z.number().int().min(0).max(300).default(60),
+        maxTtlSeconds: z.number().int().min(1).max(86_400).default(86_400),
+        principals: z.record(z.string().min(1).max(512), Id),
+      }),
+    })
+    .optional(),
   metrics: z
     .strictObject({
       /** Serve /metrics without an operator credential (default false). */
@@ -183,6 +201,30 @@ export function requireContractByDefault(gate: unknown): unknown {
   if (gate === undefined) return { requireContract: true };
   if (!isPlainObject(gate) || Object.hasOwn(gate, "requireContract")) return gate;
   return { ...gate, requireContract: true };
+}
+
+type AgentPinSection = NonNullable<SidecarConfig["identity"]>["agentpin"];
+
+/** Absolute paths; every bound principal must be a configured agent principal. */
+function agentPinPaths(
+  a: AgentPinSection,
+  abs: (p: string) => string,
+  gate: LoadedGateConfig,
+): AgentPinSection {
+  for (const [agent, principal] of Object.entries(a.principals)) {
+    if (!Object.hasOwn(gate.principals, principal)) {
+      throw invalid(
+        `identity.agentpin.principals: ${agent} is bound to ${principal}, which is not a principal`,
+      );
+    }
+  }
+  if (a.trustBundle === undefined && !a.online)
+    throw invalid("identity.agentpin needs trustBundle or online: true");
+  return {
+    ...a,
+    ...(a.trustBundle !== undefined ? { trustBundle: abs(a.trustBundle) } : {}),
+    ...(a.pins !== undefined ? { pins: abs(a.pins) } : {}),
+  };
 }
 
 /**
@@ -239,6 +281,7 @@ export function parseSidecarConfig(input: unknown, baseDir: string = process.cwd
   };
   if (c.tls) config.tls = { cert: abs(c.tls.cert), key: abs(c.tls.key) };
   if (c.contracts !== undefined) config.contracts = abs(c.contracts);
+  if (c.identity !== undefined) config.identity = { agentpin: agentPinPaths(c.identity.agentpin, abs, gate) };
   if (c.executors.process) {
     config.executors = {
       ...c.executors,

@@ -71,11 +71,36 @@ export const ERROR_STATUS = {
   ERR_MESSAGE_DENIED: 403,
   ERR_MESSAGE_INBOX_FULL: 429,
   ERR_MESSAGE_FORBIDDEN: 403,
+  // AgentPin credentials (Authorization: AgentPin <jwt>, docs/identity.md): a credential
+  // that does not verify is 401; a verified agent that may not act (unbound, inactive,
+  // claiming more than declared) is 403.
+  ERR_IDENTITY_ALGORITHM_REJECTED: 401,
+  ERR_IDENTITY_SIGNATURE_INVALID: 401,
+  ERR_IDENTITY_KEY_NOT_FOUND: 401,
+  ERR_IDENTITY_KEY_EXPIRED: 401,
+  ERR_IDENTITY_KEY_REVOKED: 401,
+  ERR_IDENTITY_CREDENTIAL_EXPIRED: 401,
+  ERR_IDENTITY_CREDENTIAL_REVOKED: 401,
+  ERR_IDENTITY_DELEGATION_INVALID: 401,
+  ERR_IDENTITY_DELEGATION_DEPTH_EXCEEDED: 401,
+  ERR_IDENTITY_DISCOVERY_FETCH_FAILED: 401,
+  ERR_IDENTITY_DISCOVERY_INVALID: 401,
+  ERR_IDENTITY_DOMAIN_MISMATCH: 401,
+  ERR_IDENTITY_AUDIENCE_MISMATCH: 401,
+  ERR_IDENTITY_KEY_PIN_MISMATCH: 401,
+  ERR_IDENTITY_AGENT_NOT_FOUND: 403,
+  ERR_IDENTITY_AGENT_INACTIVE: 403,
+  ERR_IDENTITY_CAPABILITY_EXCEEDED: 403,
+  ERR_IDENTITY_CONSTRAINT_VIOLATION: 403,
+  ERR_IDENTITY_CONFIG_INVALID: 500,
 } as const;
 
 // Every server-family code has a status (a missing one fails to compile).
 const _everyServerCode: Record<ServerCode, number> = ERROR_STATUS;
 void _everyServerCode;
+// And every identity code (an AgentPin failure reaches HTTP with its own code).
+const _everyIdentityCode: Record<(typeof ERROR_CODES.identity)[number], number> = ERROR_STATUS;
+void _everyIdentityCode;
 
 export type ApiErrorCode = keyof typeof ERROR_STATUS;
 

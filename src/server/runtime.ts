@@ -13,6 +13,7 @@ import type { Gate, GatePolicy, InProcessApprovals } from "../gate/index.js";
 import { type Journal, nextKeyId, SqliteJournalStore } from "../journal/index.js";
 import { loadPolicyBundle } from "../policy/index.js";
 import {
+  type AgentPinAuthenticator,
   composeRuntime,
   type Runtime,
   type RuntimeConfig,
@@ -47,6 +48,8 @@ export interface SidecarRuntime {
   readonly trust: TrustStore;
   /** The communication gate and the messaging identities. */
   readonly messages: RuntimeMessaging;
+  /** AgentPin credentials as agent principals (config `identity.agentpin`). */
+  readonly agentpin: AgentPinAuthenticator | undefined;
   /** Starts a run bound to the authenticated principal. */
   startRun(principalId: string, options?: StartRunOptions): Promise<Session>;
   /** Issues a capability token for an open run, journaled (see Runtime.grant). */
@@ -117,6 +120,7 @@ export function sidecarRuntimeConfig(loaded: LoadedSidecarConfig, signer: KeyPai
     ...(c.auth.approvers.some((a) => a.publicKeys !== undefined)
       ? { approvers: Object.fromEntries(c.auth.approvers.map((a) => [a.id, a.publicKeys ?? []])) }
       : {}),
+    ...(c.identity !== undefined ? { identity: { agentpin: c.identity.agentpin } } : {}),
   };
 }
 
@@ -162,6 +166,7 @@ export async function openSidecarRuntime(
     sessions: rt.sessions,
     trust: rt.trust,
     messages: rt.messages,
+    agentpin: rt.agentpin,
     startRun: (principalId, options) => rt.startRun(principalId, options),
     grant: (runId, grant, grantedBy) => rt.grant(runId, grant, grantedBy),
     close: () => rt.close(),

@@ -13,16 +13,19 @@ export const IdString = z
 /**
  * POST /v1/execute and /v1/decide: a Gate request whose principal comes from the
  * credential. For a contract-named call, toolClass and action come from the contract
- * (http → http/<method>, exec → shell/exec); stating different ones is refused.
+ * (http → http/<method>, exec → shell/exec); stating different ones is refused. The
+ * verified agent identity comes from an AgentPin credential, never from the body.
  */
-export const CallBody = GateRequest.extend({
-  /** A run the runtime created for this principal (POST /v1/runs); anything else is 404 ERR_RUN_UNKNOWN. */
-  runId: IdString,
-  /** Optional; when present it must name the authenticated principal (else 403). */
-  principalId: GateRequest.shape.principalId.optional(),
-  toolClass: GateRequest.shape.toolClass.optional(),
-  action: GateRequest.shape.action.optional(),
-}).strict();
+export const CallBody = GateRequest.omit({ identity: true })
+  .extend({
+    /** A run the runtime created for this principal (POST /v1/runs); anything else is 404 ERR_RUN_UNKNOWN. */
+    runId: IdString,
+    /** Optional; when present it must name the authenticated principal (else 403). */
+    principalId: GateRequest.shape.principalId.optional(),
+    toolClass: GateRequest.shape.toolClass.optional(),
+    action: GateRequest.shape.action.optional(),
+  })
+  .strict();
 export type CallBody = z.infer<typeof CallBody>;
 
 export const ApprovalDecisionBody = z

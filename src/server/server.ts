@@ -7,6 +7,7 @@
 import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import Fastify, { type FastifyInstance } from "fastify";
+import { AgentPinIdentities } from "./agentpin-auth.js";
 import { Authenticator } from "./auth.js";
 import { authPlugin, RateLimiter } from "./auth-plugin.js";
 import { dropIdleConnections, edgePlugin, edgeState } from "./edge.js";
@@ -64,8 +65,10 @@ export function createSidecarServer(
     state,
     tls: cfg.tls !== undefined,
   });
+  const rolesOf = (id: string) => runtime.loaded.gate.principals[id]?.roles.slice() ?? [];
   authPlugin(app, {
-    auth: new Authenticator(cfg.auth, (id) => runtime.loaded.gate.principals[id]?.roles.slice() ?? []),
+    auth: new Authenticator(cfg.auth, rolesOf),
+    agentpin: runtime.agentpin === undefined ? undefined : new AgentPinIdentities(runtime.agentpin, rolesOf),
     limiter: new RateLimiter(limits.rateLimitPerMinute),
     metricsPublic: cfg.metrics.public,
   });

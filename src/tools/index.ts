@@ -65,6 +65,7 @@ export {
   verifySignedSchema,
   verifyTrustBundle,
   wellKnownUrl,
+  writeFileAtomic,
   writeSignatureFile,
 } from "./integrity/index.js";
 export {

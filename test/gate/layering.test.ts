@@ -14,7 +14,7 @@ const ALLOWED: Record<string, string[]> = {
   journal: ["contracts", "crypto"],
   trust: ["contracts", "crypto", "journal"],
   identity: ["contracts", "crypto", "context", "policy"],
-  gate: ["contracts", "crypto", "tools", "context", "policy", "journal"],
+  gate: ["contracts", "crypto", "tools", "context", "policy", "journal", "identity"],
   executors: ["contracts", "crypto", "tools", "journal", "gate"],
   messaging: ["contracts", "crypto", "context", "policy", "journal", "gate"],
   runtime: [

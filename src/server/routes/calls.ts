@@ -95,6 +95,21 @@ function agentRequest(ctx: RouteContext, req: FastifyRequest) {
     );
   }
   if (body.principalId === undefined) body.principalId = who.id;
+  // The verified AgentPin identity comes from the credential only: a body that states one
+  // is refused (it could only be a claim the credential does not back).
+  if (body.identity !== undefined) {
+    throw new ApiError(
+      "ERR_AUTH_PRINCIPAL_MISMATCH",
+      "identity comes from the AgentPin credential, not the body",
+    );
+  }
+  if (who.kind === "agent" && who.agent !== undefined) {
+    body.identity = {
+      agentId: who.agent.agentId,
+      domain: who.agent.domain,
+      capabilities: [...who.agent.capabilities],
+    };
+  }
   const parsed = parseGateRequest(body);
   if (!parsed.success) throw bodyInvalid(parsed.error.issues[0]);
   const request = parsed.data;

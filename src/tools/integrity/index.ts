@@ -1,5 +1,7 @@
 // Public face of tool contract integrity: SchemaPin-compatible signatures over tool
 // contracts and schemas, discovery and revocation documents, TOFU pins, trust bundles.
+
+export { writeFileAtomic } from "./atomic-write.js";
 export {
   BUNDLE_AUTHORITY_PIN_DOMAIN,
   parseTrustBundle,
