@@ -59,10 +59,20 @@ function strings(value: unknown, out: string[] = [], depth = 0): string[] {
   return out;
 }
 
+// Configured needle lists, lower-cased once per list (configuration never changes after
+// parsing; a WeakMap, so a discarded configuration takes its entry with it).
+const lowered = new WeakMap<readonly string[], readonly string[]>();
+
 const containsAny = (texts: readonly string[], needles: readonly string[]) => {
+  if (texts.length === 0) return false;
+  let low = lowered.get(needles);
+  if (low === undefined) {
+    low = needles.map((n) => n.toLowerCase());
+    lowered.set(needles, low);
+  }
   for (const t of texts) {
     const s = t.toLowerCase().replaceAll("\\", "/");
-    for (const n of needles) if (s.includes(n.toLowerCase())) return true;
+    for (const n of low) if (s.includes(n)) return true;
   }
   return false;
 };
@@ -95,30 +105,81 @@ export function classify(
   return out;
 }
 
-const ADMITTED: ReadonlySet<Decision | undefined> = new Set(["allow", "modify"]);
+export const ADMITTED: ReadonlySet<Decision | undefined> = new Set(["allow", "modify"]);
+
+/**
+ * What the sequence rules ask of the window, each answer the newest event in it that
+ * fits. `scanView` answers by scanning an array (the reference); the session's
+ * BehaviourWindow answers from indexes it keeps as events arrive (facts.ts), and a
+ * property test holds the two to the same answers.
+ */
+export interface WindowView {
+  /** The newest event carrying an untrusted taint source. */
+  lastUntrusted(): WindowEvent | undefined;
+  /** The newest admitted (allow, modify) call with this signal. */
+  lastAdmittedWith(signal: "sensitive_read" | "secret_access"): WindowEvent | undefined;
+  /** The newest denied call of a class whose risk is below `risk`. */
+  lastDeniedBelow(risk: number): WindowEvent | undefined;
+}
+
+function isView(w: readonly WindowEvent[] | WindowView): w is WindowView {
+  return !Array.isArray(w);
+}
+
+// The untrusted sources as a set, once per configuration (it never changes after parsing).
+const untrustedSets = new WeakMap<Rules, ReadonlySet<TaintSource>>();
+
+export function untrustedOf(rules: Rules): ReadonlySet<TaintSource> {
+  let set = untrustedSets.get(rules);
+  if (set === undefined) {
+    set = new Set<TaintSource>(rules.untrustedSources);
+    untrustedSets.set(rules, set);
+  }
+  return set;
+}
+
+/** The denied calls `lastDeniedBelow` looks for: a call denied in a class with a risk. */
+export function deniedRisk(ev: WindowEvent, rules: Rules): number | undefined {
+  return ev.kind === "call" && ev.decision === "deny" ? rules.classRisk[ev.toolClass] : undefined;
+}
+
+/** The reference WindowView: scans `window` (oldest first) from its newest event. */
+export function scanView(window: readonly WindowEvent[], rules: Rules): WindowView {
+  const untrusted = untrustedOf(rules);
+  const lastWhere = (pred: (e: WindowEvent) => boolean): WindowEvent | undefined => {
+    for (let i = window.length - 1; i >= 0; i--) if (pred(window[i]!)) return window[i];
+    return undefined;
+  };
+  return {
+    lastUntrusted: () => lastWhere((ev) => ev.taint.some((t) => untrusted.has(t))),
+    lastAdmittedWith: (signal) => lastWhere((ev) => ADMITTED.has(ev.decision) && ev.signals.includes(signal)),
+    lastDeniedBelow: (risk) =>
+      lastWhere((ev) => {
+        const r = deniedRisk(ev, rules);
+        return r !== undefined && r < risk;
+      }),
+  };
+}
 
 /**
  * Evaluates the enabled rules, in Ari's order, for `candidate` after the `window` events
  * (oldest first). Returns every match; the first is the quarantine trigger.
  */
 export function evaluateRules(
-  window: readonly WindowEvent[],
+  window: readonly WindowEvent[] | WindowView,
   candidate: Candidate,
   rules: Rules,
 ): RuleMatch[] {
-  const untrusted = new Set<TaintSource>(rules.untrustedSources);
+  const view = isView(window) ? window : scanView(window, rules);
+  const untrusted = untrustedOf(rules);
   const has = (s: Signal) => candidate.signals.includes(s);
   const callTainted = candidate.taint.some((t) => untrusted.has(t));
-  const lastWhere = (pred: (e: WindowEvent) => boolean): WindowEvent | undefined => {
-    for (let i = window.length - 1; i >= 0; i--) if (pred(window[i]!)) return window[i];
-    return undefined;
-  };
   // The taint rules are armed by the call's own taint, or (scope "window") by any untrusted
   // label seen in the window.
   const armedBy = (): number[] | undefined => {
     if (callTainted) return [];
     if (rules.taintScope === "call") return undefined;
-    const e = lastWhere((ev) => ev.taint.some((t) => untrusted.has(t)));
+    const e = view.lastUntrusted();
     return e === undefined ? undefined : [e.seq];
   };
   const out: RuleMatch[] = [];
@@ -145,10 +206,7 @@ export function evaluateRules(
       case "denied_capability_then_escalation": {
         const risk = rules.classRisk[candidate.toolClass];
         if (risk === undefined) return undefined;
-        const e = lastWhere((ev) => {
-          const r = rules.classRisk[ev.toolClass];
-          return ev.kind === "call" && ev.decision === "deny" && r !== undefined && r < risk;
-        });
+        const e = view.lastDeniedBelow(risk);
         return (
           e && {
             ruleId: id,
@@ -159,7 +217,7 @@ export function evaluateRules(
       }
       case "sensitive_read_then_egress": {
         if (!has("egress")) return undefined;
-        const e = lastWhere((ev) => ADMITTED.has(ev.decision) && ev.signals.includes("sensitive_read"));
+        const e = view.lastAdmittedWith("sensitive_read");
         return (
           e && {
             ruleId: id,
@@ -188,7 +246,7 @@ export function evaluateRules(
       }
       case "secret_access_then_any_egress": {
         if (!has("any_egress")) return undefined;
-        const e = lastWhere((ev) => ADMITTED.has(ev.decision) && ev.signals.includes("secret_access"));
+        const e = view.lastAdmittedWith("secret_access");
         return e && { ruleId: id, reason: "secret access followed by egress", matchedEvents: [e.seq] };
       }
     }

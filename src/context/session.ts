@@ -110,7 +110,11 @@ export class Session {
     this.#clock = deps.clock;
     this.#ledger = new RunLedger(deps.ledger, init.runId, deps.config.budgets.toolCalls);
     this.#chain = new EventChain(deps.config.limits.eventsRetained);
-    this.#window = new BehaviourWindow(deps.config.rules.windowSize, deps.config.recentEventsInFacts);
+    this.#window = new BehaviourWindow(
+      deps.config.rules.windowSize,
+      deps.config.recentEventsInFacts,
+      deps.config.rules,
+    );
     this.#startedAt = init.now;
     this.#originalRequest = init.originalRequest;
     this.#originalRequestHash =
@@ -214,7 +218,7 @@ export class Session {
       taint: taintSources(effectiveTaint),
       signals,
     };
-    const behaviour = evaluateRules(this.#window.events, candidate, cfg.rules);
+    const behaviour = evaluateRules(this.#window, candidate, cfg.rules);
 
     const reasons: string[] = [];
     if (request.principalId !== this.principalId) reasons.push("run_principal_mismatch");
