@@ -61,8 +61,8 @@ describe("the behavioural window's indexes", () => {
           let seq = 0;
           for (const e of events) {
             seq += 1 + (e.taint.length % 2); // sequence numbers grow, with gaps (chain events outside the window)
-            const ev: WindowEvent = { ...e, seq };
-            if (ev.decision === undefined) delete ev.decision;
+            const { decision, ...rest } = e;
+            const ev: WindowEvent = decision === undefined ? { ...rest, seq } : { ...rest, decision, seq };
             w.push(ev);
             const scan = scanView(w.events, cfg.rules);
             expect(w.lastUntrusted()).toBe(scan.lastUntrusted());
