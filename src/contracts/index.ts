@@ -55,6 +55,7 @@ export {
   type GateRequestInput,
   isParsedGateRequest,
   parseGateRequest,
+  safeParseGateRequest,
   TAINT_SOURCES,
   TaintLabel,
   TaintSource,
