@@ -17,7 +17,6 @@ import type { Reservation, SyncBudgetLedger } from "./ledger.js";
 import type { Principals } from "./principals.js";
 import type { ProvenanceHit } from "./provenance.js";
 import type { Session } from "./session.js";
-import { defined } from "./util.js";
 
 export interface BudgetUse {
   used: number;
@@ -210,18 +209,15 @@ export class BehaviourWindow implements WindowView {
     this.events.push(e);
     this.#index(e);
     if (e.kind === "call" && this.#recentMax > 0) {
-      this.#recent.push(
-        Object.freeze(
-          defined({
-            seq: e.seq,
-            toolClass: e.toolClass,
-            action: e.action,
-            tool: e.tool,
-            decision: e.decision!,
-            taint: Object.freeze([...e.taint]) as TaintSource[],
-          }),
-        ),
-      );
+      const r: RecentEvent = {
+        seq: e.seq,
+        toolClass: e.toolClass,
+        action: e.action,
+        decision: e.decision!,
+        taint: Object.freeze([...e.taint]) as TaintSource[],
+      };
+      if (e.tool !== undefined) r.tool = e.tool;
+      this.#recent.push(Object.freeze(r));
       if (this.#recent.length > this.#recentMax) this.#recent.shift();
     }
     if (this.events.length > this.#size) {
