@@ -174,9 +174,10 @@ export class BehaviourWindow implements WindowView {
 
   lastDeniedBelow(risk: number): WindowEvent | undefined {
     let best: WindowEvent | undefined;
-    for (const [r, e] of this.#denied) {
+    // forEach: no iterator or entry pair allocated per call (this runs on every decision).
+    this.#denied.forEach((e, r) => {
       if (r < risk && this.#live(e) !== undefined && (best === undefined || e.seq > best.seq)) best = e;
-    }
+    });
     return best;
   }
 
