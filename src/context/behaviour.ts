@@ -77,25 +77,68 @@ const containsAny = (texts: readonly string[], needles: readonly string[]) => {
   return false;
 };
 
+/** What a class and action alone say about a call, under one configuration. */
+interface ActionKinds {
+  fileRead: boolean;
+  egress: boolean;
+  anyEgress: boolean;
+  shellExec: boolean;
+  databaseWrite: boolean;
+}
+
+// Per configuration (never changed after parsing), the kinds of each class × action seen:
+// nested maps keyed by the exact names, so no pair of names can stand for another, and
+// bounded (cleared when full: class and action names come from requests).
+const kindsByRules = new WeakMap<Rules, { byClass: Map<string, Map<string, ActionKinds>>; size: number }>();
+const KINDS_MAX = 4096;
+
+function actionKinds(rules: Rules, c: string, a: string): ActionKinds {
+  let cache = kindsByRules.get(rules);
+  if (cache === undefined) {
+    cache = { byClass: new Map(), size: 0 };
+    kindsByRules.set(rules, cache);
+  }
+  const hit = cache.byClass.get(c)?.get(a);
+  if (hit !== undefined) return hit;
+  const kinds: ActionKinds = {
+    fileRead: matchesAction(rules.fileReads, c, a),
+    egress: matchesAction(rules.egress, c, a),
+    anyEgress: matchesAction(rules.anyEgress, c, a),
+    shellExec: matchesAction(rules.shellExec, c, a),
+    databaseWrite: matchesAction(rules.databaseWrites, c, a),
+  };
+  if (cache.size >= KINDS_MAX) {
+    cache.byClass.clear();
+    cache.size = 0;
+  }
+  let byAction = cache.byClass.get(c);
+  if (byAction === undefined) {
+    byAction = new Map();
+    cache.byClass.set(c, byAction);
+  }
+  byAction.set(a, kinds);
+  cache.size++;
+  return kinds;
+}
+
 /** Signals of a proposed call: what kind of behaviour it is, from class, action and parameters. */
 export function classify(
   request: Pick<GateRequest, "toolClass" | "action" | "parameters">,
   rules: Rules,
 ): Signal[] {
   const { toolClass: c, action: a } = request;
+  const k = actionKinds(rules, c, a);
   const texts = strings(request.parameters);
   const out: Signal[] = [];
-  if (matchesAction(rules.fileReads, c, a) && containsAny(texts, rules.sensitivePaths))
-    out.push("sensitive_read");
-  const egress = matchesAction(rules.egress, c, a);
-  if (egress) out.push("egress");
-  if (egress || matchesAction(rules.anyEgress, c, a)) out.push("any_egress");
-  if (matchesAction(rules.shellExec, c, a)) {
+  if (k.fileRead && containsAny(texts, rules.sensitivePaths)) out.push("sensitive_read");
+  if (k.egress) out.push("egress");
+  if (k.egress || k.anyEgress) out.push("any_egress");
+  if (k.shellExec) {
     out.push("shell_exec");
     // All string arguments count: renaming `command` to `args` must not hide the data.
     if (texts.join(" ").length > rules.shellCommandLength) out.push("shell_with_data");
   }
-  if (matchesAction(rules.databaseWrites, c, a)) out.push("database_write");
+  if (k.databaseWrite) out.push("database_write");
   if (
     (c === "database" && containsAny(texts, rules.secretTables)) ||
     (c === "http" && containsAny(texts, rules.secretEndpoints))

@@ -3,7 +3,13 @@
 // sequence of events (property test), and so must the rules evaluated over each.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { evaluateRules, type Signal, scanView, type WindowEvent } from "../../src/context/behaviour.js";
+import {
+  classify,
+  evaluateRules,
+  type Signal,
+  scanView,
+  type WindowEvent,
+} from "../../src/context/behaviour.js";
 import { BEHAVIOURAL_RULE_IDS, parseContextConfig } from "../../src/context/config.js";
 import { BehaviourWindow } from "../../src/context/facts.js";
 import { DECISIONS, TAINT_SOURCES } from "../../src/contracts/index.js";
@@ -78,5 +84,41 @@ describe("the behavioural window's indexes", () => {
       ),
       { numRuns: 300 },
     );
+  });
+});
+
+describe("classify's per-configuration class × action kinds", () => {
+  const kindsCall = fc.record({
+    toolClass: fc.constantFrom("http", "file", "shell", "database", "message", "x", "constructor"),
+    action: fc.constantFrom("get", "post", "read", "exec", "write", "send", "toString"),
+    parameters: fc.dictionary(
+      fc.constantFrom("url", "path", "command", "query"),
+      fc.constantFrom(
+        "https://vault.example/v1/secret",
+        "/home/u/.ssh/id_rsa",
+        "ls",
+        `echo ${"A".repeat(120)}`,
+      ),
+    ),
+  });
+
+  it("are what a fresh configuration computes, call after call", () => {
+    fc.assert(
+      fc.property(fc.array(kindsCall, { minLength: 1, maxLength: 20 }), (calls) => {
+        const shared = parseContextConfig({}).rules;
+        for (const c of calls) expect(classify(c, shared)).toEqual(classify(c, parseContextConfig({}).rules));
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it("stay right past the cache's bound (names from requests cannot grow it without limit)", () => {
+    const rules = parseContextConfig({}).rules;
+    for (let i = 0; i < 5000; i++) classify({ toolClass: `c${i}`, action: "post", parameters: {} }, rules);
+    expect(classify({ toolClass: "http", action: "post", parameters: {} }, rules)).toEqual([
+      "egress",
+      "any_egress",
+    ]);
+    expect(classify({ toolClass: "c1", action: "post", parameters: {} }, rules)).toEqual([]);
   });
 });
