@@ -35,15 +35,17 @@ export interface Case {
 }
 
 /**
- * Times several cases the same way: each is warmed with the same number of calls, then
+ * Times several cases the same way: each is warmed by one untimed round, then
  * `rounds` rounds run every case for its share of `n` calls (in batches of `batch`), the
  * order rotating each round. No case is measured only first, only cold, or only while
  * the shared machine happened to be busier; each case's samples from all rounds are
  * summarized together, its CPU and wall time summed over its own segments.
  */
 export function measureInterleaved(cases: Case[], n: number, rounds = 8, batch = BATCH): Row[] {
-  for (const c of cases) for (let i = 0; i < Math.min(n, 2000); i++) c.fn(i);
   const perRound = Math.ceil(n / batch / rounds);
+  // Warm-up: one untimed round of the same size, so the JIT and the collection of whatever
+  // garbage building the cases left fall on no case's timed samples.
+  for (const c of cases) for (let i = 0; i < perRound * batch; i++) c.fn(i);
   const acc = cases.map(() => ({ samples: [] as number[], ms: 0, cpuUs: 0, calls: 0 }));
   for (let r = 0; r < rounds; r++) {
     for (let k = 0; k < cases.length; k++) {
