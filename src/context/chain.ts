@@ -4,9 +4,8 @@
 // event), so a verifier holding the journal (where every event was written when it was
 // appended) can still check the retained tail against it. Appending is O(1) amortized.
 import type { Decision, Sha256Hash, TaintLabel } from "../contracts/index.js";
-import { sha256Hex, sha256Of } from "../contracts/index.js";
+import { sha256Of } from "../contracts/index.js";
 import type { WindowEvent } from "./behaviour.js";
-import { eventText } from "./event-text.js";
 import { iso } from "./util.js";
 
 export interface SessionCounters {
@@ -118,8 +117,7 @@ export class EventChain {
     // `body` is always a fresh literal of the caller's own: it becomes the event in place
     // instead of being copied twice (once without the hash, once with it).
     const unsigned = Object.assign(body, { seq: this.#next, at: iso(at), prev: this.#head });
-    // eventText is canonicalJson's text, written directly for a decision's event.
-    const event = Object.assign(unsigned, { hash: sha256Hex(eventText(unsigned)) }) as SessionEvent;
+    const event = Object.assign(unsigned, { hash: sha256Of(unsigned) }) as SessionEvent;
     this.#events.push(event);
     this.#next++;
     this.#head = event.hash;
