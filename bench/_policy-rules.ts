@@ -1,6 +1,7 @@
 // Shared by bench/policy.ts and bench/decide.ts: the YAML rule sets a large deployment has
 // (spread over tools and actions, a few always-checked rules, the bench call matching the
-// last rule) and a timer for sub-µs calls (batches; CPU µs per op from process.cpuUsage).
+// last rule) and timers for sub-µs calls (batches; CPU µs per op from process.cpuUsage),
+// one case alone or several interleaved.
 import { type Stats, summarize } from "./_stats.js";
 
 export const BATCH = 50;
@@ -26,6 +27,48 @@ export function measureBatched(name: string, n: number, fn: (i: number) => void,
   const cpu = process.cpuUsage(cpu0);
   const stats = summarize(name, samples, total);
   return { ...stats, n: i, opsPerSec: (i / total) * 1000, cpuUs: (cpu.user + cpu.system) / i };
+}
+
+export interface Case {
+  name: string;
+  fn: (i: number) => void;
+}
+
+/**
+ * Times several cases the same way: each is warmed by one untimed round, then
+ * `rounds` rounds run every case for its share of `n` calls (in batches of `batch`), the
+ * order rotating each round. No case is measured only first, only cold, or only while
+ * the shared machine happened to be busier; each case's samples from all rounds are
+ * summarized together, its CPU and wall time summed over its own segments.
+ */
+export function measureInterleaved(cases: Case[], n: number, rounds = 8, batch = BATCH): Row[] {
+  const perRound = Math.ceil(n / batch / rounds);
+  // Warm-up: one untimed round of the same size, so the JIT and the collection of whatever
+  // garbage building the cases left fall on no case's timed samples.
+  for (const c of cases) for (let i = 0; i < perRound * batch; i++) c.fn(i);
+  const acc = cases.map(() => ({ samples: [] as number[], ms: 0, cpuUs: 0, calls: 0 }));
+  for (let r = 0; r < rounds; r++) {
+    for (let k = 0; k < cases.length; k++) {
+      const at = (k + r) % cases.length;
+      const { fn } = cases[at]!;
+      const a = acc[at]!;
+      const cpu0 = process.cpuUsage();
+      const start = performance.now();
+      for (let s = 0; s < perRound; s++) {
+        const t0 = performance.now();
+        for (let b = 0; b < batch; b++) fn(a.calls++);
+        a.samples.push(((performance.now() - t0) * 1000) / batch);
+      }
+      a.ms += performance.now() - start;
+      const cpu = process.cpuUsage(cpu0);
+      a.cpuUs += cpu.user + cpu.system;
+    }
+  }
+  return cases.map((c, k) => {
+    const a = acc[k]!;
+    const stats = summarize(c.name, Float64Array.from(a.samples), a.ms);
+    return { ...stats, n: a.calls, opsPerSec: (a.calls / a.ms) * 1000, cpuUs: a.cpuUs / a.calls };
+  });
 }
 
 /**

@@ -3,14 +3,20 @@
 // results the sequence rules look at, and the recent decisions the facts list, kept in
 // step as events arrive (bounded; never rebuilt per call).
 import type { Decision, GateRequest, Sha256Hash, TaintLabel, TaintSource } from "../contracts/index.js";
-import type { RuleMatch, WindowEvent } from "./behaviour.js";
+import {
+  ADMITTED,
+  deniedRisk,
+  type RuleMatch,
+  untrustedOf,
+  type WindowEvent,
+  type WindowView,
+} from "./behaviour.js";
 import type { SessionCounters, SessionEvent } from "./chain.js";
 import type { ContextConfig } from "./config.js";
 import type { Reservation, SyncBudgetLedger } from "./ledger.js";
 import type { Principals } from "./principals.js";
 import type { ProvenanceHit } from "./provenance.js";
 import type { Session } from "./session.js";
-import { defined } from "./util.js";
 
 export interface BudgetUse {
   used: number;
@@ -132,20 +138,66 @@ export interface SessionDeps {
 
 type RecentEvent = SessionFacts["recentEvents"][number];
 
-/** The behavioural window and the recent decisions derived from it. */
-export class BehaviourWindow {
+/**
+ * The behavioural window and the recent decisions derived from it. It answers the
+ * sequence rules' questions (WindowView) from the newest event of each kind, kept as
+ * events arrive: events enter in sequence order and leave oldest first, so when the
+ * newest fitting event has left the window, every older one has too.
+ */
+export class BehaviourWindow implements WindowView {
   readonly #size: number;
   readonly #recentMax: number;
+  readonly #rules: ContextConfig["rules"];
   readonly events: WindowEvent[] = [];
+  #untrusted: WindowEvent | undefined;
+  #sensitiveRead: WindowEvent | undefined;
+  #secretAccess: WindowEvent | undefined;
+  /** The newest denied call per class risk (keys: the configured risks, so few). */
+  readonly #denied = new Map<number, WindowEvent>();
   /**
    * The facts' recent decisions: the last `recentMax` calls still in the window, oldest
    * first. Entries are frozen: snapshots share them, each snapshot gets its own array.
    */
   readonly #recent: RecentEvent[] = [];
 
-  constructor(size: number, recentMax: number) {
+  constructor(size: number, recentMax: number, rules: ContextConfig["rules"]) {
     this.#size = size;
     this.#recentMax = recentMax;
+    this.#rules = rules;
+  }
+
+  lastUntrusted(): WindowEvent | undefined {
+    return this.#live(this.#untrusted);
+  }
+
+  lastAdmittedWith(signal: "sensitive_read" | "secret_access"): WindowEvent | undefined {
+    return this.#live(signal === "sensitive_read" ? this.#sensitiveRead : this.#secretAccess);
+  }
+
+  lastDeniedBelow(risk: number): WindowEvent | undefined {
+    let best: WindowEvent | undefined;
+    // forEach: no iterator or entry pair allocated per call (this runs on every decision).
+    this.#denied.forEach((e, r) => {
+      if (r < risk && this.#live(e) !== undefined && (best === undefined || e.seq > best.seq)) best = e;
+    });
+    return best;
+  }
+
+  /** `e` if it is still in the window. */
+  #live(e: WindowEvent | undefined): WindowEvent | undefined {
+    const oldest = this.events[0];
+    return e !== undefined && oldest !== undefined && e.seq >= oldest.seq ? e : undefined;
+  }
+
+  #index(e: WindowEvent): void {
+    const untrusted = untrustedOf(this.#rules);
+    if (e.taint.some((t) => untrusted.has(t))) this.#untrusted = e;
+    if (ADMITTED.has(e.decision)) {
+      if (e.signals.includes("sensitive_read")) this.#sensitiveRead = e;
+      if (e.signals.includes("secret_access")) this.#secretAccess = e;
+    }
+    const r = deniedRisk(e, this.#rules);
+    if (r !== undefined) this.#denied.set(r, e);
   }
 
   recent(): RecentEvent[] {
@@ -158,19 +210,17 @@ export class BehaviourWindow {
 
   push(e: WindowEvent): void {
     this.events.push(e);
+    this.#index(e);
     if (e.kind === "call" && this.#recentMax > 0) {
-      this.#recent.push(
-        Object.freeze(
-          defined({
-            seq: e.seq,
-            toolClass: e.toolClass,
-            action: e.action,
-            tool: e.tool,
-            decision: e.decision!,
-            taint: Object.freeze([...e.taint]) as TaintSource[],
-          }),
-        ),
-      );
+      const r: RecentEvent = {
+        seq: e.seq,
+        toolClass: e.toolClass,
+        action: e.action,
+        decision: e.decision!,
+        taint: Object.freeze([...e.taint]) as TaintSource[],
+      };
+      if (e.tool !== undefined) r.tool = e.tool;
+      this.#recent.push(Object.freeze(r));
       if (this.#recent.length > this.#recentMax) this.#recent.shift();
     }
     if (this.events.length > this.#size) {

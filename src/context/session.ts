@@ -22,6 +22,7 @@ import {
 import { type Candidate, classify, evaluateRules, type WindowEvent } from "./behaviour.js";
 import {
   type ChainAnchor,
+  type EventBody,
   EventChain,
   type QuarantineTrigger,
   type SessionCounters,
@@ -61,6 +62,8 @@ interface CallState {
 }
 
 const calls = new WeakMap<Prepared, CallState>();
+
+type DecidedBody = Extract<EventBody, { type: "call.decided" }>;
 
 export class Session {
   readonly runId: string;
@@ -110,7 +113,11 @@ export class Session {
     this.#clock = deps.clock;
     this.#ledger = new RunLedger(deps.ledger, init.runId, deps.config.budgets.toolCalls);
     this.#chain = new EventChain(deps.config.limits.eventsRetained);
-    this.#window = new BehaviourWindow(deps.config.rules.windowSize, deps.config.recentEventsInFacts);
+    this.#window = new BehaviourWindow(
+      deps.config.rules.windowSize,
+      deps.config.recentEventsInFacts,
+      deps.config.rules,
+    );
     this.#startedAt = init.now;
     this.#originalRequest = init.originalRequest;
     this.#originalRequestHash =
@@ -215,7 +222,7 @@ export class Session {
       taint: taintSources(effectiveTaint),
       signals,
     };
-    const behaviour = evaluateRules(this.#window.events, candidate, cfg.rules);
+    const behaviour = evaluateRules(this.#window, candidate, cfg.rules);
 
     const reasons: string[] = [];
     if (request.principalId !== this.principalId) reasons.push("run_principal_mismatch");
@@ -301,24 +308,25 @@ export class Session {
     if (decision === "allow" || decision === "modify") this.#admit(state, request, at);
     else if (decision === "deny") this.#ledger.release(state.reservation, at);
     else state.reservation = this.#ledger.renew(state.reservation, at);
-    this.#setTaintSeen(mergeTaint(this.#taintSeen, prepared.effectiveTaint));
-    const event = this.#chain.append(
-      defined({
-        type: "call.decided" as const,
-        call,
-        toolClass: request.toolClass,
-        action: request.action,
-        tool: request.tool,
-        principalId: request.principalId,
-        requestHash: prepared.requestHash,
-        decision,
-        reasonCodes: [...reasonCodes],
-        taint: prepared.effectiveTaint,
-        provenance: prepared.provenance.map((h) => ({ path: h.path, kind: h.kind, outputs: h.outputs })),
-        behaviour: prepared.behaviour.map((m) => m.ruleId),
-      }),
-      at,
-    );
+    // Merging no labels would only copy the set (and drop its cached sources).
+    if (prepared.effectiveTaint.length > 0)
+      this.#setTaintSeen(mergeTaint(this.#taintSeen, prepared.effectiveTaint));
+    // Built with only its defined members (no `defined` copy): `tool` is the optional one.
+    const body: DecidedBody = {
+      type: "call.decided",
+      call,
+      toolClass: request.toolClass,
+      action: request.action,
+      principalId: request.principalId,
+      requestHash: prepared.requestHash,
+      decision,
+      reasonCodes: [...reasonCodes],
+      taint: prepared.effectiveTaint,
+      provenance: prepared.provenance.map((h) => ({ path: h.path, kind: h.kind, outputs: h.outputs })),
+      behaviour: prepared.behaviour.map((m) => m.ruleId),
+    };
+    if (request.tool !== undefined) body.tool = request.tool;
+    const event = this.#chain.append(body, at);
     this.#pushCall(event.seq, prepared, state, decision);
     const first = prepared.behaviour[0];
     if (first !== undefined) {
@@ -567,17 +575,16 @@ export class Session {
   /** The behavioural window's view of a call's decision (or its resolution). */
   #pushCall(seq: number, prepared: Prepared, state: CallState, decision: Decision): void {
     const { request } = prepared;
-    this.#window.push(
-      defined({
-        seq,
-        kind: "call" as const,
-        toolClass: request.toolClass,
-        action: request.action,
-        tool: request.tool,
-        decision,
-        taint: taintSources(prepared.effectiveTaint),
-        signals: state.signals,
-      }),
-    );
+    const e: WindowEvent = {
+      seq,
+      kind: "call",
+      toolClass: request.toolClass,
+      action: request.action,
+      decision,
+      taint: taintSources(prepared.effectiveTaint),
+      signals: state.signals,
+    };
+    if (request.tool !== undefined) e.tool = request.tool;
+    this.#window.push(e);
   }
 }

@@ -3,6 +3,7 @@
 // structured facts the Gate hands to policy alongside the request: who the principal
 // is (from configuration, never from the request) and what the session has seen.
 import { z } from "zod";
+import { fastGateRequest, UNSURE } from "./gate-request-fast.js";
 
 export const TAINT_SOURCES = [
   "web",
@@ -82,6 +83,19 @@ export const GateRequest = z.strictObject({
 export type GateRequest = z.infer<typeof GateRequest>;
 export type GateRequestInput = z.input<typeof GateRequest>;
 
+const SOURCES: ReadonlySet<string> = new Set(TAINT_SOURCES);
+
+/**
+ * `GateRequest.safeParse(raw)`, the same result for every input: well-formed plain input
+ * takes a pre-compiled check that builds the value zod would (gate-request-fast.ts), and
+ * anything else, every refusal included, is zod's own parse.
+ */
+export function safeParseGateRequest(raw: unknown): z.ZodSafeParseResult<GateRequest> {
+  const fast = fastGateRequest(raw, SOURCES);
+  if (fast !== UNSURE) return { success: true, data: fast as GateRequest };
+  return GateRequest.safeParse(raw);
+}
+
 // Requests parsed by parseGateRequest. Membership cannot be forged (the set is private,
 // and a copy is a different object), and a member cannot change after its parse (it is
 // deep-frozen), so the Gate can take one as parsed instead of parsing it a second time.
@@ -99,7 +113,7 @@ function deepFreeze(v: unknown): void {
  * parse of the same request. Anything else given to the Gate is parsed there as before.
  */
 export function parseGateRequest(raw: unknown): z.ZodSafeParseResult<GateRequest> {
-  const r = GateRequest.safeParse(raw);
+  const r = safeParseGateRequest(raw);
   if (r.success) {
     deepFreeze(r.data);
     parsedRequests.add(r.data);

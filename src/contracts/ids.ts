@@ -20,6 +20,12 @@ const ID_RANDOM_BYTES = 8;
 const pool = Buffer.allocUnsafe(ID_RANDOM_BYTES * 512);
 let poolOffset = pool.length;
 
+// Two hex digits per byte value, and the id's timestamp text (`tttttttt-tttt-7`) of the
+// last millisecond: ids of one millisecond share it.
+const HEX: readonly string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
+let tsMs = -1;
+let tsText = "";
+
 /**
  * UUIDv7 (RFC 9562): 48-bit Unix ms timestamp, then randomness. Within one
  * millisecond a 12-bit counter in rand_a keeps ids from one process monotonic.
@@ -44,12 +50,14 @@ export function uuidv7(now: number = Date.now()): string {
   }
   const o = poolOffset;
   poolOffset += ID_RANDOM_BYTES;
+  if (lastMs !== tsMs) {
+    const ts = lastMs.toString(16).padStart(12, "0");
+    tsText = `${ts.slice(0, 8)}-${ts.slice(8)}-7`;
+    tsMs = lastMs;
+  }
+  const p = pool;
   // rand_b: the variant bits (10) over the first random byte, then 7 more random bytes.
-  const variant = (0x80 | (pool[o]! & 0x3f)).toString(16);
-  const rest = pool.toString("hex", o + 1, o + ID_RANDOM_BYTES);
-  const ts = lastMs.toString(16).padStart(12, "0");
-  const sq = seq.toString(16).padStart(3, "0");
-  return `${ts.slice(0, 8)}-${ts.slice(8)}-7${sq}-${variant}${rest.slice(0, 2)}-${rest.slice(2)}`;
+  return `${tsText}${seq.toString(16).padStart(3, "0")}-${HEX[0x80 | (p[o]! & 0x3f)]}${HEX[p[o + 1]!]}-${HEX[p[o + 2]!]}${HEX[p[o + 3]!]}${HEX[p[o + 4]!]}${HEX[p[o + 5]!]}${HEX[p[o + 6]!]}${HEX[p[o + 7]!]}`;
 }
 
 /** Milliseconds since the epoch encoded in a UUIDv7. */

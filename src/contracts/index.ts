@@ -61,6 +61,7 @@ export {
   type GateRequestInput,
   isParsedGateRequest,
   parseGateRequest,
+  safeParseGateRequest,
   TAINT_SOURCES,
   TaintLabel,
   TaintSource,

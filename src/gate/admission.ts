@@ -7,12 +7,13 @@
 import type { Session } from "../context/index.js";
 import {
   type DecisionId,
-  GateRequest,
+  type GateRequest,
   isParsedGateRequest,
   newDecisionId,
   type PrincipalId,
   parseId,
   type RunId,
+  safeParseGateRequest,
 } from "../contracts/index.js";
 import type { PolicyTool } from "../policy/index.js";
 import { type CompiledTool, classifyContract, validateArgs } from "../tools/index.js";
@@ -52,9 +53,7 @@ export type AdmissionResult = { kind: "invalid"; reason: "request_invalid" | "ru
 export function admit(deps: GateDeps, raw: unknown): AdmissionResult {
   // A request from parseGateRequest was parsed at the edge and cannot have changed since
   // (deep-frozen, unforgeable mark); anything else is parsed here.
-  const parsed = isParsedGateRequest(raw)
-    ? { success: true as const, data: raw }
-    : GateRequest.safeParse(raw);
+  const parsed = isParsedGateRequest(raw) ? { success: true as const, data: raw } : safeParseGateRequest(raw);
   if (!parsed.success) return { kind: "invalid", reason: "request_invalid" };
   const request = parsed.data;
   const run = parseId("run", request.runId);

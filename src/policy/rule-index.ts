@@ -62,8 +62,27 @@ export class RuleIndex<R> {
     for (const a of this.byAction.keys()) this.knownActions.add(a);
   }
 
+  /**
+   * The last lookup, answered again without the map walk when a call repeats the names of
+   * the one before (an agent calling one tool in a loop). One entry, keyed by all three
+   * names exactly, holding what the cache holds for them: nothing a caller chooses can put
+   * another list there.
+   */
+  private last:
+    | { toolClass: string; action: string; tool: string | undefined; rules: readonly R[] }
+    | undefined;
+
   /** The rules that can match a call with these names, in rule order. */
   candidates(toolClass: string, action: string, tool: string | undefined): readonly R[] {
+    const last = this.last;
+    if (last !== undefined && last.toolClass === toolClass && last.action === action && last.tool === tool)
+      return last.rules;
+    const rules = this.lookup(toolClass, action, tool);
+    this.last = { toolClass, action, tool, rules };
+    return rules;
+  }
+
+  private lookup(toolClass: string, action: string, tool: string | undefined): readonly R[] {
     // Names no rule is indexed under select nothing beyond the always bucket: fold them to "".
     const c = this.knownClasses.has(toolClass) ? toolClass : "";
     const a = this.knownActions.has(action) ? action : "";

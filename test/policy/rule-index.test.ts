@@ -119,5 +119,37 @@ describe("the YAML rule index", () => {
     expect(index.candidates("x", "y", "never-named")).toEqual(["b"]);
     // Served from the cache the second time, same answer.
     expect(index.candidates("http", "get", "fetch")).toEqual(["a", "b", "c", "d", "g"]);
+    // Repeated at once (the last-lookup memo), and then one name changed at a time.
+    expect(index.candidates("http", "get", "fetch")).toEqual(["a", "b", "c", "d", "g"]);
+    expect(index.candidates("http", "get", undefined)).toEqual(["b", "c", "d", "g"]);
+    expect(index.candidates("http", "get", "cat")).toEqual(["b", "c", "d", "f", "g"]);
+    expect(index.candidates("file", "get", "cat")).toEqual(["b", "c", "e", "f", "g"]);
+    expect(index.candidates("file", "post", "cat")).toEqual(["b", "c", "e", "f"]);
+    expect(index.candidates("file", "post", "cat")).toEqual(["b", "c", "e", "f"]);
+  });
+
+  it("the last-lookup memo answers only for the same three names (property: equals a fresh index)", () => {
+    const rules = ["a", "b", "c", "d"];
+    const keys = {
+      a: { dim: "tool", names: ["fetch"] },
+      b: { dim: "action", names: ["get"] },
+      c: { dim: "toolClass", names: ["http"] },
+      d: { dim: "classAction", classes: ["file"], actions: ["read"] },
+    } as const;
+    const keyOf = (r: string) => keys[r as keyof typeof keys];
+    const call = fc.tuple(
+      fc.constantFrom(...CLASSES, "x"),
+      fc.constantFrom(...ACTIONS, "y"),
+      fc.option(fc.constantFrom(...TOOLS, "z"), { nil: undefined }),
+    );
+    fc.assert(
+      fc.property(fc.array(call, { minLength: 1, maxLength: 12 }), (calls) => {
+        const index = new RuleIndex(rules, keyOf);
+        for (const [c, a, t] of calls) {
+          expect(index.candidates(c, a, t)).toEqual(new RuleIndex(rules, keyOf).candidates(c, a, t));
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 });
