@@ -163,13 +163,27 @@ export async function startDelegatedRun(
       link: v.depth,
       message: "the chain delegates to another principal",
     });
-  if (req.parentRun !== undefined && p.sessions.get(req.parentRun)?.principalId !== v.delegator)
+  const parent = req.parentRun === undefined ? undefined : p.sessions.get(req.parentRun);
+  if (req.parentRun !== undefined && parent?.principalId !== v.delegator)
     return refuse(p, principalId, {
       code: "ERR_DELEGATION_BROKEN",
       link: v.depth,
       message: "the parent run is not the delegator's",
     });
-  const session = await p.sessions.startRun(principalId);
+  // The sub-agent works for the parent run: its taint and data classifications come along,
+  // so a tainted delegator cannot launder them through a fresh sub-agent run.
+  const session = await p.sessions.startRun(
+    principalId,
+    parent === undefined
+      ? {}
+      : {
+          delegation: {
+            fromRun: parent.runId,
+            taint: parent.taintSeen(),
+            classifications: [...parent.snapshot(now).dataClassificationsSeen],
+          },
+        },
+  );
   p.runs.set(session.runId, v.grant);
   await p.journal.append({
     type: DELEGATION_ACCEPTED_EVENT,
