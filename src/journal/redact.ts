@@ -96,6 +96,24 @@ function isSecretField(name: string): boolean {
   return SECRET_FIELD.test(name.toLowerCase().replace(/-/g, "_"));
 }
 
+/**
+ * Members that hold a key id or an Ed25519 signature, which verifiers need intact: a
+ * random base64url value of that exact length is kept, even when it happens to read like a
+ * token (one key id in 262,144 starts with "sk-"). Any other shape in these members —
+ * a real credential is longer or shorter — is scanned like every string.
+ */
+const KEY_ID_FIELD = /^(?:signing_key_id|key_id|keyid|kid)$/i;
+const KEY_ID_VALUE = /^[A-Za-z0-9_-]{43}$/;
+const SIGNATURE_FIELD = /^signature$/i;
+const SIGNATURE_VALUE = /^[A-Za-z0-9_-]{86}$/;
+
+function isVerifierData(field: string, v: string): boolean {
+  return (
+    (KEY_ID_FIELD.test(field) && KEY_ID_VALUE.test(v)) ||
+    (SIGNATURE_FIELD.test(field) && SIGNATURE_VALUE.test(v))
+  );
+}
+
 /** Masks credentials inside one string; returns the kinds found (empty when untouched). */
 export function redactString(s: string): { value: string; kinds: CredentialKind[] } {
   const kinds: CredentialKind[] = [];
@@ -135,6 +153,7 @@ export function redactCredentials<T>(value: T): { value: T; redactions: Redactio
         redactions.push({ path: pointer(), kind: "secret_field" });
         return mask("secret_field");
       }
+      if (field !== undefined && isVerifierData(field, v)) return v;
       const r = redactString(v);
       if (r.kinds.length > 0) {
         const path = pointer();

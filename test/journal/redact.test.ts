@@ -70,6 +70,22 @@ describe("credential masking", () => {
     expect(r.value).toContain(`[REDACTED:${kind}]`);
   });
 
+  it("a key id or signature that happens to start with sk- survives; a real key in those members does not", () => {
+    const keyId = `sk-${"PYyGQrYYrnZsl_JKwYVyCgvDiHkIzzkfb35T5dpk"}`; // 43 base64url chars, like keyIdOf
+    const signature = `sk-${"A".repeat(83)}`; // 86 base64url chars, like an Ed25519 signature
+    const realKey = `sk-${"Z9".repeat(24)}`; // an OpenAI-shaped key: 51 chars
+    const body = { evidence: { signing_key_id: keyId, signature }, kid: keyId, note: keyId };
+    const r = redactCredentials(body);
+    expect(r.value.evidence).toEqual({ signing_key_id: keyId, signature });
+    expect(r.value.kid).toBe(keyId);
+    expect(r.value.note).toBe("[REDACTED:openai_key]");
+    const smuggled = redactCredentials({ signing_key_id: realKey, signature: realKey });
+    expect(smuggled.value).toEqual({
+      signing_key_id: "[REDACTED:openai_key]",
+      signature: "[REDACTED:openai_key]",
+    });
+  });
+
   it("keeps the context an auditor needs", () => {
     expect(redactString("Authorization: Bearer 2YotnFZFEjr1zCsicMWpAA").value).toBe(
       "Authorization: Bearer [REDACTED:bearer_token]",
