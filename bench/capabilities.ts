@@ -1,13 +1,8 @@
-// Capability tokens per call: the full check a Gate runs (decode, fixed-header compare,
-// Ed25519 verify, payload schema, scope, constraints, one use reserved and committed in
-// the in-memory budget ledger) beside a same-run baseline of the raw Ed25519 verify of the
-// same signing input; also issuing, and a delegation chain of three links verified.
-import { performance } from "node:perf_hooks";
 import { MemoryBudgetLedger } from "../src/context/index.js";
 import { generateKeyPair, verify } from "../src/crypto/index.js";
 import { CapabilityService } from "../src/identity/capabilities/index.js";
 import { type DelegationLink, issueLink, verifyChain } from "../src/identity/delegation/index.js";
-import { measure, type Stats, summarize, table } from "./_stats.js";
+import { measure, measureAsync, table } from "./_stats.js";
 
 const N = 20_000;
 const signer = generateKeyPair("ed25519");
@@ -32,18 +27,6 @@ const call = {
   parameters: { to: "bob@example.com", count: 1 },
   now: Date.now(),
 };
-
-async function measureAsync(name: string, n: number, fn: () => Promise<unknown>): Promise<Stats> {
-  for (let i = 0; i < Math.min(1000, n); i++) await fn();
-  const samples = new Float64Array(n);
-  const start = performance.now();
-  for (let i = 0; i < n; i++) {
-    const t0 = performance.now();
-    await fn();
-    samples[i] = (performance.now() - t0) * 1000;
-  }
-  return summarize(name, samples, performance.now() - start);
-}
 
 const baseline = measure("ed25519 verify of the token (baseline)", N, () =>
   verify(signer.publicKey, input, sig),

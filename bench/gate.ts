@@ -49,7 +49,7 @@ async function inFlight(
       }
     }),
   );
-  const stats = summarize(name, lat, performance.now() - t0);
+  const stats = summarize(name, lat, performance.now() - t0, cpu0);
   const cpu = process.cpuUsage(cpu0);
   cpuPerDecision.push([name, (cpu.user + cpu.system) / n, stats.opsPerSec > 0 ? 1e6 / stats.opsPerSec : 0]);
   return stats;
@@ -84,13 +84,19 @@ try {
 
   // Sequential: each decision waits for its own durable commit.
   const seq = new Float64Array(1000);
+  const seqCpu0 = process.cpuUsage();
   const t0 = performance.now();
   for (let i = 0; i < seq.length; i++) {
     const s = performance.now();
     await gate.evaluate(raw(i));
     seq[i] = (performance.now() - s) * 1000;
   }
-  const sequential = summarize("gate.evaluate, one at a time (fsync each)", seq, performance.now() - t0);
+  const sequential = summarize(
+    "gate.evaluate, one at a time (fsync each)",
+    seq,
+    performance.now() - t0,
+    seqCpu0,
+  );
 
   // Concurrent: 64 runs in flight share commits.
   const concurrent = await inFlight("gate.evaluate, 64 in flight (group commit)", gate, N, 64, 1000);

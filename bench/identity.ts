@@ -7,7 +7,6 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { performance } from "node:perf_hooks";
 import { compactVerify, importJWK, SignJWT } from "jose";
 import { generateKeyPair, verify } from "../src/crypto/index.js";
 import {
@@ -19,7 +18,7 @@ import {
   verifyCredential,
 } from "../src/identity/index.js";
 import { AgentPinAuthenticator } from "../src/runtime/index.js";
-import { measure, type Stats, summarize, table } from "./_stats.js";
+import { measure, measureAsync, type Stats, table } from "./_stats.js";
 
 const now = Math.floor(Date.now() / 1000);
 const pair = generateKeyPair("p256");
@@ -41,18 +40,6 @@ const token = issueCredential({
   now,
   audience: "warden.bench",
 });
-
-async function measureAsync(name: string, n: number, fn: () => Promise<unknown>): Promise<Stats> {
-  for (let i = 0; i < Math.min(500, n); i++) await fn();
-  const samples = new Float64Array(n);
-  const start = performance.now();
-  for (let i = 0; i < n; i++) {
-    const t0 = performance.now();
-    await fn();
-    samples[i] = (performance.now() - t0) * 1000;
-  }
-  return summarize(name, samples, performance.now() - start);
-}
 
 async function main(): Promise<void> {
   const N = 3000;

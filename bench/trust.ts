@@ -59,6 +59,7 @@ async function drive(
   after: PerDecision,
 ): Promise<Omit<Stats, "name">> {
   const lat = new Float64Array(n);
+  const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   let next = 0;
   await Promise.all(
@@ -73,7 +74,7 @@ async function drive(
       }
     }),
   );
-  return summarize("", lat, performance.now() - t0);
+  return summarize("", lat, performance.now() - t0, cpu0);
 }
 
 async function trustRow(level: EctLevel, dir: string): Promise<Stats> {
