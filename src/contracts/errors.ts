@@ -190,6 +190,12 @@ export const ERROR_CODES = {
     "ERR_TRUST_LIFT_SIGNATURE_INVALID",
     "ERR_TRUST_LIFT_STALE",
     "ERR_TRUST_NOT_QUARANTINED",
+    // A request from an agent below a policy's APAE trust threshold (apae.min_trust /
+    // min_confidence): denied, HTTP 403 in the sidecar.
+    "ERR_TRUST_BELOW_THRESHOLD",
+    // The agent is in trust quarantine: new runs and delegations are refused (HTTP 503 with
+    // Retry-After until the quarantine ends).
+    "ERR_TRUST_QUARANTINED",
   ],
   loop: ["ERR_LOOP_STALE_PHASE", "ERR_LOOP_FORGED_PHASE", "ERR_LOOP_CONFIG_INVALID"],
   model: [

@@ -88,6 +88,8 @@ export interface PolicyInput {
   session: PolicySessionFacts;
   /** 0..1, from the trust layer when configured. */
   trustScore?: number;
+  /** The trust table's confidence in `trustScore` (APAE: low < 10 interactions, medium < 100, high). */
+  trustConfidence?: "low" | "medium" | "high";
 }
 
 export interface Obligation {

@@ -5,6 +5,7 @@
 import { parseDocument } from "yaml";
 import { z } from "zod";
 import { PolicyError, TaintSource } from "../contracts/index.js";
+import { ApaeMatch } from "./apae-match.js";
 import { COUNTER_NAMES } from "./types.js";
 
 export const MAX_POLICY_FILE_BYTES = 1_048_576;
@@ -108,6 +109,8 @@ export const PolicyMatch = z.strictObject({
   trustScoreBelow: z.number().min(0).max(1).optional(),
   trustScoreAtLeast: z.number().min(0).max(1).optional(),
   quarantined: z.boolean().optional(),
+  /** APAE trust thresholds (apae-match.ts). */
+  apae: ApaeMatch.optional(),
 });
 export type PolicyMatch = z.infer<typeof PolicyMatch>;
 

@@ -9,8 +9,9 @@ import type { QuarantineTrigger, SessionStore } from "../context/index.js";
 import { isoTime } from "../contracts/index.js";
 import type { GatePolicy } from "../gate/index.js";
 import type { Journal } from "../journal/index.js";
-import type { PolicyInput, PolicyOutcome } from "../policy/index.js";
+import { type PolicyInput, type PolicyOutcome, TRUST_THRESHOLD_REASON } from "../policy/index.js";
 import {
+  type EmittedAct,
   journalTrustChange,
   MemoryTrustStore,
   parseTrustConfig,
@@ -18,7 +19,10 @@ import {
   SqliteTrustStore,
   type TrustChange,
   TrustEngine,
+  type TrustRow,
   type TrustStore,
+  type TrustView,
+  viewOf,
 } from "../trust/index.js";
 
 export interface RuntimeApaeConfig {
@@ -30,8 +34,24 @@ export interface RuntimeApaeConfig {
   tickMs?: number;
 }
 
+/** An `apae:trust_revoke` in the deployment's table: revoke the subject's delegations and tokens. */
+export interface TrustRevocation {
+  subject: string;
+  score: number;
+  threshold: number;
+  reason: string;
+  at: number;
+}
+
 export interface RuntimeApae {
   readonly engine: TrustEngine;
+  /** The deployment's current view of `subject` (from the in-process table, no I/O). */
+  viewOf(subject: string): TrustView;
+  /**
+   * Registers a revocation hook, called (in order, awaited) for every `apae:trust_revoke`
+   * in the deployment's table after it is journaled. Returns the unsubscribe function.
+   */
+  onRevoke(listener: (r: TrustRevocation) => void | Promise<void>): () => void;
   /** The policy, observed: rule denials become policy_violation events. */
   observe(policy: GatePolicy): GatePolicy;
   /** Ends due quarantines now (the periodic tick calls it); resolves when journaled. */
@@ -61,17 +81,62 @@ function trigger(change: TrustChange, input: PolicyInput): QuarantineTrigger {
   };
 }
 
-export function openApae(config: RuntimeApaeConfig, p: Parts): RuntimeApae {
+function entered(change: TrustChange, act: EmittedAct): boolean {
+  return change.emitted.some(
+    (e) => e.execAct === act && (act !== "apae:quarantine" || e.ext["apae.to_state"] === "quarantined"),
+  );
+}
+
+function revocations(change: TrustChange): TrustRevocation[] {
+  return change.emitted
+    .filter((e) => e.execAct === "apae:trust_revoke")
+    .map((e) => ({
+      subject: change.view.subject,
+      score: Number(e.ext["apae.score"]),
+      threshold: Number(e.ext["apae.threshold"]),
+      reason: String(e.ext["apae.reason"] ?? ""),
+      at: e.time,
+    }));
+}
+
+/** Opens the engine and loads the deployment's table into memory (the facts policy reads). */
+export async function openApae(config: RuntimeApaeConfig, p: Parts): Promise<RuntimeApae> {
   registerTrustEventTypes(p.registry);
   const settings = parseTrustConfig(config.settings ?? {});
   const path = config.store ?? (p.journalPath === ":memory:" ? undefined : `${p.journalPath}.trust.db`);
   const store: TrustStore = path === undefined ? new MemoryTrustStore() : SqliteTrustStore.open(path);
   const engine = new TrustEngine({ store, config: settings, clock: p.clock });
+  const self = settings.self_id;
+  // The deployment's table, kept in memory so a decision reads its facts without I/O.
+  const rows = new Map<string, TrustRow>();
+  try {
+    for (const r of await store.list(self)) rows.set(r.subject, r);
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
   const onError = p.onError ?? (() => undefined);
+  const revokeHooks = new Set<(r: TrustRevocation) => void | Promise<void>>();
   // Updates are applied in decision order, one after another.
   let tail: Promise<void> = Promise.resolve();
   const enqueue = (work: () => Promise<void>): void => {
     tail = tail.then(work).catch(onError);
+  };
+  const view = (subject: string): TrustView => {
+    const now = p.clock();
+    const row = rows.get(subject);
+    return row === undefined ? engine.freshView(subject, self, now) : viewOf(row, now, settings);
+  };
+
+  /** Journals a change, refreshes the cached row and runs the revocation hooks. */
+  const settle = async (change: TrustChange): Promise<void> => {
+    await journalTrustChange(p.journal, change);
+    if (change.view.truster !== self) return;
+    const row = await store.get(self, change.view.subject);
+    if (row !== undefined) rows.set(row.subject, row);
+    for (const r of revocations(change)) {
+      for (const hook of revokeHooks) await Promise.resolve(hook(r)).catch(onError);
+    }
   };
 
   const onDenial = (input: PolicyInput): void =>
@@ -81,12 +146,8 @@ export function openApae(config: RuntimeApaeConfig, p: Parts): RuntimeApae {
         event: "policy_violation",
         ect: null,
       });
-      await journalTrustChange(p.journal, change);
-      if (
-        change.emitted.some(
-          (e) => e.execAct === "apae:quarantine" && e.ext["apae.to_state"] === "quarantined",
-        )
-      ) {
+      await settle(change);
+      if (entered(change, "apae:quarantine")) {
         p.sessions.principals.quarantine(input.principal.id, input.request.runId, trigger(change, input));
       }
     });
@@ -94,10 +155,10 @@ export function openApae(config: RuntimeApaeConfig, p: Parts): RuntimeApae {
   const tick = async (): Promise<void> => {
     const work = async () => {
       for (const change of await engine.tick()) {
-        await journalTrustChange(p.journal, change);
+        await settle(change);
         const subject = change.view.subject;
         if (
-          change.view.truster === engine.config.self_id &&
+          change.view.truster === self &&
           p.sessions.principals.quarantineOf(subject)?.type === "trust_score"
         ) {
           await p.sessions.principals.lift(subject);
@@ -112,12 +173,27 @@ export function openApae(config: RuntimeApaeConfig, p: Parts): RuntimeApae {
 
   return {
     engine,
+    viewOf: view,
+    onRevoke(listener) {
+      revokeHooks.add(listener);
+      return () => revokeHooks.delete(listener);
+    },
     observe(policy) {
       const observed: GatePolicy = {
         policyBundleHash: policy.policyBundleHash,
         evaluate(input: PolicyInput): PolicyOutcome {
-          const out = policy.evaluate(input);
-          if (out.decision === "deny" && out.matchedRules.some((r) => r.decision === "deny")) onDenial(input);
+          // apae.peer_trust_score and its confidence, for rules with an `apae` match and Cedar.
+          const v = view(input.principal.id);
+          const out = policy.evaluate({ ...input, trustScore: v.score, trustConfidence: v.confidence });
+          // A rule denial is a violation; a threshold denial is the trust check itself, not
+          // something the agent did (charging it would spiral every low-trust agent down).
+          if (
+            out.decision === "deny" &&
+            out.matchedRules.some((r) => r.decision === "deny") &&
+            out.reasonCodes.some((c) => c !== TRUST_THRESHOLD_REASON)
+          ) {
+            onDenial(input);
+          }
           return out;
         },
       };

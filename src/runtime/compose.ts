@@ -198,9 +198,9 @@ function executorDepsFor(
 }
 
 /** APAE trust when configured: its trust events go to the runtime's journal. */
-function apaeFor(config: RuntimeConfig, journal: Journal, sessions: SessionStore, clock: () => number) {
+async function apaeFor(config: RuntimeConfig, journal: Journal, sessions: SessionStore, clock: () => number) {
   if (config.apae === undefined) return undefined;
-  return openApae(config.apae, {
+  return await openApae(config.apae, {
     journal,
     sessions,
     clock,
@@ -222,7 +222,7 @@ async function wire(
   const executors = composeExecutors(config.executors, executorDeps);
   const clock = deps.clock ?? Date.now;
   const { sessions, evictions } = await openSessions(config, o, clock);
-  const apae = apaeFor(config, journal, sessions, clock);
+  const apae = await apaeFor(config, journal, sessions, clock);
   const queue = config.gate.approvals;
   const approvals = new InProcessApprovals({
     ...(queue?.maxPending !== undefined ? { maxPending: queue.maxPending } : {}),

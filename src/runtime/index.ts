@@ -2,7 +2,7 @@
 // the CLI, the ORGA loop, later hooks and gateways) build their runtime here and reach
 // the layers below through it.
 
-export { openApae, type RuntimeApae, type RuntimeApaeConfig } from "./apae.js";
+export { openApae, type RuntimeApae, type RuntimeApaeConfig, type TrustRevocation } from "./apae.js";
 export { composeRuntime, type Runtime } from "./compose.js";
 export type {
   RuntimeConfig,

@@ -52,6 +52,10 @@ export const ERROR_STATUS = {
   ERR_APPROVAL_NOT_FOUND: 404,
   ERR_APPROVAL_FORBIDDEN: 403,
   ERR_APPROVAL_INVALID: 400,
+  // APAE (docs/trust.md): below a policy's trust threshold; in trust quarantine (with
+  // Retry-After); a peer's trust notification that does not verify.
+  ERR_TRUST_BELOW_THRESHOLD: 403,
+  ERR_TRUST_QUARANTINED: 503,
 } as const;
 
 // Every server-family code has a status (a missing one fails to compile).
