@@ -3,6 +3,13 @@
 // the layers below through it.
 
 export { openApae, type RuntimeApae, type RuntimeApaeConfig, type TrustRevocation } from "./apae.js";
+export {
+  type ApaeSection,
+  ApaeSectionSchema,
+  type ApaeSummary,
+  parseApaeSection,
+  summarizeApae,
+} from "./apae-config.js";
 export { composeRuntime, type Runtime } from "./compose.js";
 export type {
   RuntimeConfig,

@@ -12,7 +12,14 @@ import type { BreakerRegistry } from "../executors/index.js";
 import type { Gate, GatePolicy, InProcessApprovals } from "../gate/index.js";
 import { type Journal, nextKeyId, SqliteJournalStore } from "../journal/index.js";
 import { loadPolicyBundle } from "../policy/index.js";
-import { composeRuntime, type RuntimeConfig, type RuntimeExecutorsConfig } from "../runtime/index.js";
+import {
+  type ApaeSummary,
+  composeRuntime,
+  type RuntimeApae,
+  type RuntimeConfig,
+  type RuntimeExecutorsConfig,
+  summarizeApae,
+} from "../runtime/index.js";
 import {
   type ContractRegistry,
   loadContractsTrusted,
@@ -38,6 +45,8 @@ export interface SidecarRuntime {
   /** Runs and principal state (quarantine persisted beside the journal). */
   readonly sessions: SessionStore;
   readonly trust: TrustStore;
+  /** APAE trust when the configuration has an `apae:` section. */
+  readonly apae: RuntimeApae | undefined;
   /** Starts a run bound to the authenticated principal. */
   startRun(principalId: string, options?: StartRunOptions): Promise<Session>;
   /** Waits for queued journal appends, then closes the store. Idempotent. */
@@ -102,6 +111,7 @@ export function sidecarRuntimeConfig(loaded: LoadedSidecarConfig, signer: KeyPai
     },
     ...(c.executors.breaker !== undefined ? { breaker: c.executors.breaker } : {}),
     executors: executorsConfig(c.executors),
+    ...(loaded.apae !== undefined ? { apae: loaded.apae } : {}),
   };
 }
 
@@ -134,6 +144,7 @@ export async function openSidecarRuntime(
     breakers: rt.breakers,
     sessions: rt.sessions,
     trust: rt.trust,
+    apae: rt.apae,
     startRun: (principalId, options) => rt.startRun(principalId, options),
     close: () => rt.close(),
   };
@@ -180,6 +191,8 @@ export interface CheckReport {
     journalEntries?: number;
     /** The contract trust store (`trust:`): mode, keys, pins, revocations. */
     trust?: TrustSummary;
+    /** What the `apae:` section turns on; absent when APAE is off. */
+    apae?: ApaeSummary;
   };
 }
 
@@ -217,6 +230,8 @@ export async function checkSidecarConfig(loaded: LoadedSidecarConfig): Promise<C
     }),
   );
   if (trust) summary.trust = { ...trust.summary(), pins: pinSummary(loaded) };
+  const apae = loaded.apae;
+  if (apae !== undefined) summary.apae = summarizeApae(apae, c.journal.path);
   if (c.contracts !== undefined && trust) {
     const dir = c.contracts;
     const reg = attempt("contracts", () => checkContracts(dir, trust));

@@ -1,0 +1,57 @@
+// The `apae:` section of an entry point's configuration file (`warden sidecar`,
+// `warden run --config`): APAE turned on without code. Absent means off. Validated
+// strictly (an unknown key is refused, naming it); relative paths are relative to the file.
+import { isAbsolute, resolve } from "node:path";
+import { z } from "zod";
+import { TrustError } from "../contracts/index.js";
+import { type TrustConfig, TrustConfigSchema } from "../trust/index.js";
+import type { RuntimeApaeConfig } from "./apae.js";
+
+export const ApaeSectionSchema = z.strictObject({
+  /** Trust engine settings over the spec defaults (docs/trust.md, Configuration). */
+  settings: TrustConfigSchema.optional(),
+  /** SQLite trust table file; default `<journal>.trust.db`. */
+  store: z.string().min(1).max(4096).optional(),
+  /** How often due quarantines are ended, in ms. */
+  tickMs: z.number().int().min(100).max(86_400_000).optional(),
+});
+export type ApaeSection = z.output<typeof ApaeSectionSchema>;
+
+/** Parses an `apae:` section; ERR_TRUST_CONFIG_INVALID naming the offending key. */
+export function parseApaeSection(input: unknown, baseDir: string): RuntimeApaeConfig {
+  const res = ApaeSectionSchema.safeParse(input ?? {});
+  if (!res.success) {
+    const issue = res.error.issues[0];
+    throw new TrustError(
+      "ERR_TRUST_CONFIG_INVALID",
+      `apae config invalid at apae.${issue?.path.map(String).join(".") ?? ""}: ${issue?.message ?? "invalid"}`,
+    );
+  }
+  const s = res.data;
+  return {
+    ...(s.settings !== undefined ? { settings: s.settings } : {}),
+    ...(s.store !== undefined ? { store: isAbsolute(s.store) ? s.store : resolve(baseDir, s.store) } : {}),
+    ...(s.tickMs !== undefined ? { tickMs: s.tickMs } : {}),
+  };
+}
+
+/** What an `apae` configuration turns on, for `warden sidecar --check`. */
+export interface ApaeSummary {
+  store: string;
+  settings: TrustConfig;
+  mechanisms: string[];
+}
+
+export function summarizeApae(config: RuntimeApaeConfig, journalPath: string): ApaeSummary {
+  const settings = TrustConfigSchema.parse(config.settings ?? {});
+  return {
+    store: config.store ?? `${journalPath}.trust.db`,
+    settings,
+    mechanisms: [
+      `trust scoring (alpha ${settings.alpha}, beta ${settings.beta}, initial ${settings.initial_score})`,
+      `revocation below ${settings.revocation_floor} (apae:trust_revoke, revocation hooks)`,
+      `quarantine below ${settings.quarantine_floor} (${settings.quarantine_base_hours} h doubling to ${settings.quarantine_max_hours} h)`,
+      "policy facts apae.peer_trust_score / min_trust / min_confidence",
+    ],
+  };
+}
