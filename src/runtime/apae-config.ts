@@ -14,6 +14,19 @@ export const ApaeSectionSchema = z.strictObject({
   store: z.string().min(1).max(4096).optional(),
   /** How often due quarantines are ended, in ms. */
   tickMs: z.number().int().min(100).max(86_400_000).optional(),
+  /** This deployment's ECT identity: issuer id and P-256 private key file (0600). */
+  ect: z.strictObject({ issuer: z.string().min(1).max(256), key: z.string().min(1).max(4096) }).optional(),
+  /** Peer deployments: id (their ECT issuer), sidecar base URL, P-256 public key file. */
+  peers: z
+    .array(
+      z.strictObject({
+        id: z.string().min(1).max(256),
+        url: z.url({ protocol: /^https?$/ }),
+        key: z.string().min(1).max(4096),
+      }),
+    )
+    .max(256)
+    .optional(),
 });
 export type ApaeSection = z.output<typeof ApaeSectionSchema>;
 
@@ -28,9 +41,12 @@ export function parseApaeSection(input: unknown, baseDir: string): RuntimeApaeCo
     );
   }
   const s = res.data;
+  const abs = (p: string) => (isAbsolute(p) ? p : resolve(baseDir, p));
   return {
+    ...(s.ect !== undefined ? { ect: { issuer: s.ect.issuer, key: abs(s.ect.key) } } : {}),
+    ...(s.peers !== undefined ? { peers: s.peers.map((p) => ({ ...p, key: abs(p.key) })) } : {}),
     ...(s.settings !== undefined ? { settings: s.settings } : {}),
-    ...(s.store !== undefined ? { store: isAbsolute(s.store) ? s.store : resolve(baseDir, s.store) } : {}),
+    ...(s.store !== undefined ? { store: abs(s.store) } : {}),
     ...(s.tickMs !== undefined ? { tickMs: s.tickMs } : {}),
   };
 }
@@ -52,6 +68,11 @@ export function summarizeApae(config: RuntimeApaeConfig, journalPath: string): A
       `revocation below ${settings.revocation_floor} (apae:trust_revoke, revocation hooks)`,
       `quarantine below ${settings.quarantine_floor} (${settings.quarantine_base_hours} h doubling to ${settings.quarantine_max_hours} h)`,
       "policy facts apae.peer_trust_score / min_trust / min_confidence",
+      ...(config.ect !== undefined
+        ? [
+            `signed (L2) ECTs as ${config.ect.issuer}; quarantine broadcast to peers: ${(config.peers ?? []).map((p) => p.id).join(", ") || "-"}`,
+          ]
+        : []),
     ],
   };
 }

@@ -6,7 +6,7 @@
 // when the trust quarantine expires (a periodic tick), the principal quarantine it caused
 // is lifted — one a behavioural rule or an operator set is left alone.
 import type { QuarantineTrigger, SessionStore } from "../context/index.js";
-import { isoTime } from "../contracts/index.js";
+import { isoTime, TrustError } from "../contracts/index.js";
 import type { GatePolicy } from "../gate/index.js";
 import type { Journal } from "../journal/index.js";
 import { type PolicyInput, type PolicyOutcome, TRUST_THRESHOLD_REASON } from "../policy/index.js";
@@ -24,8 +24,19 @@ import {
   type TrustView,
   viewOf,
 } from "../trust/index.js";
+import {
+  type ApaeEctConfig,
+  type ApaePeerConfig,
+  ApaePeers,
+  type PeerDelivery,
+  type PeerReceipt,
+} from "./apae-peers.js";
 
 export interface RuntimeApaeConfig {
+  /** This deployment's ECT identity and signing key (needed for peers). */
+  ect?: ApaeEctConfig;
+  /** Peer deployments: assertions go to them, their quarantine notices are taken. */
+  peers?: ApaePeerConfig[];
   /** Trust settings over the spec defaults (docs/trust.md, Configuration). */
   settings?: unknown;
   /** SQLite trust table file. Default `<journal>.trust.db`, memory for an in-memory journal. */
@@ -52,6 +63,12 @@ export interface RuntimeApae {
    * in the deployment's table after it is journaled. Returns the unsubscribe function.
    */
   onRevoke(listener: (r: TrustRevocation) => void | Promise<void>): () => void;
+  /** Peer exchange when `ect` is configured. */
+  readonly peers: ApaePeers | undefined;
+  /** Sends our signed view of `subject` to a configured peer (recorded for the quarantine broadcast). */
+  assertTo(subject: string, peer: string): Promise<PeerDelivery>;
+  /** Takes a peer's signed ECT (assertion or quarantine notice); applied in order and journaled. */
+  receive(token: string): Promise<PeerReceipt>;
   /** The policy, observed: rule denials become policy_violation events. */
   observe(policy: GatePolicy): GatePolicy;
   /** Ends due quarantines now (the periodic tick calls it); resolves when journaled. */
@@ -116,6 +133,21 @@ export async function openApae(config: RuntimeApaeConfig, p: Parts): Promise<Run
     throw err;
   }
   const onError = p.onError ?? (() => undefined);
+  let peers: ApaePeers | undefined;
+  try {
+    if (config.peers !== undefined && config.peers.length > 0 && config.ect === undefined) {
+      throw new TrustError(
+        "ERR_TRUST_CONFIG_INVALID",
+        "apae.peers needs apae.ect (this deployment's ECT key)",
+      );
+    }
+    peers =
+      config.ect === undefined ? undefined : new ApaePeers(engine, config.ect, config.peers ?? [], p.clock);
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+  const broadcasts = new Set<Promise<unknown>>();
   const revokeHooks = new Set<(r: TrustRevocation) => void | Promise<void>>();
   // Updates are applied in decision order, one after another.
   let tail: Promise<void> = Promise.resolve();
@@ -134,6 +166,12 @@ export async function openApae(config: RuntimeApaeConfig, p: Parts): Promise<Run
     if (change.view.truster !== self) return;
     const row = await store.get(self, change.view.subject);
     if (row !== undefined) rows.set(row.subject, row);
+    if (peers !== undefined && entered(change, "apae:quarantine")) {
+      // Outside the update queue: a slow peer must not hold the next decision's update.
+      const b = peers.broadcast(change).catch(onError);
+      broadcasts.add(b);
+      void b.finally(() => broadcasts.delete(b));
+    }
     for (const r of revocations(change)) {
       for (const hook of revokeHooks) await Promise.resolve(hook(r)).catch(onError);
     }
@@ -199,13 +237,36 @@ export async function openApae(config: RuntimeApaeConfig, p: Parts): Promise<Run
       };
       return policy.summary === undefined ? observed : { ...observed, summary: policy.summary };
     },
+    peers,
+    async assertTo(subject, peer) {
+      if (peers === undefined) throw new TrustError("ERR_TRUST_CONFIG_INVALID", "no apae.ect configured");
+      return peers.assert(view(subject), peer);
+    },
+    receive(token) {
+      const result = (async () => {
+        await tail;
+        if (peers === undefined) {
+          return { ok: false, code: "ERR_TRUST_CONFIG_INVALID", message: "no peers configured" } as const;
+        }
+        const r = await peers.receive(token);
+        if (r.ok) await settle(r.change);
+        return r;
+      })();
+      tail = result.then(
+        () => undefined,
+        () => undefined,
+      );
+      return result;
+    },
     tick,
     settled: async () => {
       await tail;
+      await Promise.all([...broadcasts]);
     },
     async close() {
       clearInterval(timer);
       await tail;
+      await Promise.all([...broadcasts]);
       await store.close();
     },
   };

@@ -10,6 +10,13 @@ export {
   parseApaeSection,
   summarizeApae,
 } from "./apae-config.js";
+export {
+  type ApaeEctConfig,
+  type ApaePeerConfig,
+  ApaePeers,
+  type PeerDelivery,
+  type PeerReceipt,
+} from "./apae-peers.js";
 export { composeRuntime, type Runtime } from "./compose.js";
 export type {
   RuntimeConfig,

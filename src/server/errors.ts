@@ -56,6 +56,13 @@ export const ERROR_STATUS = {
   // Retry-After); a peer's trust notification that does not verify.
   ERR_TRUST_BELOW_THRESHOLD: 403,
   ERR_TRUST_QUARANTINED: 503,
+  ERR_TRUST_ECT_MALFORMED: 400,
+  ERR_TRUST_ECT_UNSIGNED: 401,
+  ERR_TRUST_ECT_KEY_UNKNOWN: 401,
+  ERR_TRUST_ECT_SIGNATURE_INVALID: 401,
+  ERR_TRUST_ECT_EXPIRED: 401,
+  ERR_TRUST_ASSERTION_INVALID: 400,
+  ERR_TRUST_ASSERTION_HOPS: 400,
 } as const;
 
 // Every server-family code has a status (a missing one fails to compile).

@@ -72,6 +72,12 @@ export {
   signLift,
 } from "./lift.js";
 export {
+  applyNotice,
+  type NoticeOutcome,
+  QUARANTINE_ACT,
+  receiveQuarantineNotice,
+} from "./notice.js";
+export {
   type AssertionOutcome,
   applyAssertion,
   assertionExt,

@@ -2,6 +2,7 @@
 // document is generated from; mountRoutes registers the same declarations.
 import type { FastifyInstance } from "fastify";
 import type { RouteSpec } from "../route.js";
+import { APAE_ASSERT, APAE_NOTIFY, APAE_TRUST, apaeRoutes } from "./apae.js";
 import { APPROVAL_DECIDE, APPROVAL_LIST, approvalRoutes } from "./approvals.js";
 import { callRoutes, DECIDE, EXECUTE } from "./calls.js";
 import type { RouteContext } from "./context.js";
@@ -25,11 +26,14 @@ export const ROUTES: readonly RouteSpec[] = [
   READY,
   METRICS,
   OPENAPI,
+  APAE_NOTIFY,
+  APAE_ASSERT,
+  APAE_TRUST,
 ];
 
 /** Registers each resource's routes as its own encapsulated plugin (root hooks apply to all). */
 export function mountRoutes(app: FastifyInstance, ctx: RouteContext): void {
-  for (const routes of [callRoutes, runRoutes, approvalRoutes, journalRoutes, opsRoutes]) {
+  for (const routes of [callRoutes, runRoutes, approvalRoutes, journalRoutes, opsRoutes, apaeRoutes]) {
     void app.register(async (child) => routes(child, ctx));
   }
 }

@@ -19,7 +19,14 @@ export const RUN_CREATE = {
   response: { name: "RunCreateResponse", schema: RunCreateResponse },
   status: 201,
   description: "The new run's id (server-chosen, unguessable, bound to the principal)",
-  errors: [...AUTH_ERRORS, ...BODY_ERRORS, "ERR_RUN_UNKNOWN", "ERR_RUN_LIMIT", "ERR_SERVER_SHUTTING_DOWN"],
+  errors: [
+    ...AUTH_ERRORS,
+    ...BODY_ERRORS,
+    "ERR_RUN_UNKNOWN",
+    "ERR_RUN_LIMIT",
+    "ERR_SERVER_SHUTTING_DOWN",
+    "ERR_TRUST_QUARANTINED",
+  ],
 } as const satisfies RouteSpec;
 
 export const RUN_STATE = {
@@ -52,12 +59,29 @@ function runState(session: Session): Record<string, unknown> {
   };
 }
 
+/**
+ * APAE §Quarantine Protocol: a quarantined agent accepts no new delegations, 503 with
+ * Retry-After = the seconds until its quarantine ends. Runs already open drain under the
+ * principal's quarantine (src/context); operator routes are unaffected.
+ */
+function refuseTrustQuarantined(ctx: RouteContext, principal: string): void {
+  const apae = ctx.runtime.apae;
+  const v = apae?.viewOf(principal);
+  if (apae === undefined || v?.status !== "quarantined" || v.quarantineUntil === null) return;
+  const seconds = Math.max(1, Math.ceil((v.quarantineUntil - apae.engine.now()) / 1000));
+  throw new ApiError("ERR_TRUST_QUARANTINED", "the agent is in trust quarantine; no new runs until it ends", {
+    details: { quarantineUntil: new Date(v.quarantineUntil).toISOString() },
+    headers: { "retry-after": String(seconds) },
+  });
+}
+
 export function runRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const sessions = ctx.runtime.gate.sessions;
 
   mount(app, RUN_CREATE, async (req, reply, { body }) => {
     const who = identityOf(req);
     const parentRun = body.parentRun;
+    refuseTrustQuarantined(ctx, who.id);
     // The runtime loads the principal's persisted state (quarantine) before the run opens.
     const session = await ctx.runtime.startRun(who.id, parentRun !== undefined ? { parentRun } : {});
     void reply.code(201);
