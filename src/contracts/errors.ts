@@ -196,6 +196,9 @@ export const ERROR_CODES = {
     // The agent is in trust quarantine: new runs and delegations are refused (HTTP 503 with
     // Retry-After until the quarantine ends).
     "ERR_TRUST_QUARANTINED",
+    // A behaviour specification that does not parse, or is not signed by a configured key.
+    "ERR_TRUST_SPEC_INVALID",
+    "ERR_TRUST_SPEC_SIGNATURE_INVALID",
   ],
   loop: ["ERR_LOOP_STALE_PHASE", "ERR_LOOP_FORGED_PHASE", "ERR_LOOP_CONFIG_INVALID"],
   model: [

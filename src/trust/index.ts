@@ -1,6 +1,30 @@
 // Public face of the trust layer (APAE): trust tables and the engine, the quarantine
 // protocol, Execution Context Tokens at L1/L2/L3, early quarantine lifts, and the offline
 // simulation. Imports contracts, crypto and journal only.
+
+export {
+  applyViolations,
+  COMPLIANCE_ACT,
+  type ComplianceResult,
+  type ComplianceRule,
+  complianceInput,
+  type Violation,
+  verifyBehavior,
+} from "./behavior.js";
+export {
+  BEHAVIOR_SPEC_ACT,
+  type BehaviorSpec,
+  BehaviorSpecSchema,
+  CHECKPOINT_ACT,
+  globMatch,
+  type SignedBehaviorSpec,
+  SignedBehaviorSpecSchema,
+  type SpecOutcome,
+  signBehaviorSpec,
+  specChangeInput,
+  verifyBehaviorSpec,
+} from "./behavior-spec.js";
+export { BehaviorVerifier, type BehaviorVerifierOptions, type CheckReport } from "./behavior-verifier.js";
 export {
   DEFAULT_TRUST_CONFIG,
   parseTrustConfig,
