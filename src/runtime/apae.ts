@@ -116,158 +116,188 @@ function revocations(change: TrustChange): TrustRevocation[] {
     }));
 }
 
-/** Opens the engine and loads the deployment's table into memory (the facts policy reads). */
-export async function openApae(config: RuntimeApaeConfig, p: Parts): Promise<RuntimeApae> {
+/** Opens the store, loads the deployment's table and the peers; closes the store on failure. */
+async function openParts(config: RuntimeApaeConfig, p: Parts) {
   registerTrustEventTypes(p.registry);
   const settings = parseTrustConfig(config.settings ?? {});
   const path = config.store ?? (p.journalPath === ":memory:" ? undefined : `${p.journalPath}.trust.db`);
   const store: TrustStore = path === undefined ? new MemoryTrustStore() : SqliteTrustStore.open(path);
   const engine = new TrustEngine({ store, config: settings, clock: p.clock });
-  const self = settings.self_id;
-  // The deployment's table, kept in memory so a decision reads its facts without I/O.
-  const rows = new Map<string, TrustRow>();
   try {
-    for (const r of await store.list(self)) rows.set(r.subject, r);
-  } catch (err) {
-    await store.close();
-    throw err;
-  }
-  const onError = p.onError ?? (() => undefined);
-  let peers: ApaePeers | undefined;
-  try {
+    // The deployment's table, kept in memory so a decision reads its facts without I/O.
+    const rows = new Map<string, TrustRow>();
+    for (const r of await store.list(settings.self_id)) rows.set(r.subject, r);
     if (config.peers !== undefined && config.peers.length > 0 && config.ect === undefined) {
       throw new TrustError(
         "ERR_TRUST_CONFIG_INVALID",
         "apae.peers needs apae.ect (this deployment's ECT key)",
       );
     }
-    peers =
+    const peers =
       config.ect === undefined ? undefined : new ApaePeers(engine, config.ect, config.peers ?? [], p.clock);
+    return { engine, rows, peers };
   } catch (err) {
     await store.close();
     throw err;
   }
-  const broadcasts = new Set<Promise<unknown>>();
-  const revokeHooks = new Set<(r: TrustRevocation) => void | Promise<void>>();
-  // Updates are applied in decision order, one after another.
-  let tail: Promise<void> = Promise.resolve();
-  const enqueue = (work: () => Promise<void>): void => {
-    tail = tail.then(work).catch(onError);
-  };
-  const view = (subject: string): TrustView => {
-    const now = p.clock();
-    const row = rows.get(subject);
-    return row === undefined ? engine.freshView(subject, self, now) : viewOf(row, now, settings);
-  };
+}
 
-  /** Journals a change, refreshes the cached row and runs the revocation hooks. */
-  const settle = async (change: TrustChange): Promise<void> => {
-    await journalTrustChange(p.journal, change);
-    if (change.view.truster !== self) return;
-    const row = await store.get(self, change.view.subject);
-    if (row !== undefined) rows.set(row.subject, row);
-    if (peers !== undefined && entered(change, "apae:quarantine")) {
+/** Opens the engine and loads the deployment's table into memory (the facts policy reads). */
+export async function openApae(config: RuntimeApaeConfig, p: Parts): Promise<RuntimeApae> {
+  const parts = await openParts(config, p);
+  return new LiveApae(parts.engine, parts.rows, parts.peers, p, config.tickMs ?? 60_000);
+}
+
+class LiveApae implements RuntimeApae {
+  readonly engine: TrustEngine;
+  readonly peers: ApaePeers | undefined;
+  readonly #rows: Map<string, TrustRow>;
+  readonly #p: Parts;
+  readonly #onError: (err: unknown) => void;
+  readonly #broadcasts = new Set<Promise<unknown>>();
+  readonly #revokeHooks = new Set<(r: TrustRevocation) => void | Promise<void>>();
+  readonly #timer: NodeJS.Timeout;
+  // Updates are applied in decision order, one after another.
+  #tail: Promise<void> = Promise.resolve();
+
+  constructor(
+    engine: TrustEngine,
+    rows: Map<string, TrustRow>,
+    peers: ApaePeers | undefined,
+    p: Parts,
+    tickMs: number,
+  ) {
+    this.engine = engine;
+    this.#rows = rows;
+    this.peers = peers;
+    this.#p = p;
+    this.#onError = p.onError ?? (() => undefined);
+    this.#timer = setInterval(() => void this.tick(), tickMs);
+    this.#timer.unref();
+  }
+
+  get #self(): string {
+    return this.engine.config.self_id;
+  }
+
+  #enqueue(work: () => Promise<void>): void {
+    this.#tail = this.#tail.then(work).catch(this.#onError);
+  }
+
+  viewOf(subject: string): TrustView {
+    const now = this.#p.clock();
+    const row = this.#rows.get(subject);
+    return row === undefined
+      ? this.engine.freshView(subject, this.#self, now)
+      : viewOf(row, now, this.engine.config);
+  }
+
+  onRevoke(listener: (r: TrustRevocation) => void | Promise<void>): () => void {
+    this.#revokeHooks.add(listener);
+    return () => this.#revokeHooks.delete(listener);
+  }
+
+  /** Journals a change, refreshes the cached row, broadcasts a quarantine, runs the revocation hooks. */
+  async #settle(change: TrustChange): Promise<void> {
+    await journalTrustChange(this.#p.journal, change);
+    if (change.view.truster !== this.#self) return;
+    const row = await this.engine.store.get(this.#self, change.view.subject);
+    if (row !== undefined) this.#rows.set(row.subject, row);
+    if (this.peers !== undefined && entered(change, "apae:quarantine")) {
       // Outside the update queue: a slow peer must not hold the next decision's update.
-      const b = peers.broadcast(change).catch(onError);
-      broadcasts.add(b);
-      void b.finally(() => broadcasts.delete(b));
+      const b = this.peers.broadcast(change).catch(this.#onError);
+      this.#broadcasts.add(b);
+      void b.finally(() => this.#broadcasts.delete(b));
     }
     for (const r of revocations(change)) {
-      for (const hook of revokeHooks) await Promise.resolve(hook(r)).catch(onError);
+      for (const hook of this.#revokeHooks) await Promise.resolve(hook(r)).catch(this.#onError);
     }
-  };
+  }
 
-  const onDenial = (input: PolicyInput): void =>
-    enqueue(async () => {
-      const change = await engine.apply({
+  #onDenial(input: PolicyInput): void {
+    this.#enqueue(async () => {
+      const change = await this.engine.apply({
         subject: input.principal.id,
         event: "policy_violation",
         ect: null,
       });
-      await settle(change);
+      await this.#settle(change);
       if (entered(change, "apae:quarantine")) {
-        p.sessions.principals.quarantine(input.principal.id, input.request.runId, trigger(change, input));
+        this.#p.sessions.principals.quarantine(
+          input.principal.id,
+          input.request.runId,
+          trigger(change, input),
+        );
       }
     });
+  }
 
-  const tick = async (): Promise<void> => {
-    const work = async () => {
-      for (const change of await engine.tick()) {
-        await settle(change);
-        const subject = change.view.subject;
+  observe(policy: GatePolicy): GatePolicy {
+    const observed: GatePolicy = {
+      policyBundleHash: policy.policyBundleHash,
+      evaluate: (input: PolicyInput): PolicyOutcome => {
+        // apae.peer_trust_score and its confidence, for rules with an `apae` match and Cedar.
+        const v = this.viewOf(input.principal.id);
+        const out = policy.evaluate({ ...input, trustScore: v.score, trustConfidence: v.confidence });
+        // A rule denial is a violation; a threshold denial is the trust check itself, not
+        // something the agent did (charging it would spiral every low-trust agent down).
         if (
-          change.view.truster === self &&
-          p.sessions.principals.quarantineOf(subject)?.type === "trust_score"
+          out.decision === "deny" &&
+          out.matchedRules.some((r) => r.decision === "deny") &&
+          out.reasonCodes.some((c) => c !== TRUST_THRESHOLD_REASON)
         ) {
-          await p.sessions.principals.lift(subject);
+          this.#onDenial(input);
+        }
+        return out;
+      },
+    };
+    return policy.summary === undefined ? observed : { ...observed, summary: policy.summary };
+  }
+
+  async assertTo(subject: string, peer: string): Promise<PeerDelivery> {
+    if (this.peers === undefined) throw new TrustError("ERR_TRUST_CONFIG_INVALID", "no apae.ect configured");
+    return this.peers.assert(this.viewOf(subject), peer);
+  }
+
+  receive(token: string): Promise<PeerReceipt> {
+    const peers = this.peers;
+    const result = (async (): Promise<PeerReceipt> => {
+      await this.#tail;
+      if (peers === undefined)
+        return { ok: false, code: "ERR_TRUST_CONFIG_INVALID", message: "no peers configured" };
+      const r = await peers.receive(token);
+      if (r.ok) await this.#settle(r.change);
+      return r;
+    })();
+    this.#tail = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    return result;
+  }
+
+  async tick(): Promise<void> {
+    this.#enqueue(async () => {
+      for (const change of await this.engine.tick()) {
+        await this.#settle(change);
+        const subject = change.view.subject;
+        const principals = this.#p.sessions.principals;
+        if (change.view.truster === this.#self && principals.quarantineOf(subject)?.type === "trust_score") {
+          await principals.lift(subject);
         }
       }
-    };
-    enqueue(work);
-    await tail;
-  };
-  const timer = setInterval(() => void tick(), config.tickMs ?? 60_000);
-  timer.unref();
+    });
+    await this.#tail;
+  }
 
-  return {
-    engine,
-    viewOf: view,
-    onRevoke(listener) {
-      revokeHooks.add(listener);
-      return () => revokeHooks.delete(listener);
-    },
-    observe(policy) {
-      const observed: GatePolicy = {
-        policyBundleHash: policy.policyBundleHash,
-        evaluate(input: PolicyInput): PolicyOutcome {
-          // apae.peer_trust_score and its confidence, for rules with an `apae` match and Cedar.
-          const v = view(input.principal.id);
-          const out = policy.evaluate({ ...input, trustScore: v.score, trustConfidence: v.confidence });
-          // A rule denial is a violation; a threshold denial is the trust check itself, not
-          // something the agent did (charging it would spiral every low-trust agent down).
-          if (
-            out.decision === "deny" &&
-            out.matchedRules.some((r) => r.decision === "deny") &&
-            out.reasonCodes.some((c) => c !== TRUST_THRESHOLD_REASON)
-          ) {
-            onDenial(input);
-          }
-          return out;
-        },
-      };
-      return policy.summary === undefined ? observed : { ...observed, summary: policy.summary };
-    },
-    peers,
-    async assertTo(subject, peer) {
-      if (peers === undefined) throw new TrustError("ERR_TRUST_CONFIG_INVALID", "no apae.ect configured");
-      return peers.assert(view(subject), peer);
-    },
-    receive(token) {
-      const result = (async () => {
-        await tail;
-        if (peers === undefined) {
-          return { ok: false, code: "ERR_TRUST_CONFIG_INVALID", message: "no peers configured" } as const;
-        }
-        const r = await peers.receive(token);
-        if (r.ok) await settle(r.change);
-        return r;
-      })();
-      tail = result.then(
-        () => undefined,
-        () => undefined,
-      );
-      return result;
-    },
-    tick,
-    settled: async () => {
-      await tail;
-      await Promise.all([...broadcasts]);
-    },
-    async close() {
-      clearInterval(timer);
-      await tail;
-      await Promise.all([...broadcasts]);
-      await store.close();
-    },
-  };
+  async settled(): Promise<void> {
+    await this.#tail;
+    await Promise.all([...this.#broadcasts]);
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.#timer);
+    await this.settled();
+    await this.engine.store.close();
+  }
 }
