@@ -111,6 +111,15 @@ export {
 } from "./propagation.js";
 export { emissionInput, emitChange, receiveEct } from "./protocol.js";
 export {
+  missingProvenance,
+  PROVENANCE_KEYS,
+  type ProvenanceAnswer,
+  type ProvenanceExt,
+  ProvenanceExtSchema,
+  type ProvenanceNode,
+  provenanceOf,
+} from "./provenance.js";
+export {
   parseEventLines,
   type SimulatedEmission,
   type SimulatedRow,

@@ -13,6 +13,7 @@ export const SUMMARY = {
   gate: "decide on one request (--request) or replay a session of calls and results (--session); executes nothing",
   sidecar: "run the sidecar HTTP server: agents reach their tools only through it",
   trust: "APAE trust: simulate the trust engine on a file of events, explain a score from the journal",
+  provenance: "APAE provenance: which agents touched data or an ECT, transformed, chain complete (L3 ledger)",
   init: "write a working starter sidecar deployment (config, keys, policy, contracts, work dir)",
 } as const;
 
