@@ -199,6 +199,10 @@ export const ERROR_CODES = {
     // A behaviour specification that does not parse, or is not signed by a configured key.
     "ERR_TRUST_SPEC_INVALID",
     "ERR_TRUST_SPEC_SIGNATURE_INVALID",
+    // Cross-domain delegation without a bilateral agreement with that domain, or below the
+    // agreement's minimum ECT assurance.
+    "ERR_TRUST_DOMAIN_NO_AGREEMENT",
+    "ERR_TRUST_DOMAIN_ASSURANCE",
   ],
   loop: ["ERR_LOOP_STALE_PHASE", "ERR_LOOP_FORGED_PHASE", "ERR_LOOP_CONFIG_INVALID"],
   model: [

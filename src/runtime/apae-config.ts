@@ -4,7 +4,7 @@
 import { isAbsolute, resolve } from "node:path";
 import { z } from "zod";
 import { TrustError } from "../contracts/index.js";
-import { type TrustConfig, TrustConfigSchema } from "../trust/index.js";
+import { AgreementSchema, TrustAnchorSchema, type TrustConfig, TrustConfigSchema } from "../trust/index.js";
 import type { RuntimeApaeConfig } from "./apae.js";
 
 export const ApaeSectionSchema = z.strictObject({
@@ -27,6 +27,10 @@ export const ApaeSectionSchema = z.strictObject({
     )
     .max(256)
     .optional(),
+  /** This deployment's trust anchor document (GET /.well-known/apae/trust-anchor). */
+  domain: TrustAnchorSchema.optional(),
+  /** Bilateral trust agreements with other domains. */
+  agreements: z.array(AgreementSchema).max(256).optional(),
 });
 export type ApaeSection = z.output<typeof ApaeSectionSchema>;
 
@@ -48,6 +52,8 @@ export function parseApaeSection(input: unknown, baseDir: string): RuntimeApaeCo
     ...(s.settings !== undefined ? { settings: s.settings } : {}),
     ...(s.store !== undefined ? { store: abs(s.store) } : {}),
     ...(s.tickMs !== undefined ? { tickMs: s.tickMs } : {}),
+    ...(s.domain !== undefined ? { domain: s.domain } : {}),
+    ...(s.agreements !== undefined ? { agreements: s.agreements } : {}),
   };
 }
 

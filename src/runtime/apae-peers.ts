@@ -99,6 +99,11 @@ export class ApaePeers {
     }
   }
 
+  /** Emits a signed (L2) ECT as this deployment. */
+  emit(input: Parameters<EctEmitter["emit"]>[0]): ReturnType<EctEmitter["emit"]> {
+    return this.#emitter.emit(input);
+  }
+
   peerIds(): string[] {
     return [...this.#peers.keys()].sort();
   }

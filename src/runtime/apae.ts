@@ -11,13 +11,16 @@ import type { GatePolicy } from "../gate/index.js";
 import type { Journal } from "../journal/index.js";
 import { type PolicyInput, type PolicyOutcome, TRUST_THRESHOLD_REASON } from "../policy/index.js";
 import {
+  type Agreement,
   type EmittedAct,
   journalTrustChange,
   MemoryTrustStore,
   parseTrustConfig,
   registerTrustEventTypes,
   SqliteTrustStore,
+  type TrustAnchor,
   type TrustChange,
+  TrustDomains,
   TrustEngine,
   type TrustRow,
   type TrustStore,
@@ -37,6 +40,10 @@ export interface RuntimeApaeConfig {
   ect?: ApaeEctConfig;
   /** Peer deployments: assertions go to them, their quarantine notices are taken. */
   peers?: ApaePeerConfig[];
+  /** This deployment's trust domain (served at /.well-known/apae/trust-anchor). */
+  domain?: TrustAnchor;
+  /** Bilateral trust agreements: cross-domain delegation is refused without one. */
+  agreements?: Agreement[];
   /** Trust settings over the spec defaults (docs/trust.md, Configuration). */
   settings?: unknown;
   /** SQLite trust table file. Default `<journal>.trust.db`, memory for an in-memory journal. */
@@ -44,6 +51,10 @@ export interface RuntimeApaeConfig {
   /** How often due quarantines are ended (default 60 000 ms). */
   tickMs?: number;
 }
+
+export type CrossDomainResult =
+  | { ok: true; token: string; jti: string; score: number; agreement: string }
+  | { ok: false; code: string; message: string };
 
 /** An `apae:trust_revoke` in the deployment's table: revoke the subject's delegations and tokens. */
 export interface TrustRevocation {
@@ -67,6 +78,14 @@ export interface RuntimeApae {
   readonly peers: ApaePeers | undefined;
   /** Sends our signed view of `subject` to a configured peer (recorded for the quarantine broadcast). */
   assertTo(subject: string, peer: string): Promise<PeerDelivery>;
+  /** Cross-domain trust when `domain` is configured. */
+  readonly domains: TrustDomains | undefined;
+  /**
+   * A cross-domain delegation by `from` to `to` in `domain`: refused without an agreement
+   * (or below its assurance); else the signed `apae:cross_domain_assertion` and the
+   * delegatee's score in the cross-domain table.
+   */
+  delegate(from: string, to: string, domain: string): Promise<CrossDomainResult>;
   /** Takes a peer's signed ECT (assertion or quarantine notice); applied in order and journaled. */
   receive(token: string): Promise<PeerReceipt>;
   /** The policy, observed: rule denials become policy_violation events. */
@@ -135,7 +154,18 @@ async function openParts(config: RuntimeApaeConfig, p: Parts) {
     }
     const peers =
       config.ect === undefined ? undefined : new ApaePeers(engine, config.ect, config.peers ?? [], p.clock);
-    return { engine, rows, peers };
+    if (
+      config.agreements !== undefined &&
+      config.agreements.length > 0 &&
+      (config.domain === undefined || peers === undefined)
+    ) {
+      throw new TrustError("ERR_TRUST_CONFIG_INVALID", "apae.agreements need apae.domain and apae.ect");
+    }
+    const domains =
+      config.domain === undefined
+        ? undefined
+        : new TrustDomains(engine, config.domain, config.agreements ?? []);
+    return { engine, rows, peers, domains };
   } catch (err) {
     await store.close();
     throw err;
@@ -145,7 +175,7 @@ async function openParts(config: RuntimeApaeConfig, p: Parts) {
 /** Opens the engine and loads the deployment's table into memory (the facts policy reads). */
 export async function openApae(config: RuntimeApaeConfig, p: Parts): Promise<RuntimeApae> {
   const parts = await openParts(config, p);
-  return new LiveApae(parts.engine, parts.rows, parts.peers, p, config.tickMs ?? 60_000);
+  return new LiveApae(parts, p, config.tickMs ?? 60_000);
 }
 
 class LiveApae implements RuntimeApae {
@@ -160,16 +190,13 @@ class LiveApae implements RuntimeApae {
   // Updates are applied in decision order, one after another.
   #tail: Promise<void> = Promise.resolve();
 
-  constructor(
-    engine: TrustEngine,
-    rows: Map<string, TrustRow>,
-    peers: ApaePeers | undefined,
-    p: Parts,
-    tickMs: number,
-  ) {
-    this.engine = engine;
-    this.#rows = rows;
-    this.peers = peers;
+  readonly domains: TrustDomains | undefined;
+
+  constructor(parts: Awaited<ReturnType<typeof openParts>>, p: Parts, tickMs: number) {
+    this.engine = parts.engine;
+    this.#rows = parts.rows;
+    this.peers = parts.peers;
+    this.domains = parts.domains;
     this.#p = p;
     this.#onError = p.onError ?? (() => undefined);
     this.#timer = setInterval(() => void this.tick(), tickMs);
@@ -257,6 +284,16 @@ class LiveApae implements RuntimeApae {
   async assertTo(subject: string, peer: string): Promise<PeerDelivery> {
     if (this.peers === undefined) throw new TrustError("ERR_TRUST_CONFIG_INVALID", "no apae.ect configured");
     return this.peers.assert(this.viewOf(subject), peer);
+  }
+
+  async delegate(from: string, to: string, domain: string): Promise<CrossDomainResult> {
+    if (this.domains === undefined || this.peers === undefined) {
+      return { ok: false, code: "ERR_TRUST_DOMAIN_NO_AGREEMENT", message: "no trust domain configured" };
+    }
+    const d = await this.domains.delegate({ from, to, domain, level: "L2" });
+    if (!d.ok) return d;
+    const { token, claims } = await this.peers.emit(d.ect);
+    return { ok: true, token, jti: claims.jti, score: d.view.score, agreement: d.agreement.id };
   }
 
   receive(token: string): Promise<PeerReceipt> {

@@ -2,7 +2,13 @@
 // the CLI, the ORGA loop, later hooks and gateways) build their runtime here and reach
 // the layers below through it.
 
-export { openApae, type RuntimeApae, type RuntimeApaeConfig, type TrustRevocation } from "./apae.js";
+export {
+  type CrossDomainResult,
+  openApae,
+  type RuntimeApae,
+  type RuntimeApaeConfig,
+  type TrustRevocation,
+} from "./apae.js";
 export {
   type ApaeSection,
   ApaeSectionSchema,

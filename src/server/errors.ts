@@ -63,6 +63,8 @@ export const ERROR_STATUS = {
   ERR_TRUST_ECT_EXPIRED: 401,
   ERR_TRUST_ASSERTION_INVALID: 400,
   ERR_TRUST_ASSERTION_HOPS: 400,
+  ERR_TRUST_DOMAIN_NO_AGREEMENT: 403,
+  ERR_TRUST_DOMAIN_ASSURANCE: 403,
 } as const;
 
 // Every server-family code has a status (a missing one fails to compile).

@@ -33,6 +33,17 @@ export {
   TrustConfigSchema,
 } from "./config.js";
 export {
+  type Agreement,
+  AgreementSchema,
+  CROSS_DOMAIN_ACT,
+  crossDomainTruster,
+  type DelegationOutcome,
+  type DelegationRequest,
+  type TrustAnchor,
+  TrustAnchorSchema,
+  TrustDomains,
+} from "./domains.js";
+export {
   ECT_LEVELS,
   ECT_TYP,
   type EctClaims,

@@ -2,7 +2,14 @@
 // document is generated from; mountRoutes registers the same declarations.
 import type { FastifyInstance } from "fastify";
 import type { RouteSpec } from "../route.js";
-import { APAE_ASSERT, APAE_NOTIFY, APAE_TRUST, apaeRoutes } from "./apae.js";
+import {
+  APAE_ASSERT,
+  APAE_DELEGATE,
+  APAE_NOTIFY,
+  APAE_TRUST,
+  APAE_TRUST_ANCHOR,
+  apaeRoutes,
+} from "./apae.js";
 import { APPROVAL_DECIDE, APPROVAL_LIST, approvalRoutes } from "./approvals.js";
 import { callRoutes, DECIDE, EXECUTE } from "./calls.js";
 import type { RouteContext } from "./context.js";
@@ -29,6 +36,8 @@ export const ROUTES: readonly RouteSpec[] = [
   APAE_NOTIFY,
   APAE_ASSERT,
   APAE_TRUST,
+  APAE_TRUST_ANCHOR,
+  APAE_DELEGATE,
 ];
 
 /** Registers each resource's routes as its own encapsulated plugin (root hooks apply to all). */

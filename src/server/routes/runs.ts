@@ -8,6 +8,7 @@ import { identityOf } from "../auth-plugin.js";
 import { ApiError } from "../errors.js";
 import { AUTH_ERRORS, BODY_ERRORS, mount, type RouteSpec } from "../route.js";
 import { RunCreateBody, RunCreateResponse, RunIdParam, RunStateResponse } from "../schemas.js";
+import { refuseTrustQuarantined } from "./apae.js";
 import type { RouteContext } from "./context.js";
 
 export const RUN_CREATE = {
@@ -57,22 +58,6 @@ function runState(session: Session): Record<string, unknown> {
     taintSeen: f.taintSeen ?? [],
     dataClassificationsSeen: f.dataClassificationsSeen,
   };
-}
-
-/**
- * APAE §Quarantine Protocol: a quarantined agent accepts no new delegations, 503 with
- * Retry-After = the seconds until its quarantine ends. Runs already open drain under the
- * principal's quarantine (src/context); operator routes are unaffected.
- */
-function refuseTrustQuarantined(ctx: RouteContext, principal: string): void {
-  const apae = ctx.runtime.apae;
-  const v = apae?.viewOf(principal);
-  if (apae === undefined || v?.status !== "quarantined" || v.quarantineUntil === null) return;
-  const seconds = Math.max(1, Math.ceil((v.quarantineUntil - apae.engine.now()) / 1000));
-  throw new ApiError("ERR_TRUST_QUARANTINED", "the agent is in trust quarantine; no new runs until it ends", {
-    details: { quarantineUntil: new Date(v.quarantineUntil).toISOString() },
-    headers: { "retry-after": String(seconds) },
-  });
 }
 
 export function runRoutes(app: FastifyInstance, ctx: RouteContext): void {
