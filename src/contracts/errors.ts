@@ -203,6 +203,9 @@ export const ERROR_CODES = {
     // agreement's minimum ECT assurance.
     "ERR_TRUST_DOMAIN_NO_AGREEMENT",
     "ERR_TRUST_DOMAIN_ASSURANCE",
+    // The assurance profile (Regulated) requires a mechanism the deployment does not configure:
+    // the start is refused.
+    "ERR_TRUST_PROFILE_UNMET",
   ],
   loop: ["ERR_LOOP_STALE_PHASE", "ERR_LOOP_FORGED_PHASE", "ERR_LOOP_CONFIG_INVALID"],
   model: [

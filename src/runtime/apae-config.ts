@@ -4,7 +4,15 @@
 import { isAbsolute, resolve } from "node:path";
 import { z } from "zod";
 import { TrustError } from "../contracts/index.js";
-import { AgreementSchema, TrustAnchorSchema, type TrustConfig, TrustConfigSchema } from "../trust/index.js";
+import {
+  AgreementSchema,
+  PROFILE_MECHANISMS,
+  ProfileSchema,
+  TrustAnchorSchema,
+  type TrustConfig,
+  TrustConfigSchema,
+  weakerOverrides,
+} from "../trust/index.js";
 import type { RuntimeApaeConfig } from "./apae.js";
 
 export const ApaeSectionSchema = z.strictObject({
@@ -31,6 +39,22 @@ export const ApaeSectionSchema = z.strictObject({
   domain: TrustAnchorSchema.optional(),
   /** Bilateral trust agreements with other domains. */
   agreements: z.array(AgreementSchema).max(256).optional(),
+  /** The assurance profile (relaxed / standard / regulated; default standard). */
+  profile: ProfileSchema.optional(),
+  /** Per-workflow / per-tool profiles: only stricter than `profile`. */
+  overrides: z
+    .strictObject({
+      workflows: z.record(z.string().min(1).max(256), ProfileSchema).optional(),
+      tools: z.record(z.string().min(1).max(256), ProfileSchema).optional(),
+    })
+    .optional(),
+  /** Behaviour verification: Ed25519 public key files of the spec signers, signed spec files. */
+  behavior: z
+    .strictObject({
+      keys: z.array(z.string().min(1).max(4096)).max(64).default([]),
+      specs: z.array(z.string().min(1).max(4096)).max(1024).default([]),
+    })
+    .optional(),
 });
 export type ApaeSection = z.output<typeof ApaeSectionSchema>;
 
@@ -45,6 +69,13 @@ export function parseApaeSection(input: unknown, baseDir: string): RuntimeApaeCo
     );
   }
   const s = res.data;
+  const weaker = weakerOverrides(s.profile ?? "standard", dropUndefined(s.overrides ?? {}));
+  if (weaker.length > 0) {
+    throw new TrustError(
+      "ERR_TRUST_CONFIG_INVALID",
+      `apae.overrides may only be stricter than the profile ${s.profile ?? "standard"}: ${weaker.join(", ")}`,
+    );
+  }
   const abs = (p: string) => (isAbsolute(p) ? p : resolve(baseDir, p));
   return {
     ...(s.ect !== undefined ? { ect: { issuer: s.ect.issuer, key: abs(s.ect.key) } } : {}),
@@ -54,22 +85,42 @@ export function parseApaeSection(input: unknown, baseDir: string): RuntimeApaeCo
     ...(s.tickMs !== undefined ? { tickMs: s.tickMs } : {}),
     ...(s.domain !== undefined ? { domain: s.domain } : {}),
     ...(s.agreements !== undefined ? { agreements: s.agreements } : {}),
+    ...(s.profile !== undefined ? { profile: s.profile } : {}),
+    ...(s.overrides !== undefined ? { overrides: dropUndefined(s.overrides) } : {}),
+    ...(s.behavior !== undefined
+      ? { behavior: { keys: s.behavior.keys.map(abs), specs: s.behavior.specs.map(abs) } }
+      : {}),
+  };
+}
+
+function dropUndefined<T extends object>(o: T): { [K in keyof T]: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as {
+    [K in keyof T]: Exclude<T[K], undefined>;
   };
 }
 
 /** What an `apae` configuration turns on, for `warden sidecar --check`. */
 export interface ApaeSummary {
+  profile: string;
   store: string;
   settings: TrustConfig;
   mechanisms: string[];
+  /** Required mechanisms the deployment lacks under its profile (--check fills it in). */
+  gaps?: string[];
 }
 
 export function summarizeApae(config: RuntimeApaeConfig, journalPath: string): ApaeSummary {
   const settings = TrustConfigSchema.parse(config.settings ?? {});
+  const profile = config.profile ?? "standard";
+  const m = PROFILE_MECHANISMS[profile];
   return {
+    profile,
     store: config.store ?? `${journalPath}.trust.db`,
     settings,
     mechanisms: [
+      `profile ${profile}: ${Object.entries(m)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(", ")}`,
       `trust scoring (alpha ${settings.alpha}, beta ${settings.beta}, initial ${settings.initial_score})`,
       `revocation below ${settings.revocation_floor} (apae:trust_revoke, revocation hooks)`,
       `quarantine below ${settings.quarantine_floor} (${settings.quarantine_base_hours} h doubling to ${settings.quarantine_max_hours} h)`,

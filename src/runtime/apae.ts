@@ -5,13 +5,19 @@
 // principal's quarantine (src/context, persisted), so every run of the agent is held;
 // when the trust quarantine expires (a periodic tick), the principal quarantine it caused
 // is lifted — one a behavioural rule or an operator set is left alone.
+import type { KeyObject } from "node:crypto";
+import { readFileSync } from "node:fs";
 import type { QuarantineTrigger, SessionStore } from "../context/index.js";
-import { isoTime, TrustError } from "../contracts/index.js";
+import { isoTime, parseStrictJson, TrustError } from "../contracts/index.js";
+import { keyIdOf, loadPublicKeyFile } from "../crypto/index.js";
 import type { GatePolicy } from "../gate/index.js";
 import type { Journal } from "../journal/index.js";
 import { type PolicyInput, type PolicyOutcome, TRUST_THRESHOLD_REASON } from "../policy/index.js";
 import {
   type Agreement,
+  type AssuranceProfile,
+  BehaviorVerifier,
+  EctEmitter,
   type EmittedAct,
   journalTrustChange,
   MemoryTrustStore,
@@ -44,6 +50,11 @@ export interface RuntimeApaeConfig {
   domain?: TrustAnchor;
   /** Bilateral trust agreements: cross-domain delegation is refused without one. */
   agreements?: Agreement[];
+  /** The assurance profile (default standard) and its per-workflow / per-tool overrides (stricter only). */
+  profile?: AssuranceProfile;
+  overrides?: { workflows?: Record<string, AssuranceProfile>; tools?: Record<string, AssuranceProfile> };
+  /** Behaviour verification: operator keys (Ed25519 public key files) and signed spec files. */
+  behavior?: { keys: string[]; specs: string[] };
   /** Trust settings over the spec defaults (docs/trust.md, Configuration). */
   settings?: unknown;
   /** SQLite trust table file. Default `<journal>.trust.db`, memory for an in-memory journal. */
@@ -78,6 +89,10 @@ export interface RuntimeApae {
   readonly peers: ApaePeers | undefined;
   /** Sends our signed view of `subject` to a configured peer (recorded for the quarantine broadcast). */
   assertTo(subject: string, peer: string): Promise<PeerDelivery>;
+  /** The behaviour verifier with the configured specs installed (none configured: no specs). */
+  readonly behavior: BehaviorVerifier;
+  /** The deployment's assurance profile. */
+  readonly profile: AssuranceProfile;
   /** Cross-domain trust when `domain` is configured. */
   readonly domains: TrustDomains | undefined;
   /**
@@ -135,6 +150,32 @@ function revocations(change: TrustChange): TrustRevocation[] {
     }));
 }
 
+/** Loads and verifies the configured behaviour specs (a bad signature stops the start). */
+async function openBehavior(
+  config: RuntimeApaeConfig,
+  engine: TrustEngine,
+  peers: ApaePeers | undefined,
+): Promise<BehaviorVerifier> {
+  const keys = new Map<string, KeyObject>();
+  for (const file of config.behavior?.keys ?? []) {
+    const key = loadPublicKeyFile(file);
+    keys.set(keyIdOf(key), key);
+  }
+  const emitter =
+    peers ?? new EctEmitter({ level: "L1", issuer: engine.config.self_id, clock: () => engine.now() });
+  const verifier = new BehaviorVerifier({ engine, emitter, specKeys: keys, audience: engine.config.self_id });
+  for (const file of config.behavior?.specs ?? []) {
+    let doc: unknown;
+    try {
+      doc = parseStrictJson(readFileSync(file, "utf8"));
+    } catch (err) {
+      throw new TrustError("ERR_TRUST_SPEC_INVALID", `behaviour spec ${file} is not JSON`, { cause: err });
+    }
+    await verifier.install(doc);
+  }
+  return verifier;
+}
+
 /** Opens the store, loads the deployment's table and the peers; closes the store on failure. */
 async function openParts(config: RuntimeApaeConfig, p: Parts) {
   registerTrustEventTypes(p.registry);
@@ -165,7 +206,8 @@ async function openParts(config: RuntimeApaeConfig, p: Parts) {
       config.domain === undefined
         ? undefined
         : new TrustDomains(engine, config.domain, config.agreements ?? []);
-    return { engine, rows, peers, domains };
+    const behavior = await openBehavior(config, engine, peers);
+    return { engine, rows, peers, domains, behavior };
   } catch (err) {
     await store.close();
     throw err;
@@ -175,7 +217,7 @@ async function openParts(config: RuntimeApaeConfig, p: Parts) {
 /** Opens the engine and loads the deployment's table into memory (the facts policy reads). */
 export async function openApae(config: RuntimeApaeConfig, p: Parts): Promise<RuntimeApae> {
   const parts = await openParts(config, p);
-  return new LiveApae(parts, p, config.tickMs ?? 60_000);
+  return new LiveApae(parts, p, config.tickMs ?? 60_000, config.profile ?? "standard");
 }
 
 class LiveApae implements RuntimeApae {
@@ -191,8 +233,17 @@ class LiveApae implements RuntimeApae {
   #tail: Promise<void> = Promise.resolve();
 
   readonly domains: TrustDomains | undefined;
+  readonly behavior: BehaviorVerifier;
+  readonly profile: AssuranceProfile;
 
-  constructor(parts: Awaited<ReturnType<typeof openParts>>, p: Parts, tickMs: number) {
+  constructor(
+    parts: Awaited<ReturnType<typeof openParts>>,
+    p: Parts,
+    tickMs: number,
+    profile: AssuranceProfile,
+  ) {
+    this.profile = profile;
+    this.behavior = parts.behavior;
     this.engine = parts.engine;
     this.#rows = parts.rows;
     this.peers = parts.peers;

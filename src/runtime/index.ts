@@ -23,6 +23,7 @@ export {
   type PeerDelivery,
   type PeerReceipt,
 } from "./apae-peers.js";
+export { behaviorFacts, deploymentFacts, profileGaps, refuseUnmetProfile } from "./apae-profile.js";
 export { composeRuntime, type Runtime } from "./compose.js";
 export type {
   RuntimeConfig,

@@ -14,10 +14,13 @@ import { type Journal, nextKeyId, SqliteJournalStore } from "../journal/index.js
 import { loadPolicyBundle } from "../policy/index.js";
 import {
   type ApaeSummary,
+  behaviorFacts,
   composeRuntime,
+  profileGaps,
   type RuntimeApae,
   type RuntimeConfig,
   type RuntimeExecutorsConfig,
+  refuseUnmetProfile,
   summarizeApae,
 } from "../runtime/index.js";
 import {
@@ -126,6 +129,22 @@ export async function openSidecarRuntime(
     ...(overrides.policy ? { policy: overrides.policy } : {}),
     ...(overrides.clock ? { clock: overrides.clock } : {}),
   });
+  if (rt.apae !== undefined && loaded.apae !== undefined) {
+    // A Regulated deployment missing a required mechanism does not start.
+    try {
+      const gaps = profileGaps(
+        rt.apae.profile,
+        loaded.apae,
+        rt.policy,
+        c.auth.approvers.length,
+        behaviorFacts(loaded.apae),
+      );
+      refuseUnmetProfile(rt.apae.profile, gaps);
+    } catch (err) {
+      await rt.close();
+      throw err;
+    }
+  }
   const processEnv = c.executors.process?.env;
   const runner = new ToolRunner({
     executors: rt.executors,
@@ -231,7 +250,16 @@ export async function checkSidecarConfig(loaded: LoadedSidecarConfig): Promise<C
   );
   if (trust) summary.trust = { ...trust.summary(), pins: pinSummary(loaded) };
   const apae = loaded.apae;
-  if (apae !== undefined) summary.apae = summarizeApae(apae, c.journal.path);
+  if (apae !== undefined) {
+    summary.apae = summarizeApae(apae, c.journal.path);
+    const profile = apae.profile ?? "standard";
+    const behavior = attempt("apae.behavior", () => behaviorFacts(apae));
+    if (bundle && behavior) {
+      const gaps = profileGaps(profile, apae, bundle, c.auth.approvers.length, behavior);
+      summary.apae.gaps = gaps.map((g) => `${g.mechanism}: ${g.message}`);
+      attempt("apae.profile", () => refuseUnmetProfile(profile, gaps));
+    }
+  }
   if (c.contracts !== undefined && trust) {
     const dir = c.contracts;
     const reg = attempt("contracts", () => checkContracts(dir, trust));

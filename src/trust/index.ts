@@ -113,6 +113,18 @@ export {
   receiveQuarantineNotice,
 } from "./notice.js";
 export {
+  type AssuranceProfile,
+  checkProfile,
+  type DeploymentFacts,
+  PROFILE_MECHANISMS,
+  PROFILES,
+  type ProfileGap,
+  type ProfileMechanisms,
+  ProfileSchema,
+  profileFor,
+  weakerOverrides,
+} from "./profiles.js";
+export {
   type AssertionOutcome,
   applyAssertion,
   assertionExt,
