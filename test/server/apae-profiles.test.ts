@@ -6,7 +6,6 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hasErrorCode } from "../../src/contracts/index.js";
 import { generateKeyPair, saveKeyPair } from "../../src/crypto/index.js";
-import type { RuntimeApaeConfig } from "../../src/runtime/index.js";
 import { parseApaeSection } from "../../src/runtime/index.js";
 import { checkSidecarConfig, type LoadedSidecarConfig, openSidecarRuntime } from "../../src/server/index.js";
 import { PROFILE_MECHANISMS, profileFor, signBehaviorSpec } from "../../src/trust/index.js";
@@ -38,8 +37,8 @@ const THRESHOLD_RULE = `
 `;
 const REGULATED_POLICY = POLICY.replace("rules:\n", `rules:\n${THRESHOLD_RULE}`);
 
-const REGULATED: RuntimeApaeConfig & Record<string, unknown> = {
-  profile: "regulated",
+const REGULATED = {
+  profile: "regulated" as const,
   ect: { issuer: "sidecar-r", key: ect.privatePem },
   behavior: { keys: [opKey.publicPem], specs: [CONTINUOUS] },
 };
