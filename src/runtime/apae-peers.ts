@@ -65,6 +65,8 @@ export class ApaePeers {
   readonly #engine: TrustEngine;
   readonly #emitter: EctEmitter;
   readonly #peers = new Map<string, Peer>();
+  /** jtis of peer ECTs already taken, with their exp (ms): a replay is refused until then. */
+  readonly #seen = new Map<string, number>();
 
   constructor(
     engine: TrustEngine,
@@ -182,6 +184,16 @@ export class ApaePeers {
       audience: this.issuer,
     });
     if (!v.ok) return { ok: false, code: v.code, message: v.message };
+    for (const [jti, exp] of this.#seen) if (exp <= now) this.#seen.delete(jti);
+    const key = `${v.claims.iss}\u0000${v.claims.jti}`;
+    if (this.#seen.has(key)) {
+      return {
+        ok: false,
+        code: "ERR_TRUST_ECT_DUPLICATE",
+        message: `ECT ${v.claims.jti} was already received`,
+      };
+    }
+    this.#seen.set(key, v.claims.exp * 1000);
     const act = v.claims.exec_act;
     const outcome =
       act === TRUST_ASSERTION

@@ -97,6 +97,20 @@ describe("APAE quarantine protocol between two sidecars", () => {
     expect((await trustAt(b, "agent-b")).status).toBe("active");
   });
 
+  it("a replayed notice is refused (409) while it is valid", async () => {
+    const until = new Date(Date.now() + 3_600_000).toISOString();
+    const emitter = new EctEmitter({
+      level: "L2",
+      issuer: "sidecar-a",
+      key: { kid: A.keyId, privateKey: A.privateKey },
+    });
+    const once = await emitter.emit(notice("someone", until));
+    const first = await b.call("/v1/apae/notify", { body: { ect: once.token } });
+    expect(first.status).toBe(200);
+    const again = await b.call("/v1/apae/notify", { body: { ect: once.token } });
+    expect([again.status, code(again)]).toEqual([409, "ERR_TRUST_ECT_DUPLICATE"]);
+  });
+
   it("an agent cannot send trust assertions (operator only)", async () => {
     const r = await a.call("/v1/apae/assertions", {
       token: TOKENS.agentA,
