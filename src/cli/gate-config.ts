@@ -7,7 +7,7 @@
 import { dirname, resolve } from "node:path";
 import { GateError, isPlainObject } from "../contracts/index.js";
 import { type LoadedGateConfig, parseGateConfig } from "../gate/index.js";
-import { readConfigFile } from "../runtime/index.js";
+import { parseApaeSection, type RuntimeApaeConfig, readConfigFile } from "../runtime/index.js";
 import { requireContractByDefault } from "../server/index.js";
 
 function invalid(message: string): GateError {
@@ -20,6 +20,8 @@ export interface CliGateConfig {
   trust: unknown;
   /** The file's directory (relative trust paths resolve against it). */
   baseDir: string;
+  /** The `apae:` section (docs/trust.md), parsed; undefined when absent (APAE off). */
+  apae?: RuntimeApaeConfig;
 }
 
 export function loadCliGateConfig(path: string): CliGateConfig {
@@ -30,9 +32,17 @@ export function loadCliGateConfig(path: string): CliGateConfig {
     trust = t;
     data = rest;
   }
+  let apae: unknown;
+  if (isPlainObject(data) && Object.hasOwn(data, "apae")) {
+    const { apae: a, ...rest } = data;
+    apae = a;
+    data = rest;
+  }
+  const baseDir = dirname(resolve(path));
   return {
     gate: parseGateConfig(requireContractByDefault(data ?? {})),
     trust,
-    baseDir: dirname(resolve(path)),
+    baseDir,
+    ...(apae !== undefined ? { apae: parseApaeSection(apae, baseDir) } : {}),
   };
 }

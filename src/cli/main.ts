@@ -23,6 +23,7 @@ const COMMANDS: Record<CommandName, () => Promise<Register>> = {
   init: async () => (await import("./commands/init.js")).registerInit,
   trust: async () => (await import("./commands/trust.js")).registerTrust,
   identity: async () => (await import("./commands/identity.js")).registerIdentity,
+  provenance: async () => (await import("./commands/provenance.js")).registerProvenance,
 };
 
 /** The command `argv` runs (`warden help X` asks for X). */

@@ -43,6 +43,7 @@ import type { PolicyBundle } from "../policy/index.js";
 import {
   type Runtime as ComposedRuntime,
   composeRuntime,
+  type RuntimeApaeConfig,
   type RuntimeExecutors,
   type RuntimeGateConfig,
 } from "../runtime/index.js";
@@ -207,6 +208,7 @@ interface GateSetup {
   gate: RuntimeGateConfig;
   trust: unknown;
   baseDir: string | undefined;
+  apae?: RuntimeApaeConfig;
 }
 
 /** Principals, context and deployment facts from `--config`, or one bare principal without it. */
@@ -218,7 +220,7 @@ function gateSetup(o: RuntimeOptions): GateSetup {
       baseDir: undefined,
     };
   }
-  const { gate: loaded, trust, baseDir } = loadCliGateConfig(o.config);
+  const { gate: loaded, trust, baseDir, apae } = loadCliGateConfig(o.config);
   if (!Object.hasOwn(loaded.principals, o.principal))
     throw new CliError("ERR_CLI_USAGE", `principal ${o.principal} is not declared in ${o.config}`);
   return {
@@ -232,6 +234,7 @@ function gateSetup(o: RuntimeOptions): GateSetup {
     },
     trust,
     baseDir,
+    ...(apae !== undefined ? { apae } : {}),
   };
 }
 
@@ -271,6 +274,7 @@ export async function openRuntime(o: RuntimeOptions): Promise<Runtime> {
       },
     },
     agentId: o.principal,
+    ...(setup.apae !== undefined ? { apae: setup.apae } : {}),
     executors: {
       http: { allowLoopback: o.allowLoopback === true },
       process: { workDir: sandbox },

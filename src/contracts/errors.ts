@@ -232,6 +232,22 @@ export const ERROR_CODES = {
     "ERR_TRUST_LIFT_SIGNATURE_INVALID",
     "ERR_TRUST_LIFT_STALE",
     "ERR_TRUST_NOT_QUARANTINED",
+    // A request from an agent below a policy's APAE trust threshold (apae.min_trust /
+    // min_confidence): denied, HTTP 403 in the sidecar.
+    "ERR_TRUST_BELOW_THRESHOLD",
+    // The agent is in trust quarantine: new runs and delegations are refused (HTTP 503 with
+    // Retry-After until the quarantine ends).
+    "ERR_TRUST_QUARANTINED",
+    // A behaviour specification that does not parse, or is not signed by a configured key.
+    "ERR_TRUST_SPEC_INVALID",
+    "ERR_TRUST_SPEC_SIGNATURE_INVALID",
+    // Cross-domain delegation without a bilateral agreement with that domain, or below the
+    // agreement's minimum ECT assurance.
+    "ERR_TRUST_DOMAIN_NO_AGREEMENT",
+    "ERR_TRUST_DOMAIN_ASSURANCE",
+    // The assurance profile (Regulated) requires a mechanism the deployment does not configure:
+    // the start is refused.
+    "ERR_TRUST_PROFILE_UNMET",
   ],
   loop: ["ERR_LOOP_STALE_PHASE", "ERR_LOOP_FORGED_PHASE", "ERR_LOOP_CONFIG_INVALID"],
   model: [

@@ -9,6 +9,7 @@
 import { createRequire } from "node:module";
 import type * as Cedar from "@cedar-policy/cedar-wasm/nodejs";
 import { type Decision, PolicyError, sha256Hex } from "../contracts/index.js";
+import { TRUST_CONFIDENCE_LEVELS } from "./apae-match.js";
 import { DEFAULT_DEFER_TIMEOUT_MS, DEFAULT_STEP_UP } from "./combine.js";
 import type { EvalContext } from "./eval-context.js";
 import type { RuleOutcome } from "./types.js";
@@ -83,7 +84,7 @@ export function cedarSchemaText(extraActions: readonly string[] = []): string {
     "    riskTier?: String, category?: String, humanApproval: Bool,",
     "    taint: Set<String>, params: Params, numParams: NumParams, paramKeys: Set<String>,",
     "    counters: Counters, classifications: Set<String>, classificationLevel: Long,",
-    "    quarantined: Bool, trustScore?: Long,",
+    "    quarantined: Bool, trustScore?: Long, trustConfidence?: Long,",
     "  };",
   ];
   for (const g of CEDAR_ACTION_GROUPS) lines.push(`  action ${JSON.stringify(g)};`);
@@ -376,6 +377,9 @@ export function buildCedarRequest(
   if (ctx.riskTier !== undefined) context.riskTier = ctx.riskTier;
   if (ctx.category !== undefined) context.category = ctx.category;
   if (ctx.trustScore !== undefined) context.trustScore = Math.round(ctx.trustScore * 1000);
+  // APAE confidence as a level: 0 low, 1 medium, 2 high (`context.trustConfidence >= 1`).
+  if (ctx.trustConfidence !== undefined)
+    context.trustConfidence = TRUST_CONFIDENCE_LEVELS.indexOf(ctx.trustConfidence);
   const call: Cedar.StatefulAuthorizationCall = {
     principal: { type: "Warden::Principal", id: ctx.principalId },
     action: { type: "Warden::Action", id: actionId },

@@ -24,6 +24,7 @@ export interface EvalContext {
   counters: Counters;
   perToolCalls: Record<string, number>;
   trustScore: number | undefined;
+  trustConfidence: PolicyInput["trustConfidence"];
   quarantined: boolean;
   /** Whether a valid capability token came with the call. */
   capability: boolean;
@@ -59,6 +60,7 @@ export function buildEvalContext(input: PolicyInput, levels: readonly string[]):
     counters: input.session.counters,
     perToolCalls: input.session.perToolCalls,
     trustScore: input.trustScore,
+    trustConfidence: input.trustConfidence,
     quarantined: input.session.quarantined,
     capability: input.capability !== undefined,
   };

@@ -1,6 +1,12 @@
 // Public face of the policy layer: YAML rules (a superset of Ari Kernel's format) and
 // Cedar, combined into one of the five decisions with reasons, obligations and payloads.
 export {
+  ApaeMatch,
+  TRUST_CONFIDENCE_LEVELS,
+  TRUST_THRESHOLD_REASON,
+  type TrustConfidence,
+} from "./apae-match.js";
+export {
   BUNDLE_FORMAT,
   type BundleSummary,
   loadPolicyBundle,

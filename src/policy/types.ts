@@ -93,6 +93,8 @@ export interface PolicyInput {
 
   /** Present only when the communication gate asks about an inter-agent message. */
   message?: PolicyMessage;
+  /** The trust table's confidence in `trustScore` (APAE: low < 10 interactions, medium < 100, high). */
+  trustConfidence?: "low" | "medium" | "high";
 }
 
 /** An inter-agent message as policy sees it (src/messaging; rules match it with `message:`). */

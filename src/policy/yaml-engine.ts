@@ -6,6 +6,7 @@
 // be evaluated on the value given (a comparison on a non-number, ...) stops the walk
 // with a deny (reason code RULE_NOT_EVALUABLE), whatever the rule's own decision.
 import { type Decision, PolicyError } from "../contracts/index.js";
+import { isThreshold, TRUST_THRESHOLD_REASON } from "./apae-match.js";
 import { DEFAULT_DEFER_TIMEOUT_MS, DEFAULT_STEP_UP } from "./combine.js";
 import type { EvalContext } from "./eval-context.js";
 import { type IndexKey, RuleIndex } from "./rule-index.js";
@@ -204,7 +205,9 @@ function compileRule(
   const conditions = compileMatch(rule.match, where, options);
   const outcome: RuleOutcome = {
     rule: { id: rule.id, source: "yaml", decision, reason: rule.reason },
-    reasonCode: rule.reasonCode ?? `RULE:${rule.id}`,
+    reasonCode:
+      rule.reasonCode ??
+      (decision === "deny" && isThreshold(rule.match.apae) ? TRUST_THRESHOLD_REASON : `RULE:${rule.id}`),
   };
   if (rule.obligations !== undefined) {
     outcome.obligations = rule.obligations.map((o) =>

@@ -6,6 +6,7 @@
 // a value the rule cannot judge never slips past it. Values are never coerced here;
 // numeric strings become numbers only when a tool contract types the argument.
 import { PolicyError } from "../contracts/index.js";
+import { compileApae } from "./apae-match.js";
 import { type EvalContext, paramValue } from "./eval-context.js";
 import { compileMessageMatch } from "./message-match.js";
 import { compileSafeRegex, MAX_PATTERN_INPUT_LENGTH } from "./regex-safety.js";
@@ -177,6 +178,7 @@ function compileSession(m: PolicyMatch, where: string, options: MatchOptions, ou
     const t = m.trustScoreAtLeast;
     out.push({ name: "trustScoreAtLeast", test: (c) => c.trustScore !== undefined && c.trustScore >= t });
   }
+  compileApae(m.apae, out);
 }
 
 /**

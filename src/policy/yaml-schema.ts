@@ -5,6 +5,7 @@
 import { parseDocument } from "yaml";
 import { z } from "zod";
 import { PolicyError, TaintSource } from "../contracts/index.js";
+import { ApaeMatch } from "./apae-match.js";
 import { MessageMatch } from "./message-match.js";
 import { COUNTER_NAMES } from "./types.js";
 
@@ -132,6 +133,8 @@ export const PolicyMatch = z.strictObject({
     })
     .refine((o) => Object.keys(o).length > 0, "an empty identity condition")
     .optional(),
+  /** APAE trust thresholds (apae-match.ts). */
+  apae: ApaeMatch.optional(),
 });
 export type PolicyMatch = z.infer<typeof PolicyMatch>;
 

@@ -258,9 +258,9 @@ function executorDepsFor(
 }
 
 /** APAE trust when configured: its trust events go to the runtime's journal. */
-function apaeFor(config: RuntimeConfig, journal: Journal, sessions: SessionStore, clock: () => number) {
+async function apaeFor(config: RuntimeConfig, journal: Journal, sessions: SessionStore, clock: () => number) {
   if (config.apae === undefined) return undefined;
-  return openApae(config.apae, {
+  return await openApae(config.apae, {
     journal,
     sessions,
     clock,
@@ -286,7 +286,7 @@ async function wire(
   // An evicted run's capability use counts are dropped (its tokens are refused anyway).
   const gone = { forget: (_runId: string): void => undefined };
   const { sessions, evictions } = await openSessions(config, o, clock, (id) => gone.forget(id));
-  const apae = apaeFor(config, journal, sessions, clock);
+  const apae = await apaeFor(config, journal, sessions, clock);
   const capabilities = openCapabilities(sessions, config.journal.signer, clock);
   const ceilings = new DelegatedRuns(sessions);
   gone.forget = (id) => {

@@ -10,7 +10,28 @@ export {
   type RuntimeAgentPinConfig,
 } from "./agentpin.js";
 export { type AgentPinFetchOptions, agentPinFetcher } from "./agentpin-fetch.js";
-export { openApae, type RuntimeApae, type RuntimeApaeConfig } from "./apae.js";
+export {
+  type CrossDomainResult,
+  openApae,
+  type RuntimeApae,
+  type RuntimeApaeConfig,
+  type TrustRevocation,
+} from "./apae.js";
+export {
+  type ApaeSection,
+  ApaeSectionSchema,
+  type ApaeSummary,
+  parseApaeSection,
+  summarizeApae,
+} from "./apae-config.js";
+export {
+  type ApaeEctConfig,
+  type ApaePeerConfig,
+  ApaePeers,
+  type PeerDelivery,
+  type PeerReceipt,
+} from "./apae-peers.js";
+export { behaviorFacts, deploymentFacts, profileGaps, refuseUnmetProfile } from "./apae-profile.js";
 export {
   CAPABILITY_GRANTED_EVENT,
   CapabilityGrantedBodySchema,

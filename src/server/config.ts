@@ -7,7 +7,12 @@ import { dirname, isAbsolute, resolve } from "node:path";
 import { z } from "zod";
 import { isPlainObject, ServerError, SHA256_HASH_PATTERN } from "../contracts/index.js";
 import { GateConfigSchema, type LoadedGateConfig, parseGateConfig } from "../gate/index.js";
-import { readConfigFile } from "../runtime/index.js";
+import {
+  ApaeSectionSchema,
+  parseApaeSection,
+  type RuntimeApaeConfig,
+  readConfigFile,
+} from "../runtime/index.js";
 import { TrustConfigSchema } from "../tools/index.js";
 
 const Id = z
@@ -167,6 +172,8 @@ export const SidecarConfigSchema = z.strictObject({
       }),
     })
     .optional(),
+  /** APAE trust (docs/trust.md, In the sidecar); absent means off. */
+  apae: ApaeSectionSchema.optional(),
   metrics: z
     .strictObject({
       /** Serve /metrics without an operator credential (default false). */
@@ -183,6 +190,8 @@ export interface LoadedSidecarConfig {
   gate: LoadedGateConfig;
   /** Directory relative paths were resolved against. */
   baseDir: string;
+  /** The `apae:` section as the runtime takes it (paths absolute); undefined when off. */
+  apae?: RuntimeApaeConfig;
   /** The configuration file, when it was loaded from one (named in error messages). */
   source?: string;
 }
@@ -288,7 +297,13 @@ export function parseSidecarConfig(input: unknown, baseDir: string = process.cwd
       process: { ...c.executors.process, workDir: abs(c.executors.process.workDir) },
     };
   }
-  return { config, gate, baseDir };
+  let apae: RuntimeApaeConfig | undefined;
+  try {
+    apae = c.apae === undefined ? undefined : parseApaeSection(c.apae, baseDir);
+  } catch (err) {
+    throw invalid(`apae: ${(err as Error).message}`);
+  }
+  return { config, gate, baseDir, ...(apae !== undefined ? { apae } : {}) };
 }
 
 /** Reads a YAML or JSON configuration file; relative paths inside it are relative to the file. */

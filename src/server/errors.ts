@@ -93,6 +93,20 @@ export const ERROR_STATUS = {
   ERR_IDENTITY_CAPABILITY_EXCEEDED: 403,
   ERR_IDENTITY_CONSTRAINT_VIOLATION: 403,
   ERR_IDENTITY_CONFIG_INVALID: 500,
+  // APAE (docs/trust.md): below a policy's trust threshold; in trust quarantine (with
+  // Retry-After); a peer's trust notification that does not verify.
+  ERR_TRUST_BELOW_THRESHOLD: 403,
+  ERR_TRUST_QUARANTINED: 503,
+  ERR_TRUST_ECT_MALFORMED: 400,
+  ERR_TRUST_ECT_UNSIGNED: 401,
+  ERR_TRUST_ECT_KEY_UNKNOWN: 401,
+  ERR_TRUST_ECT_SIGNATURE_INVALID: 401,
+  ERR_TRUST_ECT_EXPIRED: 401,
+  ERR_TRUST_ASSERTION_INVALID: 400,
+  ERR_TRUST_ASSERTION_HOPS: 400,
+  ERR_TRUST_ECT_DUPLICATE: 409,
+  ERR_TRUST_DOMAIN_NO_AGREEMENT: 403,
+  ERR_TRUST_DOMAIN_ASSURANCE: 403,
 } as const;
 
 // Every server-family code has a status (a missing one fails to compile).

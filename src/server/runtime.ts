@@ -14,12 +14,18 @@ import { type Journal, nextKeyId, SqliteJournalStore } from "../journal/index.js
 import { loadPolicyBundle } from "../policy/index.js";
 import {
   type AgentPinAuthenticator,
+  type ApaeSummary,
+  behaviorFacts,
   composeRuntime,
+  profileGaps,
   type Runtime,
+  type RuntimeApae,
   type RuntimeConfig,
   type RuntimeExecutorsConfig,
   type RuntimeMessaging,
   type RuntimeMessagingConfig,
+  refuseUnmetProfile,
+  summarizeApae,
 } from "../runtime/index.js";
 import {
   type ContractRegistry,
@@ -50,6 +56,8 @@ export interface SidecarRuntime {
   readonly messages: RuntimeMessaging;
   /** AgentPin credentials as agent principals (config `identity.agentpin`). */
   readonly agentpin: AgentPinAuthenticator | undefined;
+  /** APAE trust when the configuration has an `apae:` section. */
+  readonly apae: RuntimeApae | undefined;
   /** Starts a run bound to the authenticated principal. */
   startRun(principalId: string, options?: StartRunOptions): Promise<Session>;
   /** Issues a capability token for an open run, journaled (see Runtime.grant). */
@@ -121,6 +129,7 @@ export function sidecarRuntimeConfig(loaded: LoadedSidecarConfig, signer: KeyPai
       ? { approvers: Object.fromEntries(c.auth.approvers.map((a) => [a.id, a.publicKeys ?? []])) }
       : {}),
     ...(c.identity !== undefined ? { identity: { agentpin: c.identity.agentpin } } : {}),
+    ...(loaded.apae !== undefined ? { apae: loaded.apae } : {}),
   };
 }
 
@@ -147,6 +156,22 @@ export async function openSidecarRuntime(
     ...(overrides.policy ? { policy: overrides.policy } : {}),
     ...(overrides.clock ? { clock: overrides.clock } : {}),
   });
+  if (rt.apae !== undefined && loaded.apae !== undefined) {
+    // A Regulated deployment missing a required mechanism does not start.
+    try {
+      const gaps = profileGaps(
+        rt.apae.profile,
+        loaded.apae,
+        rt.policy,
+        c.auth.approvers.length,
+        behaviorFacts(loaded.apae),
+      );
+      refuseUnmetProfile(rt.apae.profile, gaps);
+    } catch (err) {
+      await rt.close();
+      throw err;
+    }
+  }
   const processEnv = c.executors.process?.env;
   const runner = new ToolRunner({
     executors: rt.executors,
@@ -167,6 +192,7 @@ export async function openSidecarRuntime(
     trust: rt.trust,
     messages: rt.messages,
     agentpin: rt.agentpin,
+    apae: rt.apae,
     startRun: (principalId, options) => rt.startRun(principalId, options),
     grant: (runId, grant, grantedBy) => rt.grant(runId, grant, grantedBy),
     close: () => rt.close(),
@@ -214,6 +240,8 @@ export interface CheckReport {
     journalEntries?: number;
     /** The contract trust store (`trust:`): mode, keys, pins, revocations. */
     trust?: TrustSummary;
+    /** What the `apae:` section turns on; absent when APAE is off. */
+    apae?: ApaeSummary;
   };
 }
 
@@ -251,6 +279,17 @@ export async function checkSidecarConfig(loaded: LoadedSidecarConfig): Promise<C
     }),
   );
   if (trust) summary.trust = { ...trust.summary(), pins: pinSummary(loaded) };
+  const apae = loaded.apae;
+  if (apae !== undefined) {
+    summary.apae = summarizeApae(apae, c.journal.path);
+    const profile = apae.profile ?? "standard";
+    const behavior = attempt("apae.behavior", () => behaviorFacts(apae));
+    if (bundle && behavior) {
+      const gaps = profileGaps(profile, apae, bundle, c.auth.approvers.length, behavior);
+      summary.apae.gaps = gaps.map((g) => `${g.mechanism}: ${g.message}`);
+      attempt("apae.profile", () => refuseUnmetProfile(profile, gaps));
+    }
+  }
   if (c.contracts !== undefined && trust) {
     const dir = c.contracts;
     const reg = attempt("contracts", () => checkContracts(dir, trust));

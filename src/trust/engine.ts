@@ -151,6 +151,11 @@ export class TrustEngine {
     return viewOf(row ?? freshRow(truster, subject, at, this.config), at, this.config);
   }
 
+  /** The view of a subject `truster` has never seen (the initial score), without I/O. */
+  freshView(subject: string, truster: string = this.config.self_id, at: number = this.#clock()): TrustView {
+    return viewOf(freshRow(truster, subject, at, this.config), at, this.config);
+  }
+
   /** Every row as it stands at `at`. */
   async table(at: number = this.#clock()): Promise<TrustView[]> {
     return (await this.store.list()).map((r) => viewOf(r, at, this.config));

@@ -1,6 +1,30 @@
 // Public face of the trust layer (APAE): trust tables and the engine, the quarantine
 // protocol, Execution Context Tokens at L1/L2/L3, early quarantine lifts, and the offline
 // simulation. Imports contracts, crypto and journal only.
+
+export {
+  applyViolations,
+  COMPLIANCE_ACT,
+  type ComplianceResult,
+  type ComplianceRule,
+  complianceInput,
+  type Violation,
+  verifyBehavior,
+} from "./behavior.js";
+export {
+  BEHAVIOR_SPEC_ACT,
+  type BehaviorSpec,
+  BehaviorSpecSchema,
+  CHECKPOINT_ACT,
+  globMatch,
+  type SignedBehaviorSpec,
+  SignedBehaviorSpecSchema,
+  type SpecOutcome,
+  signBehaviorSpec,
+  specChangeInput,
+  verifyBehaviorSpec,
+} from "./behavior-spec.js";
+export { BehaviorVerifier, type BehaviorVerifierOptions, type CheckReport } from "./behavior-verifier.js";
 export {
   DEFAULT_TRUST_CONFIG,
   parseTrustConfig,
@@ -8,6 +32,17 @@ export {
   type TrustConfigInput,
   TrustConfigSchema,
 } from "./config.js";
+export {
+  type Agreement,
+  AgreementSchema,
+  CROSS_DOMAIN_ACT,
+  crossDomainTruster,
+  type DelegationOutcome,
+  type DelegationRequest,
+  type TrustAnchor,
+  TrustAnchorSchema,
+  TrustDomains,
+} from "./domains.js";
 export {
   ECT_LEVELS,
   ECT_TYP,
@@ -72,6 +107,24 @@ export {
   signLift,
 } from "./lift.js";
 export {
+  applyNotice,
+  type NoticeOutcome,
+  QUARANTINE_ACT,
+  receiveQuarantineNotice,
+} from "./notice.js";
+export {
+  type AssuranceProfile,
+  checkProfile,
+  type DeploymentFacts,
+  PROFILE_MECHANISMS,
+  PROFILES,
+  type ProfileGap,
+  type ProfileMechanisms,
+  ProfileSchema,
+  profileFor,
+  weakerOverrides,
+} from "./profiles.js";
+export {
   type AssertionOutcome,
   applyAssertion,
   assertionExt,
@@ -80,6 +133,15 @@ export {
   TRUST_ASSERTION,
 } from "./propagation.js";
 export { emissionInput, emitChange, receiveEct } from "./protocol.js";
+export {
+  missingProvenance,
+  PROVENANCE_KEYS,
+  type ProvenanceAnswer,
+  type ProvenanceExt,
+  ProvenanceExtSchema,
+  type ProvenanceNode,
+  provenanceOf,
+} from "./provenance.js";
 export {
   parseEventLines,
   type SimulatedEmission,

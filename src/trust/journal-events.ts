@@ -29,6 +29,7 @@ export const TrustStepBodySchema = z.strictObject({
     "decay",
     "quarantine_expired",
     "quarantine_lifted",
+    "quarantine_notice",
     "trust_assertion",
   ]),
   time: Time,

@@ -52,6 +52,10 @@ export class SqliteTrustStore implements TrustStore {
         "PRIMARY KEY (truster, subject)) STRICT",
     );
     db.exec("CREATE INDEX IF NOT EXISTS trust_rows_due ON trust_rows (status, quarantine_until)");
+    db.exec(
+      "CREATE TABLE IF NOT EXISTS assertion_recipients (subject TEXT NOT NULL, peer TEXT NOT NULL, " +
+        "PRIMARY KEY (subject, peer)) STRICT",
+    );
     this.#get = db.prepare(
       "SELECT truster, subject, record FROM trust_rows WHERE truster = ? AND subject = ?",
     );
@@ -123,6 +127,21 @@ export class SqliteTrustStore implements TrustStore {
       )
       .all(now)
       .map(parseStored);
+  }
+
+  async addRecipient(subject: string, peer: string): Promise<void> {
+    this.#db
+      .prepare("INSERT OR IGNORE INTO assertion_recipients (subject, peer) VALUES (?, ?)")
+      .run(subject, peer);
+  }
+
+  async recipients(subject: string): Promise<string[]> {
+    return this.#db
+      .prepare<[string], { peer: string }>(
+        "SELECT peer FROM assertion_recipients WHERE subject = ? ORDER BY peer",
+      )
+      .all(subject)
+      .map((r) => r.peer);
   }
 
   async close(): Promise<void> {

@@ -22,6 +22,10 @@ export interface TrustStore {
   list(truster?: string): Promise<TrustRow[]>;
   /** Quarantined rows whose quarantine ends at or before `now`, soonest first. */
   dueQuarantines(now: number): Promise<TrustRow[]>;
+  /** Records that `peer` was sent a trust assertion about `subject` (quarantine broadcast list). */
+  addRecipient(subject: string, peer: string): Promise<void>;
+  /** The peers that received trust assertions about `subject`, sorted. */
+  recipients(subject: string): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -92,6 +96,18 @@ export class MemoryTrustStore implements TrustStore {
       .filter((r) => r.status === "quarantined" && r.quarantineUntil !== null && r.quarantineUntil <= now)
       .map((r) => ({ ...r }))
       .sort((a, b) => (a.quarantineUntil as number) - (b.quarantineUntil as number) || byKey(a, b));
+  }
+
+  readonly #recipients = new Map<string, Set<string>>();
+
+  async addRecipient(subject: string, peer: string): Promise<void> {
+    const set = this.#recipients.get(subject) ?? new Set<string>();
+    set.add(peer);
+    this.#recipients.set(subject, set);
+  }
+
+  async recipients(subject: string): Promise<string[]> {
+    return [...(this.#recipients.get(subject) ?? [])].sort();
   }
 
   async close(): Promise<void> {}

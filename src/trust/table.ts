@@ -49,6 +49,7 @@ export type TrustStepKind =
   | "decay"
   | "quarantine_expired"
   | "quarantine_lifted"
+  | "quarantine_notice"
   | "trust_assertion";
 
 /** One line of a score's derivation. */

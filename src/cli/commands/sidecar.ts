@@ -89,7 +89,10 @@ export function registerSidecar(program: Command, ctx: CliContext): void {
               `approvers    ${s.approvers.join(", ") || "-"}\njournal      ${s.journal}` +
               `${s.journalEntries !== undefined ? ` (${s.journalEntries} entries)` : " (new)"}\n` +
               `signatures   ${s.journalSignatures}\n` +
-              `trust        ${s.trust === undefined ? "-" : `${s.trust.mode} (${s.trust.keys} key(s), ${s.trust.revocations} revoked, pins ${s.trust.pins.path ?? "-"})`}\n`,
+              `trust        ${s.trust === undefined ? "-" : `${s.trust.mode} (${s.trust.keys} key(s), ${s.trust.revocations} revoked, pins ${s.trust.pins.path ?? "-"})`}\n` +
+              `apae         ${s.apae === undefined ? "off" : `on, trust table ${s.apae.store}`}\n` +
+              (s.apae?.mechanisms ?? []).map((m) => `  - ${m}\n`).join("") +
+              (s.apae?.gaps ?? []).map((g) => `  ! not configured: ${g}\n`).join(""),
           );
         } else {
           for (const p of report.problems) ctx.io.err(`warden: ${p.what}: ${p.message}\n`);

@@ -14,6 +14,7 @@ export const SUMMARY = {
   sidecar: "run the sidecar HTTP server: agents reach their tools only through it",
   trust: "APAE trust: simulate the trust engine on a file of events, explain a score from the journal",
   identity: "AgentPin agent identity: init a domain key, issue and verify credentials, re-pin keys",
+  provenance: "APAE provenance: which agents touched data or an ECT, transformed, chain complete (L3 ledger)",
   init: "write a working starter sidecar deployment (config, keys, policy, contracts, work dir)",
 } as const;
 

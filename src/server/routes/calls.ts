@@ -31,6 +31,7 @@ const CALL_ERRORS = [
   "ERR_SERVER_JOURNAL_UNAVAILABLE",
   "ERR_SERVER_POLICY_ERROR",
   "ERR_SERVER_SHUTTING_DOWN",
+  "ERR_TRUST_BELOW_THRESHOLD",
 ] as const;
 
 const callBody = { name: "CallBody", schema: CallBody, required: true } as const;

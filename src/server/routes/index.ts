@@ -2,6 +2,14 @@
 // document is generated from; mountRoutes registers the same declarations.
 import type { FastifyInstance } from "fastify";
 import type { RouteSpec } from "../route.js";
+import {
+  APAE_ASSERT,
+  APAE_DELEGATE,
+  APAE_NOTIFY,
+  APAE_TRUST,
+  APAE_TRUST_ANCHOR,
+  apaeRoutes,
+} from "./apae.js";
 import { APPROVAL_DECIDE, APPROVAL_LIST, approvalRoutes } from "./approvals.js";
 import { callRoutes, DECIDE, EXECUTE } from "./calls.js";
 import { CAPABILITY_GRANT, capabilityRoutes } from "./capabilities.js";
@@ -29,6 +37,11 @@ export const ROUTES: readonly RouteSpec[] = [
   READY,
   METRICS,
   OPENAPI,
+  APAE_NOTIFY,
+  APAE_ASSERT,
+  APAE_TRUST,
+  APAE_TRUST_ANCHOR,
+  APAE_DELEGATE,
 ];
 
 /** Registers each resource's routes as its own encapsulated plugin (root hooks apply to all). */
@@ -41,6 +54,7 @@ export function mountRoutes(app: FastifyInstance, ctx: RouteContext): void {
     journalRoutes,
     messageRoutes,
     opsRoutes,
+    apaeRoutes,
   ]) {
     void app.register(async (child) => routes(child, ctx));
   }

@@ -8,6 +8,7 @@ import { identityOf } from "../auth-plugin.js";
 import { ApiError } from "../errors.js";
 import { AUTH_ERRORS, BODY_ERRORS, mount, type RouteSpec } from "../route.js";
 import { RunCreateBody, RunCreateResponse, RunIdParam, RunStateResponse } from "../schemas.js";
+import { refuseTrustQuarantined } from "./apae.js";
 import type { RouteContext } from "./context.js";
 
 export const RUN_CREATE = {
@@ -19,7 +20,14 @@ export const RUN_CREATE = {
   response: { name: "RunCreateResponse", schema: RunCreateResponse },
   status: 201,
   description: "The new run's id (server-chosen, unguessable, bound to the principal)",
-  errors: [...AUTH_ERRORS, ...BODY_ERRORS, "ERR_RUN_UNKNOWN", "ERR_RUN_LIMIT", "ERR_SERVER_SHUTTING_DOWN"],
+  errors: [
+    ...AUTH_ERRORS,
+    ...BODY_ERRORS,
+    "ERR_RUN_UNKNOWN",
+    "ERR_RUN_LIMIT",
+    "ERR_SERVER_SHUTTING_DOWN",
+    "ERR_TRUST_QUARANTINED",
+  ],
 } as const satisfies RouteSpec;
 
 export const RUN_STATE = {
@@ -58,6 +66,7 @@ export function runRoutes(app: FastifyInstance, ctx: RouteContext): void {
   mount(app, RUN_CREATE, async (req, reply, { body }) => {
     const who = identityOf(req);
     const parentRun = body.parentRun;
+    refuseTrustQuarantined(ctx, who.id);
     // The runtime loads the principal's persisted state (quarantine) before the run opens.
     const session = await ctx.runtime.startRun(who.id, parentRun !== undefined ? { parentRun } : {});
     void reply.code(201);

@@ -5,6 +5,7 @@
 // risk, policy reason); the rationale stays in the journal (as its hash) for auditors.
 import type { ApprovalRequest, DeferredItem, GateOutcome } from "../../gate/index.js";
 import { faultOf, termsOf } from "../../gate/index.js";
+import { TRUST_THRESHOLD_REASON } from "../../policy/index.js";
 import { ApiError } from "../errors.js";
 
 export function denialMessage(o: GateOutcome): string {
@@ -48,6 +49,12 @@ export function faultError(o: GateOutcome): ApiError | undefined {
   if (fault === "policy_error") {
     return new ApiError("ERR_SERVER_POLICY_ERROR", "policy could not be evaluated; nothing was executed", {
       details: { decisionId: o.decisionId },
+    });
+  }
+  // APAE §Trust Thresholds as Policy: a request below threshold is denied with HTTP 403.
+  if (o.decision === "deny" && o.reasonCodes.includes(TRUST_THRESHOLD_REASON)) {
+    return new ApiError("ERR_TRUST_BELOW_THRESHOLD", "the agent's trust is below this action's threshold", {
+      details: { decisionId: o.decisionId, reasonCodes: o.reasonCodes },
     });
   }
   return undefined;

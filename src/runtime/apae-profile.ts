@@ -1,0 +1,85 @@
+// The assurance profile of a deployment (docs/trust.md, Assurance profiles): the facts the
+// profile's requirements are checked against, gathered from the `apae` configuration, the
+// loaded policy and the number of approvers. The sidecar refuses to start a Regulated
+// deployment with any gap (ERR_TRUST_PROFILE_UNMET) and `--check` lists them.
+import type { KeyObject } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { parseStrictJson, TrustError } from "../contracts/index.js";
+import { keyIdOf, loadPublicKeyFile } from "../crypto/index.js";
+import type { GatePolicy } from "../gate/index.js";
+import { PolicyBundle } from "../policy/index.js";
+import {
+  type AssuranceProfile,
+  checkProfile,
+  type DeploymentFacts,
+  type ProfileGap,
+  verifyBehaviorSpec,
+} from "../trust/index.js";
+import type { RuntimeApaeConfig } from "./apae.js";
+
+function policyFacts(policy: GatePolicy): { thresholdRules: boolean; hitlRules: boolean } {
+  const rules = policy instanceof PolicyBundle ? (policy.yaml?.rules ?? []) : [];
+  return {
+    thresholdRules: rules.some(
+      (r) => r.decision === "deny" && r.conditions.some((c) => c.name === "apae.threshold"),
+    ),
+    hitlRules: rules.some((r) => r.decision === "step_up"),
+  };
+}
+
+/** The configured behaviour specs, each verified against the configured keys (throws on a bad one). */
+export function behaviorFacts(config: RuntimeApaeConfig): { specs: number; continuous: boolean } {
+  const keys = new Map<string, KeyObject>();
+  for (const file of config.behavior?.keys ?? []) {
+    const key = loadPublicKeyFile(file);
+    keys.set(keyIdOf(key), key);
+  }
+  let continuous = true;
+  const files = config.behavior?.specs ?? [];
+  for (const file of files) {
+    const v = verifyBehaviorSpec(parseStrictJson(readFileSync(file, "utf8")), keys);
+    if (!v.ok) throw new TrustError(v.code, `${file}: ${v.message}`);
+    continuous &&= v.spec.verification_frequency === "continuous";
+  }
+  return { specs: files.length, continuous: files.length > 0 && continuous };
+}
+
+/** What the deployment configures, as the profile's requirements see it. */
+export function deploymentFacts(
+  config: RuntimeApaeConfig,
+  policy: GatePolicy,
+  approvers: number,
+  behavior: { specs: number; continuous: boolean },
+): DeploymentFacts {
+  const floor = (config.settings as { quarantine_floor?: number } | undefined)?.quarantine_floor ?? 0.15;
+  return {
+    ectSigning: config.ect !== undefined,
+    ...policyFacts(policy),
+    behaviorSpecs: behavior.specs,
+    behaviorContinuous: behavior.continuous,
+    approvers,
+    quarantine: floor > 0,
+    crossDomainPeers: (config.peers ?? []).length > 0 && config.domain !== undefined,
+    agreements: (config.agreements ?? []).length,
+  };
+}
+
+/** The profile's gaps for this deployment. */
+export function profileGaps(
+  profile: AssuranceProfile,
+  config: RuntimeApaeConfig,
+  policy: GatePolicy,
+  approvers: number,
+  behavior: { specs: number; continuous: boolean },
+): ProfileGap[] {
+  return checkProfile(profile, deploymentFacts(config, policy, approvers, behavior));
+}
+
+/** Throws ERR_TRUST_PROFILE_UNMET naming every gap of a Regulated deployment. */
+export function refuseUnmetProfile(profile: AssuranceProfile, gaps: readonly ProfileGap[]): void {
+  if (profile !== "regulated" || gaps.length === 0) return;
+  throw new TrustError(
+    "ERR_TRUST_PROFILE_UNMET",
+    `the regulated assurance profile requires: ${gaps.map((g) => `${g.mechanism} (${g.message})`).join("; ")}`,
+  );
+}
