@@ -26,6 +26,7 @@ export {
   IntegrityError,
   isWardenErrorCode,
   JournalError,
+  HookError,
   LoopError,
   ModelError,
   PolicyError,

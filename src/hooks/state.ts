@@ -1,0 +1,114 @@
+// The engine's memory across events of one host session: the run it maps to, the taint
+// its tool results carried in, whether a result was poisoned, the denials it saw (for
+// PreCompact's inject_context) and the user's remembered ask resolutions. A host such as
+// Claude Code starts a new process per hook, so the state can live in a JSON file beside
+// the journal (0600, written atomically, merged with what another invocation wrote).
+import { chmodSync, existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { z } from "zod";
+import { parseStrictJson, TaintLabel } from "../contracts/index.js";
+
+const MAX_SESSIONS = 256;
+const MAX_TAINT = 64;
+const MAX_DENIALS = 32;
+const MAX_REMEMBERED = 1024;
+
+export const DenialNoteSchema = z.strictObject({
+  at: z.string().max(64),
+  hook: z.string().max(64),
+  tool: z.string().max(64).optional(),
+  what: z.string().max(512),
+  reason: z.string().max(512),
+});
+export type DenialNote = z.infer<typeof DenialNoteSchema>;
+
+export const SessionStateSchema = z.strictObject({
+  runId: z.string().min(1).max(256),
+  startedAt: z.string().max(64),
+  ended: z.boolean().default(false),
+  taint: z.array(TaintLabel).max(MAX_TAINT).default([]),
+  /** A tool result carried injection phrasing or a credential: egress is denied from here on. */
+  poisoned: z.array(z.string().max(256)).max(MAX_TAINT).default([]),
+  denials: z.array(DenialNoteSchema).max(MAX_DENIALS).default([]),
+  counts: z.record(z.string().max(16), z.number().int().nonnegative()).default({}),
+});
+export type SessionState = z.infer<typeof SessionStateSchema>;
+
+/** Remembered resolutions: exact artifact keys, and generalised patterns for *_similar. */
+export const MemorySchema = z.strictObject({
+  allow: z.array(z.string().max(4096)).max(MAX_REMEMBERED).default([]),
+  deny: z.array(z.string().max(4096)).max(MAX_REMEMBERED).default([]),
+  allowSimilar: z.array(z.string().max(4096)).max(MAX_REMEMBERED).default([]),
+  denySimilar: z.array(z.string().max(4096)).max(MAX_REMEMBERED).default([]),
+});
+export type Memory = z.infer<typeof MemorySchema>;
+
+export const EngineStateSchema = z.strictObject({
+  version: z.literal(1),
+  sessions: z.record(z.string().max(256), SessionStateSchema).default({}),
+  memory: MemorySchema.default({ allow: [], deny: [], allowSimilar: [], denySimilar: [] }),
+});
+export type EngineState = z.infer<typeof EngineStateSchema>;
+
+export function emptyState(): EngineState {
+  return { version: 1, sessions: {}, memory: { allow: [], deny: [], allowSimilar: [], denySimilar: [] } };
+}
+
+/** Reads a state file; a missing file is an empty state, an unreadable one fails closed (throws). */
+export function loadState(path: string): EngineState {
+  if (!existsSync(path)) return emptyState();
+  return EngineStateSchema.parse(parseStrictJson(readFileSync(path, "utf8")));
+}
+
+const union = <T>(a: readonly T[], b: readonly T[], key: (x: T) => string, max: number): T[] => {
+  const seen = new Set<string>();
+  const out: T[] = [];
+  for (const x of [...a, ...b]) {
+    const k = key(x);
+    if (seen.has(k)) continue;
+    seen.add(k);
+    out.push(x);
+  }
+  return out.slice(-max);
+};
+
+/** Protective state only grows when two invocations race: the merge is a union. */
+export function mergeState(disk: EngineState, mine: EngineState): EngineState {
+  const sessions: Record<string, SessionState> = { ...disk.sessions };
+  for (const [id, s] of Object.entries(mine.sessions)) {
+    const d = sessions[id];
+    sessions[id] = d
+      ? {
+          ...s,
+          ended: s.ended || d.ended,
+          taint: union(d.taint, s.taint, (t) => `${t.source}\u0000${t.origin}`, MAX_TAINT),
+          poisoned: union(d.poisoned, s.poisoned, (p) => p, MAX_TAINT),
+          denials: union(d.denials, s.denials, (n) => `${n.at}\u0000${n.what}`, MAX_DENIALS),
+          counts: Object.fromEntries(
+            [...new Set([...Object.keys(d.counts), ...Object.keys(s.counts)])].map((k) => [
+              k,
+              Math.max(d.counts[k] ?? 0, s.counts[k] ?? 0),
+            ]),
+          ),
+        }
+      : s;
+  }
+  const ids = Object.keys(sessions);
+  for (const id of ids.slice(0, Math.max(0, ids.length - MAX_SESSIONS))) delete sessions[id];
+  const m = (k: keyof Memory) => union(disk.memory[k], mine.memory[k], (x) => x, MAX_REMEMBERED);
+  return {
+    version: 1,
+    sessions,
+    memory: { allow: m("allow"), deny: m("deny"), allowSimilar: m("allowSimilar"), denySimilar: m("denySimilar") },
+  };
+}
+
+/** Merges with the file's current content and replaces it atomically (0600). */
+export function saveState(path: string, state: EngineState): void {
+  const merged = mergeState(loadState(path), state);
+  const tmp = `${path}.${process.pid}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify(merged)}\n`, { mode: 0o600 });
+  chmodSync(tmp, 0o600);
+  renameSync(tmp, path);
+}
+
+export const STATE_LIMITS = { MAX_SESSIONS, MAX_TAINT, MAX_DENIALS, MAX_REMEMBERED } as const;
