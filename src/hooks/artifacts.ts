@@ -5,8 +5,10 @@ import { redactString } from "../journal/index.js";
 import type { Artifact, CanonicalTool } from "./schema-base.js";
 
 const URL_RE = /\bhttps?:\/\/[^\s"'<>`|;)]{1,2048}/gi;
-const PIPED_TO_SHELL = /\b(curl|wget|fetch)\b[^|;&\n]*\|\s*(sudo\s+)?(ba|z|da|k)?sh\b|\b(curl|wget)\b[^|;&\n]*\|\s*(python3?|node|perl|ruby)\b/i;
-const INSTALL_RE = /\b(?:npm|pnpm|yarn|bun)\s+(?:i|install|add)\s+([^\s;&|]+)|\bpip3?\s+install\s+([^\s;&|]+)/g;
+const PIPED_TO_SHELL =
+  /\b(curl|wget|fetch)\b[^|;&\n]*\|\s*(sudo\s+)?(ba|z|da|k)?sh\b|\b(curl|wget)\b[^|;&\n]*\|\s*(python3?|node|perl|ruby)\b/i;
+const INSTALL_RE =
+  /\b(?:npm|pnpm|yarn|bun)\s+(?:i|install|add)\s+([^\s;&|]+)|\bpip3?\s+install\s+([^\s;&|]+)/g;
 const MAX_ARTIFACTS = 64;
 
 function add(out: Artifact[], seen: Set<string>, a: Artifact): void {

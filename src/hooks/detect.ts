@@ -16,13 +16,19 @@ export const INJECTION_RULES: readonly InjectionRule[] = [
     re: /\b(ignore|disregard|forget)\s+(all\s+|any\s+)?(the\s+)?(previous|prior|above|earlier|your)\s+(instructions|rules|directions|prompts?)\b/i,
   },
   { id: "aarts-injection-new-instructions", re: /\b(new|updated|real)\s+(system\s+)?instructions\s*:/i },
-  { id: "aarts-injection-role-override", re: /\byou\s+are\s+now\s+(in\s+)?(developer|dan|jailbreak|god)\s*mode\b/i },
+  {
+    id: "aarts-injection-role-override",
+    re: /\byou\s+are\s+now\s+(in\s+)?(developer|dan|jailbreak|god)\s*mode\b/i,
+  },
   { id: "aarts-injection-system-tag", re: /<\s*\/?\s*(system|assistant)\s*>|\[\s*(system|INST)\s*\]/i },
   {
     id: "aarts-injection-exfiltrate",
     re: /\b(send|post|upload|exfiltrate|forward)\s+(the\s+|all\s+|your\s+)?(contents?|secrets?|credentials?|keys?|tokens?|env(ironment)?|files?)\b[^.\n]{0,80}\b(to|at)\s+(https?:\/\/|\S+@)/i,
   },
-  { id: "aarts-injection-hidden-directive", re: /\b(do\s+not|don't)\s+(tell|inform|mention\s+(this\s+)?to)\s+the\s+user\b/i },
+  {
+    id: "aarts-injection-hidden-directive",
+    re: /\b(do\s+not|don't)\s+(tell|inform|mention\s+(this\s+)?to)\s+the\s+user\b/i,
+  },
 ];
 
 export interface TextFindings {

@@ -26,15 +26,24 @@ export function parseHookEvent(raw: unknown): ParsedEvent {
   }
   const point = (raw as Record<string, unknown>).hook_point;
   if (typeof point !== "string") return fail("ERR_HOOK_EVENT_INVALID", "hook_point is missing");
-  if (!isHookPoint(point)) return fail("ERR_HOOK_POINT_UNKNOWN", `unknown hook point "${point.slice(0, 64)}"`);
+  if (!isHookPoint(point))
+    return fail("ERR_HOOK_POINT_UNKNOWN", `unknown hook point "${point.slice(0, 64)}"`);
   const r = HOOK_EVENT_SCHEMAS[point].safeParse(raw);
   if (!r.success) {
     const issue = r.error.issues[0];
     const where = issue?.path.join(".") ?? "";
-    return fail("ERR_HOOK_EVENT_INVALID", `${point}: ${where || "event"}: ${issue?.message ?? "invalid"}`, point);
+    return fail(
+      "ERR_HOOK_EVENT_INVALID",
+      `${point}: ${where || "event"}: ${issue?.message ?? "invalid"}`,
+      point,
+    );
   }
   const event = r.data as HookEvent;
-  if ("tool_name" in event && event.tool_name === "other" && !("tool_name_native" in event && event.tool_name_native)) {
+  if (
+    "tool_name" in event &&
+    event.tool_name === "other" &&
+    !("tool_name_native" in event && event.tool_name_native)
+  ) {
     return fail("ERR_HOOK_EVENT_INVALID", `${point}: tool_name "other" needs tool_name_native`, point);
   }
   return { ok: true, event };

@@ -25,6 +25,8 @@ export const SessionStateSchema = z.strictObject({
   runId: z.string().min(1).max(256),
   startedAt: z.string().max(64),
   ended: z.boolean().default(false),
+  /** The workspace root the host reported at SessionStart. */
+  workspace: z.string().max(4096).optional(),
   taint: z.array(TaintLabel).max(MAX_TAINT).default([]),
   /** A tool result carried injection phrasing or a credential: egress is denied from here on. */
   poisoned: z.array(z.string().max(256)).max(MAX_TAINT).default([]),
@@ -98,7 +100,12 @@ export function mergeState(disk: EngineState, mine: EngineState): EngineState {
   return {
     version: 1,
     sessions,
-    memory: { allow: m("allow"), deny: m("deny"), allowSimilar: m("allowSimilar"), denySimilar: m("denySimilar") },
+    memory: {
+      allow: m("allow"),
+      deny: m("deny"),
+      allowSimilar: m("allowSimilar"),
+      denySimilar: m("denySimilar"),
+    },
   };
 }
 

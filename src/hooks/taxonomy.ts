@@ -13,6 +13,7 @@ const NATIVE: Readonly<Record<string, CanonicalTool>> = {
   write: "file_write",
   create_file: "file_write",
   notebookedit: "file_edit",
+  notebookread: "file_read",
   edit: "file_edit",
   multiedit: "file_edit",
   apply_patch: "file_edit",
@@ -48,7 +49,8 @@ export function canonicalToolName(native: string): CanonicalTool {
   return NATIVE[native.toLowerCase()] ?? "other";
 }
 
-const PACKAGE_INSTALL = /\b(npm|pnpm|yarn|bun)\s+(i|install|add)\b|\bpip3?\s+install\b|\b(apt|apt-get|brew|cargo|gem|go)\s+(install|get|add)\b/;
+const PACKAGE_INSTALL =
+  /\b(npm|pnpm|yarn|bun)\s+(i|install|add)\b|\bpip3?\s+install\b|\b(apt|apt-get|brew|cargo|gem|go)\s+(install|get|add)\b/;
 
 /** A shell command that installs packages is classified package_install (§7). */
 export function refineShell(command: string): CanonicalTool {
@@ -70,18 +72,17 @@ function str(input: Record<string, unknown>, ...keys: string[]): string | undefi
 }
 
 /** Where a path resolves against the workspace: absolute form and whether it stays inside. */
-export function placePath(path: string, workspace: string | undefined): { path: string; inWorkspace: boolean } {
+export function placePath(
+  path: string,
+  workspace: string | undefined,
+): { path: string; inWorkspace: boolean } {
   const abs = normalize(isAbsolute(path) || workspace === undefined ? path : resolve(workspace, path));
   if (workspace === undefined) return { path: abs, inWorkspace: false };
   const rel = relative(resolve(workspace), abs);
   return { path: abs, inWorkspace: rel === "" || (!rel.startsWith("..") && !isAbsolute(rel)) };
 }
 
-function fileShape(
-  action: string,
-  input: Record<string, unknown>,
-  workspace: string | undefined,
-): GateShape {
+function fileShape(action: string, input: Record<string, unknown>, workspace: string | undefined): GateShape {
   const raw = str(input, "file_path", "path", "notebook_path", "filename") ?? "";
   const placed = placePath(raw, workspace);
   return { toolClass: "file", action, parameters: { path: placed.path, inWorkspace: placed.inWorkspace } };
@@ -127,9 +128,17 @@ export function gateShape(
       return { toolClass: "mcp", action: "call", parameters: { server, tool: name } };
     }
     case "database":
-      return { toolClass: "database", action: "query", parameters: { query: str(input, "query", "sql") ?? "" } };
+      return {
+        toolClass: "database",
+        action: "query",
+        parameters: { query: str(input, "query", "sql") ?? "" },
+      };
     case "delegate":
-      return { toolClass: "delegate", action: "spawn", parameters: { agent: str(input, "subagent_type") ?? "" } };
+      return {
+        toolClass: "delegate",
+        action: "spawn",
+        parameters: { agent: str(input, "subagent_type") ?? "" },
+      };
     case "other":
       return { toolClass: "other", action: "call", parameters: { native: native ?? "" } };
   }
