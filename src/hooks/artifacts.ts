@@ -49,7 +49,6 @@ export function toolArtifacts(
       add(out, seen, { type: "file_path", value: v, source_field });
     } else if (field === "url") {
       add(out, seen, { type: "url", value: v, source_field });
-      continue;
     } else if (/^(content|new_string|new_source)$/.test(field) && tool !== "file_read") {
       add(out, seen, { type: "content", value: v.slice(0, 65_536), source_field });
     }

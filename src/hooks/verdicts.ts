@@ -65,7 +65,8 @@ export function fromGate(o: GateOutcome, toolClass: string, artifacts: string[])
   const decision: HookDecision = o.decision === "allow" ? "allow" : o.decision === "deny" ? "deny" : "ask";
   const first = o.matchedRules.find((r) => r.decision === o.policyDecision) ?? o.matchedRules[0];
   const rule = first?.id;
-  const codes = o.reasonCodes.length > 0 ? ` (${o.reasonCodes.join(", ")})` : "";
+  const shown = o.reasonCodes.filter((c) => c !== first?.reason);
+  const codes = shown.length > 0 ? ` (${shown.join(", ")})` : "";
   const reason = `${first?.reason ?? `${o.decision} by policy`}${decision === "allow" ? "" : codes}`;
   return fromSignal({
     decision,
