@@ -5,6 +5,7 @@ import type { GateOutcome } from "../gate/index.js";
 import type { Directives, HookDecision, Verdict } from "./schema-base.js";
 
 const RANK: Readonly<Record<HookDecision, number>> = { allow: 0, ask: 1, deny: 2 };
+const SEVERITY: Readonly<Record<Verdict["severity"], number>> = { info: 0, warning: 1, critical: 2 };
 
 export function allow(category: string, source: string, reason?: string): Verdict {
   return { decision: "allow", category, severity: "info", source, ...(reason ? { reasons: [reason] } : {}) };
@@ -40,8 +41,14 @@ export function merge(base: Verdict, ...more: Verdict[]): Verdict {
   let out = base;
   for (const v of more) {
     if (RANK[v.decision] > RANK[out.decision]) out = { ...v, reasons: [...(v.reasons ?? [])] };
-    else if (RANK[v.decision] === RANK[out.decision] && v.decision !== "allow") {
-      out = { ...out, reasons: [...(out.reasons ?? []), ...(v.reasons ?? [])] };
+    else if (RANK[v.decision] === RANK[out.decision]) {
+      // Same decision: the more severe signal names the verdict; every non-trivial reason is kept.
+      const head = SEVERITY[v.severity] > SEVERITY[out.severity] ? v : out;
+      const reasons = [
+        ...(out.reasons ?? []),
+        ...(v.severity !== "info" || v.decision !== "allow" ? (v.reasons ?? []) : []),
+      ];
+      out = { ...head, reasons };
     }
   }
   const directives = [base, ...more].reduce<Directives | undefined>(
