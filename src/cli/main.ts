@@ -22,6 +22,7 @@ const COMMANDS: Record<CommandName, () => Promise<Register>> = {
   sidecar: async () => (await import("./commands/sidecar.js")).registerSidecar,
   init: async () => (await import("./commands/init.js")).registerInit,
   trust: async () => (await import("./commands/trust.js")).registerTrust,
+  hooks: async () => (await import("./commands/hooks.js")).registerHooks,
 };
 
 /** The command `argv` runs (`warden help X` asks for X). */

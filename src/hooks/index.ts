@@ -1,7 +1,18 @@
 // Public face of the hooks layer: Warden as an AARTS security engine for agent hosts
 // (../shared/specs/aarts.txt). An entry point like the sidecar: it builds its runtime with
 // composeRuntime and reaches the layers below through their index. docs/hooks.md.
+
 export { artifactValues, pipesToShell, toolArtifacts } from "./artifacts.js";
+export {
+  CLAUDE_CODE_EVENTS,
+  CLAUDE_CODE_HOST_ID,
+  type ClaudeAnswer,
+  type ClaudeCodeEvent,
+  claudeEventName,
+  isClaudeCodeEvent,
+  renderClaudeCode,
+  translateClaudeCode,
+} from "./claude-code.js";
 export { INJECTION_RULES, scanText, type TextFindings } from "./detect.js";
 export { hostPrincipal } from "./dispatch.js";
 export {
@@ -36,5 +47,6 @@ export {
   SESSION_LEVEL_HOOKS,
 } from "./schema-points.js";
 export { type EngineState, emptyState, loadState, mergeState, saveState } from "./state.js";
+export { answerLine, DEFAULT_MAX_LINE_BYTES, type JsonLinesOptions, serveJsonLines } from "./stdio.js";
 export { canonicalToolName, gateShape, placePath, refineShell } from "./taxonomy.js";
 export { fromSignal, merge } from "./verdicts.js";

@@ -13,6 +13,7 @@ export const SUMMARY = {
   gate: "decide on one request (--request) or replay a session of calls and results (--session); executes nothing",
   sidecar: "run the sidecar HTTP server: agents reach their tools only through it",
   trust: "APAE trust: simulate the trust engine on a file of events, explain a score from the journal",
+  hooks: "Warden as an AARTS security engine for agent hosts: stdio server, Claude Code adapter, install",
   init: "write a working starter sidecar deployment (config, keys, policy, contracts, work dir)",
 } as const;
 
