@@ -93,9 +93,10 @@ function eventHash(raw: unknown): string {
 
 export async function createEngine(config: EngineConfig = {}): Promise<Engine> {
   registerHookEventTypes(defaultEventTypes);
+  // State first: an unreadable state file refuses the start before anything is opened.
+  const state: EngineState = config.statePath ? loadState(config.statePath) : emptyState();
   const runtime = await runtimeFor(config);
   const clock = config.clock ?? Date.now;
-  const state: EngineState = config.statePath ? loadState(config.statePath) : emptyState();
   const failures = { open: 0 };
   let compatible = false;
 

@@ -5,7 +5,7 @@
 // the journal (0600, written atomically, merged with what another invocation wrote).
 import { chmodSync, existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { z } from "zod";
-import { parseStrictJson, TaintLabel } from "../contracts/index.js";
+import { HookError, parseStrictJson, TaintLabel } from "../contracts/index.js";
 
 const MAX_SESSIONS = 256;
 const MAX_TAINT = 64;
@@ -31,7 +31,7 @@ export const SessionStateSchema = z.strictObject({
   /** A tool result carried injection phrasing or a credential: egress is denied from here on. */
   poisoned: z.array(z.string().max(256)).max(MAX_TAINT).default([]),
   denials: z.array(DenialNoteSchema).max(MAX_DENIALS).default([]),
-  counts: z.record(z.string().max(16), z.number().int().nonnegative()).default({}),
+  counts: z.record(z.string().max(64), z.number().int().nonnegative()).default({}),
 });
 export type SessionState = z.infer<typeof SessionStateSchema>;
 
@@ -58,7 +58,17 @@ export function emptyState(): EngineState {
 /** Reads a state file; a missing file is an empty state, an unreadable one fails closed (throws). */
 export function loadState(path: string): EngineState {
   if (!existsSync(path)) return emptyState();
-  return EngineStateSchema.parse(parseStrictJson(readFileSync(path, "utf8")));
+  try {
+    return EngineStateSchema.parse(parseStrictJson(readFileSync(path, "utf8")));
+  } catch (err) {
+    throw new HookError(
+      "ERR_HOOK_CONFIG_INVALID",
+      `hook state ${path} is unreadable; refusing to start without it`,
+      {
+        cause: err,
+      },
+    );
+  }
 }
 
 const union = <T>(a: readonly T[], b: readonly T[], key: (x: T) => string, max: number): T[] => {
@@ -111,7 +121,8 @@ export function mergeState(disk: EngineState, mine: EngineState): EngineState {
 
 /** Merges with the file's current content and replaces it atomically (0600). */
 export function saveState(path: string, state: EngineState): void {
-  const merged = mergeState(loadState(path), state);
+  // Validated before it is written: a state this engine cannot read back is never stored.
+  const merged = EngineStateSchema.parse(mergeState(loadState(path), state));
   const tmp = `${path}.${process.pid}.tmp`;
   writeFileSync(tmp, `${JSON.stringify(merged)}\n`, { mode: 0o600 });
   chmodSync(tmp, 0o600);

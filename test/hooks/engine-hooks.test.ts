@@ -1,10 +1,11 @@
 // The engine's non-tool hooks, directives, ask-resolution memory, failure policy and the
 // state shared by invocations.
 
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { generateKeyPair } from "../../src/crypto/index.js";
-import { createEngine, type Engine, merge } from "../../src/hooks/index.js";
+import { createEngine, type Engine, HOOK_POINTS, merge } from "../../src/hooks/index.js";
 import { composeRuntime, type Runtime } from "../../src/runtime/index.js";
 import { ev, result, tool } from "./events.js";
 import { engine, tempDir, verdictEntries } from "./helpers.js";
@@ -311,6 +312,22 @@ describe("failure policy (§9.1)", () => {
 });
 
 describe("state across invocations", () => {
+  it("the state of all 20 hooks is written and read back by the next engine", async () => {
+    const cfg = { statePath: join(tempDir(), "hooks-state.json") };
+    const a = await make(cfg);
+    for (const p of HOOK_POINTS) expect((await a.handle(BENIGN[p])).decision).toBe("allow");
+    const b = await make(cfg);
+    expect((await b.handle(BENIGN.PreToolUse)).decision).toBe("allow");
+  });
+
+  it("a tampered state file stops the engine from starting (fail closed), with a coded error", async () => {
+    const path = join(tempDir(), "hooks-state.json");
+    writeFileSync(path, '{"version":1,"sessions":{"s":{"runId":"r","startedAt":"x","poisoned":"no"}}}');
+    await expect(createEngine({ statePath: path })).rejects.toMatchObject({
+      code: "ERR_HOOK_CONFIG_INVALID",
+    });
+  });
+
   it("taint from one process's PostToolUse is seen by the next process's PreToolUse", async () => {
     const dir = tempDir();
     const cfg = { statePath: join(dir, "hooks-state.json") };
