@@ -110,6 +110,17 @@ describe("PreToolUse through the Gate (host-tools preset)", () => {
       "host-deny-sensitive-files",
     ],
     [
+      "an agent that wipes a disk is denied",
+      tool("shell", { command: "dd if=/dev/zero of=/dev/sda bs=1M" }, "Bash"),
+      "host-deny-disk-wipe",
+    ],
+    ["a fork bomb is denied", tool("shell", { command: ":(){ :|:& };:" }, "Bash"), "host-deny-disk-wipe"],
+    [
+      "an agent that deletes Warden's own hook state to clear its taint is denied",
+      tool("shell", { command: "rm ~/.warden/hooks/state.json" }, "Bash"),
+      "host-deny-warden-state",
+    ],
+    [
       "an unknown host tool is denied by default",
       tool("other", { x: 1 }, "Teleport"),
       "builtin.default-deny",
@@ -209,6 +220,15 @@ describe("PostToolUse taint and provenance", () => {
         )
       ).decision,
     ).toBe("allow");
+  });
+
+  it("an MCP result's taint makes a later POST need a human (host-ask-egress-with-untrusted-context)", async () => {
+    const e = await make();
+    await e.handle(result("mcp_call", "mcp__notes__read", "meeting at 10"));
+    const v = await e.handle(
+      tool("web_request", { url: "https://api.example/x", method: "POST" }, "http_request"),
+    );
+    expect(v).toMatchObject({ decision: "ask", matched_rule_id: "host-ask-egress-with-untrusted-context" });
   });
 
   it("a credential in a tool result is masked for the model", async () => {
