@@ -91,132 +91,119 @@ function eventHash(raw: unknown): string {
   }
 }
 
+/** The body of a `warden.hooks.verdict` entry. */
+function verdictBody(raw: unknown, point: string, v: Verdict, failure: Record<string, string> | null) {
+  const e = (typeof raw === "object" && raw !== null ? raw : {}) as Record<string, unknown>;
+  const str = (k: string) => (typeof e[k] === "string" ? (e[k] as string).slice(0, 256) : null);
+  return {
+    hook_point: point.slice(0, 256),
+    session_id: str("session_id"),
+    host_id: str("host_id"),
+    event_hash: eventHash(raw),
+    decision: v.decision,
+    category: v.category,
+    severity: v.severity,
+    source: v.source,
+    matched_rule_id: v.matched_rule_id ?? null,
+    reasons: (v.reasons ?? []).slice(0, 64),
+    artifacts: (v.artifacts ?? []).slice(0, 64),
+    directives: Object.keys(v.directives ?? {}).slice(0, 16),
+    failure,
+  };
+}
+
+class HooksEngine implements Engine {
+  readonly engineId = ENGINE_ID;
+  #compatible = false;
+  readonly #failures = { open: 0 };
+
+  constructor(
+    readonly runtime: Runtime,
+    private readonly config: EngineConfig,
+    private readonly state: EngineState,
+  ) {}
+
+  async #journal(type: string, body: Record<string, unknown>, runId?: string): Promise<void> {
+    await this.runtime.journal.append({ type, body, ...(runId ? { run_id: runId } : {}) });
+  }
+
+  async versionCheck(request: unknown): Promise<VersionCheckResponse> {
+    const r = VersionCheckRequestSchema.safeParse(request);
+    const version = r.success ? r.data.aarts_version : "";
+    this.#compatible = r.success && supportsVersion(version);
+    await this.#journal(HOOK_HANDSHAKE_EVENT, {
+      aarts_version: version.slice(0, 256) || "(missing)",
+      compatible: this.#compatible,
+      engine_id: ENGINE_ID,
+      transport: this.config.transport ?? "in-process",
+    });
+    return { compatible: this.#compatible, engine_id: ENGINE_ID, engine_version: ENGINE_VERSION };
+  }
+
+  #evaluate(event: HookEvent): Promise<{ verdict: Verdict; runId: string }> {
+    const t = this.config.timeouts;
+    const ms = SESSION_LEVEL_HOOKS.has(event.hook_point) ? (t?.sessionMs ?? 10_000) : (t?.toolMs ?? 5_000);
+    const now = new Date((this.config.clock ?? Date.now)()).toISOString();
+    const input = { runtime: this.runtime, state: this.state, workspace: this.config.workspace, now };
+    return withTimeout(dispatch(input, event), ms);
+  }
+
+  /** The failure policy's verdict, journaled; if even the journal fails, a plain deny. */
+  async #fail(raw: unknown, hook: string, code: string, message: string): Promise<Verdict> {
+    const point = hook in HOOK_TABLE ? (hook as HookPoint) : undefined;
+    const v = failureVerdict(this.config.failure, point, this.#failures, code, message);
+    try {
+      const mode = v.decision === "deny" ? "fail-closed" : "fail-open";
+      await this.#journal(HOOK_VERDICT_EVENT, verdictBody(raw, hook, v, { code, mode }));
+    } catch {
+      // A fail-open verdict that cannot be recorded cannot be vouched for.
+      const why = "the journal could not record the verdict";
+      return failureVerdict(undefined, undefined, this.#failures, "ERR_HOOK_ENGINE_FAULT", why);
+    }
+    return v;
+  }
+
+  async handle(raw: unknown): Promise<Verdict> {
+    const point =
+      typeof raw === "object" && raw !== null ? (raw as { hook_point?: unknown }).hook_point : undefined;
+    const hook = typeof point === "string" ? point : "unknown";
+    if (!this.#compatible) {
+      return this.#fail(
+        raw,
+        hook,
+        "ERR_HOOK_HANDSHAKE_REQUIRED",
+        "no compatible version check before this event",
+      );
+    }
+    const parsed = parseHookEvent(raw);
+    if (!parsed.ok) return this.#fail(raw, hook, parsed.code, parsed.message);
+    const version = parsed.event.aarts_version;
+    if (!supportsVersion(version)) {
+      const why = `aarts_version ${version.slice(0, 32)} is not supported`;
+      return this.#fail(raw, hook, "ERR_HOOK_HANDSHAKE_REQUIRED", why);
+    }
+    try {
+      const { verdict, runId } = await this.#evaluate(parsed.event);
+      await this.#journal(HOOK_VERDICT_EVENT, verdictBody(raw, hook, verdict, null), runId);
+      if (this.config.statePath) saveState(this.config.statePath, this.state);
+      return verdict;
+    } catch (err) {
+      const code =
+        err instanceof WardenError && err.code.startsWith("ERR_HOOK_") ? err.code : "ERR_HOOK_ENGINE_FAULT";
+      return this.#fail(raw, hook, code, err instanceof Error ? err.message : "fault");
+    }
+  }
+
+  async close(): Promise<void> {
+    if (!this.config.runtime) await this.runtime.close();
+  }
+}
+
 export async function createEngine(config: EngineConfig = {}): Promise<Engine> {
   registerHookEventTypes(defaultEventTypes);
   // State first: an unreadable state file refuses the start before anything is opened.
   const state: EngineState = config.statePath ? loadState(config.statePath) : emptyState();
-  const runtime = await runtimeFor(config);
-  const clock = config.clock ?? Date.now;
-  const failures = { open: 0 };
-  let compatible = false;
-
-  const journal = async (type: string, body: Record<string, unknown>, runId?: string): Promise<void> => {
-    await runtime.journal.append({ type, body, ...(runId ? { run_id: runId } : {}) });
-  };
-
-  const evaluate = async (event: HookEvent): Promise<{ verdict: Verdict; runId: string }> => {
-    const ms = SESSION_LEVEL_HOOKS.has(event.hook_point)
-      ? (config.timeouts?.sessionMs ?? 10_000)
-      : (config.timeouts?.toolMs ?? 5_000);
-    return withTimeout(
-      dispatch({ runtime, state, workspace: config.workspace, now: new Date(clock()).toISOString() }, event),
-      ms,
-    );
-  };
-
-  const record = async (
-    raw: unknown,
-    point: string,
-    v: Verdict,
-    runId: string | undefined,
-    failure: Record<string, string> | null,
-  ) => {
-    const e = (typeof raw === "object" && raw !== null ? raw : {}) as Record<string, unknown>;
-    const str = (k: string) => (typeof e[k] === "string" ? (e[k] as string).slice(0, 256) : null);
-    await journal(
-      HOOK_VERDICT_EVENT,
-      {
-        hook_point: point.slice(0, 256),
-        session_id: str("session_id"),
-        host_id: str("host_id"),
-        event_hash: eventHash(raw),
-        decision: v.decision,
-        category: v.category,
-        severity: v.severity,
-        source: v.source,
-        matched_rule_id: v.matched_rule_id ?? null,
-        reasons: (v.reasons ?? []).slice(0, 64),
-        artifacts: (v.artifacts ?? []).slice(0, 64),
-        directives: Object.keys(v.directives ?? {}).slice(0, 16),
-        failure,
-      },
-      runId,
-    );
-  };
-
-  const handle = async (raw: unknown): Promise<Verdict> => {
-    const point =
-      typeof raw === "object" && raw !== null ? (raw as { hook_point?: unknown }).hook_point : undefined;
-    const hook = typeof point === "string" ? point : "unknown";
-    const fail = async (code: string, message: string): Promise<Verdict> => {
-      const v = failureVerdict(
-        config.failure,
-        hook in HOOK_TABLE ? (hook as HookPoint) : undefined,
-        failures,
-        code,
-        message,
-      );
-      try {
-        await record(raw, hook, v, undefined, {
-          code,
-          mode: v.decision === "deny" ? "fail-closed" : "fail-open",
-        });
-      } catch {
-        // The journal itself failed: a fail-open verdict cannot be vouched for.
-        return failureVerdict(
-          undefined,
-          undefined,
-          failures,
-          "ERR_HOOK_ENGINE_FAULT",
-          "the journal could not record the verdict",
-        );
-      }
-      return v;
-    };
-    if (!compatible)
-      return fail("ERR_HOOK_HANDSHAKE_REQUIRED", "no compatible version check before this event");
-    const parsed = parseHookEvent(raw);
-    if (!parsed.ok) return fail(parsed.code, parsed.message);
-    if (!supportsVersion(parsed.event.aarts_version)) {
-      return fail(
-        "ERR_HOOK_HANDSHAKE_REQUIRED",
-        `aarts_version ${parsed.event.aarts_version.slice(0, 32)} is not supported`,
-      );
-    }
-    try {
-      const { verdict, runId } = await evaluate(parsed.event);
-      await record(raw, hook, verdict, runId, null);
-      if (config.statePath) saveState(config.statePath, state);
-      return verdict;
-    } catch (err) {
-      const code = err instanceof WardenError ? err.code : "ERR_HOOK_ENGINE_FAULT";
-      return fail(
-        code.startsWith("ERR_HOOK_") ? code : "ERR_HOOK_ENGINE_FAULT",
-        err instanceof Error ? err.message : "fault",
-      );
-    }
-  };
-
-  return {
-    engineId: ENGINE_ID,
-    runtime,
-    async versionCheck(request: unknown): Promise<VersionCheckResponse> {
-      const r = VersionCheckRequestSchema.safeParse(request);
-      const version = r.success ? r.data.aarts_version : "";
-      compatible = r.success && supportsVersion(version);
-      await journal(HOOK_HANDSHAKE_EVENT, {
-        aarts_version: version.slice(0, 256) || "(missing)",
-        compatible,
-        engine_id: ENGINE_ID,
-        transport: config.transport ?? "in-process",
-      });
-      return { compatible, engine_id: ENGINE_ID, engine_version: ENGINE_VERSION };
-    },
-    handle,
-    async close() {
-      if (!config.runtime) await runtime.close();
-    },
-  };
+  return new HooksEngine(await runtimeFor(config), config, state);
 }
 
 export { AARTS_VERSION };

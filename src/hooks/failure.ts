@@ -20,8 +20,7 @@ export function failureVerdict(
   message: string,
 ): Verdict & { error_code: string } {
   const open = policy?.failOpen;
-  const mayOpen =
-    hook !== undefined && open !== undefined && open.hooks.includes(hook) && used.open < open.max;
+  const mayOpen = hook && open?.hooks.includes(hook) && used.open < open.max;
   if (mayOpen) used.open++;
   return {
     decision: mayOpen ? "allow" : "deny",

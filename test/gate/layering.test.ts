@@ -17,7 +17,18 @@ const ALLOWED: Record<string, string[]> = {
   executors: ["contracts", "crypto", "tools", "journal", "gate"],
   runtime: ["contracts", "crypto", "tools", "context", "policy", "journal", "trust", "gate", "executors"],
   // An entry point like the sidecar: the runtime and the layers below, through their index.
-  hooks: ["contracts", "crypto", "tools", "context", "policy", "journal", "trust", "gate", "executors", "runtime"],
+  hooks: [
+    "contracts",
+    "crypto",
+    "tools",
+    "context",
+    "policy",
+    "journal",
+    "trust",
+    "gate",
+    "executors",
+    "runtime",
+  ],
 };
 
 function files(dir: string): string[] {

@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { sha256Of } from "../../src/contracts/index.js";
 import { createEngine, type Engine, HOOK_POINTS } from "../../src/hooks/index.js";
-import { ev, result, tool } from "./events.js";
+import { result, tool } from "./events.js";
 import { engine, verdictEntries } from "./helpers.js";
 import { BENIGN } from "./samples.js";
 

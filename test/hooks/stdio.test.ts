@@ -89,6 +89,37 @@ describe("JSON lines transport (in process)", () => {
   });
 });
 
+describe("a handler that crashes", () => {
+  it("is answered with ERR_HOOK_ENGINE_FAULT (deny) and the next line is still served", async () => {
+    const e = await createEngine({ workspace: "/work/ws" });
+    open.push(e);
+    // Fault injection: the first event's handler throws, as a bug in an evaluator would.
+    let calls = 0;
+    const crashing: Engine = {
+      engineId: e.engineId,
+      runtime: e.runtime,
+      versionCheck: (r) => e.versionCheck(r),
+      handle: (ev) => (calls++ === 0 ? Promise.reject(new Error("evaluator bug")) : e.handle(ev)),
+      close: () => e.close(),
+    };
+    const input = new PassThrough();
+    const output = new PassThrough();
+    let text = "";
+    output.on("data", (b: Buffer) => {
+      text += b.toString();
+    });
+    const done = serveJsonLines(crashing, input, output);
+    input.end(`${HELLO}${line(BENIGN.PreToolUse)}${line(tool("shell", { command: "rm -rf /" }))}`);
+    await done;
+    const answers = text
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(answers[1]).toMatchObject({ decision: "deny", error_code: "ERR_HOOK_ENGINE_FAULT" });
+    expect(answers[2]).toMatchObject({ decision: "deny", matched_rule_id: "host-deny-rm-rf-root" });
+  });
+});
+
 describe("warden hooks serve --stdio (spawned)", () => {
   it("stays up across messages and answers each line as it arrives", async () => {
     const root = resolve(import.meta.dirname, "../..");
