@@ -1,7 +1,7 @@
 // One event to its evaluator. The session (and its run) is found or created first; every
 // evaluator is pure over (context, event) apart from the Gate's journal writes.
 import type { Runtime } from "../runtime/index.js";
-import { type EvalContext, sessionOf } from "./context.js";
+import { type EvalContext, runIdOf, sessionOf } from "./context.js";
 import {
   compaction,
   postAskResolution,
@@ -94,6 +94,12 @@ async function evaluate(ctx: EvalContext, e: HookEvent): Promise<Verdict> {
 
 export async function dispatch(d: DispatchInput, e: HookEvent): Promise<{ verdict: Verdict; runId: string }> {
   const session = sessionOf(d.state, e.host_id, e.session_id, d.now);
+  if (session.ended && e.hook_point !== "SessionEnd") {
+    // A host session resumed after its end: a fresh Gate run (an ended run cannot reopen);
+    // taint, poisoned results and denials carry over — protective state is never reset.
+    session.runId = runIdOf(e.host_id, `${e.session_id}#${session.startedAt}#${d.now}`);
+    session.ended = false;
+  }
   const ctx: EvalContext = {
     runtime: d.runtime,
     principalId: hostPrincipal(e.host_id),

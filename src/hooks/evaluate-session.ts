@@ -28,6 +28,8 @@ export function sessionStart(ctx: EvalContext, e: HookEventOf<"SessionStart">): 
 
 export function sessionEnd(ctx: EvalContext): Verdict {
   ctx.session.ended = true;
+  // The Gate's run ends with the host session; a resumed session gets a new run (dispatch.ts).
+  ctx.runtime.sessions.end(ctx.session.runId);
   const c = ctx.session.counts;
   return allow(
     "session",

@@ -311,6 +311,26 @@ describe("failure policy (§9.1)", () => {
   });
 });
 
+describe("session lifecycle", () => {
+  it("SessionEnd ends the Gate run; a resumed session gets a new run and keeps its poison", async () => {
+    const e = await make();
+    await e.handle(BENIGN.SessionStart);
+    await e.handle(tool("file_read", { file_path: "README.md" }, "Read"));
+    await e.handle(result("mcp_call", "mcp__n__read", INJECT));
+    const before = (await verdictEntries(e)).at(-1)?.run_id;
+    expect(e.runtime.sessions.get(before as string)).toBeDefined();
+    await e.handle(BENIGN.SessionEnd);
+    expect(e.runtime.sessions.get(before as string)).toBeUndefined();
+    expect((await e.handle(BENIGN.SessionStart)).decision).toBe("allow");
+    const after = (await verdictEntries(e)).at(-1)?.run_id;
+    expect(after).not.toBe(before);
+    expect((await e.handle(tool("web_request", { url: "https://x.example" }, "WebFetch"))).decision).toBe(
+      "deny",
+    );
+    expect((await e.handle(tool("file_read", { file_path: "README.md" }, "Read"))).decision).toBe("allow");
+  });
+});
+
 describe("state across invocations", () => {
   it("the state of all 20 hooks is written and read back by the next engine", async () => {
     const cfg = { statePath: join(tempDir(), "hooks-state.json") };
