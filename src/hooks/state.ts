@@ -3,7 +3,17 @@
 // PreCompact's inject_context) and the user's remembered ask resolutions. A host such as
 // Claude Code starts a new process per hook, so the state can live in a JSON file beside
 // the journal (0600, written atomically, merged with what another invocation wrote).
-import { chmodSync, existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { z } from "zod";
 import { HookError, parseStrictJson, TaintLabel } from "../contracts/index.js";
 
@@ -119,14 +129,54 @@ export function mergeState(disk: EngineState, mine: EngineState): EngineState {
   };
 }
 
-/** Merges with the file's current content and replaces it atomically (0600). */
+const LOCK_WAIT_MS = 3000;
+const LOCK_STALE_MS = 10_000;
+
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/**
+ * Runs `fn` holding `<path>.lock` (created exclusively). Hook processes of parallel tool
+ * calls save at the same moment; without the lock one's read-merge-write could drop the
+ * taint another just wrote. A lock older than 10 s is a crashed holder's and is removed;
+ * no lock within 3 s throws, and the engine answers that event fail-closed.
+ */
+function withLock<T>(path: string, fn: () => T): T {
+  const lock = `${path}.lock`;
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (;;) {
+    try {
+      closeSync(openSync(lock, "wx", 0o600));
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+      try {
+        if (Date.now() - statSync(lock).mtimeMs > LOCK_STALE_MS) unlinkSync(lock);
+      } catch {
+        // Gone between the checks: try again.
+      }
+      if (Date.now() > deadline) throw new HookError("ERR_HOOK_ENGINE_FAULT", "the hook state is locked");
+      sleepSync(5 + Math.floor(Math.random() * 10));
+    }
+  }
+  try {
+    return fn();
+  } finally {
+    unlinkSync(lock);
+  }
+}
+
+/** Merges with the file's current content and replaces it atomically (0600), under a lock. */
 export function saveState(path: string, state: EngineState): void {
-  // Validated before it is written: a state this engine cannot read back is never stored.
-  const merged = EngineStateSchema.parse(mergeState(loadState(path), state));
-  const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify(merged)}\n`, { mode: 0o600 });
-  chmodSync(tmp, 0o600);
-  renameSync(tmp, path);
+  withLock(path, () => {
+    // Validated before it is written: a state this engine cannot read back is never stored.
+    const merged = EngineStateSchema.parse(mergeState(loadState(path), state));
+    const tmp = `${path}.${process.pid}.tmp`;
+    writeFileSync(tmp, `${JSON.stringify(merged)}\n`, { mode: 0o600 });
+    chmodSync(tmp, 0o600);
+    renameSync(tmp, path);
+  });
 }
 
 export const STATE_LIMITS = { MAX_SESSIONS, MAX_TAINT, MAX_DENIALS, MAX_REMEMBERED } as const;

@@ -2,7 +2,7 @@
 // recorded Claude Code hook payload (test/fixtures/claude-code, written from Claude Code's
 // documented hook input format), as Claude Code runs it — a new process per hook, state
 // beside the journal.
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -98,6 +98,47 @@ describe("warden hooks claude-code (spawned, recorded payloads)", () => {
     expect(hook(dir, "subagent-stop")).toMatchObject({ code: 0, out: null });
     expect(hook(dir, "session-end")).toMatchObject({ code: 0, out: null });
     expect(hook(dir, "post-tool-use-read-benign")).toMatchObject({ code: 0, out: null });
+  });
+
+  it("parallel hook processes (parallel tool calls) on a fresh directory all answer and leave an intact journal", async () => {
+    const dir = tempDir();
+    const { CLAUDE_PROJECT_DIR: _omit, ...env } = process.env;
+    const one = (fixture: string) =>
+      new Promise<number | null>((res) => {
+        const c = spawn(process.execPath, [join(ROOT, "bin/warden.js"), "hooks", "claude-code"], {
+          env: { ...env, WARDEN_HOOKS_DIR: dir },
+          stdio: ["pipe", "ignore", "ignore"],
+        });
+        c.stdin.end(readFileSync(join(FIXTURES, `${fixture}.json`)));
+        c.on("close", res);
+      });
+    const codes = await Promise.all(
+      [
+        "pre-tool-use-bash-npm-test",
+        "pre-tool-use-bash-rm-rf",
+        "post-tool-use-mcp-poisoned",
+        "user-prompt-submit-benign",
+        "pre-tool-use-edit-inside-workspace",
+      ].map(one),
+    );
+    expect(codes).toEqual([0, 0, 0, 0, 0]);
+    const v = spawnSync(
+      process.execPath,
+      [
+        join(ROOT, "bin/warden.js"),
+        "journal",
+        "verify",
+        "--db",
+        join(dir, "journal.db"),
+        "--keys",
+        join(dir, "journal.db.key.pub.pem"),
+      ],
+      { encoding: "utf8" },
+    );
+    expect(v.status, v.stderr).toBe(0);
+    expect(v.stdout).toContain("journal intact");
+    // The poisoned result's state survived the race: the exfiltration is denied.
+    expect(decision(hook(dir, "pre-tool-use-webfetch-exfiltration").out)).toBe("deny");
   });
 
   it("input that is not a Claude Code event fails closed: exit 2, coded reason on stderr", () => {

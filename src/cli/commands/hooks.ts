@@ -7,6 +7,7 @@ import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import type { Command } from "commander";
 import { CliError, parseStrictJson } from "../../contracts/index.js";
+import { loadPrivateKeyFile } from "../../crypto/index.js";
 import {
   AARTS_VERSION,
   CLAUDE_CODE_EVENTS,
@@ -61,6 +62,17 @@ function hooksDir(o: EngineOptions): string {
   return resolve(o.dir ?? process.env.WARDEN_HOOKS_DIR ?? join(homedir(), ".warden", "hooks"));
 }
 
+/** The journal's key beside it; two first hook processes racing to create it share the winner's. */
+function hookJournalKey(db: string) {
+  try {
+    return journalKey(db, undefined).pair;
+  } catch (err) {
+    const pem = `${db}.key.pem`;
+    if (!existsSync(pem)) throw err;
+    return loadPrivateKeyFile(pem);
+  }
+}
+
 function engineConfig(o: EngineOptions, transport: string, workspace: string | undefined): EngineConfig {
   const dir = hooksDir(o);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -74,7 +86,7 @@ function engineConfig(o: EngineOptions, transport: string, workspace: string | u
     throw new CliError("ERR_CLI_USAGE", "--fail-open-max must be a whole number");
   return {
     ...(o.policy ? { policy: o.policy.map((p) => resolve(p)) } : {}),
-    journal: { path: db, signer: journalKey(db, undefined).pair },
+    journal: { path: db, signer: hookJournalKey(db) },
     statePath: join(dir, "state.json"),
     ...(workspace !== undefined ? { workspace: resolve(workspace) } : {}),
     ...(hooks.length > 0 ? { failure: { failOpen: { hooks, max } } } : {}),
