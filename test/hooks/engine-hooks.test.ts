@@ -1,7 +1,7 @@
 // The engine's non-tool hooks, directives, ask-resolution memory, failure policy and the
 // state shared by invocations.
 
-import { writeFileSync } from "node:fs";
+import { existsSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { generateKeyPair } from "../../src/crypto/index.js";
@@ -338,6 +338,21 @@ describe("state across invocations", () => {
     for (const p of HOOK_POINTS) expect((await a.handle(BENIGN[p])).decision).toBe("allow");
     const b = await make(cfg);
     expect((await b.handle(BENIGN.PreToolUse)).decision).toBe("allow");
+  });
+
+  it("a lock left by a crashed process is taken over; a live lock makes the event fail closed", async () => {
+    const path = join(tempDir(), "hooks-state.json");
+    const lock = `${path}.lock`;
+    writeFileSync(lock, "");
+    utimesSync(lock, new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
+    const e = await make({ statePath: path });
+    expect((await e.handle(BENIGN.SessionStart)).decision).toBe("allow");
+    expect(existsSync(lock)).toBe(false);
+    writeFileSync(lock, "");
+    expect(await e.handle(BENIGN.PreToolUse)).toMatchObject({
+      decision: "deny",
+      error_code: "ERR_HOOK_ENGINE_FAULT",
+    });
   });
 
   it("a tampered state file stops the engine from starting (fail closed), with a coded error", async () => {
