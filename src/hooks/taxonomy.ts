@@ -1,7 +1,8 @@
 // §7 standard tool taxonomy: a host's native tool names → canonical names (for adapters),
 // and a canonical tool call → the structured Gate request fields (tool class, action,
 // parameters) so the host's tools are checked by policy exactly like Warden's own.
-import { isAbsolute, normalize, relative, resolve } from "node:path";
+import { realpathSync } from "node:fs";
+import { basename, dirname, isAbsolute, join, normalize, relative, resolve } from "node:path";
 import type { CanonicalTool } from "./schema-base.js";
 
 const NATIVE: Readonly<Record<string, CanonicalTool>> = {
@@ -71,6 +72,27 @@ function str(input: Record<string, unknown>, ...keys: string[]): string | undefi
   return undefined;
 }
 
+/**
+ * The path with symbolic links resolved as far as it exists: the deepest existing
+ * ancestor through realpath, the rest appended. A link inside the workspace that points
+ * out of it is therefore outside.
+ */
+export function realPlace(abs: string): string {
+  let head = abs;
+  const rest: string[] = [];
+  for (let i = 0; i < 256; i++) {
+    try {
+      return join(realpathSync(head), ...rest.reverse());
+    } catch {
+      const up = dirname(head);
+      if (up === head) return abs;
+      rest.push(basename(head));
+      head = up;
+    }
+  }
+  return abs;
+}
+
 /** Where a path resolves against the workspace: absolute form and whether it stays inside. */
 export function placePath(
   path: string,
@@ -78,7 +100,7 @@ export function placePath(
 ): { path: string; inWorkspace: boolean } {
   const abs = normalize(isAbsolute(path) || workspace === undefined ? path : resolve(workspace, path));
   if (workspace === undefined) return { path: abs, inWorkspace: false };
-  const rel = relative(resolve(workspace), abs);
+  const rel = relative(realPlace(resolve(workspace)), realPlace(abs));
   return { path: abs, inWorkspace: rel === "" || (!rel.startsWith("..") && !isAbsolute(rel)) };
 }
 

@@ -1,10 +1,12 @@
 // The engine in process: handshake, the governed path per hook, verdicts journaled with
 // the event hash. Security tests are written as the attack.
+import { mkdirSync, symlinkSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { sha256Of } from "../../src/contracts/index.js";
 import { createEngine, type Engine, HOOK_POINTS } from "../../src/hooks/index.js";
 import { result, tool } from "./events.js";
-import { engine, verdictEntries } from "./helpers.js";
+import { engine, tempDir, verdictEntries } from "./helpers.js";
 import { BENIGN } from "./samples.js";
 
 let open: Engine[] = [];
@@ -133,6 +135,22 @@ describe("PreToolUse through the Gate (host-tools preset)", () => {
       expect(v).toMatchObject({ decision: "deny", source: "policy", matched_rule_id: rule });
     });
   }
+
+  it("an agent that writes through a symlink in the workspace pointing out of it is denied", async () => {
+    const ws = tempDir();
+    const outside = tempDir();
+    mkdirSync(join(ws, "src"));
+    symlinkSync(outside, join(ws, "src", "escape"));
+    const e = await make({ workspace: ws });
+    const v = await e.handle(
+      tool("file_write", { file_path: join(ws, "src/escape/cron"), content: "x" }, "Write"),
+    );
+    expect(v).toMatchObject({ decision: "deny", matched_rule_id: "host-deny-write-outside-workspace" });
+    const ok = await e.handle(
+      tool("file_write", { file_path: join(ws, "src/new/dir/a.ts"), content: "x" }, "Write"),
+    );
+    expect(ok.decision).toBe("allow");
+  });
 
   it("ordinary work is allowed: ls, a write inside the workspace, a web fetch, an MCP call", async () => {
     const e = await make();
