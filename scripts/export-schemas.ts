@@ -16,6 +16,14 @@ import {
   ToolRequestEnvelopeSchema,
   ToolResponseEnvelopeSchema,
 } from "../src/contracts/index.js";
+import {
+  ArtifactSchema,
+  HOOK_EVENT_SCHEMAS,
+  HookEventSchema,
+  VerdictSchema,
+  VersionCheckRequestSchema,
+  VersionCheckResponseSchema,
+} from "../src/hooks/index.js";
 
 /** File stem -> schema, dare namespace (the form Warden produces). */
 export const EXPORTED_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
@@ -26,6 +34,18 @@ export const EXPORTED_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
   "replay-trace": ReplayTraceSchema,
   "agent-message-envelope": AgentMessageEnvelopeSchema,
   "hitl-decision-record": HITLDecisionRecordSchema,
+};
+
+/** File stem -> schema under schemas/aarts/: the AARTS data model (src/hooks, docs/hooks.md). */
+export const AARTS_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
+  "version-check-request": VersionCheckRequestSchema,
+  "version-check-response": VersionCheckResponseSchema,
+  artifact: ArtifactSchema,
+  verdict: VerdictSchema,
+  event: HookEventSchema,
+  ...Object.fromEntries(
+    Object.entries(HOOK_EVENT_SCHEMAS).map(([point, schema]) => [`event-${point}`, schema]),
+  ),
 };
 
 function sortKeys(value: unknown): unknown {
@@ -45,22 +65,33 @@ export function recordJsonSchema(schema: z.ZodType): Record<string, unknown> {
   return z.toJSONSchema(schema, { target: "draft-2020-12" }) as Record<string, unknown>;
 }
 
-/** File name -> exact file contents, for every exported schema. */
-export function renderSchemas(): Map<string, string> {
+/** File name -> exact file contents, for every exported schema (AARTS ones: renderAartsSchemas). */
+export function renderSchemas(
+  schemas: Readonly<Record<string, z.ZodType>> = EXPORTED_SCHEMAS,
+): Map<string, string> {
   const files = new Map<string, string>();
-  for (const [name, schema] of Object.entries(EXPORTED_SCHEMAS)) {
+  for (const [name, schema] of Object.entries(schemas)) {
     files.set(`${name}.schema.json`, `${JSON.stringify(sortKeys(recordJsonSchema(schema)), null, 2)}\n`);
   }
   return files;
 }
 
+export function renderAartsSchemas(): Map<string, string> {
+  return renderSchemas(AARTS_SCHEMAS);
+}
+
 export function writeSchemas(outDir: string): string[] {
-  mkdirSync(outDir, { recursive: true });
   const written: string[] = [];
-  for (const [file, text] of renderSchemas()) {
-    const path = join(outDir, file);
-    writeFileSync(path, text);
-    written.push(path);
+  for (const [dir, files] of [
+    [outDir, renderSchemas()],
+    [join(outDir, "aarts"), renderAartsSchemas()],
+  ] as const) {
+    mkdirSync(dir, { recursive: true });
+    for (const [file, text] of files) {
+      const path = join(dir, file);
+      writeFileSync(path, text);
+      written.push(path);
+    }
   }
   return written;
 }

@@ -24,6 +24,7 @@ const COMMANDS: Record<CommandName, () => Promise<Register>> = {
   trust: async () => (await import("./commands/trust.js")).registerTrust,
   identity: async () => (await import("./commands/identity.js")).registerIdentity,
   provenance: async () => (await import("./commands/provenance.js")).registerProvenance,
+  hooks: async () => (await import("./commands/hooks.js")).registerHooks,
 };
 
 /** The command `argv` runs (`warden help X` asks for X). */

@@ -121,7 +121,10 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-function journalKey(dbPath: string, keyFile: string | undefined): { pair: KeyPair; generatedAt?: string } {
+export function journalKey(
+  dbPath: string,
+  keyFile: string | undefined,
+): { pair: KeyPair; generatedAt?: string } {
   if (keyFile !== undefined) {
     const pair = loadPrivateKeyFile(keyFile);
     if (pair.type !== "ed25519") throw new CliError("ERR_CLI_INPUT", "--key must be an Ed25519 private key");

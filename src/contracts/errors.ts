@@ -249,6 +249,22 @@ export const ERROR_CODES = {
     // the start is refused.
     "ERR_TRUST_PROFILE_UNMET",
   ],
+  hooks: [
+    // An AARTS event that is not JSON, not an object, or fails its hook point's schema.
+    "ERR_HOOK_EVENT_INVALID",
+    // An AARTS event naming a hook point the engine does not know.
+    "ERR_HOOK_POINT_UNKNOWN",
+    // An event before a compatible version handshake, or after an incompatible one.
+    "ERR_HOOK_HANDSHAKE_REQUIRED",
+    // The engine did not answer within the hook's blocking-mode timeout.
+    "ERR_HOOK_TIMEOUT",
+    // The engine failed while evaluating an event (the failure policy decides the verdict).
+    "ERR_HOOK_ENGINE_FAULT",
+    // A stdio line over the transport's size limit.
+    "ERR_HOOK_LINE_TOO_LARGE",
+    // The engine's or an adapter's configuration is malformed.
+    "ERR_HOOK_CONFIG_INVALID",
+  ],
   loop: ["ERR_LOOP_STALE_PHASE", "ERR_LOOP_FORGED_PHASE", "ERR_LOOP_CONFIG_INVALID"],
   model: [
     "ERR_MODEL_CONFIG_INVALID",
@@ -505,6 +521,13 @@ export class RuntimeError extends WardenError {
 /** APAE trust: the trust engine and its store, ECTs, quarantine lifts. */
 export class TrustError extends WardenError {
   constructor(code: CodeOf<"trust">, message: string, options?: WardenErrorOptions) {
+    super(code, message, options);
+  }
+}
+
+/** AARTS hooks: malformed events, handshakes, timeouts, engine faults. */
+export class HookError extends WardenError {
+  constructor(code: CodeOf<"hooks">, message: string, options?: WardenErrorOptions) {
     super(code, message, options);
   }
 }

@@ -24,6 +24,7 @@ export {
   type ErrorFamily,
   ExecutorError,
   GateError,
+  HookError,
   hasErrorCode,
   IdentityError,
   IntegrityError,

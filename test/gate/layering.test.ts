@@ -30,6 +30,21 @@ const ALLOWED: Record<string, string[]> = {
     "executors",
     "messaging",
   ],
+  // An entry point like the sidecar: the runtime and the layers below, through their index.
+  hooks: [
+    "contracts",
+    "crypto",
+    "tools",
+    "context",
+    "policy",
+    "journal",
+    "trust",
+    "identity",
+    "gate",
+    "executors",
+    "messaging",
+    "runtime",
+  ],
 };
 
 function files(dir: string): string[] {

@@ -15,6 +15,7 @@ export const SUMMARY = {
   trust: "APAE trust: simulate the trust engine on a file of events, explain a score from the journal",
   identity: "AgentPin agent identity: init a domain key, issue and verify credentials, re-pin keys",
   provenance: "APAE provenance: which agents touched data or an ECT, transformed, chain complete (L3 ledger)",
+  hooks: "Warden as an AARTS security engine for agent hosts: stdio server, Claude Code adapter, install",
   init: "write a working starter sidecar deployment (config, keys, policy, contracts, work dir)",
 } as const;
 

@@ -1,0 +1,228 @@
+// `warden hooks`: Warden as an AARTS security engine for agent hosts (docs/hooks.md).
+//   hooks serve --stdio            the subprocess transport: JSON lines on stdin/stdout
+//   hooks claude-code              one Claude Code hook event on stdin → Claude Code's answer
+//   hooks install claude-code      writes the hook entries into Claude Code's settings.json
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import type { Command } from "commander";
+import { CliError, parseStrictJson } from "../../contracts/index.js";
+import { loadPrivateKeyFile } from "../../crypto/index.js";
+import {
+  AARTS_VERSION,
+  CLAUDE_CODE_EVENTS,
+  claudeEventName,
+  createEngine,
+  type EngineConfig,
+  type HookPoint,
+  isHookPoint,
+  renderClaudeCode,
+  serveJsonLines,
+  translateClaudeCode,
+} from "../../hooks/index.js";
+import type { CliContext } from "../io.js";
+import { addOptions, defineOptions, type OptionsOf } from "../options.js";
+import { journalKey } from "../runtime.js";
+import { SUMMARY } from "./summaries.js";
+
+const MAX_STDIN_BYTES = 16 * 1024 * 1024;
+
+const ENGINE_OPTIONS = defineOptions({
+  policy: {
+    flags: "--policy <file...>",
+    description: "policy files (default: the host-tools preset)",
+    kind: "values",
+  },
+  dir: {
+    flags: "--dir <dir>",
+    description: "journal, key and session state (default: $WARDEN_HOOKS_DIR or ~/.warden/hooks)",
+    kind: "value",
+  },
+  workspace: {
+    flags: "--workspace <dir>",
+    description:
+      "workspace root; file changes outside it are denied (default: $CLAUDE_PROJECT_DIR or the event's cwd)",
+    kind: "value",
+  },
+  failOpen: {
+    flags: "--fail-open <hook...>",
+    description: "hooks answered allow when the engine fails (default: none, fail-closed)",
+    kind: "values",
+  },
+  failOpenMax: {
+    flags: "--fail-open-max <n>",
+    description: "at most this many fail-open answers per engine process",
+    kind: "value",
+    default: "3",
+  },
+});
+type EngineOptions = OptionsOf<typeof ENGINE_OPTIONS>;
+
+function hooksDir(o: EngineOptions): string {
+  return resolve(o.dir ?? process.env.WARDEN_HOOKS_DIR ?? join(homedir(), ".warden", "hooks"));
+}
+
+/** The journal's key beside it; two first hook processes racing to create it share the winner's. */
+function hookJournalKey(db: string) {
+  try {
+    return journalKey(db, undefined).pair;
+  } catch (err) {
+    const pem = `${db}.key.pem`;
+    if (!existsSync(pem)) throw err;
+    return loadPrivateKeyFile(pem);
+  }
+}
+
+function engineConfig(o: EngineOptions, transport: string, workspace: string | undefined): EngineConfig {
+  const dir = hooksDir(o);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const db = join(dir, "journal.db");
+  const hooks = (o.failOpen ?? []).map((h) => {
+    if (!isHookPoint(h)) throw new CliError("ERR_CLI_USAGE", `--fail-open: unknown hook point ${h}`);
+    return h as HookPoint;
+  });
+  const max = Number(o.failOpenMax ?? "3");
+  if (!Number.isInteger(max) || max < 0)
+    throw new CliError("ERR_CLI_USAGE", "--fail-open-max must be a whole number");
+  return {
+    ...(o.policy ? { policy: o.policy.map((p) => resolve(p)) } : {}),
+    journal: { path: db, signer: hookJournalKey(db) },
+    statePath: join(dir, "state.json"),
+    ...(workspace !== undefined ? { workspace: resolve(workspace) } : {}),
+    ...(hooks.length > 0 ? { failure: { failOpen: { hooks, max } } } : {}),
+    transport,
+  };
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const c of process.stdin) {
+    size += (c as Buffer).length;
+    if (size > MAX_STDIN_BYTES) throw new CliError("ERR_CLI_INPUT", "stdin over 16 MiB");
+    chunks.push(c as Buffer);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+async function claudeCode(ctx: CliContext, o: EngineOptions): Promise<void> {
+  const text = await readStdin();
+  let input: unknown;
+  try {
+    input = parseStrictJson(text);
+  } catch {
+    input = text;
+  }
+  const fields = typeof input === "object" && input !== null ? (input as Record<string, unknown>) : {};
+  const cwd = typeof fields.cwd === "string" ? fields.cwd : undefined;
+  const engine = await createEngine(
+    engineConfig(o, "claude-code", o.workspace ?? process.env.CLAUDE_PROJECT_DIR ?? cwd),
+  );
+  try {
+    // The handshake runs in process; an incompatible one makes the engine refuse the event.
+    await engine.versionCheck({ aarts_version: AARTS_VERSION });
+    const event =
+      typeof input === "object" && input !== null
+        ? translateClaudeCode(fields, new Date().toISOString())
+        : input;
+    const verdict = await engine.handle(event);
+    const answer = renderClaudeCode(claudeEventName(input), verdict);
+    if (answer.stdout) ctx.io.out(answer.stdout);
+    if (answer.stderr) ctx.io.err(answer.stderr);
+    ctx.exitCode = answer.exitCode;
+  } finally {
+    await engine.close();
+  }
+}
+
+const INSTALL_OPTIONS = defineOptions({
+  project: {
+    flags: "--project",
+    description: "write .claude/settings.json in the current directory (default)",
+    kind: "flag",
+  },
+  user: { flags: "--user", description: "write ~/.claude/settings.json", kind: "flag" },
+  command: {
+    flags: "--command <cmd>",
+    description: "the command Claude Code runs",
+    kind: "value",
+    default: "warden hooks claude-code",
+  },
+});
+
+type Settings = Record<string, unknown> & { hooks?: Record<string, unknown[]> };
+
+/** Adds Warden's entry for every event it handles; other hooks and settings are kept. */
+export function mergeClaudeSettings(
+  settings: Settings,
+  command: string,
+): { settings: Settings; added: string[] } {
+  const hooks: Record<string, unknown[]> = { ...(settings.hooks ?? {}) };
+  const added: string[] = [];
+  for (const event of CLAUDE_CODE_EVENTS) {
+    const list = Array.isArray(hooks[event]) ? [...(hooks[event] as unknown[])] : [];
+    const present = JSON.stringify(list).includes(JSON.stringify(command));
+    if (present) continue;
+    const entry = { type: "command", command, timeout: 15 };
+    list.push(
+      event === "PreToolUse" || event === "PostToolUse"
+        ? { matcher: "*", hooks: [entry] }
+        : { hooks: [entry] },
+    );
+    hooks[event] = list;
+    added.push(event);
+  }
+  return { settings: { ...settings, hooks }, added };
+}
+
+function install(ctx: CliContext, host: string, o: OptionsOf<typeof INSTALL_OPTIONS>): void {
+  if (host !== "claude-code")
+    throw new CliError("ERR_CLI_USAGE", `unknown host ${host} (supported: claude-code)`);
+  if (o.project && o.user) throw new CliError("ERR_CLI_USAGE", "give --project or --user, not both");
+  const path = o.user ? join(homedir(), ".claude", "settings.json") : resolve(".claude", "settings.json");
+  let current: Settings = {};
+  if (existsSync(path)) {
+    const parsed = parseStrictJson(readFileSync(path, "utf8"));
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+      throw new CliError("ERR_CLI_INPUT", `${path} is not a JSON object; not changed`);
+    }
+    current = parsed as Settings;
+    if (current.hooks !== undefined && (typeof current.hooks !== "object" || Array.isArray(current.hooks))) {
+      throw new CliError("ERR_CLI_INPUT", `${path}: "hooks" is not an object; not changed`);
+    }
+  }
+  const { settings, added } = mergeClaudeSettings(current, o.command ?? "warden hooks claude-code");
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, `${JSON.stringify(settings, null, 2)}\n`);
+  ctx.io.out(
+    added.length > 0 ? `${path}: added Warden for ${added.join(", ")}\n` : `${path}: already installed\n`,
+  );
+}
+
+export function registerHooks(program: Command, ctx: CliContext): void {
+  const hooks = program.command("hooks").description(SUMMARY.hooks);
+  addOptions(hooks.command("serve").description("serve the AARTS engine over a transport"), {
+    ...ENGINE_OPTIONS,
+    stdio: {
+      flags: "--stdio",
+      description: "JSON lines over stdin/stdout (the subprocess transport)",
+      kind: "flag",
+    },
+  }).action(async (o: EngineOptions & { stdio?: boolean }) => {
+    if (!o.stdio) throw new CliError("ERR_CLI_USAGE", "give --stdio (the HTTP transport is on the sidecar)");
+    const engine = await createEngine(engineConfig(o, "stdio", o.workspace));
+    try {
+      await serveJsonLines(engine, process.stdin, process.stdout);
+    } finally {
+      await engine.close();
+    }
+  });
+  addOptions(
+    hooks.command("claude-code").description("answer one Claude Code hook event read from stdin"),
+    ENGINE_OPTIONS,
+  ).action((o: EngineOptions) => claudeCode(ctx, o));
+  addOptions(
+    hooks.command("install <host>").description("register Warden's hooks with a host (claude-code)"),
+    INSTALL_OPTIONS,
+  ).action((host: string, o: OptionsOf<typeof INSTALL_OPTIONS>) => install(ctx, host, o));
+}

@@ -1,0 +1,114 @@
+// One event to its evaluator. The session (and its run) is found or created first; every
+// evaluator is pure over (context, event) apart from the Gate's journal writes.
+import type { Runtime } from "../runtime/index.js";
+import { type EvalContext, runIdOf, sessionOf } from "./context.js";
+import {
+  compaction,
+  postAskResolution,
+  preMCPConnect,
+  prePluginLoad,
+  preSkillLoad,
+  preSubAgentSpawn,
+  preToolInputModification,
+  sessionEnd,
+  sessionStart,
+} from "./evaluate-session.js";
+import {
+  postInputProcessing,
+  postLLMResponse,
+  postSubAgentResult,
+  preLLMRequest,
+  preMemoryRead,
+  preMemoryWrite,
+  preOutputDeliver,
+  preUserInput,
+} from "./evaluate-text.js";
+import { postToolUse, preToolUse } from "./evaluate-tool.js";
+import type { Verdict } from "./schema-base.js";
+import type { HookEvent } from "./schema-points.js";
+import type { EngineState } from "./state.js";
+
+export interface DispatchInput {
+  runtime: Runtime;
+  state: EngineState;
+  workspace: string | undefined;
+  now: string;
+}
+
+/** The principal a host acts as: one per host id (the host authenticated by running us). */
+export function hostPrincipal(hostId: string): string {
+  return `host:${hostId}`;
+}
+
+function workspaceOf(d: DispatchInput, e: HookEvent): string | undefined {
+  if (d.workspace !== undefined) return d.workspace;
+  if (e.hook_point !== "SessionStart") return undefined;
+  const env = e.environment ?? {};
+  const cwd = env.working_directory ?? env.cwd;
+  return typeof cwd === "string" ? cwd : undefined;
+}
+
+async function evaluate(ctx: EvalContext, e: HookEvent): Promise<Verdict> {
+  switch (e.hook_point) {
+    case "SessionStart":
+      return sessionStart(ctx, e);
+    case "SessionEnd":
+      return sessionEnd(ctx);
+    case "PrePluginLoad":
+      return prePluginLoad(ctx, e);
+    case "PreSkillLoad":
+      return preSkillLoad(ctx, e);
+    case "PreMCPConnect":
+      return preMCPConnect(ctx, e);
+    case "PreUserInput":
+      return preUserInput(ctx, e);
+    case "PostInputProcessing":
+      return postInputProcessing(ctx, e);
+    case "PreLLMRequest":
+      return preLLMRequest(ctx, e);
+    case "PostLLMResponse":
+      return postLLMResponse(ctx, e);
+    case "PreToolUse":
+      return preToolUse(ctx, e);
+    case "PostToolUse":
+      return postToolUse(ctx, e);
+    case "PreToolInputModification":
+      return preToolInputModification(ctx, e);
+    case "PreSubAgentSpawn":
+      return preSubAgentSpawn(ctx, e);
+    case "PostSubAgentResult":
+      return postSubAgentResult(ctx, e);
+    case "PreOutputDeliver":
+      return preOutputDeliver(ctx, e);
+    case "PreMemoryWrite":
+      return preMemoryWrite(ctx, e);
+    case "PreMemoryRead":
+      return preMemoryRead(ctx, e);
+    case "PreCompact":
+    case "PostCompact":
+      return compaction(ctx, e);
+    case "PostAskResolution":
+      return postAskResolution(ctx, e);
+  }
+}
+
+export async function dispatch(d: DispatchInput, e: HookEvent): Promise<{ verdict: Verdict; runId: string }> {
+  const session = sessionOf(d.state, e.host_id, e.session_id, d.now);
+  if (session.ended && e.hook_point !== "SessionEnd") {
+    // A host session resumed after its end: a fresh Gate run (an ended run cannot reopen);
+    // taint, poisoned results and denials carry over — protective state is never reset.
+    session.runId = runIdOf(e.host_id, `${e.session_id}#${session.startedAt}#${d.now}`);
+    session.ended = false;
+  }
+  const ctx: EvalContext = {
+    runtime: d.runtime,
+    principalId: hostPrincipal(e.host_id),
+    state: d.state,
+    session,
+    sessionId: e.session_id,
+    workspace: workspaceOf(d, e) ?? session.workspace,
+    now: d.now,
+  };
+  if (e.hook_point === "SessionStart" && ctx.workspace !== undefined) session.workspace = ctx.workspace;
+  return { verdict: await evaluate(ctx, e), runId: session.runId };
+}

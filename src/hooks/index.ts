@@ -1,0 +1,52 @@
+// Public face of the hooks layer: Warden as an AARTS security engine for agent hosts
+// (../shared/specs/aarts.txt). An entry point like the sidecar: it builds its runtime with
+// composeRuntime and reaches the layers below through their index. docs/hooks.md.
+
+export { artifactValues, pipesToShell, toolArtifacts } from "./artifacts.js";
+export {
+  CLAUDE_CODE_EVENTS,
+  CLAUDE_CODE_HOST_ID,
+  type ClaudeAnswer,
+  type ClaudeCodeEvent,
+  claudeEventName,
+  isClaudeCodeEvent,
+  renderClaudeCode,
+  translateClaudeCode,
+} from "./claude-code.js";
+export { INJECTION_RULES, scanText, type TextFindings } from "./detect.js";
+export { hostPrincipal } from "./dispatch.js";
+export {
+  createEngine,
+  ENGINE_ID,
+  ENGINE_VERSION,
+  type Engine,
+  type EngineConfig,
+  hostToolsPolicyPath,
+  supportsVersion,
+} from "./engine.js";
+export {
+  HOOK_HANDSHAKE_EVENT,
+  HOOK_VERDICT_EVENT,
+  HookVerdictBodySchema,
+  registerHookEventTypes,
+} from "./events.js";
+export { type FailurePolicy, failureVerdict } from "./failure.js";
+export { remember, similarKey } from "./memory.js";
+export * from "./schema-base.js";
+export { isHookPoint, type ParsedEvent, parseHookEvent, parseHookEventText } from "./schema-parse.js";
+export {
+  type BlockingMode,
+  type ConformanceLevel,
+  HOOK_EVENT_SCHEMAS,
+  HOOK_POINTS,
+  HOOK_TABLE,
+  type HookEvent,
+  type HookEventOf,
+  HookEventSchema,
+  type HookPoint,
+  SESSION_LEVEL_HOOKS,
+} from "./schema-points.js";
+export { type EngineState, emptyState, loadState, mergeState, saveState } from "./state.js";
+export { answerLine, DEFAULT_MAX_LINE_BYTES, type JsonLinesOptions, serveJsonLines } from "./stdio.js";
+export { canonicalToolName, gateShape, placePath, refineShell } from "./taxonomy.js";
+export { fromSignal, merge } from "./verdicts.js";

@@ -1,0 +1,182 @@
+// The engine's memory across events of one host session: the run it maps to, the taint
+// its tool results carried in, whether a result was poisoned, the denials it saw (for
+// PreCompact's inject_context) and the user's remembered ask resolutions. A host such as
+// Claude Code starts a new process per hook, so the state can live in a JSON file beside
+// the journal (0600, written atomically, merged with what another invocation wrote).
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { z } from "zod";
+import { HookError, parseStrictJson, TaintLabel } from "../contracts/index.js";
+
+const MAX_SESSIONS = 256;
+const MAX_TAINT = 64;
+const MAX_DENIALS = 32;
+const MAX_REMEMBERED = 1024;
+
+export const DenialNoteSchema = z.strictObject({
+  at: z.string().max(64),
+  hook: z.string().max(64),
+  tool: z.string().max(64).optional(),
+  what: z.string().max(512),
+  reason: z.string().max(512),
+});
+export type DenialNote = z.infer<typeof DenialNoteSchema>;
+
+export const SessionStateSchema = z.strictObject({
+  runId: z.string().min(1).max(256),
+  startedAt: z.string().max(64),
+  ended: z.boolean().default(false),
+  /** The workspace root the host reported at SessionStart. */
+  workspace: z.string().max(4096).optional(),
+  taint: z.array(TaintLabel).max(MAX_TAINT).default([]),
+  /** A tool result carried injection phrasing or a credential: egress is denied from here on. */
+  poisoned: z.array(z.string().max(256)).max(MAX_TAINT).default([]),
+  denials: z.array(DenialNoteSchema).max(MAX_DENIALS).default([]),
+  counts: z.record(z.string().max(64), z.number().int().nonnegative()).default({}),
+});
+export type SessionState = z.infer<typeof SessionStateSchema>;
+
+/** Remembered resolutions: exact artifact keys, and generalised patterns for *_similar. */
+export const MemorySchema = z.strictObject({
+  allow: z.array(z.string().max(4096)).max(MAX_REMEMBERED).default([]),
+  deny: z.array(z.string().max(4096)).max(MAX_REMEMBERED).default([]),
+  allowSimilar: z.array(z.string().max(4096)).max(MAX_REMEMBERED).default([]),
+  denySimilar: z.array(z.string().max(4096)).max(MAX_REMEMBERED).default([]),
+});
+export type Memory = z.infer<typeof MemorySchema>;
+
+export const EngineStateSchema = z.strictObject({
+  version: z.literal(1),
+  sessions: z.record(z.string().max(256), SessionStateSchema).default({}),
+  memory: MemorySchema.default({ allow: [], deny: [], allowSimilar: [], denySimilar: [] }),
+});
+export type EngineState = z.infer<typeof EngineStateSchema>;
+
+export function emptyState(): EngineState {
+  return { version: 1, sessions: {}, memory: { allow: [], deny: [], allowSimilar: [], denySimilar: [] } };
+}
+
+/** Reads a state file; a missing file is an empty state, an unreadable one fails closed (throws). */
+export function loadState(path: string): EngineState {
+  if (!existsSync(path)) return emptyState();
+  try {
+    return EngineStateSchema.parse(parseStrictJson(readFileSync(path, "utf8")));
+  } catch (err) {
+    throw new HookError(
+      "ERR_HOOK_CONFIG_INVALID",
+      `hook state ${path} is unreadable; refusing to start without it`,
+      {
+        cause: err,
+      },
+    );
+  }
+}
+
+const union = <T>(a: readonly T[], b: readonly T[], key: (x: T) => string, max: number): T[] => {
+  const seen = new Set<string>();
+  const out: T[] = [];
+  for (const x of [...a, ...b]) {
+    const k = key(x);
+    if (seen.has(k)) continue;
+    seen.add(k);
+    out.push(x);
+  }
+  return out.slice(-max);
+};
+
+/** Protective state only grows when two invocations race: the merge is a union. */
+export function mergeState(disk: EngineState, mine: EngineState): EngineState {
+  const sessions: Record<string, SessionState> = { ...disk.sessions };
+  for (const [id, s] of Object.entries(mine.sessions)) {
+    const d = sessions[id];
+    sessions[id] = d
+      ? {
+          ...s,
+          ended: s.ended || d.ended,
+          taint: union(d.taint, s.taint, (t) => `${t.source}\u0000${t.origin}`, MAX_TAINT),
+          poisoned: union(d.poisoned, s.poisoned, (p) => p, MAX_TAINT),
+          denials: union(d.denials, s.denials, (n) => `${n.at}\u0000${n.what}`, MAX_DENIALS),
+          counts: Object.fromEntries(
+            [...new Set([...Object.keys(d.counts), ...Object.keys(s.counts)])].map((k) => [
+              k,
+              Math.max(d.counts[k] ?? 0, s.counts[k] ?? 0),
+            ]),
+          ),
+        }
+      : s;
+  }
+  const ids = Object.keys(sessions);
+  for (const id of ids.slice(0, Math.max(0, ids.length - MAX_SESSIONS))) delete sessions[id];
+  const m = (k: keyof Memory) => union(disk.memory[k], mine.memory[k], (x) => x, MAX_REMEMBERED);
+  return {
+    version: 1,
+    sessions,
+    memory: {
+      allow: m("allow"),
+      deny: m("deny"),
+      allowSimilar: m("allowSimilar"),
+      denySimilar: m("denySimilar"),
+    },
+  };
+}
+
+const LOCK_WAIT_MS = 3000;
+const LOCK_STALE_MS = 10_000;
+
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/**
+ * Runs `fn` holding `<path>.lock` (created exclusively). Hook processes of parallel tool
+ * calls save at the same moment; without the lock one's read-merge-write could drop the
+ * taint another just wrote. A lock older than 10 s is a crashed holder's and is removed;
+ * no lock within 3 s throws, and the engine answers that event fail-closed.
+ */
+function withLock<T>(path: string, fn: () => T): T {
+  const lock = `${path}.lock`;
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (;;) {
+    try {
+      closeSync(openSync(lock, "wx", 0o600));
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+      try {
+        if (Date.now() - statSync(lock).mtimeMs > LOCK_STALE_MS) unlinkSync(lock);
+      } catch {
+        // Gone between the checks: try again.
+      }
+      if (Date.now() > deadline) throw new HookError("ERR_HOOK_ENGINE_FAULT", "the hook state is locked");
+      sleepSync(5 + Math.floor(Math.random() * 10));
+    }
+  }
+  try {
+    return fn();
+  } finally {
+    unlinkSync(lock);
+  }
+}
+
+/** Merges with the file's current content and replaces it atomically (0600), under a lock. */
+export function saveState(path: string, state: EngineState): void {
+  withLock(path, () => {
+    // Validated before it is written: a state this engine cannot read back is never stored.
+    const merged = EngineStateSchema.parse(mergeState(loadState(path), state));
+    const tmp = `${path}.${process.pid}.tmp`;
+    writeFileSync(tmp, `${JSON.stringify(merged)}\n`, { mode: 0o600 });
+    chmodSync(tmp, 0o600);
+    renameSync(tmp, path);
+  });
+}
+
+export const STATE_LIMITS = { MAX_SESSIONS, MAX_TAINT, MAX_DENIALS, MAX_REMEMBERED } as const;

@@ -1,0 +1,177 @@
+// §7 standard tool taxonomy: a host's native tool names → canonical names (for adapters),
+// and a canonical tool call → the structured Gate request fields (tool class, action,
+// parameters) so the host's tools are checked by policy exactly like Warden's own.
+import { realpathSync } from "node:fs";
+import { basename, dirname, isAbsolute, join, normalize, relative, resolve } from "node:path";
+import type { CanonicalTool } from "./schema-base.js";
+
+const NATIVE: Readonly<Record<string, CanonicalTool>> = {
+  bash: "shell",
+  exec: "shell",
+  shell: "shell",
+  terminal: "shell",
+  run_terminal_cmd: "shell",
+  write: "file_write",
+  create_file: "file_write",
+  notebookedit: "file_edit",
+  notebookread: "file_read",
+  edit: "file_edit",
+  multiedit: "file_edit",
+  apply_patch: "file_edit",
+  str_replace: "file_edit",
+  read: "file_read",
+  cat: "file_read",
+  glob: "file_read",
+  grep: "file_read",
+  ls: "file_read",
+  delete: "file_delete",
+  rm: "file_delete",
+  webfetch: "web_request",
+  web_fetch: "web_request",
+  websearch: "web_request",
+  http_request: "web_request",
+  curl: "web_request",
+  mcp: "mcp_call",
+  mcp_tool: "mcp_call",
+  python_exec: "code_exec",
+  jupyter: "code_exec",
+  eval: "code_exec",
+  browser_navigate: "browser",
+  sql_query: "database",
+  db_exec: "database",
+  task: "delegate",
+  agent: "delegate",
+  spawn_agent: "delegate",
+};
+
+/** The canonical name of a host's native tool name ("other" when none applies). */
+export function canonicalToolName(native: string): CanonicalTool {
+  if (/^mcp__/.test(native)) return "mcp_call";
+  return NATIVE[native.toLowerCase()] ?? "other";
+}
+
+const PACKAGE_INSTALL =
+  /\b(npm|pnpm|yarn|bun)\s+(i|install|add)\b|\bpip3?\s+install\b|\b(apt|apt-get|brew|cargo|gem|go)\s+(install|get|add)\b/;
+
+/** A shell command that installs packages is classified package_install (§7). */
+export function refineShell(command: string): CanonicalTool {
+  return PACKAGE_INSTALL.test(command) ? "package_install" : "shell";
+}
+
+export interface GateShape {
+  toolClass: string;
+  action: string;
+  parameters: Record<string, string | number | boolean>;
+}
+
+function str(input: Record<string, unknown>, ...keys: string[]): string | undefined {
+  for (const k of keys) {
+    const v = input[k];
+    if (typeof v === "string") return v;
+  }
+  return undefined;
+}
+
+/**
+ * The path with symbolic links resolved as far as it exists: the deepest existing
+ * ancestor through realpath, the rest appended. A link inside the workspace that points
+ * out of it is therefore outside.
+ */
+export function realPlace(abs: string): string {
+  let head = abs;
+  const rest: string[] = [];
+  for (let i = 0; i < 256; i++) {
+    try {
+      return join(realpathSync(head), ...rest.reverse());
+    } catch {
+      const up = dirname(head);
+      if (up === head) return abs;
+      rest.push(basename(head));
+      head = up;
+    }
+  }
+  return abs;
+}
+
+/** Where a path resolves against the workspace: absolute form and whether it stays inside. */
+export function placePath(
+  path: string,
+  workspace: string | undefined,
+): { path: string; inWorkspace: boolean } {
+  const abs = normalize(isAbsolute(path) || workspace === undefined ? path : resolve(workspace, path));
+  if (workspace === undefined) return { path: abs, inWorkspace: false };
+  const rel = relative(realPlace(resolve(workspace)), realPlace(abs));
+  return { path: abs, inWorkspace: rel === "" || (!rel.startsWith("..") && !isAbsolute(rel)) };
+}
+
+function fileShape(action: string, input: Record<string, unknown>, workspace: string | undefined): GateShape {
+  const raw = str(input, "file_path", "path", "notebook_path", "filename") ?? "";
+  const placed = placePath(raw, workspace);
+  return { toolClass: "file", action, parameters: { path: placed.path, inWorkspace: placed.inWorkspace } };
+}
+
+/**
+ * The Gate request fields of a canonical tool call. Only structured values the policy
+ * matches on are passed: the command line, the path and whether it is in the workspace,
+ * the URL, the MCP server and tool. File contents and prompts never are.
+ */
+export function gateShape(
+  tool: CanonicalTool,
+  native: string | undefined,
+  input: Record<string, unknown>,
+  workspace: string | undefined,
+): GateShape {
+  switch (tool) {
+    case "shell":
+    case "package_install":
+    case "code_exec":
+      return {
+        toolClass: "shell",
+        action: tool === "package_install" ? "install" : tool === "code_exec" ? "eval" : "exec",
+        parameters: { command: str(input, "command", "cmd", "code", "script") ?? "" },
+      };
+    case "file_read":
+      return fileShape("read", input, workspace);
+    case "file_write":
+      return fileShape("write", input, workspace);
+    case "file_edit":
+      return fileShape("edit", input, workspace);
+    case "file_delete":
+      return fileShape("delete", input, workspace);
+    case "web_request":
+    case "browser":
+      return {
+        toolClass: "http",
+        action: (str(input, "method") ?? "get").toLowerCase(),
+        parameters: { url: str(input, "url", "query") ?? "" },
+      };
+    case "mcp_call": {
+      const [, server = "", name = ""] = (native ?? "").split("__");
+      return { toolClass: "mcp", action: "call", parameters: { server, tool: name } };
+    }
+    case "database":
+      return {
+        toolClass: "database",
+        action: "query",
+        parameters: { query: str(input, "query", "sql") ?? "" },
+      };
+    case "delegate":
+      return {
+        toolClass: "delegate",
+        action: "spawn",
+        parameters: { agent: str(input, "subagent_type") ?? "" },
+      };
+    case "other":
+      return { toolClass: "other", action: "call", parameters: { native: native ?? "" } };
+  }
+}
+
+/** Canonical tools that can carry data out of the machine. */
+export const EGRESS_TOOLS: ReadonlySet<CanonicalTool> = new Set<CanonicalTool>([
+  "web_request",
+  "browser",
+  "mcp_call",
+  "shell",
+  "package_install",
+  "code_exec",
+]);
