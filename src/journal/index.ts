@@ -69,6 +69,7 @@ export {
   parseBatchSignature,
   rootFromPath,
 } from "./merkle.js";
+export { openPrivateSqlite } from "./private-sqlite.js";
 export { type CredentialKind, type Redaction, redactCredentials, redactString } from "./redact.js";
 export {
   batchSealer,

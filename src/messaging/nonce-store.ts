@@ -2,9 +2,10 @@
 // the allowed skew), so the same sealed message is refused the second time, also after a
 // restart (the SQLite store persists, synchronous=FULL). Bounded: expired nonces are
 // pruned, and a store full of unexpired nonces refuses (fail closed) rather than forget.
-import { closeSync, openSync } from "node:fs";
-import Database from "better-sqlite3";
+
+import type Database from "better-sqlite3";
 import { RuntimeError } from "../contracts/index.js";
+import { openPrivateSqlite } from "../journal/index.js";
 
 export type ClaimResult = "claimed" | "replayed" | "full";
 
@@ -36,14 +37,6 @@ export class MemoryNonceStore implements NonceStore {
   }
 }
 
-function createPrivateFile(path: string): void {
-  try {
-    closeSync(openSync(path, "wx", 0o600));
-  } catch {
-    // It exists, or cannot be created: the open below reports that.
-  }
-}
-
 export class SqliteNonceStore implements NonceStore {
   readonly #db: Database.Database;
   readonly #max: number;
@@ -67,11 +60,8 @@ export class SqliteNonceStore implements NonceStore {
 
   /** Opens (creating 0600 when missing) the nonce file; ":memory:" for tests. */
   static open(path: string, max = DEFAULT_MAX_NONCES): SqliteNonceStore {
-    if (path !== ":memory:") createPrivateFile(path);
     try {
-      const db = new Database(path);
-      db.pragma("journal_mode = WAL");
-      db.pragma("synchronous = FULL");
+      const db = openPrivateSqlite(path);
       return new SqliteNonceStore(db, max);
     } catch (err) {
       // Like the principal state store: replay protection that cannot be read is a fault.

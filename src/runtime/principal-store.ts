@@ -3,18 +3,11 @@
 // principal holding its record as canonical JSON; the file is created 0600 (SQLite gives
 // its -wal and -shm files the same mode). Reads validate the row's shape: a record that
 // does not parse is a fault (ERR_RUNTIME_STATE_CORRUPT), never "not quarantined".
-import { closeSync, openSync } from "node:fs";
-import Database from "better-sqlite3";
+
+import type Database from "better-sqlite3";
 import type { PrincipalRecord, PrincipalStateStore } from "../context/index.js";
 import { canonicalJson, isPlainObject, RuntimeError } from "../contracts/index.js";
-
-function createPrivateFile(path: string): void {
-  try {
-    closeSync(openSync(path, "wx", 0o600));
-  } catch {
-    // It exists (kept as it is), or it cannot be created: the open below reports that.
-  }
-}
+import { openPrivateSqlite } from "../journal/index.js";
 
 function parseRecord(principalId: string, text: string): PrincipalRecord {
   let value: unknown;
@@ -54,12 +47,9 @@ export class SqlitePrincipalStateStore implements PrincipalStateStore {
 
   /** Opens (creating 0600 when missing) the state file; ":memory:" for tests. */
   static open(path: string): SqlitePrincipalStateStore {
-    if (path !== ":memory:") createPrivateFile(path);
     let db: Database.Database;
     try {
-      db = new Database(path);
-      db.pragma("journal_mode = WAL");
-      db.pragma("synchronous = FULL");
+      db = openPrivateSqlite(path);
     } catch (err) {
       throw new RuntimeError("ERR_RUNTIME_STATE_OPEN", `cannot open principal state ${path}`, { cause: err });
     }

@@ -3,9 +3,10 @@
 // columns the due-quarantine query needs. The file is created 0600; `update` runs inside
 // one IMMEDIATE transaction, so the read-change-write of a row is atomic across
 // processes sharing the file.
-import { closeSync, openSync } from "node:fs";
-import Database from "better-sqlite3";
+
+import type Database from "better-sqlite3";
 import { canonicalJson, TrustError } from "../contracts/index.js";
+import { openPrivateSqlite } from "../journal/index.js";
 import { parseTrustRow, type RowUpdate, type TrustStore } from "./store.js";
 import type { TrustRow } from "./table.js";
 
@@ -13,14 +14,6 @@ interface Stored {
   truster: string;
   subject: string;
   record: string;
-}
-
-function createPrivateFile(path: string): void {
-  try {
-    closeSync(openSync(path, "wx", 0o600));
-  } catch {
-    // It exists (kept as it is), or it cannot be created: the open below reports that.
-  }
 }
 
 function parseStored(s: Stored): TrustRow {
@@ -68,12 +61,9 @@ export class SqliteTrustStore implements TrustStore {
 
   /** Opens (creating 0600 when missing) the trust table file; ":memory:" for tests. */
   static open(path: string): SqliteTrustStore {
-    if (path !== ":memory:") createPrivateFile(path);
     let db: Database.Database;
     try {
-      db = new Database(path);
-      db.pragma("journal_mode = WAL");
-      db.pragma("synchronous = FULL");
+      db = openPrivateSqlite(path);
     } catch (err) {
       throw new TrustError("ERR_TRUST_STORE_OPEN", `cannot open trust store ${path}`, { cause: err });
     }
