@@ -35,13 +35,14 @@ const event = (i: number) => ({
 async function timeAsync(name: string, fn: (i: number) => Promise<void>): Promise<Stats> {
   for (let i = 0; i < WARMUP; i++) await fn(i);
   const lat = new Float64Array(N);
+  const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   for (let i = 0; i < N; i++) {
     const s = performance.now();
     await fn(WARMUP + i);
     lat[i] = (performance.now() - s) * 1000;
   }
-  return summarize(name, lat, performance.now() - t0);
+  return summarize(name, lat, performance.now() - t0, cpu0);
 }
 
 async function gateAlone(engine: Engine): Promise<Stats> {
@@ -108,6 +109,9 @@ async function main(): Promise<void> {
       }),
     );
     process.stdout.write(table(rows, rows[0]));
+    process.stdout.write(
+      "\nCPU µs/op is this process's (process.cpuUsage); the stdio row's server runs in a child process whose CPU is not included.\n",
+    );
   } finally {
     child.stdin.end();
     await new Promise((r) => child.on("close", r));
