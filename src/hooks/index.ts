@@ -1,5 +1,5 @@
 // Public face of the hooks layer: Warden as an AARTS security engine for agent hosts
-// (../shared/specs/aarts.txt). An entry point like the sidecar: it builds its runtime with
+// (the AARTS 0.1 specification). An entry point like the sidecar: it builds its runtime with
 // composeRuntime and reaches the layers below through their index. docs/hooks.md.
 
 export { artifactValues, pipesToShell, toolArtifacts } from "./artifacts.js";

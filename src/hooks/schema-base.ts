@@ -1,4 +1,4 @@
-// AARTS data model, part 1 (../shared/specs/aarts.txt §4.2, §6): the version check, the
+// AARTS data model, part 1 (AARTS 0.1 §4.2, §6): the version check, the
 // event envelope, the standard extensions, the artifact and the verdict. These zod schemas
 // are the single source: the types come from them and `npm run schemas` exports them as
 // JSON Schema under schemas/aarts/. Objects are open (`looseObject`): a host may add

@@ -1,4 +1,4 @@
-// AARTS data model, part 2 (../shared/specs/aarts.txt §6.3, §8): the 20 hook points, each
+// AARTS data model, part 2 (AARTS 0.1 §6.3, §8): the 20 hook points, each
 // the envelope + its extensions + its hook-specific fields, and the table of blocking
 // modes and conformance levels. `HookEventSchema` is the union over `hook_point`.
 import { z } from "zod";
