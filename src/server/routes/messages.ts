@@ -6,6 +6,7 @@
 // an agent's private keys: agents seal and open themselves (src/messaging seal/open).
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
+import { ERROR_CODES } from "../../contracts/index.js";
 import { identityOf } from "../auth-plugin.js";
 import { ApiError, type ApiErrorCode, ERROR_STATUS } from "../errors.js";
 import { AUTH_ERRORS, BODY_ERRORS, mount, type RouteSpec } from "../route.js";
@@ -41,17 +42,9 @@ const MessageInboxResponse = z.strictObject({
   ),
 });
 
+// Every refusal of the messaging family, and a run that is not the sender's.
 const SUBMIT_ERRORS = [
-  "ERR_MESSAGE_TAMPERED",
-  "ERR_MESSAGE_EXPIRED",
-  "ERR_MESSAGE_REPLAYED",
-  "ERR_MESSAGE_WRONG_RECIPIENT",
-  "ERR_MESSAGE_UNSIGNED",
-  "ERR_MESSAGE_SENDER_UNKNOWN",
-  "ERR_MESSAGE_MALFORMED",
-  "ERR_MESSAGE_DENIED",
-  "ERR_MESSAGE_INBOX_FULL",
-  "ERR_MESSAGE_FORBIDDEN",
+  ...ERROR_CODES.messaging,
   "ERR_RUN_UNKNOWN",
 ] as const satisfies readonly ApiErrorCode[];
 
