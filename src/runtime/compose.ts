@@ -289,6 +289,11 @@ async function wire(
   const apae = await apaeFor(config, journal, sessions, clock);
   const capabilities = openCapabilities(sessions, config.journal.signer, clock);
   const ceilings = new DelegatedRuns(sessions);
+  // Below APAE's revocation floor: the subject's tokens and delegated chains are void.
+  apae?.onRevoke((r) => {
+    capabilities.revokePrincipal(r.subject, r.at);
+    ceilings.revokePrincipal(r.subject, r.at);
+  });
   gone.forget = (id) => {
     ceilings.forget(id);
     void capabilities.forgetRun(id).catch(() => undefined);
