@@ -86,6 +86,11 @@ export class DelegatedRuns implements RunCeilings {
     this.#revoked.revoke(principal, at);
   }
 
+  /** Voids every chain issued at or before `at` (ms), whoever it delegates to. */
+  revokeAll(at: number): void {
+    this.#revoked.revokeAll(at);
+  }
+
   forget(runId: string): void {
     this.#grants.delete(runId);
     void Promise.resolve(this.#sessions.ledger.forgetRun(ceilingKey(runId))).catch(() => undefined);

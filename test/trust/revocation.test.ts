@@ -26,14 +26,15 @@ afterEach(async () => {
   for (const rt of open.splice(0)) await rt.close();
 });
 
-async function runtime(apae: boolean) {
-  const dir = mkdtempSync(join(tmpdir(), "warden-revoke-"));
+async function runtime(apae: boolean, reuse?: { dir: string; signer: ReturnType<typeof generateKeyPair> }) {
+  const dir = reuse?.dir ?? mkdtempSync(join(tmpdir(), "warden-revoke-"));
+  const signer = reuse?.signer ?? generateKeyPair("ed25519");
   writeFileSync(join(dir, "policy.yaml"), POLICY);
   let now = Date.now();
   const rt = await composeRuntime(
     {
       policy: [join(dir, "policy.yaml")],
-      journal: { path: join(dir, "journal.db"), signer: generateKeyPair("ed25519") },
+      journal: { path: join(dir, "journal.db"), signer },
       gate: {
         principals: {
           "agent-1": { id: "agent-1", roles: ["agent"] },
@@ -48,7 +49,7 @@ async function runtime(apae: boolean) {
     { clock: () => now },
   );
   open.push(rt);
-  return { rt, advance: (ms: number) => (now += ms) };
+  return { rt, dir, signer, advance: (ms: number) => (now += ms) };
 }
 
 const call = (
@@ -128,6 +129,20 @@ describe("the APAE revocation floor revokes tokens and delegations", () => {
     const again = await rt.startDelegatedRun("agent-1", { chain });
     const rerun = await rt.gate.authorize(call("agent-1", again.runId, "http", "get"));
     expect(rerun).toMatchObject({ decision: "deny", reasonCodes: ["ERR_DELEGATION_CEILING"] });
+  });
+
+  it("a restart does not forget the revocation: the old chain still cannot act", async () => {
+    const first = await runtime(true);
+    const chain = chainFor("agent-1");
+    await violate(first.rt, "agent-1");
+    await first.rt.close();
+    const { rt } = await runtime(true, first);
+    const run = await rt.startDelegatedRun("agent-1", { chain });
+    const out = await rt.gate.authorize(call("agent-1", run.runId, "http", "get"));
+    expect(out).toMatchObject({ decision: "deny", reasonCodes: ["ERR_DELEGATION_CEILING"] });
+    // Another principal's chain of the same age is untouched.
+    const other = await rt.startDelegatedRun("agent-2", { chain: chainFor("agent-2") });
+    expect((await rt.gate.authorize(call("agent-2", other.runId, "http", "get"))).decision).toBe("allow");
   });
 
   it("without a fall below the floor, or without apae, tokens and delegated runs keep working", async () => {

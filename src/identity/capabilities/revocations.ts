@@ -40,6 +40,11 @@ export class RevocationFloors {
     }
   }
 
+  /** Voids what anyone was granted at or before `at` (ms). */
+  revokeAll(at: number): void {
+    this.#all = Math.max(this.#all, at);
+  }
+
   /** Whether a grant to `principal` issued at `issuedAt` (ms) is void. */
   revoked(principal: string, issuedAt: number): boolean {
     if (issuedAt <= this.#all) return true;

@@ -173,6 +173,11 @@ export class CapabilityService {
     this.#revoked.revoke(principalId, at, this.#clock());
   }
 
+  /** Voids every token issued at or before `at` (ms), to any principal. */
+  revokeAll(at: number): void {
+    this.#revoked.revokeAll(at);
+  }
+
   /** Forgets the use counts of a closed run's tokens (safe: a closed run's tokens are refused before their uses are read). */
   async forgetRun(runId: string): Promise<void> {
     const used = this.#used.get(runId);
