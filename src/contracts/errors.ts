@@ -332,6 +332,8 @@ export const ERROR_CODES = {
     "ERR_CAPABILITY_RUN_ENDED",
     // The call's parameters are outside the capability's constraints.
     "ERR_CAPABILITY_CONSTRAINT",
+    // A capability token issued to a principal before its grants were revoked (APAE trust below the revocation floor).
+    "ERR_CAPABILITY_REVOKED",
     // A grant request that cannot be issued: unknown run, bad constraints, ttl or uses out of bounds.
     "ERR_CAPABILITY_GRANT_INVALID",
   ],

@@ -42,6 +42,7 @@ import { evictedBody, RUN_EVICTED_EVENT, registerRuntimeEventTypes } from "./eve
 import { composeExecutors, type RuntimeExecutors } from "./executors.js";
 import { messagingFor, type RuntimeMessaging } from "./messages.js";
 import { SqlitePrincipalStateStore } from "./principal-store.js";
+import { wireRevocations } from "./revocations.js";
 
 export interface Runtime {
   readonly gate: Gate;
@@ -289,6 +290,12 @@ async function wire(
   const apae = await apaeFor(config, journal, sessions, clock);
   const capabilities = openCapabilities(sessions, config.journal.signer, clock);
   const ceilings = new DelegatedRuns(sessions);
+  // Below APAE's revocation floor: the subject's tokens and delegated chains are void.
+  if (apae !== undefined)
+    await wireRevocations(apae, o.store, [capabilities, ceilings]).catch(async (err: unknown) => {
+      await apae.close();
+      throw err;
+    });
   gone.forget = (id) => {
     ceilings.forget(id);
     void capabilities.forgetRun(id).catch(() => undefined);

@@ -7,10 +7,14 @@
 // seen data of a class outside the grant's `dataClasses`, or more calls than its
 // `budgets.toolCalls` (counted by reservation in the budget ledger, like capability uses).
 // Acceptance and refusal are journaled; a refusal throws the chain's coded error.
+// `revokePrincipal` (wired to APAE's `apae:trust_revoke`) voids the delegate's chains
+// issued at or before the revocation: every call in a run on such a chain, started
+// before or after, is denied before policy (ERR_DELEGATION_CEILING).
 import { z } from "zod";
 import type { Session, SessionStore } from "../context/index.js";
 import { DelegationError, isoTime } from "../contracts/index.js";
 import type { CeilingVerdict, GrantedCall, RunCeilings } from "../gate/index.js";
+import { RevocationFloors } from "../identity/capabilities/index.js";
 import {
   callCovered,
   type DelegatedGrant,
@@ -46,17 +50,26 @@ export const DelegationRefusedBodySchema = z.strictObject({
 const CEILING_REFUSED: CeilingVerdict = { ok: false, code: "ERR_DELEGATION_CEILING" };
 
 /** The ceilings of the runtime's delegated runs (the Gate's `ceilings` port). */
+/** A delegated run's grant and whose chain it came from. */
+interface Ceiling {
+  grant: DelegatedGrant;
+  delegate: string;
+  /** The chain's last link's issue time (ms). */
+  issuedAt: number;
+}
+
 export class DelegatedRuns implements RunCeilings {
-  readonly #grants = new Map<string, DelegatedGrant>();
+  readonly #grants = new Map<string, Ceiling>();
   readonly #sessions: SessionStore;
+  readonly #revoked = new RevocationFloors();
   #swept = 0;
 
   constructor(sessions: SessionStore) {
     this.#sessions = sessions;
   }
 
-  set(runId: string, grant: DelegatedGrant): void {
-    this.#grants.set(runId, grant);
+  set(runId: string, ceiling: Ceiling): void {
+    this.#grants.set(runId, ceiling);
     // A run can end without eviction: closed runs' ceilings are swept, amortized O(1) per run.
     if (this.#grants.size >= Math.max(256, 2 * this.#swept)) {
       for (const id of [...this.#grants.keys()]) if (this.#sessions.get(id) === undefined) this.forget(id);
@@ -65,7 +78,17 @@ export class DelegatedRuns implements RunCeilings {
   }
 
   grantOf(runId: string): DelegatedGrant | undefined {
-    return this.#grants.get(runId);
+    return this.#grants.get(runId)?.grant;
+  }
+
+  /** Voids the chains delegating to `principal` issued at or before `at` (ms). */
+  revokePrincipal(principal: string, at: number): void {
+    this.#revoked.revoke(principal, at);
+  }
+
+  /** Voids every chain issued at or before `at` (ms), whoever it delegates to. */
+  revokeAll(at: number): void {
+    this.#revoked.revokeAll(at);
   }
 
   forget(runId: string): void {
@@ -74,8 +97,10 @@ export class DelegatedRuns implements RunCeilings {
   }
 
   check(call: GrantedCall): CeilingVerdict | Promise<CeilingVerdict> | undefined {
-    const g = this.#grants.get(call.runId);
-    if (g === undefined) return undefined;
+    const c = this.#grants.get(call.runId);
+    if (c === undefined) return undefined;
+    if (this.#revoked.revoked(c.delegate, c.issuedAt)) return CEILING_REFUSED;
+    const g = c.grant;
     if (call.now >= g.expiresAt * 1000 || !callCovered(g.tools, call)) return CEILING_REFUSED;
     // Data above the grant's classes reached the run (an unclassified result counts as the
     // highest level): the sub-agent may not act on it, so nothing more is admitted.
@@ -184,7 +209,7 @@ export async function startDelegatedRun(
           },
         },
   );
-  p.runs.set(session.runId, v.grant);
+  p.runs.set(session.runId, { grant: v.grant, delegate: principalId, issuedAt: v.issuedAt * 1000 });
   await p.journal.append({
     type: DELEGATION_ACCEPTED_EVENT,
     run_id: session.runId,

@@ -54,6 +54,8 @@ export const ERROR_STATUS = {
   ERR_APPROVAL_INVALID: 400,
   // POST /v1/runs/:id/capabilities: terms that cannot be issued (bad constraints, ttl, uses).
   ERR_CAPABILITY_GRANT_INVALID: 400,
+  // A token issued before its principal's grants were revoked (APAE trust revocation).
+  ERR_CAPABILITY_REVOKED: 403,
 
   // Approvals signed by the approver (docs/identity.md#signed-approvals).
   ERR_APPROVAL_UNSIGNED: 400,

@@ -6,6 +6,7 @@ export {
   checkConstraints,
   ParamConstraint,
 } from "./constraints.js";
+export { DEFAULT_MAX_REVOCATIONS, RevocationFloors, type RevocationFloorsOptions } from "./revocations.js";
 export {
   type CapabilityCheck,
   type CapabilityFact,

@@ -16,6 +16,7 @@ import {
   type ConstraintViolation,
   checkConstraints,
 } from "./constraints.js";
+import { RevocationFloors } from "./revocations.js";
 import { CapabilityPayload, type CapabilityScope, headerFor, openToken, signToken } from "./token.js";
 
 export const DEFAULT_CAPABILITY_TTL_MS = 5 * 60_000;
@@ -67,7 +68,8 @@ export type CapabilityRefusalCode =
   | "ERR_CAPABILITY_EXHAUSTED"
   | "ERR_CAPABILITY_SCOPE"
   | "ERR_CAPABILITY_RUN_ENDED"
-  | "ERR_CAPABILITY_CONSTRAINT";
+  | "ERR_CAPABILITY_CONSTRAINT"
+  | "ERR_CAPABILITY_REVOKED";
 
 export type CapabilityCheck =
   | { ok: true; capability: CapabilityFact }
@@ -108,6 +110,8 @@ export class CapabilityService {
   readonly #used = new Map<string, { principal: string; keys: Set<string> }>();
   /** Runs tracked at the last sweep of closed ones (runs that end without eviction). */
   #swept = 0;
+  /** Principals whose tokens issued up to a time are void (kept for a token's longest life). */
+  readonly #revoked = new RevocationFloors({ horizonMs: MAX_CAPABILITY_TTL_MS + 1000 });
 
   constructor(options: CapabilityServiceOptions) {
     this.#o = options;
@@ -161,6 +165,19 @@ export class CapabilityService {
     };
   }
 
+  /**
+   * Voids every token issued to `principalId` at or before `at` (ms; a token's issue time
+   * has a granularity of one second, so a token issued within that second is void too).
+   */
+  revokePrincipal(principalId: string, at: number): void {
+    this.#revoked.revoke(principalId, at, this.#clock());
+  }
+
+  /** Voids every token issued at or before `at` (ms), to any principal. */
+  revokeAll(at: number): void {
+    this.#revoked.revokeAll(at);
+  }
+
   /** Forgets the use counts of a closed run's tokens (safe: a closed run's tokens are refused before their uses are read). */
   async forgetRun(runId: string): Promise<void> {
     const used = this.#used.get(runId);
@@ -181,6 +198,8 @@ export class CapabilityService {
     if (call.now >= p.exp * 1000) return refuse("ERR_CAPABILITY_EXPIRED", "capability token has expired");
     if (p.run !== call.runId || p.sub !== call.principalId)
       return refuse("ERR_CAPABILITY_SCOPE", "capability token was issued for another run or principal");
+    if (this.#revoked.revoked(p.sub, p.iat * 1000))
+      return refuse("ERR_CAPABILITY_REVOKED", "capability token was revoked with its principal's grants");
     if (!this.#o.runOpen(p.run, p.sub))
       return refuse("ERR_CAPABILITY_RUN_ENDED", "capability token's run has ended");
     if (!inScope(p.scope, call))

@@ -71,6 +71,8 @@ export type ChainVerification =
       depth: number;
       /** The last link's hash (journal it; a chain is identified by it). */
       hash: Sha256Hash;
+      /** The last link's issue time (seconds since the epoch). */
+      issuedAt: number;
     }
   | { ok: false; code: DelegationRefusalCode; link: number; field?: GrantField; message: string };
 
@@ -182,6 +184,7 @@ export function verifyChain(raw: unknown, o: VerifyChainOptions): ChainVerificat
     delegator: last.payload.delegator,
     depth: raw.length,
     hash: linkHash(last),
+    issuedAt: last.payload.iat,
   };
 }
 
