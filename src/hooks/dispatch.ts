@@ -33,6 +33,8 @@ export interface DispatchInput {
   state: EngineState;
   workspace: string | undefined;
   now: string;
+  /** A bound principal whose runs the runtime starts (EngineConfig.principal). */
+  principal?: string | undefined;
 }
 
 /** The principal a host acts as: one per host id (the host authenticated by running us). */
@@ -93,16 +95,23 @@ async function evaluate(ctx: EvalContext, e: HookEvent): Promise<Verdict> {
 }
 
 export async function dispatch(d: DispatchInput, e: HookEvent): Promise<{ verdict: Verdict; runId: string }> {
+  const fresh = d.state.sessions[e.session_id] === undefined;
   const session = sessionOf(d.state, e.host_id, e.session_id, d.now);
-  if (session.ended && e.hook_point !== "SessionEnd") {
+  const principalId = d.principal ?? hostPrincipal(e.host_id);
+  const resumed = session.ended && e.hook_point !== "SessionEnd";
+  if (resumed) {
     // A host session resumed after its end: a fresh Gate run (an ended run cannot reopen);
     // taint, poisoned results and denials carry over — protective state is never reset.
     session.runId = runIdOf(e.host_id, `${e.session_id}#${session.startedAt}#${d.now}`);
     session.ended = false;
   }
+  // A bound principal's runs come from the runtime (an engine-named run id would be refused).
+  if (d.principal !== undefined && (fresh || resumed)) {
+    session.runId = (await d.runtime.startRun(principalId)).runId;
+  }
   const ctx: EvalContext = {
     runtime: d.runtime,
-    principalId: hostPrincipal(e.host_id),
+    principalId,
     state: d.state,
     session,
     sessionId: e.session_id,

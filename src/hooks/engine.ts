@@ -40,8 +40,14 @@ export interface EngineConfig {
   failure?: FailurePolicy;
   /** §9.1 timeouts: tool hooks 5 s, session-level hooks 10 s by default. */
   timeouts?: { toolMs?: number; sessionMs?: number };
-  /** Recorded in the handshake entry ("in-process", "stdio"). */
+  /** Recorded in the handshake entry ("in-process", "stdio", "http"). */
   transport?: string;
+  /**
+   * The authenticated principal every event acts as (the HTTP transport). Its Gate runs are
+   * started by the runtime (`runs: "runtime"`), never named by the engine. Default: the
+   * host's own principal `host:<host_id>` and engine-named runs.
+   */
+  principal?: string;
   clock?: () => number;
 }
 
@@ -144,7 +150,14 @@ class HooksEngine implements Engine {
     const t = this.config.timeouts;
     const ms = SESSION_LEVEL_HOOKS.has(event.hook_point) ? (t?.sessionMs ?? 10_000) : (t?.toolMs ?? 5_000);
     const now = new Date((this.config.clock ?? Date.now)()).toISOString();
-    const input = { runtime: this.runtime, state: this.state, workspace: this.config.workspace, now };
+    const p = this.config.principal;
+    const input = {
+      runtime: this.runtime,
+      state: this.state,
+      workspace: this.config.workspace,
+      now,
+      principal: p,
+    };
     return withTimeout(dispatch(input, event), ms);
   }
 

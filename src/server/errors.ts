@@ -109,6 +109,10 @@ export const ERROR_STATUS = {
   ERR_TRUST_ECT_DUPLICATE: 409,
   ERR_TRUST_DOMAIN_NO_AGREEMENT: 403,
   ERR_TRUST_DOMAIN_ASSURANCE: 403,
+  // AARTS hooks over HTTP (routes/hooks.ts): no compatible handshake yet; a malformed event.
+  ERR_HOOK_HANDSHAKE_REQUIRED: 409,
+  ERR_HOOK_EVENT_INVALID: 400,
+  ERR_HOOK_POINT_UNKNOWN: 400,
 } as const;
 
 // Every server-family code has a status (a missing one fails to compile).

@@ -58,6 +58,8 @@ export interface SidecarRuntime {
   readonly agentpin: AgentPinAuthenticator | undefined;
   /** APAE trust when the configuration has an `apae:` section. */
   readonly apae: RuntimeApae | undefined;
+  /** The composed runtime itself (the AARTS hooks engine runs over it: routes/hooks.ts). */
+  readonly composed: Runtime;
   /** Starts a run bound to the authenticated principal. */
   startRun(principalId: string, options?: StartRunOptions): Promise<Session>;
   /** Issues a capability token for an open run, journaled (see Runtime.grant). */
@@ -193,6 +195,7 @@ export async function openSidecarRuntime(
     messages: rt.messages,
     agentpin: rt.agentpin,
     apae: rt.apae,
+    composed: rt,
     startRun: (principalId, options) => rt.startRun(principalId, options),
     grant: (runId, grant, grantedBy) => rt.grant(runId, grant, grantedBy),
     close: () => rt.close(),

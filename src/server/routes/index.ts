@@ -14,6 +14,7 @@ import { APPROVAL_DECIDE, APPROVAL_LIST, approvalRoutes } from "./approvals.js";
 import { callRoutes, DECIDE, EXECUTE } from "./calls.js";
 import { CAPABILITY_GRANT, capabilityRoutes } from "./capabilities.js";
 import type { RouteContext } from "./context.js";
+import { HOOK_ROUTES, hookRoutes } from "./hooks.js";
 import { JOURNAL_HEAD, JOURNAL_LIST, JOURNAL_VERIFY, journalRoutes } from "./journal.js";
 import { MESSAGE_ROUTES, messageRoutes } from "./messages.js";
 import { HEALTH, METRICS, OPENAPI, opsRoutes, READY } from "./ops.js";
@@ -42,6 +43,7 @@ export const ROUTES: readonly RouteSpec[] = [
   APAE_TRUST,
   APAE_TRUST_ANCHOR,
   APAE_DELEGATE,
+  ...HOOK_ROUTES,
 ];
 
 /** Registers each resource's routes as its own encapsulated plugin (root hooks apply to all). */
@@ -55,6 +57,7 @@ export function mountRoutes(app: FastifyInstance, ctx: RouteContext): void {
     messageRoutes,
     opsRoutes,
     apaeRoutes,
+    hookRoutes,
   ]) {
     void app.register(async (child) => routes(child, ctx));
   }
