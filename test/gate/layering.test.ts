@@ -5,6 +5,22 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../helpers/repo.js";
 
+// Everything the composition root may wire; an entry point (hooks, like the sidecar) may
+// also use the runtime itself.
+const BELOW_ENTRY_POINTS = [
+  "contracts",
+  "crypto",
+  "tools",
+  "context",
+  "policy",
+  "journal",
+  "trust",
+  "identity",
+  "gate",
+  "executors",
+  "messaging",
+];
+
 const ALLOWED: Record<string, string[]> = {
   contracts: [],
   crypto: ["contracts"],
@@ -17,34 +33,8 @@ const ALLOWED: Record<string, string[]> = {
   gate: ["contracts", "crypto", "tools", "context", "policy", "journal", "identity"],
   executors: ["contracts", "crypto", "tools", "journal", "gate"],
   messaging: ["contracts", "crypto", "context", "policy", "journal", "gate"],
-  runtime: [
-    "contracts",
-    "crypto",
-    "tools",
-    "context",
-    "policy",
-    "journal",
-    "trust",
-    "identity",
-    "gate",
-    "executors",
-    "messaging",
-  ],
-  // An entry point like the sidecar: the runtime and the layers below, through their index.
-  hooks: [
-    "contracts",
-    "crypto",
-    "tools",
-    "context",
-    "policy",
-    "journal",
-    "trust",
-    "identity",
-    "gate",
-    "executors",
-    "messaging",
-    "runtime",
-  ],
+  runtime: BELOW_ENTRY_POINTS,
+  hooks: [...BELOW_ENTRY_POINTS, "runtime"],
 };
 
 function files(dir: string): string[] {
