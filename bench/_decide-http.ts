@@ -1,7 +1,7 @@
 // HTTP rows of bench/decide.ts: a server in a child process (bench/_decide-server.ts) and
 // autocannon in another, so the server's CPU per request is its own (/proc), and a flood
 // of calls on fresh runs with the server's RSS sampled every 10 s.
-import { type ChildProcess, fork, spawn } from "node:child_process";
+import { type ChildProcess, fork } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { createRequire } from "node:module";
@@ -9,7 +9,7 @@ import { dirname, join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import type { ServerStats } from "./_decide-server.js";
-import { mainThreadCpuMs, perOp, processCpuMs, rssMiB } from "./_proc.js";
+import { mainThreadCpuMs, perOp, processCpuMs, rssMiB, stdoutOf } from "./_proc.js";
 
 export const TOKEN = "bench-agent-token-0123456789";
 const AUTH = { authorization: `Bearer ${TOKEN}` };
@@ -75,18 +75,6 @@ export function startServer(mode: "bare" | "sidecar" | "sidecar-http", dir: stri
   });
 }
 
-function run(cmd: string, args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const c = spawn(cmd, args, { stdio: ["ignore", "pipe", "inherit"] });
-    let out = "";
-    c.stdout.on("data", (b: Buffer) => {
-      out += b.toString();
-    });
-    c.on("error", reject);
-    c.on("exit", (code) => (code === 0 ? resolve(out) : reject(new Error(`${cmd} exited ${code}`))));
-  });
-}
-
 /** One autocannon round of `seconds` with `connections`; the server's CPU read around it. */
 async function round(server: Server, connections: number, seconds: number, auth: boolean): Promise<HttpRow> {
   const args = [cannonBin, "-c", String(connections), "-d", String(seconds), "-m", "POST", "-j"];
@@ -95,7 +83,7 @@ async function round(server: Server, connections: number, seconds: number, auth:
   args.push("-b", JSON.stringify({ ...CALL, runId: server.runId }), server.url);
   const s0 = await server.stats();
   const [p0, m0] = [processCpuMs(server.pid), mainThreadCpuMs(server.pid)];
-  const r = JSON.parse(await run(process.execPath, args)) as {
+  const r = JSON.parse(await stdoutOf(process.execPath, args)) as {
     requests: { average: number; total: number };
     latency: { p50: number; p99: number };
     non2xx: number;

@@ -1,17 +1,41 @@
 // Linux /proc readings for benchmarks: CPU time of a process (all threads) or of its main
 // thread, and resident memory. Undefined where /proc is not available.
+import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 
 const USER_HZ = 100;
 
-function ticksMs(path: string): number | undefined {
+/** Two CPU-tick fields of a /proc stat line (counted after the command name), in ms. */
+function ticksMs(path: string, first = 11): number | undefined {
   try {
     const stat = readFileSync(path, "utf8");
     const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return ((Number(f[11]) + Number(f[12])) * 1000) / USER_HZ; // utime + stime
+    return ((Number(f[first]) + Number(f[first + 1])) * 1000) / USER_HZ; // utime + stime
   } catch {
     return undefined;
   }
+}
+
+/** CPU ms of this process's waited-for children (cutime + cstime). */
+export function childrenCpuMs(): number | undefined {
+  return ticksMs("/proc/self/stat", 13);
+}
+
+/** Runs a command to its end and resolves with its stdout; a non-zero exit rejects. */
+export function stdoutOf(
+  cmd: string,
+  args: string[],
+  stderr: "inherit" | "pipe" = "inherit",
+): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const c = spawn(cmd, args, { stdio: ["ignore", "pipe", stderr] });
+    let out = "";
+    c.stdout?.on("data", (b: Buffer) => {
+      out += b.toString();
+    });
+    c.on("error", reject);
+    c.on("exit", (code) => (code === 0 ? resolve(out) : reject(new Error(`${cmd} exited ${code}`))));
+  });
 }
 
 /** CPU ms of process `pid`, every thread. */

@@ -3,10 +3,10 @@
 // is under 150 ms of wall time on this machine; the command modules and every layer are
 // imported only when their command runs, so the root help loads commander and nothing else.
 import { spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
+import { childrenCpuMs } from "./_proc.js";
 import { type Stats, summarize, table } from "./_stats.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -14,22 +14,10 @@ const here = dirname(fileURLToPath(import.meta.url));
 const WARDEN = join(here, "..", "..", "bin", "warden.js");
 const N = 21;
 
-/** CPU time (µs) of this process's waited-for children, from /proc (user + system). */
-function childrenCpuUs(): number | undefined {
-  try {
-    const stat = readFileSync("/proc/self/stat", "utf8");
-    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    // fields 16 and 17 (cutime, cstime) are at 13 and 14 after the command name
-    return ((Number(f[13]) + Number(f[14])) * 1e6) / 100;
-  } catch {
-    return undefined;
-  }
-}
-
 function spawnTimes(name: string, args: string[]): Stats {
   spawnSync(process.execPath, args, { stdio: "ignore" }); // warm the file cache
   const samples = new Float64Array(N);
-  const c0 = childrenCpuUs();
+  const c0 = childrenCpuMs();
   const start = performance.now();
   for (let i = 0; i < N; i++) {
     const t0 = performance.now();
@@ -38,9 +26,9 @@ function spawnTimes(name: string, args: string[]): Stats {
     if (res.status !== 0) throw new Error(`${name} exited with ${res.status}`);
   }
   const stats = summarize(name, samples, performance.now() - start);
-  const c1 = childrenCpuUs();
+  const c1 = childrenCpuMs();
   // the child processes' CPU (clock ticks, 10 ms resolution: a mean over N runs)
-  return c0 === undefined || c1 === undefined ? stats : { ...stats, cpuUs: (c1 - c0) / N };
+  return c0 === undefined || c1 === undefined ? stats : { ...stats, cpuUs: ((c1 - c0) * 1000) / N };
 }
 
 const baseline = spawnTimes("node -e 0 (baseline)", ["-e", "0"]);

@@ -9,7 +9,7 @@
 // in-process without HTTP (the floor). Journal entries per decision are counted, not
 // assumed. When `wrk` is installed, the baseline and the on-disk row are measured again
 // with it, as a second opinion on the load generator.
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import type { AddressInfo } from "node:net";
@@ -26,6 +26,7 @@ import {
   type SidecarServer,
   startSidecar,
 } from "../src/server/index.js";
+import { stdoutOf } from "./_proc.js";
 
 const DURATION_S = Number(process.env.BENCH_SIDECAR_SECONDS ?? 5);
 const RUNS = 2;
@@ -97,18 +98,6 @@ interface Round {
 
 const cannonBin = createRequire(import.meta.url).resolve("autocannon/autocannon.js");
 
-function child(cmd: string, args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const c = spawn(cmd, args, { stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    c.stdout.on("data", (b: Buffer) => {
-      out += b.toString();
-    });
-    c.on("error", reject);
-    c.on("exit", (code) => (code === 0 ? resolve(out) : reject(new Error(`${cmd} exited ${code}`))));
-  });
-}
-
 /** One autocannon round; the main thread's CPU is read around it. */
 async function cannon(url: string, headers: Record<string, string>): Promise<Round> {
   const args = [cannonBin, "-c", String(CONNECTIONS), "-d", String(DURATION_S), "-m", "POST", "-j"];
@@ -116,7 +105,7 @@ async function cannon(url: string, headers: Record<string, string>): Promise<Rou
     args.push("-H", `${k}=${v}`);
   args.push("-b", bodyFor(url), url);
   const c0 = mainThreadCpuMs();
-  const r = JSON.parse(await child(process.execPath, args)) as {
+  const r = JSON.parse(await stdoutOf(process.execPath, args, "pipe")) as {
     requests: { average: number; total: number };
     latency: { p50: number; p99: number };
     "2xx": number;
@@ -145,15 +134,11 @@ async function wrk(url: string, headers: Record<string, string>, dir: string): P
     lines.push(`wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`);
   writeFileSync(script, `${lines.join("\n")}\n`);
   const c0 = mainThreadCpuMs();
-  const out = await child("wrk", [
-    "-t1",
-    `-c${CONNECTIONS}`,
-    `-d${DURATION_S}s`,
-    "--latency",
-    "-s",
-    script,
-    url,
-  ]);
+  const out = await stdoutOf(
+    "wrk",
+    ["-t1", `-c${CONNECTIONS}`, `-d${DURATION_S}s`, "--latency", "-s", script, url],
+    "pipe",
+  );
   const c1 = mainThreadCpuMs();
   const num = (re: RegExp) => Number(re.exec(out)?.[1] ?? Number.NaN);
   const ms = (re: RegExp) => {
