@@ -31,6 +31,28 @@ export {
   registerHookEventTypes,
 } from "./events.js";
 export { type FailurePolicy, failureVerdict } from "./failure.js";
+export {
+  type AskPort,
+  type AskRequest,
+  type DecidedBy,
+  type Handshake,
+  HookHost,
+  type HookHostConfig,
+  type HostFailure,
+  type HostOutcome,
+  type HostRecord,
+} from "./host.js";
+export { type ApprovalAskOptions, approvalQueueAsk } from "./host-ask.js";
+export {
+  codeOf,
+  type EngineTransport,
+  httpTransport,
+  inProcessTransport,
+  MAX_ANSWER_BYTES,
+  splitCommand,
+  stdioTransport,
+  type TransportKind,
+} from "./host-transport.js";
 export { remember, similarKey } from "./memory.js";
 export * from "./schema-base.js";
 export { isHookPoint, type ParsedEvent, parseHookEvent, parseHookEventText } from "./schema-parse.js";
