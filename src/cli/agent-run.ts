@@ -5,6 +5,14 @@
 import type { Decision } from "../contracts/index.js";
 import type { ExecutionTicket } from "../gate/index.js";
 import {
+  approvalQueueAsk,
+  createEngine,
+  ENGINE_VERSION,
+  HookHost,
+  inProcessTransport,
+} from "../hooks/index.js";
+import {
+  type DecisionStage,
   type LoopLimits,
   type LoopResult,
   type ModelAdapter,
@@ -12,7 +20,7 @@ import {
   runLoop,
   runtimePorts,
 } from "../loop/index.js";
-import type { Runtime } from "./runtime.js";
+import { journalKey, type Runtime } from "./runtime.js";
 
 export interface StepRecord {
   iteration: number;
@@ -20,7 +28,7 @@ export interface StepRecord {
   tool: string;
   /** The proposed arguments, or the raw text when they did not parse. */
   arguments: unknown;
-  stage: "contract" | "gate" | "not_evaluated";
+  stage: DecisionStage;
   decision: Decision | null;
   decisionId: string | null;
   reasons: string[];
@@ -35,6 +43,14 @@ export interface AgentRunOptions {
   task: string;
   limits?: Partial<LoopLimits>;
   signal?: AbortSignal;
+  /**
+   * The AARTS host the loop fires its 20 hook points through (docs/loop.md). Default
+   * "in-process": Warden's own engine (host-tools preset, its journal `<db>.hooks.db`
+   * beside the run's), asks going to the runtime's approval queue. `false`: no hooks.
+   */
+  hooks?: HookHost | "in-process" | false;
+  /** How long an ask verdict waits in the approval queue (default 60 s, then deny). */
+  askTimeoutMs?: number;
 }
 
 export interface AgentRun {
@@ -50,14 +66,50 @@ export async function runAgent(
   o: AgentRunOptions,
   onStep: (s: StepRecord) => void = () => {},
 ): Promise<AgentRun> {
+  const run = await rt.startRun(rt.principalId);
+  const own = o.hooks === undefined || o.hooks === "in-process";
+  const given = o.hooks instanceof HookHost ? o.hooks : undefined;
+  const hooks = own ? await inProcessHost(rt, run.runId, o.askTimeoutMs) : given;
+  try {
+    return await loopWith(rt, o, run.runId, hooks, onStep);
+  } finally {
+    if (own) await hooks?.close();
+  }
+}
+
+/** Warden's own engine in process, its verdicts journaled beside the run's journal. */
+export async function inProcessHost(rt: Runtime, runId: string, askTimeoutMs = 60_000): Promise<HookHost> {
+  const path = `${rt.dbPath}.hooks.db`;
+  const engine = await createEngine({
+    journal: { path, signer: journalKey(path, undefined).pair },
+    workspace: rt.sandbox,
+    transport: "in-process",
+  });
+  const ask = approvalQueueAsk(rt.approvals, { principalId: rt.principalId, runId, timeoutMs: askTimeoutMs });
+  return HookHost.connect({
+    transport: inProcessTransport(engine, { closeEngine: true }),
+    hostId: "warden",
+    hostVersion: ENGINE_VERSION,
+    ask,
+  });
+}
+
+async function loopWith(
+  rt: Runtime,
+  o: AgentRunOptions,
+  runId: string,
+  hooks: HookHost | undefined,
+  onStep: (s: StepRecord) => void,
+): Promise<AgentRun> {
   const steps: StepRecord[] = [];
   let proposals = new Map<string, unknown>();
   let decisions = new Map<string, { stage: StepRecord["stage"]; reasons: string[] }>();
   const result = await runLoop<ExecutionTicket>(
     {
       model: o.model,
-      ...(await runtimePorts<ExecutionTicket>(rt)),
+      ...(await runtimePorts<ExecutionTicket>(rt, { runId })),
       task: o.task,
+      ...(hooks !== undefined ? { hooks } : {}),
       ...(o.limits !== undefined ? { limits: o.limits } : {}),
       ...(o.signal !== undefined ? { signal: o.signal } : {}),
     },
@@ -111,6 +163,10 @@ const short = (v: unknown, max = 120): string => {
 export function formatStep(s: StepRecord): string {
   const lines = [`[${s.iteration}] ${s.tool} ${short(s.arguments)}`];
   if (s.stage === "not_evaluated") lines.push("    - not evaluated (the run stopped first)");
+  else if (s.stage === "hook")
+    lines.push(
+      `    x denied by the AARTS engine after the Gate allowed it: ${short(s.reasons.join("; "), 160)}`,
+    );
   else if (s.stage === "contract")
     lines.push(`    x rejected by contract: ${short(s.reasons.join("; "), 160)}`);
   else {

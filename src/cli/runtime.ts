@@ -27,7 +27,7 @@ import {
   type ProcessBinding,
   type ProcessOutput,
 } from "../executors/index.js";
-import type { ExecutionTicket, Gate } from "../gate/index.js";
+import type { Approvals, ExecutionTicket, Gate } from "../gate/index.js";
 import { type Journal, type SqliteJournalStore, type VerifyReport, verifyJournal } from "../journal/index.js";
 import {
   type ContractSource,
@@ -96,6 +96,8 @@ export interface JournalKeyInfo {
 
 export interface Runtime {
   readonly gate: Gate;
+  /** The approval queue step-ups and the AARTS host's asks wait in. */
+  readonly approvals: Approvals;
   /** Runs and principal state (quarantine persisted beside the journal). */
   readonly sessions: SessionStore;
   readonly journal: Journal;
@@ -370,6 +372,7 @@ function assemble(o: RuntimeOptions, rt: ComposedRuntime, a: Assembly): Runtime 
   const info = publicKeyInfo(pair.publicKey);
   return {
     gate: rt.gate,
+    approvals: rt.approvals,
     journal: rt.journal,
     store: rt.store,
     sessions: rt.sessions,

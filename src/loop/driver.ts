@@ -1,6 +1,7 @@
 // Entry points of the loop: startLoop validates the options and opens a run (LoopStarted),
 // runLoop drives it along the only legal path, reason → gate → act → observe.
 import { LoopError, newTraceId, parseId, uuidv7 } from "../contracts/index.js";
+import { hooksAtStart } from "./hook-moments.js";
 import { type Dispatching, type Observing, type PolicyCheck, Reasoning } from "./phases.js";
 import type { TicketLike } from "./ports.js";
 import { MINT, type RunState, record } from "./run-state.js";
@@ -48,7 +49,22 @@ function checkOptions<T extends TicketLike>(options: LoopOptions<T>): void {
   ) {
     throw new LoopError("ERR_LOOP_CONFIG_INVALID", "principalId must be a Gate principal name");
   }
+  const c = options.compaction;
+  if (c !== undefined && !(positive(c.atChars) && positive(c.keepMessages))) {
+    throw new LoopError(
+      "ERR_LOOP_CONFIG_INVALID",
+      "compaction needs positive integer atChars and keepMessages",
+    );
+  }
+  if ((options.components !== undefined || c !== undefined) && options.hooks === undefined) {
+    throw new LoopError(
+      "ERR_LOOP_CONFIG_INVALID",
+      "components and compaction are checked by hooks: give hooks",
+    );
+  }
 }
+
+const positive = (n: unknown) => typeof n === "number" && Number.isSafeInteger(n) && n > 0;
 
 /** Starts a run: records LoopStarted and returns the first Reasoning phase. */
 export async function startLoop<T extends TicketLike>(
@@ -84,6 +100,8 @@ export async function startLoop<T extends TicketLike>(
     counts: { allow: 0, deny: 0, modify: 0, step_up: 0, defer: 0, rejected: 0 },
     terminating: null,
     lastText: null,
+    hookLog: { fired: 0, blocked: [], loaded: [], refused: [] },
+    compactions: 0,
   };
   await record(run, "LoopStarted", {
     agent_id: options.principalId,
@@ -94,6 +112,7 @@ export async function startLoop<T extends TicketLike>(
       limits: { ...limits },
     },
   });
+  await hooksAtStart(run as unknown as RunState<TicketLike>);
   return new Reasoning(MINT, { run: run as unknown as RunState<TicketLike> });
 }
 

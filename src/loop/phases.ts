@@ -10,6 +10,7 @@
 // The phase classes live here; run state and the mint in run-state.ts, the entry points
 // (startLoop, runLoop) in driver.ts, and the loop's types in types.ts.
 import { sha256Of } from "../contracts/index.js";
+import { hooksAtEnd, screenResult } from "./hook-moments.js";
 import type { TokenUsage } from "./model.js";
 import type { TicketLike } from "./ports.js";
 import {
@@ -20,6 +21,7 @@ import {
   type GatedItem,
   MINT,
   type PhaseSlot,
+  type RunState,
   record,
   register,
   taintSourcesOf,
@@ -155,6 +157,7 @@ export class Dispatching {
     const dispatched: Record<string, unknown>[] = [];
     for (const g of slot.gated ?? []) {
       const r = await dispatchCall(run, g);
+      if (r.status === "executed" && g.hooked !== undefined) await screenExecuted(run, g, r);
       results.push(r);
       if (!g.view.dispatch || g.ticket === undefined || r.status === "not_executed") continue;
       dispatched.push({
@@ -220,6 +223,19 @@ export class Observing {
       budgetStop(run) ??
       (run.iterations >= run.limits.maxIterations ? "iteration_limit" : null);
     if (reason === null) return new Reasoning(MINT, { run });
+    await hooksAtEnd(run, reason);
     return terminate(run, reason);
   }
+}
+
+/** PostToolUse: what the hook allows the model to see replaces the executed output. */
+async function screenExecuted(
+  run: RunState<TicketLike>,
+  g: GatedItem<TicketLike>,
+  r: ResultView,
+): Promise<void> {
+  if (g.hooked === undefined) return;
+  const call = { name: r.name, tool: g.hooked.tool, args: g.hooked.args, durationMs: r.durationMs ?? 0 };
+  const screened = await screenResult(run, call, observations.get(r));
+  if (screened.changed) observations.set(r, screened.output);
 }

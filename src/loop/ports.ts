@@ -35,6 +35,8 @@ export interface GatePort<T extends TicketLike = TicketLike> {
   decide(request: GateRequestInput, options?: { signal?: AbortSignal }): Promise<GateVerdict<T>>;
   /** Optional: feeds an executed call's output (taint, data for provenance) back into the Gate's context. */
   recordResult?(decisionId: string, result: ObservedResult): Promise<unknown>;
+  /** Optional: drops a ticketed decision that will not be executed (a hook vetoed it). */
+  release?(decisionId: string): void;
 }
 
 export type ExecutionOutcome =

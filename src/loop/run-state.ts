@@ -4,12 +4,14 @@
 // This module is internal to src/loop (not re-exported by index.ts, not reachable through
 // the package's exports map): nothing outside the loop can mint or claim a phase.
 import { LoopError, sha256Of, type TaintLabel, WardenError } from "../contracts/index.js";
+import type { HookPoint } from "../hooks/index.js";
 import type { Phase } from "./driver.js";
 import type { ChatMessage, TokenUsage } from "./model.js";
 import type { LoopEvent, TicketLike } from "./ports.js";
 import type {
   DecisionCounts,
   DecisionView,
+  HookSummary,
   LoopLimits,
   LoopOptions,
   LoopResult,
@@ -21,6 +23,8 @@ import type {
 export interface GatedItem<T> {
   view: DecisionView;
   ticket?: T;
+  /** Set when a HookHost screened the call: its §7 category and input, for PostToolUse. */
+  hooked?: { tool: string; args: Record<string, unknown> };
 }
 
 export interface RunState<T extends TicketLike> {
@@ -40,6 +44,16 @@ export interface RunState<T extends TicketLike> {
   counts: DecisionCounts;
   terminating: TerminationReason | null;
   lastText: string | null;
+  /** What the AARTS hooks did (hook-moments.ts). */
+  hookLog: {
+    fired: number;
+    blocked: HookSummary["blocked"];
+    loaded: HookSummary["loaded"];
+    refused: HookSummary["refused"];
+    outputWithheld?: boolean;
+  };
+  hookStop?: HookPoint;
+  compactions: number;
 }
 
 export interface PhaseSlot<T extends TicketLike> {
@@ -172,6 +186,15 @@ export async function terminate<T extends TicketLike>(
     tool_calls: run.toolCalls,
     decisions: { ...run.counts },
     ...(finalText ? { final_text_hash: sha256Of(finalText) } : {}),
+    ...(run.o.hooks !== undefined
+      ? {
+          hooks: {
+            fired: run.hookLog.fired,
+            blocked: run.hookLog.blocked.map((b) => b.hookPoint),
+            ...(run.hookStop ? { stopped_by: run.hookStop } : {}),
+          },
+        }
+      : {}),
   });
   return Object.freeze({
     phase: "terminated" as const,
@@ -185,5 +208,19 @@ export async function terminate<T extends TicketLike>(
     decisions: Object.freeze({ ...run.counts }),
     toolCalls: run.toolCalls,
     taintSources: Object.freeze(taintSourcesOf(run.taint)),
+    ...(run.o.hooks !== undefined ? { hooks: Object.freeze(hookSummary(run)) } : {}),
   });
+}
+
+function hookSummary<T extends TicketLike>(run: RunState<T>): HookSummary {
+  const l = run.hookLog;
+  return {
+    fired: l.fired,
+    blocked: l.blocked.map((b) => ({ ...b, reasons: [...b.reasons] })),
+    loaded: l.loaded.map((x) => ({ ...x })),
+    refused: l.refused.map((x) => ({ ...x })),
+    ...(l.outputWithheld ? { outputWithheld: true } : {}),
+    ...(run.hookStop ? { stoppedBy: run.hookStop } : {}),
+    compactions: run.compactions,
+  };
 }

@@ -3,6 +3,7 @@
 // observation shows the model. The phase classes (phases.ts) sequence these steps and
 // own the transitions; nothing here can mint a phase.
 import { agentErrorText, type GateRequestInput, LoopError, type TaintLabel } from "../contracts/index.js";
+import { beforeModelCall, canonicalOf, screenResponse, screenToolCall } from "./hook-moments.js";
 import type { ModelResponse, TokenUsage } from "./model.js";
 import type { ExecutionOutcome, GateVerdict, ObservedResult, ResolvedCall, TicketLike } from "./ports.js";
 import {
@@ -26,17 +27,20 @@ export const observations = new WeakMap<ResultView, unknown>();
 
 /** One model call; null when the loop is stopping or the call failed (RecoveryTriggered). */
 export async function callModel(run: Run): Promise<ModelResponse | null> {
+  if (run.terminating !== null) return null; // a start hook stopped the run
   const stop = budgetStop(run);
   if (stop !== null) {
     run.terminating = stop;
     return null;
   }
   run.iterations += 1;
+  if (!(await beforeModelCall(run))) return null;
   try {
-    return await run.o.model.complete(
+    const response = await run.o.model.complete(
       { messages: run.messages.slice(), tools: run.o.tools.modelTools() },
       { signal: stepSignal(run) },
     );
+    return await screenResponse(run, response);
   } catch (err) {
     run.terminating = budgetStop(run) ?? "model_error";
     await record(run, "RecoveryTriggered", { strategy: "terminate", phase: "reason", error: errorInfo(err) });
@@ -134,7 +138,31 @@ export async function gateProposal(run: Run, p: ProposalView, i: number): Promis
       },
     };
   }
-  return takeVerdict(run, base, verdict);
+  const item = takeVerdict(run, base, verdict);
+  if (!item.view.dispatch || run.o.hooks === undefined) return item;
+  const call = { name: p.name, args: p.arguments.value, resolved };
+  const refusal = await screenToolCall(
+    run,
+    call,
+    verdict.decision === "modify" ? verdict.parameters : undefined,
+  );
+  if (refusal === undefined) {
+    const tool = canonicalOf(resolved.toolClass, resolved.action);
+    return { ...item, hooked: { tool, args: { ...(verdict.parameters ?? p.arguments.value) } } };
+  }
+  return hookRefused(run, item, refusal);
+}
+
+/** The hook vetoed a call the Gate ticketed: the ticket is released unredeemed, the call is a denial. */
+function hookRefused(run: Run, item: GatedItem<TicketLike>, reasons: string[]): GatedItem<TicketLike> {
+  const v = item.view;
+  if (v.decisionId !== undefined) run.o.gate.release?.(v.decisionId);
+  if (v.decision !== undefined && v.decision !== "deny") run.counts[v.decision] -= 1;
+  run.counts.deny += 1;
+  run.denials += 1;
+  if (run.denials >= run.limits.maxDenials) run.terminating ??= "circuit_breaker";
+  const hookReasons = reasons.map((r) => `aarts: ${r}`);
+  return { view: { ...v, stage: "hook", decision: "deny", reasons: hookReasons, dispatch: false } };
 }
 
 function gateRequest(run: Run, resolved: Extract<ResolvedCall, { ok: true }>): GateRequestInput {

@@ -1,6 +1,7 @@
 // The loop's configuration and what it reports: limits, options, the read-only views of
 // proposals, decisions and results, and the final LoopResult.
 import type { Decision, Sha256Hash } from "../contracts/index.js";
+import type { HookHost, HookPoint } from "../hooks/index.js";
 import type { ModelAdapter, ProposedArguments, TokenUsage } from "./model.js";
 import type { ExecutorPort, GatePort, JournalPort, TicketLike, ToolCatalog } from "./ports.js";
 
@@ -49,6 +50,35 @@ export interface LoopOptions<T extends TicketLike = TicketLike> {
   signal?: AbortSignal;
   /** Clock in ms (tests). */
   now?: () => number;
+  /**
+   * The AARTS host the run fires its hook points through (hook-moments.ts, docs/loop.md).
+   * Hooks only make the run stricter: every tool call still needs the Gate's ticket.
+   */
+  hooks?: HookHost;
+  /** Components loaded at start, each admitted by its hook first (needs `hooks`). */
+  components?: LoopComponents;
+  /** Truncating compaction when the context passes `atChars` (PreCompact/PostCompact fire). */
+  compaction?: { atChars: number; keepMessages: number };
+}
+
+/** AARTS hook-specific fields of each component (§8.2); a skill's body joins the system prompt. */
+export interface LoopComponents {
+  plugins?: readonly (Record<string, unknown> & { plugin_id: string })[];
+  skills?: readonly (Record<string, unknown> & { file_path: string; body_content?: string })[];
+  mcpServers?: readonly (Record<string, unknown> & { server_id: string })[];
+}
+
+/** What the run's hooks did (present when `hooks` was given). */
+export interface HookSummary {
+  fired: number;
+  blocked: { hookPoint: HookPoint; reasons: string[] }[];
+  loaded: { kind: string; id: string; hooksStripped: boolean }[];
+  refused: { kind: string; id: string }[];
+  /** PreOutputDeliver denied the final answer: `finalText` is null. */
+  outputWithheld?: boolean;
+  /** The hook whose denial ended the run (reason `hook_denied`). */
+  stoppedBy?: HookPoint;
+  compactions: number;
 }
 
 export type TerminationReason =
@@ -60,7 +90,9 @@ export type TerminationReason =
   | "quarantined"
   | "model_error"
   | "gate_fault"
-  | "aborted";
+  | "aborted"
+  /** A blocking AARTS hook denied a step the run cannot continue without (docs/loop.md). */
+  | "hook_denied";
 
 export interface ProposalView {
   callId: string;
@@ -69,7 +101,7 @@ export interface ProposalView {
 }
 
 /** Where a proposal was settled: refused by its contract, decided by the Gate, or never evaluated. */
-export type DecisionStage = "contract" | "gate" | "not_evaluated";
+export type DecisionStage = "contract" | "gate" | "hook" | "not_evaluated";
 
 export interface DecisionView {
   callId: string;
@@ -122,4 +154,5 @@ export interface LoopResult {
   readonly decisions: Readonly<DecisionCounts>;
   readonly toolCalls: number;
   readonly taintSources: readonly string[];
+  readonly hooks?: Readonly<HookSummary>;
 }

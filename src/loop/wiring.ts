@@ -82,6 +82,8 @@ export interface AuthorizingGate<T> {
     result: { taintLabels?: TaintLabel[]; data?: unknown; outputHash?: Sha256Hash },
   ): Promise<unknown>;
   readonly sessions?: { get(runId: string): { readonly quarantined: boolean } | undefined };
+  /** Drops the pending result of a decision nothing will report (src/gate's Gate has it). */
+  release?(decisionId: string): unknown;
 }
 
 export function gatePort<T extends TicketLike>(gate: AuthorizingGate<T>): GatePort<T> {
@@ -101,6 +103,9 @@ export function gatePort<T extends TicketLike>(gate: AuthorizingGate<T>): GatePo
         ...(o.decision === "modify" ? { parameters: o.parameters } : {}),
         ...(gate.sessions?.get(request.runId)?.quarantined ? { quarantined: true } : {}),
       };
+    },
+    release(decisionId) {
+      if (decisionId !== "unrecorded") gate.release?.(decisionId);
     },
     async recordResult(decisionId, result) {
       if (decisionId === "unrecorded") return;
@@ -195,9 +200,16 @@ export type RuntimePorts<T extends TicketLike> = Pick<
  */
 export async function runtimePorts<T extends TicketLike>(
   rt: GovernedRuntime<T>,
-  options: { parentRun?: string } = {},
+  options: { parentRun?: string; runId?: string } = {},
 ): Promise<RuntimePorts<T>> {
-  const run = await rt.startRun(rt.principalId, options);
+  // A run the caller already started through the same runtime (e.g. to bind an ask port to it).
+  const run =
+    options.runId !== undefined
+      ? { runId: options.runId }
+      : await rt.startRun(
+          rt.principalId,
+          options.parentRun !== undefined ? { parentRun: options.parentRun } : {},
+        );
   return {
     gate: gatePort<T>(rt.gate),
     executor: rt.executor,
