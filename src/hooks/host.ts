@@ -137,6 +137,11 @@ export class HookHost {
     return new HookHost(link, { id: config.sessionId ?? `warden-${uuidv7()}` });
   }
 
+  /** Another top-level AARTS session over the same engine connection (and failure budget). */
+  withSession(sessionId: string): HookHost {
+    return new HookHost(this.#link, { id: sessionId });
+  }
+
   get handshake(): Readonly<Handshake> {
     return this.#link.handshake;
   }
@@ -176,7 +181,7 @@ export class HookHost {
     const answer = await this.#evaluate(point, event);
     const v = answer.verdict;
     const failure = answer.failure ? { failure: answer.failure } : {};
-    if (HOOK_TABLE[point].blocking === "notification" || v.decision === "allow") {
+    if (HOOK_TABLE[point]?.blocking === "notification" || v.decision === "allow") {
       const directives = v.decision === "allow" ? { ...(v.directives ?? {}) } : {};
       return this.#record(point, { proceed: true, verdict: v, decidedBy: answer.by, directives, ...failure });
     }

@@ -13,6 +13,15 @@ export {
   renderClaudeCode,
   translateClaudeCode,
 } from "./claude-code.js";
+export {
+  FAKE_TOKEN,
+  HOOK_CASES,
+  type HookCase,
+  type HostileExpectation,
+  LEVEL_TOOLS,
+  TOOL_CASES,
+  type ToolCase,
+} from "./conformance-cases.js";
 export { INJECTION_RULES, scanText, type TextFindings } from "./detect.js";
 export { hostPrincipal } from "./dispatch.js";
 export {
