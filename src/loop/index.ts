@@ -11,6 +11,7 @@ export {
   runLoop,
   startLoop,
 } from "./driver.js";
+export { canonicalOf } from "./hook-moments.js";
 export type {
   ChatMessage,
   ModelAdapter,
@@ -51,11 +52,14 @@ export {
   ScriptSchema,
   type ScriptTurn,
 } from "./scripted-adapter.js";
+export { runSubAgent, type SubAgentRun, type SubAgentSpec } from "./sub-agent.js";
 export {
   DEFAULT_LIMITS,
   type DecisionCounts,
   type DecisionStage,
   type DecisionView,
+  type HookSummary,
+  type LoopComponents,
   type LoopLimits,
   type LoopOptions,
   type LoopResult,
