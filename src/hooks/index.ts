@@ -14,6 +14,14 @@ export {
   translateClaudeCode,
 } from "./claude-code.js";
 export {
+  type ConformanceOptions,
+  type ConformanceReport,
+  type ConformanceRow,
+  formatReport,
+  type Level,
+  runConformance,
+} from "./conformance.js";
+export {
   FAKE_TOKEN,
   HOOK_CASES,
   type HookCase,
@@ -22,6 +30,7 @@ export {
   TOOL_CASES,
   type ToolCase,
 } from "./conformance-cases.js";
+export { hostConformance } from "./conformance-host.js";
 export { INJECTION_RULES, scanText, type TextFindings } from "./detect.js";
 export { hostPrincipal } from "./dispatch.js";
 export {

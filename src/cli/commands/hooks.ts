@@ -2,8 +2,9 @@
 //   hooks serve --stdio            the subprocess transport: JSON lines on stdin/stdout
 //   hooks claude-code              one Claude Code hook event on stdin → Claude Code's answer
 //   hooks install claude-code      writes the hook entries into Claude Code's settings.json
+//   hooks conformance              drives an engine through an AARTS conformance level
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { homedir } from "node:os";
+import { homedir, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import type { Command } from "commander";
 import { CliError, parseStrictJson } from "../../contracts/index.js";
@@ -14,10 +15,17 @@ import {
   claudeEventName,
   createEngine,
   type EngineConfig,
+  type EngineTransport,
+  formatReport,
   type HookPoint,
+  httpTransport,
+  inProcessTransport,
   isHookPoint,
   renderClaudeCode,
+  runConformance,
   serveJsonLines,
+  splitCommand,
+  stdioTransport,
   translateClaudeCode,
 } from "../../hooks/index.js";
 import type { CliContext } from "../io.js";
@@ -199,6 +207,55 @@ function install(ctx: CliContext, host: string, o: OptionsOf<typeof INSTALL_OPTI
   );
 }
 
+const CONFORMANCE_OPTIONS = defineOptions({
+  level: {
+    flags: "--level <n>",
+    description: "AARTS conformance level 1, 2 or 3",
+    kind: "value",
+    default: "3",
+  },
+  engine: {
+    flags: "--engine <cmd|url>",
+    description:
+      "the engine: a command speaking JSON lines (split on spaces, no shell) or an http(s) URL of a sidecar (token in $WARDEN_ENGINE_TOKEN); default Warden's own, in process",
+    kind: "value",
+  },
+  json: { flags: "--json", description: "print the report as JSON", kind: "flag" },
+});
+
+async function engineTransport(engine: string | undefined, workspace: string): Promise<EngineTransport> {
+  if (engine === undefined)
+    return inProcessTransport(await createEngine({ workspace }), { closeEngine: true });
+  if (/^https?:\/\//.test(engine)) {
+    const token = process.env.WARDEN_ENGINE_TOKEN;
+    if (!token)
+      throw new CliError("ERR_CLI_USAGE", "an engine URL needs its bearer token in $WARDEN_ENGINE_TOKEN");
+    return httpTransport(engine, token);
+  }
+  const { command, args } = splitCommand(engine);
+  return stdioTransport(command, args);
+}
+
+async function conformance(ctx: CliContext, o: OptionsOf<typeof CONFORMANCE_OPTIONS>): Promise<void> {
+  const level = Number(o.level ?? "3");
+  if (level !== 1 && level !== 2 && level !== 3)
+    throw new CliError("ERR_CLI_USAGE", "--level must be 1, 2 or 3");
+  const workspace = join(tmpdir(), "warden-conformance-workspace");
+  const transport = await engineTransport(o.engine, workspace);
+  try {
+    const report = await runConformance({
+      level,
+      engine: o.engine ?? "warden (in process)",
+      transport,
+      workspace,
+    });
+    ctx.io.out(o.json ? `${JSON.stringify(report, null, 2)}\n` : formatReport(report));
+    ctx.exitCode = report.passed ? 0 : 1;
+  } finally {
+    await transport.close();
+  }
+}
+
 export function registerHooks(program: Command, ctx: CliContext): void {
   const hooks = program.command("hooks").description(SUMMARY.hooks);
   addOptions(hooks.command("serve").description("serve the AARTS engine over a transport"), {
@@ -225,4 +282,10 @@ export function registerHooks(program: Command, ctx: CliContext): void {
     hooks.command("install <host>").description("register Warden's hooks with a host (claude-code)"),
     INSTALL_OPTIONS,
   ).action((host: string, o: OptionsOf<typeof INSTALL_OPTIONS>) => install(ctx, host, o));
+  addOptions(
+    hooks
+      .command("conformance")
+      .description("drive an AARTS engine through a conformance level; exit 1 on a failure"),
+    CONFORMANCE_OPTIONS,
+  ).action((o: OptionsOf<typeof CONFORMANCE_OPTIONS>) => conformance(ctx, o));
 }
