@@ -4,7 +4,9 @@
 //  - in-process: engine.handle(event) — parse, taxonomy, artifacts, the Gate, the verdict
 //    entry (a second durable journal append), state in memory;
 //  - stdio: one line to a long-lived `warden hooks serve --stdio` child and its answer
-//    line (the child's engine journals to its own file and saves its state file).
+//    line (the child's engine journals to its own file and saves its state file);
+//  - http: a HookHost (httpTransport) posting to POST /v1/hooks/events of a real sidecar
+//    on loopback in this process (host role, bearer token, its own SQLite file journal).
 // One request at a time; every decision is durable before it is answered.
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -12,12 +14,34 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import { generateKeyPair } from "../src/crypto/index.js";
-import { createEngine, type Engine } from "../src/hooks/index.js";
+import { generateKeyPair, saveKeyPair } from "../src/crypto/index.js";
+import {
+  createEngine,
+  type Engine,
+  HookHost,
+  hostToolsPolicyPath,
+  httpTransport,
+} from "../src/hooks/index.js";
+import {
+  hashToken,
+  openSidecarRuntime,
+  parseSidecarConfig,
+  type SidecarServer,
+  startSidecar,
+} from "../src/server/index.js";
 import { type Stats, summarize, table } from "./_stats.js";
 
 const N = Number(process.env.HOOKS_BENCH_N ?? 400);
 const WARMUP = 40;
+
+/** The PreToolUse fields a host sends (HookHost adds the envelope). */
+const fields = (i: number) => ({
+  turn_id: `t${i}`,
+  tool_name: "shell",
+  tool_name_native: "Bash",
+  tool_input: { command: `npm test -- --shard ${i}` },
+  artifacts: [],
+});
 
 const event = (i: number) => ({
   hook_point: "PreToolUse",
@@ -25,11 +49,7 @@ const event = (i: number) => ({
   timestamp: new Date().toISOString(),
   host_id: "bench",
   aarts_version: "1",
-  turn_id: `t${i}`,
-  tool_name: "shell",
-  tool_name_native: "Bash",
-  tool_input: { command: `npm test -- --shard ${i}` },
-  artifacts: [],
+  ...fields(i),
 });
 
 async function timeAsync(name: string, fn: (i: number) => Promise<void>): Promise<Stats> {
@@ -84,6 +104,27 @@ function startStdio(dir: string): {
   return { child, ask };
 }
 
+const HTTP_TOKEN = "bench-host-token-0123456789abcdef";
+
+async function startHttp(dir: string): Promise<{ server: SidecarServer; host: HookHost }> {
+  const key = saveKeyPair(generateKeyPair("ed25519"), dir, { name: "journal" });
+  const loaded = parseSidecarConfig(
+    {
+      policies: [hostToolsPolicyPath()],
+      journal: { path: "journal.db", key: key.privatePem },
+      gate: { requireContract: false, principals: [{ id: "bench-host", roles: ["host"] }] },
+      auth: { principals: [{ id: "bench-host", tokenSha256: hashToken(HTTP_TOKEN) }] },
+      limits: { rateLimitPerMinute: 1_000_000 },
+    },
+    dir,
+  );
+  const server = await startSidecar(await openSidecarRuntime(loaded), { port: 0 });
+  if (server.url === undefined) throw new Error("bench: the sidecar is not listening");
+  const host = await HookHost.connect({ transport: httpTransport(server.url, HTTP_TOKEN), hostId: "bench" });
+  if (!host.handshake.compatible) throw new Error("bench: http handshake failed");
+  return { server, host };
+}
+
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "warden-hooks-bench-"));
   const engine = await createEngine({
@@ -108,9 +149,21 @@ async function main(): Promise<void> {
         if (v.decision !== "allow") throw new Error(`bench: stdio said ${v.decision}`);
       }),
     );
+    const http = await startHttp(mkdtempSync(join(dir, "http-")));
+    try {
+      rows.push(
+        await timeAsync("http HookHost → POST /v1/hooks/events round trip", async (i) => {
+          const o = await http.host.fire("PreToolUse", fields(i));
+          if (!o.proceed) throw new Error(`bench: http said ${o.verdict.decision}`);
+        }),
+      );
+    } finally {
+      await http.host.close();
+      await http.server.close();
+    }
     process.stdout.write(table(rows, rows[0]));
     process.stdout.write(
-      "\nCPU µs/op is this process's (process.cpuUsage); the stdio row's server runs in a child process whose CPU is not included.\n",
+      "\nCPU µs/op is this process's (process.cpuUsage); the stdio row's server runs in a child process whose CPU is not included; the http row's sidecar runs in this process (its CPU is included).\n",
     );
   } finally {
     child.stdin.end();

@@ -152,6 +152,11 @@ async function main(): Promise<number> {
       (s) => out(formatStep(s)),
     );
     out(`\nthe loop ended: ${run.result.reason}\n`);
+    const hooks = run.result.hooks;
+    if (hooks)
+      out(
+        `AARTS hooks (Warden's engine, in process): ${hooks.fired} fired, ${hooks.blocked.map((b) => b.hookPoint).join(", ") || "none"} blocked\n`,
+      );
 
     // 2. A compromised host that skips the loop and asks the Gate directly gets nowhere:
     //    the run is quarantined, so nothing that writes or sends is allowed any more.
