@@ -197,6 +197,10 @@ async function post(url: URL, token: string, body: unknown, signal: AbortSignal)
     if (signal.aborted) throw new HookError("ERR_HOOK_TIMEOUT", "the engine did not answer in time");
     throw fault(`the engine is unreachable (${err instanceof Error ? err.name : "error"})`);
   }
+  if (Number(res.headers.get("content-length") ?? 0) > MAX_ANSWER_BYTES) {
+    await res.body?.cancel();
+    throw fault("an answer over 4 MiB");
+  }
   const text = await res.text();
   if (text.length > MAX_ANSWER_BYTES) throw fault("an answer over 4 MiB");
   let value: unknown;
