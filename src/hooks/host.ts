@@ -158,7 +158,9 @@ export class HookHost {
   /** The full event: the §6.1 envelope around the hook's fields. */
   event(point: HookPoint, fields: Readonly<Record<string, unknown>>): Record<string, unknown> {
     const c = this.#link.config;
+    // The envelope is the host's: fields cannot rename the hook, the session or the host.
     return {
+      ...fields,
       hook_point: point,
       session_id: this.sessionId,
       timestamp: new Date((c.clock ?? Date.now)()).toISOString(),
@@ -168,7 +170,6 @@ export class HookHost {
       ...(point === "PreToolUse" && this.parentSessionId !== undefined
         ? { is_sub_agent: true, parent_session_id: this.parentSessionId }
         : {}),
-      ...fields,
     };
   }
 

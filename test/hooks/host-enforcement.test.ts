@@ -170,6 +170,31 @@ describe("directives (§8.2.2, §8.3.6, §8.5.1) and masking", () => {
     expect(sent.at(-1)).toBe("PreToolUse");
   });
 
+  it("fields cannot rewrite the envelope: a sub-agent stays a sub-agent of its own session", async () => {
+    const { host } = await warden();
+    const spawn = await host.spawnSubAgent({
+      sub_agent_id: "sub-e",
+      delegated_task: "x",
+      requested_tools: ["shell"],
+    });
+    if (!spawn.ok) throw new Error("refused");
+    const e = spawn.host.event("PreToolUse", {
+      ...tool("shell", { command: "ls" }),
+      hook_point: "SessionEnd",
+      session_id: host.sessionId,
+      host_id: "someone-else",
+      is_sub_agent: false,
+      parent_session_id: "nobody",
+    });
+    expect(e).toMatchObject({
+      hook_point: "PreToolUse",
+      session_id: "sub-e",
+      host_id: "test-host",
+      is_sub_agent: true,
+      parent_session_id: host.sessionId,
+    });
+  });
+
   it("a grandchild cannot get tools its parent was not permitted, whatever the engine says", async () => {
     const generous: EngineTransport = {
       kind: "in-process",
