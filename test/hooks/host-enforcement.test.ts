@@ -4,6 +4,7 @@
 // queue and the engine's memory of ask resolutions.
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { InProcessApprovals } from "../../src/gate/index.js";
 import {
@@ -15,6 +16,7 @@ import {
   inProcessTransport,
   type Resolution,
   stdioTransport,
+  VerdictSchema,
 } from "../../src/hooks/index.js";
 import { tempDir, WORKSPACE } from "./helpers.js";
 
@@ -333,5 +335,35 @@ describe("ask (§6.6) and PostAskResolution (§8.8.1)", () => {
     const ask = approvalQueueAsk(approvals, { principalId: "agent-1", runId: "run-1", timeoutMs: 50 });
     const { host } = await warden({ ask });
     expect(await host.fire("PreToolUse", sudo)).toMatchObject({ proceed: false, resolution: "denied" });
+  });
+});
+
+describe("whatever an engine answers", () => {
+  it("fire never throws, and only a well-formed allow lets a blocking hook proceed", async () => {
+    const answer = fc.oneof(
+      fc.jsonValue(),
+      fc.record({
+        decision: fc.constantFrom("allow", "deny", "ask", "maybe"),
+        category: fc.string(),
+        severity: fc.constantFrom("info", "warning", "critical", "loud"),
+        source: fc.string(),
+      }),
+    );
+    await fc.assert(
+      fc.asyncProperty(answer, async (a) => {
+        const t: EngineTransport = {
+          kind: "in-process",
+          versionCheck: async () => ({ compatible: true, engine_id: "fuzz" }),
+          send: async () => a,
+          close: async () => {},
+        };
+        const host = await HookHost.connect({ transport: t, hostId: "test-host" });
+        const o = await host.fire("PreToolUse", tool("shell", { command: "ls" }));
+        const v = VerdictSchema.safeParse(a);
+        expect(o.proceed).toBe(v.success && v.data.decision === "allow");
+        if (!v.success) expect(o.failure).toEqual({ code: "ERR_HOOK_ENGINE_FAULT", mode: "fail-closed" });
+      }),
+      { numRuns: 200 },
+    );
   });
 });
