@@ -34,6 +34,8 @@ export interface ConformanceReport {
   level: Level;
   engine: string;
   passed: boolean;
+  /** Hook points and tool categories whose every check passed (of those the level requires). */
+  coverage: { hooks: string[]; hooksRequired: number; tools: string[]; toolsRequired: number };
   rows: ConformanceRow[];
 }
 
@@ -315,7 +317,24 @@ export async function runConformance(o: ConformanceOptions): Promise<Conformance
       rows.push(row("verdicts", `${k} verdicts issued`, d.decisions.has(k), [...d.decisions].join(", ")));
   }
   if (o.host !== false) rows.push(...(await hostConformance()));
-  return { level: o.level, engine: o.engine, passed: rows.every((r) => r.pass || !r.required), rows };
+  const passed = rows.every((r) => r.pass || !r.required);
+  return { level: o.level, engine: o.engine, passed, coverage: coverage(rows, o.level), rows };
+}
+
+/** A hook or category is covered when it has checks in its group and all of them passed. */
+function coverage(rows: readonly ConformanceRow[], level: Level): ConformanceReport["coverage"] {
+  const covered = (group: ConformanceRow["group"], names: readonly string[]) =>
+    names.filter((n) => {
+      const mine = rows.filter((r) => r.group === group && r.check.startsWith(`${n}:`));
+      return mine.length > 0 && mine.every((r) => r.pass);
+    });
+  const hooks = HOOK_POINTS.filter((p) => HOOK_TABLE[p].level <= level);
+  return {
+    hooks: covered("hooks", hooks),
+    hooksRequired: hooks.length,
+    tools: covered("tools", LEVEL_TOOLS[level]),
+    toolsRequired: LEVEL_TOOLS[level].length,
+  };
 }
 
 async function handshakeRowsSafe(t: EngineTransport): Promise<ConformanceRow[]> {
@@ -335,8 +354,10 @@ export function formatReport(r: ConformanceReport): string {
     lines.push(`${mark}  ${x.group.padEnd(width)}  ${x.check}  [${x.detail.slice(0, 120)}]`);
   }
   const failed = r.rows.filter((x) => !x.pass && x.required).length;
+  const c = r.coverage;
   lines.push(
     "",
+    `hooks covered ${c.hooks.length}/${c.hooksRequired}, tool categories covered ${c.tools.length}/${c.toolsRequired}`,
     `${r.rows.length} checks, ${failed} failed: ${r.passed ? "PASS" : "FAIL"} (level ${r.level})`,
   );
   return `${lines.join("\n")}\n`;

@@ -44,6 +44,9 @@ describe("warden hooks conformance (built CLI)", () => {
     const { code, report } = conformance("--level", "3", "--json");
     expect(code).toBe(0);
     expect(report?.passed).toBe(true);
+    expect(report?.coverage).toMatchObject({ hooksRequired: 20, toolsRequired: 13 });
+    expect(report?.coverage.hooks).toHaveLength(20);
+    expect(report?.coverage.tools).toHaveLength(13);
     const checks = (report?.rows ?? []).map((r) => r.check).join("\n");
     for (const p of HOOK_POINTS) expect(checks).toContain(`${p}:`);
     for (const t of Object.keys(TOOL_CASES)) expect(checks).toContain(`${t}:`);
@@ -95,6 +98,7 @@ process.stdin.on("data", (c) => {
     expect(failed).toContain("shell: hostile call blocked");
     expect(failed).toContain("deny verdicts issued");
     expect(failed.some((c) => c.includes("benign"))).toBe(false);
+    expect(report?.coverage.hooks).not.toContain("PreToolUse");
   });
 
   it("refuses a level that does not exist", () => {
