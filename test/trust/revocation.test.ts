@@ -76,8 +76,14 @@ async function violate(rt: Runtime, principalId: string): Promise<void> {
   await rt.apae?.settled();
 }
 
+/**
+ * The chains are issued a minute before the runtime's (frozen) clock starts, so "issued before
+ * the revocation" does not depend on the wall clock crossing a second between the runtime's
+ * start and the chain's issue (it did under load: the test failed intermittently).
+ */
 const chainFor = (principal: string) => [
   issueLink({
+    iat: Math.floor(Date.now() / 1000) - 60,
     delegator: { id: "operator", key: root },
     delegate: { id: principal, publicKey: workerKey.publicKey },
     grant: { tools: ["http:*"], dataClasses: ["public"], expiresAt: Math.floor(Date.now() / 1000) + 7200 },
