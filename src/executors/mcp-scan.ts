@@ -25,7 +25,7 @@ const TAGS = /[\u{E0000}-\u{E007F}]/u;
 // Zero-width, word joiners, bidi overrides and isolates, BOM, soft hyphen, other format
 // characters, and C0/C1 controls other than tab and newline.
 const INVISIBLE =
-  /[\u00AD\u034F\u061C\u115F\u1160\u17B4\u17B5\u180E\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u206F\u3164\uFEFF\uFFA0\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/u;
+  /\u034F|[\u00AD\u061C\u115F\u1160\u17B4\u17B5\u180E\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u206F\u3164\uFEFF\uFFA0\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/u;
 
 const INSTRUCTIONS: readonly [RegExp, string][] = [
   [
@@ -53,8 +53,9 @@ const INSTRUCTIONS: readonly [RegExp, string][] = [
 function strings(v: unknown, path: string, out: [string, string][], depth = 0): void {
   if (out.length > 1000 || depth > 32) return;
   if (typeof v === "string") out.push([path, v]);
-  else if (Array.isArray(v)) v.forEach((x, i) => strings(x, `${path}[${i}]`, out, depth + 1));
-  else if (v !== null && typeof v === "object") {
+  else if (Array.isArray(v)) {
+    for (const [i, x] of v.entries()) strings(x, `${path}[${i}]`, out, depth + 1);
+  } else if (v !== null && typeof v === "object") {
     for (const [k, x] of Object.entries(v)) {
       out.push([`${path}.${k}#key`, k]);
       strings(x, `${path}.${k}`, out, depth + 1);
