@@ -24,6 +24,71 @@ const PathText = z.string().min(1).max(4096);
 const TokenHash = z.string().regex(SHA256_HASH_PATTERN, "a sha256:<64 lowercase hex> hash of the token");
 const HostPattern = z.string().min(1).max(255);
 
+const MAX_BYTES = 64 * 1024 * 1024;
+/** A connection string, or `env:NAME` to read it from the environment at start (never stored). */
+const SecretText = z.string().min(1).max(4096);
+
+const DatabaseConnection = z.discriminatedUnion("engine", [
+  z.strictObject({ engine: z.literal("sqlite"), path: PathText }),
+  z.strictObject({
+    engine: z.literal("postgres"),
+    url: SecretText,
+    poolMax: z.number().int().min(1).max(100).default(4),
+  }),
+]);
+
+/** One SQL statement a contract may run: the text is the operator's, the values are bound. */
+const DatabaseStatement = z.strictObject({
+  connection: Id,
+  sql: z.string().min(1).max(65_536),
+  /** Contract argument names bound in order to the placeholders (`?` / `$1`, `$2`, …). */
+  params: z
+    .array(z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,63}$/))
+    .max(100)
+    .default([]),
+  /** The Gate action the call is classified as; the executor checks the statement class against it. */
+  action: z.enum(["query", "mutate", "ddl"]).default("query"),
+});
+
+export const DatabaseSection = z.strictObject({
+  connections: z.record(Id, DatabaseConnection),
+  statements: z.record(z.string().regex(/^[A-Za-z][A-Za-z0-9_.-]{0,127}$/), DatabaseStatement),
+  maxRows: z.number().int().min(1).max(1_000_000).optional(),
+  maxBytes: z.number().int().min(1).max(MAX_BYTES).optional(),
+  maxTimeoutMs: z.number().int().min(1).max(600_000).optional(),
+});
+
+const McpUpstream = z.union([
+  z.strictObject({
+    command: z.string().min(1).max(4096),
+    args: z.array(z.string().max(4096)).max(256).optional(),
+    /** Environment of the upstream process (values may be `env:NAME`); nothing else is inherited but PATH. */
+    env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/), SecretText).optional(),
+    cwd: PathText.optional(),
+  }),
+  z.strictObject({
+    url: z.url().max(4096),
+    /** Header values may be `env:NAME`. */
+    headers: z.record(z.string().min(1).max(256), SecretText).optional(),
+  }),
+]);
+
+/** Upstream names: `warden.*` is reserved for the built-in file and database servers. */
+export const McpUpstreamName = z
+  .string()
+  .regex(/^[A-Za-z][A-Za-z0-9_-]{0,63}$/, "upstream names match ^[A-Za-z][A-Za-z0-9_-]{0,63}$");
+
+export const McpSection = z.strictObject({
+  upstreams: z.record(McpUpstreamName, McpUpstream),
+  /** Tool pin file (JSON, 0600); relative to this file. Absent: pins live in memory. */
+  pins: PathText.optional(),
+  maxOutputBytes: z.number().int().min(1).max(MAX_BYTES).optional(),
+  maxTimeoutMs: z.number().int().min(1).max(600_000).optional(),
+  requestTimeoutMs: z.number().int().min(100).max(600_000).optional(),
+  onFlagged: z.enum(["refuse", "pin"]).optional(),
+});
+export type McpSectionConfig = z.infer<typeof McpSection>;
+
 /** How the sidecar's journal signs entries (src/journal OpenJournalOptions.signatureMode). */
 export const JOURNAL_SIGNATURE_MODES = ["batch", "entry"] as const;
 export type JournalSignatureMode = (typeof JOURNAL_SIGNATURE_MODES)[number];
@@ -140,6 +205,19 @@ export const SidecarConfigSchema = z.strictObject({
           maxTimeoutMs: z.number().int().min(1).max(3_600_000).default(60_000),
         })
         .optional(),
+      /** Contracts with `[mcp] server = "warden.file"` (tool read|list|write|delete) run here. */
+      file: z
+        .strictObject({
+          root: PathText,
+          maxReadBytes: z.number().int().min(1).max(MAX_BYTES).optional(),
+          maxWriteBytes: z.number().int().min(1).max(MAX_BYTES).optional(),
+          maxTimeoutMs: z.number().int().min(1).max(600_000).optional(),
+        })
+        .optional(),
+      /** Contracts with `[mcp] server = "warden.database"` run the statement their `tool` names. */
+      database: DatabaseSection.optional(),
+      /** Contracts with `[mcp] server = "<upstream>"` call that declared upstream's tool. */
+      mcp: McpSection.optional(),
       breaker: z
         .strictObject({
           failureThreshold: z.number().int().min(1).max(1000).default(5),
@@ -210,6 +288,39 @@ export function requireContractByDefault(gate: unknown): unknown {
   if (gate === undefined) return { requireContract: true };
   if (!isPlainObject(gate) || Object.hasOwn(gate, "requireContract")) return gate;
   return { ...gate, requireContract: true };
+}
+
+type Executors = SidecarConfig["executors"];
+
+/** Executor sections with absolute paths; a statement must name a declared connection. */
+function executorPaths(e: Executors, abs: (p: string) => string): Executors {
+  const out: Executors = { ...e };
+  if (e.process) out.process = { ...e.process, workDir: abs(e.process.workDir) };
+  if (e.file) out.file = { ...e.file, root: abs(e.file.root) };
+  if (e.database) {
+    const db = e.database;
+    for (const [name, st] of Object.entries(db.statements)) {
+      if (!Object.hasOwn(db.connections, st.connection))
+        throw invalid(`executors.database.statements.${name}: connection ${st.connection} is not declared`);
+    }
+    const connections = Object.fromEntries(
+      Object.entries(db.connections).map(([n, c]) => [
+        n,
+        c.engine === "sqlite" ? { ...c, path: abs(c.path) } : c,
+      ]),
+    );
+    out.database = { ...db, connections };
+  }
+  if (e.mcp) {
+    const upstreams = Object.fromEntries(
+      Object.entries(e.mcp.upstreams).map(([n, u]) => [
+        n,
+        "command" in u && u.cwd !== undefined ? { ...u, cwd: abs(u.cwd) } : u,
+      ]),
+    );
+    out.mcp = { ...e.mcp, upstreams, ...(e.mcp.pins !== undefined ? { pins: abs(e.mcp.pins) } : {}) };
+  }
+  return out;
 }
 
 type AgentPinSection = NonNullable<SidecarConfig["identity"]>["agentpin"];
@@ -291,12 +402,7 @@ export function parseSidecarConfig(input: unknown, baseDir: string = process.cwd
   if (c.tls) config.tls = { cert: abs(c.tls.cert), key: abs(c.tls.key) };
   if (c.contracts !== undefined) config.contracts = abs(c.contracts);
   if (c.identity !== undefined) config.identity = { agentpin: agentPinPaths(c.identity.agentpin, abs, gate) };
-  if (c.executors.process) {
-    config.executors = {
-      ...c.executors,
-      process: { ...c.executors.process, workDir: abs(c.executors.process.workDir) },
-    };
-  }
+  config.executors = executorPaths(c.executors, abs);
   let apae: RuntimeApaeConfig | undefined;
   try {
     apae = c.apae === undefined ? undefined : parseApaeSection(c.apae, baseDir);
