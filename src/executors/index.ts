@@ -80,6 +80,8 @@ export {
   type McpOutput,
   McpPinStore,
   type McpPromptInfo,
+  type McpRequest,
+  type McpRequestBinding,
   type McpResourceInfo,
   type McpServerSpec,
   type McpToolInfo,

@@ -239,6 +239,67 @@ export class McpExecutor {
     return hash;
   }
 
+  /** Redeems a ticket for an upstream resource read or prompt get (bounded like a tool call). */
+  request(
+    ticket: unknown,
+    binding: McpRequestBinding,
+    opts: CallOptions = {},
+  ): Promise<ExecutionResult<McpOutput>> {
+    return runBound(
+      ticket,
+      {
+        executor: "mcp",
+        binding,
+        defaultTaint: "mcp",
+        maxTimeoutMs: this.#maxTimeoutMs,
+        attempt: async (req, { signal }) => {
+          const what = req.kind === "resource" ? "resources/read" : `prompts/get:${req.name}`;
+          const inv = {
+            kind: "mcp" as const,
+            server: binding.server,
+            tool: what.slice(0, 4096),
+            tool_hash: null,
+          };
+          let result: Record<string, unknown>;
+          try {
+            const conn = await this.#server(binding.server);
+            result =
+              req.kind === "resource"
+                ? await conn.readResource(req.uri, signal)
+                : await conn.getPrompt(req.name, req.arguments, signal);
+          } catch (err) {
+            if (signal.aborted)
+              return { invocation: inv, error: { code: abortCode(signal), message: `${what} aborted` } };
+            const code =
+              err instanceof ExecutorError ? (err.code as ExecutorErrorCode) : "ERR_EXEC_MCP_PROTOCOL";
+            return { invocation: inv, error: { code, message: (err as Error).message } };
+          }
+          const raw = Buffer.from(JSON.stringify(result));
+          if (raw.length > this.#maxBytes) {
+            return {
+              invocation: inv,
+              error: {
+                code: "ERR_EXEC_OUTPUT_TOO_LARGE",
+                message: `${what} result over ${this.#maxBytes} bytes`,
+              },
+            };
+          }
+          const origin =
+            req.kind === "resource" ? `${binding.server}:${req.uri}` : `${binding.server}/prompt:${req.name}`;
+          return {
+            invocation: inv,
+            raw,
+            output: { result, isError: false },
+            contentType: "application/json",
+            origin: origin.slice(0, 2048),
+          };
+        },
+      },
+      this.#deps,
+      opts,
+    );
+  }
+
   /** Derived contracts for a server's tools (arguments the contract format cannot express are listed). */
   async wrapTools(server: string): Promise<{ contract: ToolContract; unsupported: string[] }[]> {
     const tools = await (await this.#server(server)).listTools();
@@ -313,6 +374,16 @@ export class McpExecutor {
       opts,
     );
   }
+}
+
+/** A resource read or prompt get, built from a ticket's parameters. */
+export type McpRequest =
+  | { kind: "resource"; uri: string }
+  | { kind: "prompt"; name: string; arguments: Record<string, string> };
+
+export interface McpRequestBinding extends ToolIdentity {
+  server: string;
+  build(parameters: Readonly<Record<string, unknown>>): McpRequest;
 }
 
 const TYPE_MAP: Record<string, "string" | "integer" | "number" | "boolean"> = {

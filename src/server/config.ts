@@ -8,6 +8,13 @@ import { z } from "zod";
 import { isPlainObject, ServerError, SHA256_HASH_PATTERN } from "../contracts/index.js";
 import { GateConfigSchema, type LoadedGateConfig, parseGateConfig } from "../gate/index.js";
 import {
+  McpLimitsSchema,
+  McpUpstreamName,
+  McpUpstreamSchema,
+  SecretText,
+  upstreamPaths,
+} from "../mcp-gateway/index.js";
+import {
   ApaeSectionSchema,
   parseApaeSection,
   type RuntimeApaeConfig,
@@ -25,8 +32,6 @@ const TokenHash = z.string().regex(SHA256_HASH_PATTERN, "a sha256:<64 lowercase 
 const HostPattern = z.string().min(1).max(255);
 
 const MAX_BYTES = 64 * 1024 * 1024;
-/** A connection string, or `env:NAME` to read it from the environment at start (never stored). */
-const SecretText = z.string().min(1).max(4096);
 
 const DatabaseConnection = z.discriminatedUnion("engine", [
   z.strictObject({ engine: z.literal("sqlite"), path: PathText }),
@@ -58,33 +63,11 @@ export const DatabaseSection = z.strictObject({
   maxTimeoutMs: z.number().int().min(1).max(600_000).optional(),
 });
 
-const McpUpstream = z.union([
-  z.strictObject({
-    command: z.string().min(1).max(4096),
-    args: z.array(z.string().max(4096)).max(256).optional(),
-    /** Environment of the upstream process (values may be `env:NAME`); nothing else is inherited but PATH. */
-    env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/), SecretText).optional(),
-    cwd: PathText.optional(),
-  }),
-  z.strictObject({
-    url: z.url().max(4096),
-    /** Header values may be `env:NAME`. */
-    headers: z.record(z.string().min(1).max(256), SecretText).optional(),
-  }),
-]);
-
-/** Upstream names: `warden.*` is reserved for the built-in file and database servers. */
-export const McpUpstreamName = z
-  .string()
-  .regex(/^[A-Za-z][A-Za-z0-9_-]{0,63}$/, "upstream names match ^[A-Za-z][A-Za-z0-9_-]{0,63}$");
-
 export const McpSection = z.strictObject({
-  upstreams: z.record(McpUpstreamName, McpUpstream),
+  upstreams: z.record(McpUpstreamName, McpUpstreamSchema),
   /** Tool pin file (JSON, 0600); relative to this file. Absent: pins live in memory. */
   pins: PathText.optional(),
-  maxOutputBytes: z.number().int().min(1).max(MAX_BYTES).optional(),
-  maxTimeoutMs: z.number().int().min(1).max(600_000).optional(),
-  requestTimeoutMs: z.number().int().min(100).max(600_000).optional(),
+  ...McpLimitsSchema.shape,
   onFlagged: z.enum(["refuse", "pin"]).optional(),
 });
 export type McpSectionConfig = z.infer<typeof McpSection>;
@@ -312,12 +295,7 @@ function executorPaths(e: Executors, abs: (p: string) => string): Executors {
     out.database = { ...db, connections };
   }
   if (e.mcp) {
-    const upstreams = Object.fromEntries(
-      Object.entries(e.mcp.upstreams).map(([n, u]) => [
-        n,
-        "command" in u && u.cwd !== undefined ? { ...u, cwd: abs(u.cwd) } : u,
-      ]),
-    );
+    const upstreams = upstreamPaths(e.mcp.upstreams, abs);
     out.mcp = { ...e.mcp, upstreams, ...(e.mcp.pins !== undefined ? { pins: abs(e.mcp.pins) } : {}) };
   }
   return out;

@@ -5,53 +5,16 @@
 // every contract names an executor the configuration declares).
 import { statSync } from "node:fs";
 import { ServerError } from "../contracts/index.js";
-import { classifySql, type McpServerSpec } from "../executors/index.js";
-import type { RuntimeDatabaseConfig, RuntimeExecutorsConfig } from "../runtime/index.js";
+import { classifySql } from "../executors/index.js";
+import { resolveSecretText, runtimeMcpConfig } from "../mcp-gateway/index.js";
+import type { RuntimeDatabaseConfig, RuntimeExecutorsConfig, RuntimeMcpConfig } from "../runtime/index.js";
 import type { ContractRegistry } from "../tools/index.js";
 import type { SidecarConfig } from "./config.js";
 import { DATABASE_SERVER, type ExecutorDeclarations, routeOf } from "./execute-routes.js";
 
 type Executors = SidecarConfig["executors"];
 
-/** `env:NAME` → the variable's value (missing: ERR_SERVER_CONFIG_INVALID); anything else as is. */
-export function resolveSecretText(value: string, where: string, env = process.env): string {
-  if (!value.startsWith("env:")) return value;
-  const name = value.slice(4);
-  const v = Object.hasOwn(env, name) ? env[name] : undefined;
-  if (v === undefined || v === "")
-    throw new ServerError("ERR_SERVER_CONFIG_INVALID", `${where}: environment variable ${name} is not set`);
-  return v;
-}
-
-function resolveRecord(
-  r: Record<string, string> | undefined,
-  where: string,
-): Record<string, string> | undefined {
-  if (r === undefined) return undefined;
-  return Object.fromEntries(Object.entries(r).map(([k, v]) => [k, resolveSecretText(v, `${where}.${k}`)]));
-}
-
-function upstreamSpecs(m: NonNullable<Executors["mcp"]>): Record<string, McpServerSpec> {
-  const out: Record<string, McpServerSpec> = {};
-  for (const [name, u] of Object.entries(m.upstreams)) {
-    const where = `executors.mcp.upstreams.${name}`;
-    if ("command" in u) {
-      const env = resolveRecord(u.env, `${where}.env`);
-      out[name] = {
-        kind: "stdio",
-        command: u.command,
-        ...(u.args !== undefined ? { args: u.args } : {}),
-        // Only what the operator lists (and PATH) reaches the upstream process.
-        env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...env },
-        ...(u.cwd !== undefined ? { cwd: u.cwd } : {}),
-      };
-    } else {
-      const headers = resolveRecord(u.headers, `${where}.headers`);
-      out[name] = { kind: "http", url: u.url, ...(headers !== undefined ? { headers } : {}) };
-    }
-  }
-  return out;
-}
+const fail = (m: string) => new ServerError("ERR_SERVER_CONFIG_INVALID", m);
 
 function databaseConfig(d: NonNullable<Executors["database"]>): Record<string, RuntimeDatabaseConfig> {
   const limits = {
@@ -66,7 +29,7 @@ function databaseConfig(d: NonNullable<Executors["database"]>): Record<string, R
         ? { engine: "sqlite", path: c.path, ...limits }
         : {
             engine: "postgres",
-            connectionString: resolveSecretText(c.url, `executors.database.connections.${name}.url`),
+            connectionString: resolveSecretText(c.url, `executors.database.connections.${name}.url`, fail),
             poolMax: c.poolMax,
             ...limits,
           };
@@ -74,28 +37,22 @@ function databaseConfig(d: NonNullable<Executors["database"]>): Record<string, R
   return out;
 }
 
+function mcpConfig(m: NonNullable<Executors["mcp"]>): RuntimeMcpConfig {
+  try {
+    return runtimeMcpConfig(m.upstreams, m, "executors.mcp.upstreams");
+  } catch (err) {
+    throw fail((err as Error).message);
+  }
+}
+
 /** The file, database and MCP parts of the runtime's executor configuration. */
 export function sidecarExecutorMedia(
   e: Executors,
 ): Pick<RuntimeExecutorsConfig, "file" | "database" | "mcp"> {
-  const m = e.mcp;
   return {
     ...(e.file !== undefined ? { file: definedOnly(e.file) as RuntimeExecutorsConfig["file"] & object } : {}),
     ...(e.database !== undefined ? { database: databaseConfig(e.database) } : {}),
-    ...(m !== undefined
-      ? {
-          mcp: {
-            upstreams: upstreamSpecs(m),
-            ...definedOnly({
-              pins: m.pins,
-              maxOutputBytes: m.maxOutputBytes,
-              maxTimeoutMs: m.maxTimeoutMs,
-              requestTimeoutMs: m.requestTimeoutMs,
-              onFlagged: m.onFlagged,
-            }),
-          },
-        }
-      : {}),
+    ...(e.mcp !== undefined ? { mcp: mcpConfig(e.mcp) } : {}),
   };
 }
 
@@ -139,7 +96,7 @@ export function checkExecutors(e: Executors, contracts: ContractRegistry | undef
       attempt(what, () => {
         if (!statSync(c.path).isFile()) throw new Error(`${c.path} is not a file`);
       });
-    else attempt(what, () => resolveSecretText(c.url, `${what}.url`));
+    else attempt(what, () => resolveSecretText(c.url, `${what}.url`, fail));
   }
   for (const [name, st] of Object.entries(e.database?.statements ?? {})) {
     const engine = e.database?.connections[st.connection]?.engine ?? "sqlite";
@@ -156,7 +113,7 @@ export function checkExecutors(e: Executors, contracts: ContractRegistry | undef
         message: `a ${cls.class} statement declared as action ${st.action}`,
       });
   }
-  if (e.mcp) attempt("executors.mcp", () => upstreamSpecs(e.mcp!));
+  if (e.mcp) attempt("executors.mcp", () => mcpConfig(e.mcp!));
   const decl = executorDeclarations(e);
   for (const name of contracts?.names() ?? []) {
     const tool = contracts?.get(name);
