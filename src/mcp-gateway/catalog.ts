@@ -10,6 +10,7 @@ import {
   type McpFinding,
   type McpPromptInfo,
   type McpToolInfo,
+  scanMcpTool,
 } from "../executors/index.js";
 import {
   type CompiledTool,
@@ -138,6 +139,7 @@ export interface UpstreamCatalog {
 export async function discoverTools(
   executor: McpExecutor,
   servers: readonly string[],
+  flagged: "refuse" | "policy",
 ): Promise<UpstreamCatalog> {
   const listed = new Map<string, McpToolInfo[]>();
   const refused: Refusal[] = [];
@@ -162,7 +164,10 @@ export async function discoverTools(
         refused.push({ server, tool: info.name, code: check.code, message: check.message });
         continue;
       }
-      const entry = toolEntry(server, info, check.findings);
+      // Under `policy` a flagged tool stays critical every time it is listed, not only when
+      // first pinned; under `refuse` a pinned tool was clean or approved by an operator.
+      const findings = flagged === "policy" ? scanMcpTool(info, others) : check.findings;
+      const entry = toolEntry(server, info, findings);
       if ("refusal" in entry) refused.push(entry.refusal);
       else tools.push(entry);
     }

@@ -166,7 +166,7 @@ export class Gateway {
     this.#refreshing ??= (async () => {
       try {
         const servers = Object.keys(this.loaded.config.upstreams);
-        const { tools, refused } = await discoverTools(this.executor, servers);
+        const { tools, refused } = await discoverTools(this.executor, servers, this.loaded.config.flagged);
         const next = new Map<string, ToolEntry>();
         for (const t of tools) {
           const clash =
