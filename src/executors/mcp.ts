@@ -6,7 +6,7 @@
 // Pins, changes and approvals are journal events. Tools can also be wrapped as
 // derived Warden contracts so they go through the same Gate as any other tool.
 import { randomBytes } from "node:crypto";
-import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { z } from "zod";
 import { ExecutorError, isSha256Hash, type Sha256Hash, sha256Of } from "../contracts/index.js";
 import { type ToolContract, ToolContractSchema } from "../tools/index.js";
@@ -42,31 +42,46 @@ const PinFile = z.strictObject({
   pins: z.record(z.string(), z.record(z.string(), z.string().refine(isSha256Hash))),
 });
 
-/** Tool definition pins per server, kept in a JSON file (written atomically, 0600). */
+/**
+ * Tool definition pins per server, kept in a JSON file (written atomically, 0600). The
+ * file is read again whenever it changed on disk, so an approval written by another
+ * process (`warden mcp approve`) takes effect in a running gateway and is not overwritten
+ * by its next pin.
+ */
 export class McpPinStore {
   readonly #path: string | undefined;
   #pins: Record<string, Record<string, Sha256Hash>> = {};
+  #stamp = "";
 
   /** Without a path the store lives in memory only. */
   constructor(path?: string) {
     this.#path = path;
-    if (path !== undefined && existsSync(path)) {
-      let parsed: z.infer<typeof PinFile>;
-      try {
-        parsed = PinFile.parse(JSON.parse(readFileSync(path, "utf8")));
-      } catch (err) {
-        throw new ExecutorError("ERR_EXEC_MCP_PIN_STORE", `invalid MCP pin store: ${(err as Error).message}`);
-      }
-      this.#pins = parsed.pins as Record<string, Record<string, Sha256Hash>>;
+    this.#reload();
+  }
+
+  #reload(): void {
+    if (this.#path === undefined || !existsSync(this.#path)) return;
+    const st = statSync(this.#path);
+    const stamp = `${st.mtimeMs}:${st.size}:${st.ino}`;
+    if (stamp === this.#stamp) return;
+    let parsed: z.infer<typeof PinFile>;
+    try {
+      parsed = PinFile.parse(JSON.parse(readFileSync(this.#path, "utf8")));
+    } catch (err) {
+      throw new ExecutorError("ERR_EXEC_MCP_PIN_STORE", `invalid MCP pin store: ${(err as Error).message}`);
     }
+    this.#pins = parsed.pins as Record<string, Record<string, Sha256Hash>>;
+    this.#stamp = stamp;
   }
 
   get(server: string, tool: string): Sha256Hash | undefined {
+    this.#reload();
     const s = Object.hasOwn(this.#pins, server) ? this.#pins[server] : undefined;
     return s !== undefined && Object.hasOwn(s, tool) ? s[tool] : undefined;
   }
 
   set(server: string, tool: string, hash: Sha256Hash): void {
+    this.#reload();
     const s = Object.hasOwn(this.#pins, server) ? (this.#pins[server] as Record<string, Sha256Hash>) : {};
     s[tool] = hash;
     this.#pins[server] = s;
@@ -78,6 +93,8 @@ export class McpPinStore {
     const tmp = `${this.#path}.${randomBytes(6).toString("hex")}.tmp`;
     writeFileSync(tmp, `${JSON.stringify({ version: 1, pins: this.#pins }, null, 2)}\n`, { mode: 0o600 });
     renameSync(tmp, this.#path);
+    const st = statSync(this.#path);
+    this.#stamp = `${st.mtimeMs}:${st.size}:${st.ino}`;
   }
 }
 

@@ -2,8 +2,11 @@
 // shadowing of another server's tool, a rug pull in the middle of a session, oversized
 // and slow results, resources and prompts that are governed reads; plus the extension
 // point for local tools. Driven by the SDK's Client over Streamable HTTP.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { McpPinStore, mcpToolHash } from "../../src/executors/index.js";
 import type { ExecutionTicket } from "../../src/gate/index.js";
 import type { LocalToolProvider } from "../../src/mcp-gateway/index.js";
 import { compileContract, ToolContractSchema } from "../../src/tools/index.js";
@@ -121,6 +124,21 @@ describe("poisoned descriptions", () => {
     expect((await client.listTools()).tools.map((t) => t.name)).toContain("hostile__helper");
     const r = await client.callTool({ name: "hostile__helper", arguments: { text: "ok" } });
     expect(text(r)).toBe("ok");
+  });
+});
+
+describe("approvals from another process", () => {
+  it("a pin written by another process (warden mcp approve) is seen by the running gateway", async () => {
+    const conn = await h.gw.executor.upstreams.get("hostile");
+    const notes = (await conn.listTools()).find((t) => t.name === "notes");
+    if (notes === undefined) throw new Error("the hostile server has no notes tool");
+    new McpPinStore(join(h.dir, "pins.json")).set("hostile", "notes", mcpToolHash(notes));
+    const client = await h.connect();
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain("hostile__notes");
+    const pins = JSON.parse(readFileSync(join(h.dir, "pins.json"), "utf8")) as {
+      pins: Record<string, object>;
+    };
+    expect(Object.keys(pins.pins.hostile ?? {})).toEqual(expect.arrayContaining(["notes", "weather", "big"]));
   });
 });
 
