@@ -109,7 +109,13 @@ export async function serveHttp(gw: Gateway, over: { port?: number } = {}): Prom
     if (req.method !== "POST" || !isInitialize(body))
       return reply(res, 400, "ERR_MCP_DENIED", "no session: send initialize first");
     if (sessions.size >= cfg.maxSessions) return reply(res, 503, "ERR_MCP_DENIED", "too many sessions");
-    const session = await gw.session(principal);
+    let session: Awaited<ReturnType<Gateway["session"]>>;
+    try {
+      session = await gw.session(principal);
+    } catch (err) {
+      const code = (err as { code?: string }).code ?? "ERR_MCP_DENIED";
+      return reply(res, 503, "ERR_MCP_DENIED", `cannot open a session: ${code}`);
+    }
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       enableJsonResponse: true,
@@ -124,6 +130,7 @@ export async function serveHttp(gw: Gateway, over: { port?: number } = {}): Prom
     });
     transport.onclose = () => {
       if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
+      session.end();
     };
     await sessionServer(session).connect(transport);
     await transport.handleRequest(req, res, body);

@@ -101,7 +101,10 @@ export async function serveStdio(gw: Gateway): Promise<void> {
   const server = sessionServer(session);
   const transport = new StdioServerTransport();
   const closed = new Promise<void>((resolve) => {
-    server.onclose = () => resolve();
+    server.onclose = () => {
+      session.end();
+      resolve();
+    };
   });
   await server.connect(transport);
   await closed;

@@ -41,7 +41,7 @@ export interface ListedResource {
 
 export class GatewaySession {
   readonly principalId: string;
-  readonly runId: string;
+  #runId: string;
   readonly #gw: Gateway;
   readonly #resources = new Map<string, string>();
   readonly #prompts = new Map<string, PromptEntry>();
@@ -49,7 +49,17 @@ export class GatewaySession {
   constructor(gw: Gateway, principalId: string, runId: string) {
     this.#gw = gw;
     this.principalId = principalId;
-    this.runId = runId;
+    this.#runId = runId;
+  }
+
+  /** The session's run (a new one after the old one was evicted for idleness). */
+  get runId(): string {
+    return this.#runId;
+  }
+
+  /** Ends the session's run (the client left); later calls are refused. */
+  end(): void {
+    this.#gw.runtime.sessions.end(this.#runId);
   }
 
   /** The principal's tools, after re-listing the upstreams (a rug pull drops a tool here). */
@@ -156,17 +166,25 @@ export class GatewaySession {
   ): Promise<Governed> {
     const gate = this.#gw.runtime.gate;
     const classification = this.#gw.classification(contract);
-    const outcome = await gate.authorize(
-      {
-        principalId: this.principalId,
-        runId: this.runId,
-        toolClass: classification.toolClass,
-        action: classification.action,
-        tool: contract.name,
-        parameters,
-      },
-      signal,
-    );
+    const ask = () =>
+      gate.authorize(
+        {
+          principalId: this.principalId,
+          runId: this.#runId,
+          toolClass: classification.toolClass,
+          action: classification.action,
+          tool: contract.name,
+          parameters,
+        },
+        signal,
+      );
+    let outcome = await ask();
+    if (outcome.decision === "deny" && outcome.reasonCodes.includes("run_unknown")) {
+      // A long-lived client outlived its idle run: a new run for the same principal
+      // (quarantine, trust and budgets are the principal's and carry over).
+      this.#runId = (await this.#gw.runtime.startRun(this.principalId)).runId;
+      outcome = await ask();
+    }
     const ticket = ticketOf(outcome);
     const decisionId = outcome.decisionId;
     if (ticket === undefined || decisionId === null) {

@@ -227,6 +227,18 @@ describe("local tool providers", () => {
   });
 });
 
+describe("sessions and runs", () => {
+  it("a session whose run was evicted continues in a new run of the same principal", async () => {
+    const session = await h.gw.session("agent-a");
+    const first = session.runId;
+    h.gw.runtime.sessions.end(first);
+    const r = await session.callTool("test__add", { a: 1, b: 1 }, new AbortController().signal);
+    expect(r).toMatchObject({ ok: true, output: { content: [{ type: "text", text: "2" }] } });
+    expect(session.runId).not.toBe(first);
+    expect(h.gw.runtime.sessions.get(session.runId)?.principalId).toBe("agent-a");
+  });
+});
+
 describe("flagged: policy", () => {
   it("serves a flagged tool at risk tier critical, so a riskTier rule hides and denies it", async () => {
     const p = await startGateway({
