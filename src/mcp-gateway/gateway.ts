@@ -6,7 +6,7 @@
 // upstream, executed only with the Gate's ticket, and its result recorded (taint `mcp`
 // with the upstream as origin) before the client sees it.
 import { existsSync } from "node:fs";
-import { McpGatewayError } from "../contracts/index.js";
+import { type AgentIdentityFacts, McpGatewayError } from "../contracts/index.js";
 import { type KeyPair, keyTypeOf, loadPrivateKeyFile } from "../crypto/index.js";
 import type { McpExecutor } from "../executors/index.js";
 import type { ContractLookup } from "../gate/index.js";
@@ -247,11 +247,11 @@ export class Gateway {
   }
 
   /** A governed session for an authenticated principal: a new run bound to it. */
-  async session(principalId: string): Promise<GatewaySession> {
+  async session(principalId: string, identity?: AgentIdentityFacts): Promise<GatewaySession> {
     if (!Object.hasOwn(this.loaded.gate.principals, principalId))
       throw new McpGatewayError("ERR_MCP_AUTH", `${principalId} is not a configured principal`);
     const run = await this.runtime.startRun(principalId);
-    return new GatewaySession(this, principalId, run.runId);
+    return new GatewaySession(this, principalId, run.runId, identity);
   }
 
   close(): Promise<void> {

@@ -13,13 +13,22 @@ import {
 } from "node:http";
 import type { AddressInfo } from "node:net";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import type { AgentIdentityFacts } from "../contracts/index.js";
 import type { Gateway } from "./gateway.js";
 import { sessionServer } from "./server.js";
 
 interface Live {
   transport: StreamableHTTPServerTransport;
-  principal: string;
+  /** Who opened the session: the principal and, for an AgentPin credential, the agent. */
+  owner: string;
 }
+
+interface Caller {
+  principal: string;
+  identity?: AgentIdentityFacts;
+}
+
+const ownerOf = (c: Caller) => `${c.principal}\u0000${c.identity?.agentId ?? ""}`;
 
 export interface GatewayHttp {
   url: string;
@@ -41,8 +50,8 @@ function reply(res: ServerResponse, status: number, code: string, message: strin
   );
 }
 
-/** The principal a request's credential names, or undefined. */
-async function authenticate(gw: Gateway, req: IncomingMessage): Promise<string | undefined> {
+/** The principal (and verified agent identity) a request's credential names, or undefined. */
+async function authenticate(gw: Gateway, req: IncomingMessage): Promise<Caller | undefined> {
   const h = req.headers.authorization;
   if (typeof h !== "string" || h.length > 16_384) return undefined;
   const [scheme, token] = h.split(" ", 2);
@@ -51,13 +60,13 @@ async function authenticate(gw: Gateway, req: IncomingMessage): Promise<string |
     const got = digest(token);
     for (const p of gw.loaded.config.http?.principals ?? []) {
       const want = Buffer.from(p.tokenSha256.slice("sha256:".length), "hex");
-      if (want.length === got.length && timingSafeEqual(want, got)) return p.id;
+      if (want.length === got.length && timingSafeEqual(want, got)) return { principal: p.id };
     }
     return undefined;
   }
   if (scheme === "AgentPin" && gw.runtime.agentpin !== undefined) {
     const r = await gw.runtime.agentpin.authenticate(token);
-    return r.ok ? r.principalId : undefined;
+    return r.ok ? { principal: r.principalId, identity: r.identity } : undefined;
   }
   return undefined;
 }
@@ -92,8 +101,8 @@ export async function serveHttp(gw: Gateway, over: { port?: number } = {}): Prom
   let allowedHosts: string[] = [];
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if ((req.url ?? "").split("?")[0] !== cfg.path) return reply(res, 404, "ERR_MCP_NOT_FOUND", "not found");
-    const principal = await authenticate(gw, req);
-    if (principal === undefined)
+    const caller = await authenticate(gw, req);
+    if (caller === undefined)
       return reply(res, 401, "ERR_MCP_AUTH", "a bearer token or AgentPin credential is required");
     const body = req.method === "POST" ? await readBody(req, cfg.maxBodyBytes) : undefined;
     if (body === "too-large") return reply(res, 413, "ERR_MCP_DENIED", `body over ${cfg.maxBodyBytes} bytes`);
@@ -102,7 +111,7 @@ export async function serveHttp(gw: Gateway, over: { port?: number } = {}): Prom
     if (typeof sid === "string") {
       const live = sessions.get(sid);
       if (live === undefined) return reply(res, 404, "ERR_MCP_NOT_FOUND", "unknown session");
-      if (live.principal !== principal)
+      if (live.owner !== ownerOf(caller))
         return reply(res, 403, "ERR_MCP_AUTH", "the session belongs to another principal");
       return live.transport.handleRequest(req, res, body);
     }
@@ -111,7 +120,7 @@ export async function serveHttp(gw: Gateway, over: { port?: number } = {}): Prom
     if (sessions.size >= cfg.maxSessions) return reply(res, 503, "ERR_MCP_DENIED", "too many sessions");
     let session: Awaited<ReturnType<Gateway["session"]>>;
     try {
-      session = await gw.session(principal);
+      session = await gw.session(caller.principal, caller.identity);
     } catch (err) {
       const code = (err as { code?: string }).code ?? "ERR_MCP_DENIED";
       return reply(res, 503, "ERR_MCP_DENIED", `cannot open a session: ${code}`);
@@ -122,7 +131,7 @@ export async function serveHttp(gw: Gateway, over: { port?: number } = {}): Prom
       enableDnsRebindingProtection: true,
       allowedHosts,
       onsessioninitialized: (id) => {
-        sessions.set(id, { transport, principal });
+        sessions.set(id, { transport, owner: ownerOf(caller) });
       },
       onsessionclosed: (id) => {
         sessions.delete(id);

@@ -3,7 +3,7 @@
 // and prompt get is a Gate request in this run, executed with the Gate's ticket only, and
 // its result recorded (taint and provenance into the run, the journal) before it is
 // returned. A refusal reaches the client as a coded error, never as upstream output.
-import type { TaintLabel } from "../contracts/index.js";
+import type { AgentIdentityFacts, TaintLabel } from "../contracts/index.js";
 import {
   bindingForContract,
   type ExecutionResult,
@@ -41,14 +41,17 @@ export interface ListedResource {
 
 export class GatewaySession {
   readonly principalId: string;
+  /** The verified AgentPin identity of the session's credential, when it was one (policy sees it). */
+  readonly identity: AgentIdentityFacts | undefined;
   #runId: string;
   readonly #gw: Gateway;
   readonly #resources = new Map<string, string>();
   readonly #prompts = new Map<string, PromptEntry>();
 
-  constructor(gw: Gateway, principalId: string, runId: string) {
+  constructor(gw: Gateway, principalId: string, runId: string, identity?: AgentIdentityFacts) {
     this.#gw = gw;
     this.principalId = principalId;
+    this.identity = identity;
     this.#runId = runId;
   }
 
@@ -175,6 +178,9 @@ export class GatewaySession {
           action: classification.action,
           tool: contract.name,
           parameters,
+          ...(this.identity !== undefined
+            ? { identity: { ...this.identity, capabilities: [...this.identity.capabilities] } }
+            : {}),
         },
         signal,
       );
