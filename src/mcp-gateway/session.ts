@@ -77,8 +77,10 @@ export class GatewaySession {
 
   async callTool(name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<Governed> {
     const entry: ToolEntry | LocalEntry | undefined = this.#gw.tool(name) ?? this.#gw.local(name);
-    if (entry === undefined || !this.#gw.visible(this.principalId, entry.tool))
-      return { ok: false, code: "ERR_MCP_NOT_FOUND", message: `no tool ${name}`, decisionId: null };
+    if (entry === undefined || !this.#gw.visible(this.principalId, entry.tool)) {
+      const decisionId = await this.#attempt(name, entry?.tool, args, signal);
+      return { ok: false, code: "ERR_MCP_NOT_FOUND", message: `no tool ${name}`, decisionId };
+    }
     if (entry.kind === "local") return this.#local(entry, args, signal);
     const b = bindingForContract(entry.tool);
     const mcp = this.#gw.executor;
@@ -158,6 +160,34 @@ export class GatewaySession {
           }
         : { ok: false, code: r.code, message: r.message };
     });
+  }
+
+  /**
+   * A call for a tool this principal cannot see still goes to the Gate, so the attempt is
+   * journaled (unknown names are denied `tool_unknown`); nothing is executed, whatever the
+   * decision, and a granted ticket is closed at once.
+   */
+  async #attempt(
+    name: string,
+    tool: CompiledTool | undefined,
+    parameters: Record<string, unknown>,
+    signal: AbortSignal,
+  ): Promise<string | null> {
+    const c = tool === undefined ? GATEWAY_ACTIONS.call : this.#gw.classification(tool);
+    const gate = this.#gw.runtime.gate;
+    const o = await gate.authorize(
+      {
+        principalId: this.principalId,
+        runId: this.#runId,
+        toolClass: c.toolClass,
+        action: c.action,
+        tool: name.slice(0, 128),
+        parameters,
+      },
+      signal,
+    );
+    if (o.decisionId !== null && ticketOf(o) !== undefined) await gate.recordResult(o.decisionId, {});
+    return o.decisionId;
   }
 
   /** Gate → ticket → executor → recorded result. */

@@ -154,6 +154,11 @@ describe("tools/call through the gateway", () => {
     expect(r.isError).toBe(true);
     expect(text(r)).toMatch(/^ERR_MCP_NOT_FOUND/);
     expect(() => readFileSync(join(root, "pwned.txt"))).toThrow();
+    // The attempt is on the record: decided (deny) and journaled, though nothing ran.
+    const decisionId = wardenMeta(r)["warden/decisionId"] as string;
+    const decisions = await h.gw.runtime.store.query({ type: "warden.gate.decision" });
+    const d = decisions.find((e) => (e.body as { decision_id?: string }).decision_id === decisionId);
+    expect(d?.body).toMatchObject({ decision: "deny" });
   });
 
   it("a writer may write through the gateway", async () => {
