@@ -21,6 +21,17 @@ interface Live {
   transport: StreamableHTTPServerTransport;
   /** Who opened the session: the principal and, for an AgentPin credential, the agent. */
   owner: string;
+  lastSeen: number;
+}
+
+/** Closes sessions idle longer than `idleMs` (clients that left without a DELETE). */
+async function sweepIdle(sessions: Map<string, Live>, idleMs: number): Promise<void> {
+  const now = Date.now();
+  for (const [id, live] of sessions) {
+    if (now - live.lastSeen < idleMs) continue;
+    sessions.delete(id);
+    await live.transport.close().catch(() => undefined);
+  }
 }
 
 interface Caller {
@@ -113,10 +124,12 @@ export async function serveHttp(gw: Gateway, over: { port?: number } = {}): Prom
       if (live === undefined) return reply(res, 404, "ERR_MCP_NOT_FOUND", "unknown session");
       if (live.owner !== ownerOf(caller))
         return reply(res, 403, "ERR_MCP_AUTH", "the session belongs to another principal");
+      live.lastSeen = Date.now();
       return live.transport.handleRequest(req, res, body);
     }
     if (req.method !== "POST" || !isInitialize(body))
       return reply(res, 400, "ERR_MCP_DENIED", "no session: send initialize first");
+    await sweepIdle(sessions, cfg.sessionIdleMs);
     if (sessions.size >= cfg.maxSessions) return reply(res, 503, "ERR_MCP_DENIED", "too many sessions");
     let session: Awaited<ReturnType<Gateway["session"]>>;
     try {
@@ -131,7 +144,7 @@ export async function serveHttp(gw: Gateway, over: { port?: number } = {}): Prom
       enableDnsRebindingProtection: true,
       allowedHosts,
       onsessioninitialized: (id) => {
-        sessions.set(id, { transport, owner: ownerOf(caller) });
+        sessions.set(id, { transport, owner: ownerOf(caller), lastSeen: Date.now() });
       },
       onsessionclosed: (id) => {
         sessions.delete(id);
