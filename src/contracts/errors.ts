@@ -318,6 +318,20 @@ export const ERROR_CODES = {
     "ERR_EXEC_MCP_TOOL_CHANGED",
     "ERR_EXEC_MCP_PIN_STORE",
     "ERR_EXEC_MCP_PROTOCOL",
+    // A tool whose description or schema carries hidden instructions (tag characters, invisible text, injection phrases, shadowing).
+    "ERR_EXEC_MCP_TOOL_FLAGGED",
+    // A call or contract names an MCP upstream the deployment did not declare.
+    "ERR_EXEC_MCP_UPSTREAM_UNKNOWN",
+  ],
+  mcpGateway: [
+    // The gateway configuration is invalid (the message names the field).
+    "ERR_MCP_CONFIG_INVALID",
+    // An HTTP session without a valid bearer token or AgentPin credential.
+    "ERR_MCP_AUTH",
+    // The Gate did not allow the call, read or prompt (the decision and reasons are in the error data).
+    "ERR_MCP_DENIED",
+    // A tool, resource or prompt the calling principal cannot see.
+    "ERR_MCP_NOT_FOUND",
   ],
   capability: [
     // A capability token that is malformed, not signed by this runtime's key, or tampered with.
@@ -572,6 +586,13 @@ export class DelegationError extends WardenError {
 /** The sidecar server: configuration, authentication, request limits, fail-closed faults. */
 export class ServerError extends WardenError {
   constructor(code: CodeOf<"server">, message: string, options?: WardenErrorOptions) {
+    super(code, message, options);
+  }
+}
+
+/** The MCP gateway (src/mcp-gateway): configuration, session credentials, governed refusals. */
+export class McpGatewayError extends WardenError {
+  constructor(code: CodeOf<"mcpGateway">, message: string, options?: WardenErrorOptions) {
     super(code, message, options);
   }
 }

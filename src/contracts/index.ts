@@ -31,6 +31,7 @@ export {
   isWardenErrorCode,
   JournalError,
   LoopError,
+  McpGatewayError,
   MessagingError,
   ModelError,
   PolicyError,

@@ -214,6 +214,23 @@ export const EXECUTOR_EVENT_TYPES = {
     tool_hash: Sha256HashSchema,
     previous_hash: Sha256HashSchema.nullable(),
   }),
+  /** Hidden instructions found in a tool's definition (src/executors/mcp-scan.ts). */
+  "warden.executor.mcp_tool_flagged": z.strictObject({
+    server: Str,
+    tool: Str,
+    tool_hash: Sha256HashSchema,
+    findings: z
+      .array(
+        z.strictObject({
+          kind: z.enum(["tag_characters", "invisible_text", "instruction", "shadowing"]),
+          where: Str,
+          detail: Str,
+        }),
+      )
+      .min(1)
+      .max(64),
+    refused: z.boolean(),
+  }),
 } as const satisfies Record<string, z.ZodType>;
 export type ExecutorEventType = keyof typeof EXECUTOR_EVENT_TYPES;
 

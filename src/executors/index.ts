@@ -71,6 +71,7 @@ export {
 } from "./http.js";
 export {
   contractFromMcpTool,
+  MCP_MAX_LIST_ENTRIES,
   type McpBinding,
   type McpCheck,
   McpConnection,
@@ -78,10 +79,16 @@ export {
   type McpExecutorOptions,
   type McpOutput,
   McpPinStore,
+  type McpPromptInfo,
+  type McpRequest,
+  type McpRequestBinding,
+  type McpResourceInfo,
   type McpServerSpec,
   type McpToolInfo,
+  McpUpstreams,
   mcpToolHash,
 } from "./mcp.js";
+export { type McpFinding, type McpFindingKind, scanMcpTool } from "./mcp-scan.js";
 export {
   DEFAULT_TRUSTED_PREFIXES,
   type ProcessBinding,

@@ -6,97 +6,35 @@
 // Pins, changes and approvals are journal events. Tools can also be wrapped as
 // derived Warden contracts so they go through the same Gate as any other tool.
 import { randomBytes } from "node:crypto";
-import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { z } from "zod";
 import { ExecutorError, isSha256Hash, type Sha256Hash, sha256Of } from "../contracts/index.js";
 import { type ToolContract, ToolContractSchema } from "../tools/index.js";
+import { type McpConnection, type McpToolInfo, McpUpstreams } from "./mcp-connection.js";
+import { type McpFinding, scanMcpTool } from "./mcp-scan.js";
 import {
   abortCode,
   type CallOptions,
   type ExecutionResult,
   type ExecutorDeps,
+  type ExecutorErrorCode,
   runBound,
   type ToolIdentity,
 } from "./runtime.js";
 
-export type McpServerSpec =
-  | { kind: "stdio"; command: string; args?: string[]; env?: Record<string, string>; cwd?: string }
-  | { kind: "http"; url: string; headers?: Record<string, string> };
-
-export interface McpToolInfo {
-  name: string;
-  description: string | undefined;
-  inputSchema: Record<string, unknown>;
-}
+export {
+  MCP_MAX_LIST_ENTRIES,
+  McpConnection,
+  type McpPromptInfo,
+  type McpResourceInfo,
+  type McpServerSpec,
+  type McpToolInfo,
+  McpUpstreams,
+} from "./mcp-connection.js";
 
 /** The pinned identity of a tool: what the model reads (name, description) and what it fills in (schema). */
 export function mcpToolHash(tool: McpToolInfo): Sha256Hash {
   return sha256Of({ name: tool.name, description: tool.description ?? null, inputSchema: tool.inputSchema });
-}
-
-/** One live connection to a downstream MCP server. */
-export class McpConnection {
-  readonly name: string;
-  readonly #client: Client;
-
-  private constructor(name: string, client: Client) {
-    this.name = name;
-    this.#client = client;
-  }
-
-  static async connect(name: string, spec: McpServerSpec): Promise<McpConnection> {
-    const client = new Client({ name: "warden", version: "0.1.0" });
-    const transport =
-      spec.kind === "stdio"
-        ? new StdioClientTransport({
-            command: spec.command,
-            ...(spec.args !== undefined ? { args: spec.args } : {}),
-            ...(spec.env !== undefined ? { env: spec.env } : {}),
-            ...(spec.cwd !== undefined ? { cwd: spec.cwd } : {}),
-            stderr: "ignore",
-          })
-        : new StreamableHTTPClientTransport(
-            new URL(spec.url),
-            spec.headers !== undefined ? { requestInit: { headers: spec.headers } } : undefined,
-          );
-    try {
-      await client.connect(transport);
-    } catch (err) {
-      throw new ExecutorError(
-        "ERR_EXEC_MCP_PROTOCOL",
-        `cannot connect to MCP server ${name}: ${(err as Error).message}`,
-      );
-    }
-    return new McpConnection(name, client);
-  }
-
-  async listTools(): Promise<McpToolInfo[]> {
-    const out: McpToolInfo[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await this.#client.listTools(cursor === undefined ? {} : { cursor });
-      for (const t of page.tools) {
-        out.push({
-          name: t.name,
-          description: t.description,
-          inputSchema: t.inputSchema as Record<string, unknown>,
-        });
-      }
-      cursor = page.nextCursor;
-    } while (cursor !== undefined && out.length < 10_000);
-    return out;
-  }
-
-  async callTool(name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<unknown> {
-    return this.#client.callTool({ name, arguments: args }, undefined, { signal, timeout: 24 * 3600 * 1000 });
-  }
-
-  close(): Promise<void> {
-    return this.#client.close();
-  }
 }
 
 const PinFile = z.strictObject({
@@ -104,31 +42,46 @@ const PinFile = z.strictObject({
   pins: z.record(z.string(), z.record(z.string(), z.string().refine(isSha256Hash))),
 });
 
-/** Tool definition pins per server, kept in a JSON file (written atomically, 0600). */
+/**
+ * Tool definition pins per server, kept in a JSON file (written atomically, 0600). The
+ * file is read again whenever it changed on disk, so an approval written by another
+ * process (`warden mcp approve`) takes effect in a running gateway and is not overwritten
+ * by its next pin.
+ */
 export class McpPinStore {
   readonly #path: string | undefined;
   #pins: Record<string, Record<string, Sha256Hash>> = {};
+  #stamp = "";
 
   /** Without a path the store lives in memory only. */
   constructor(path?: string) {
     this.#path = path;
-    if (path !== undefined && existsSync(path)) {
-      let parsed: z.infer<typeof PinFile>;
-      try {
-        parsed = PinFile.parse(JSON.parse(readFileSync(path, "utf8")));
-      } catch (err) {
-        throw new ExecutorError("ERR_EXEC_MCP_PIN_STORE", `invalid MCP pin store: ${(err as Error).message}`);
-      }
-      this.#pins = parsed.pins as Record<string, Record<string, Sha256Hash>>;
+    this.#reload();
+  }
+
+  #reload(): void {
+    if (this.#path === undefined || !existsSync(this.#path)) return;
+    const st = statSync(this.#path);
+    const stamp = `${st.mtimeMs}:${st.size}:${st.ino}`;
+    if (stamp === this.#stamp) return;
+    let parsed: z.infer<typeof PinFile>;
+    try {
+      parsed = PinFile.parse(JSON.parse(readFileSync(this.#path, "utf8")));
+    } catch (err) {
+      throw new ExecutorError("ERR_EXEC_MCP_PIN_STORE", `invalid MCP pin store: ${(err as Error).message}`);
     }
+    this.#pins = parsed.pins as Record<string, Record<string, Sha256Hash>>;
+    this.#stamp = stamp;
   }
 
   get(server: string, tool: string): Sha256Hash | undefined {
+    this.#reload();
     const s = Object.hasOwn(this.#pins, server) ? this.#pins[server] : undefined;
     return s !== undefined && Object.hasOwn(s, tool) ? s[tool] : undefined;
   }
 
   set(server: string, tool: string, hash: Sha256Hash): void {
+    this.#reload();
     const s = Object.hasOwn(this.#pins, server) ? (this.#pins[server] as Record<string, Sha256Hash>) : {};
     s[tool] = hash;
     this.#pins[server] = s;
@@ -140,6 +93,8 @@ export class McpPinStore {
     const tmp = `${this.#path}.${randomBytes(6).toString("hex")}.tmp`;
     writeFileSync(tmp, `${JSON.stringify({ version: 1, pins: this.#pins }, null, 2)}\n`, { mode: 0o600 });
     renameSync(tmp, this.#path);
+    const st = statSync(this.#path);
+    this.#stamp = `${st.mtimeMs}:${st.size}:${st.ino}`;
   }
 }
 
@@ -152,10 +107,17 @@ export interface McpBinding extends ToolIdentity {
 }
 
 export interface McpExecutorOptions {
-  servers: Readonly<Record<string, McpConnection>>;
+  /** The upstreams (connected on first use), or live connections by name. */
+  servers: McpUpstreams | Readonly<Record<string, McpConnection>>;
   pins: McpPinStore;
   maxOutputBytes?: number;
   maxTimeoutMs?: number;
+  /**
+   * A tool whose definition carries hidden instructions (mcp-scan.ts) when first seen:
+   * `refuse` (default) leaves it unpinned and refuses it until an operator approves it;
+   * `pin` pins it like any tool (the gateway then marks it critical for policy).
+   */
+  onFlagged?: "refuse" | "pin";
 }
 
 export interface McpOutput {
@@ -165,33 +127,44 @@ export interface McpOutput {
 }
 
 export type McpCheck =
-  | { ok: true; tool: McpToolInfo; hash: Sha256Hash; pinnedNow: boolean }
+  | { ok: true; tool: McpToolInfo; hash: Sha256Hash; pinnedNow: boolean; findings: McpFinding[] }
   | {
       ok: false;
-      code: "ERR_EXEC_MCP_TOOL_UNKNOWN" | "ERR_EXEC_MCP_TOOL_CHANGED";
+      code: "ERR_EXEC_MCP_TOOL_UNKNOWN" | "ERR_EXEC_MCP_TOOL_CHANGED" | "ERR_EXEC_MCP_TOOL_FLAGGED";
       message: string;
       hash?: Sha256Hash;
+      findings?: McpFinding[];
     };
 
 export class McpExecutor {
-  readonly #servers: Readonly<Record<string, McpConnection>>;
+  readonly #servers: McpUpstreams;
   readonly #pins: McpPinStore;
   readonly #maxBytes: number;
   readonly #maxTimeoutMs: number;
+  readonly #onFlagged: "refuse" | "pin";
   readonly #deps: ExecutorDeps;
 
   constructor(options: McpExecutorOptions, deps: ExecutorDeps = {}) {
-    this.#servers = options.servers;
+    this.#servers =
+      options.servers instanceof McpUpstreams ? options.servers : McpUpstreams.of(options.servers);
     this.#pins = options.pins;
     this.#maxBytes = options.maxOutputBytes ?? 1024 * 1024;
     this.#maxTimeoutMs = options.maxTimeoutMs ?? 60_000;
+    this.#onFlagged = options.onFlagged ?? "refuse";
     this.#deps = deps;
   }
 
-  #server(name: string): McpConnection {
-    const s = Object.hasOwn(this.#servers, name) ? this.#servers[name] : undefined;
-    if (s === undefined) throw new ExecutorError("ERR_EXEC_CONFIG_INVALID", `no MCP server named ${name}`);
-    return s;
+  /** The declared upstreams. */
+  get upstreams(): McpUpstreams {
+    return this.#servers;
+  }
+
+  get maxOutputBytes(): number {
+    return this.#maxBytes;
+  }
+
+  #server(name: string): Promise<McpConnection> {
+    return this.#servers.get(name);
   }
 
   async #journal(type: string, body: Record<string, unknown>): Promise<void> {
@@ -199,20 +172,34 @@ export class McpExecutor {
   }
 
   /** Compares a tool's current definition with its pin, pinning it on first use. */
-  async check(server: string, tool: string): Promise<McpCheck> {
-    const tools = await this.#server(server).listTools();
+  async check(server: string, tool: string, otherTools: readonly string[] = []): Promise<McpCheck> {
+    const tools = await (await this.#server(server)).listTools();
     const info = tools.find((t) => t.name === tool);
     if (info === undefined) {
       return { ok: false, code: "ERR_EXEC_MCP_TOOL_UNKNOWN", message: `${server} has no tool ${tool}` };
     }
+    return this.compare(server, info, otherTools);
+  }
+
+  /** Every tool of a server compared with its pin (one listing); see `compare`. */
+  async checkAll(server: string, otherTools: readonly string[] = []): Promise<McpCheck[]> {
+    const tools = await (await this.#server(server)).listTools();
+    const out: McpCheck[] = [];
+    for (const t of tools) out.push(await this.compare(server, t, otherTools));
+    return out;
+  }
+
+  /**
+   * The pin decision for a tool definition: a pinned tool must hash to its pin; an
+   * unpinned one is scanned, pinned when clean (or when flagged tools are pinned), and
+   * refused ERR_EXEC_MCP_TOOL_FLAGGED otherwise. An approved pin is the operator's word.
+   */
+  async compare(server: string, info: McpToolInfo, otherTools: readonly string[] = []): Promise<McpCheck> {
+    const tool = info.name;
     const hash = mcpToolHash(info);
     const pinned = this.#pins.get(server, tool);
-    if (pinned === undefined) {
-      this.#pins.set(server, tool, hash);
-      await this.#journal("warden.executor.mcp_tool_pinned", { server, tool, tool_hash: hash });
-      return { ok: true, tool: info, hash, pinnedNow: true };
-    }
-    if (pinned !== hash) {
+    if (pinned === hash) return { ok: true, tool: info, hash, pinnedNow: false, findings: [] };
+    if (pinned !== undefined) {
       await this.#journal("warden.executor.mcp_tool_changed", {
         server,
         tool,
@@ -226,12 +213,34 @@ export class McpExecutor {
         hash,
       };
     }
-    return { ok: true, tool: info, hash, pinnedNow: false };
+    const findings = scanMcpTool(info, otherTools);
+    if (findings.length > 0) {
+      const refused = this.#onFlagged === "refuse";
+      await this.#journal("warden.executor.mcp_tool_flagged", {
+        server,
+        tool,
+        tool_hash: hash,
+        findings: findings.map((f) => ({ ...f, detail: f.detail.slice(0, 4096) })),
+        refused,
+      });
+      if (refused) {
+        return {
+          ok: false,
+          code: "ERR_EXEC_MCP_TOOL_FLAGGED",
+          message: `${server}/${tool} carries hidden instructions (${findings[0]?.detail}); an operator must approve it`,
+          hash,
+          findings,
+        };
+      }
+    }
+    this.#pins.set(server, tool, hash);
+    await this.#journal("warden.executor.mcp_tool_pinned", { server, tool, tool_hash: hash });
+    return { ok: true, tool: info, hash, pinnedNow: true, findings };
   }
 
   /** Operator action: accept a tool's current definition (after review). Returns the new pin. */
   async approve(server: string, tool: string): Promise<Sha256Hash> {
-    const tools = await this.#server(server).listTools();
+    const tools = await (await this.#server(server)).listTools();
     const info = tools.find((t) => t.name === tool);
     if (info === undefined)
       throw new ExecutorError("ERR_EXEC_MCP_TOOL_UNKNOWN", `${server} has no tool ${tool}`);
@@ -247,9 +256,70 @@ export class McpExecutor {
     return hash;
   }
 
+  /** Redeems a ticket for an upstream resource read or prompt get (bounded like a tool call). */
+  request(
+    ticket: unknown,
+    binding: McpRequestBinding,
+    opts: CallOptions = {},
+  ): Promise<ExecutionResult<McpOutput>> {
+    return runBound(
+      ticket,
+      {
+        executor: "mcp",
+        binding,
+        defaultTaint: "mcp",
+        maxTimeoutMs: this.#maxTimeoutMs,
+        attempt: async (req, { signal }) => {
+          const what = req.kind === "resource" ? "resources/read" : `prompts/get:${req.name}`;
+          const inv = {
+            kind: "mcp" as const,
+            server: binding.server,
+            tool: what.slice(0, 4096),
+            tool_hash: null,
+          };
+          let result: Record<string, unknown>;
+          try {
+            const conn = await this.#server(binding.server);
+            result =
+              req.kind === "resource"
+                ? await conn.readResource(req.uri, signal)
+                : await conn.getPrompt(req.name, req.arguments, signal);
+          } catch (err) {
+            if (signal.aborted)
+              return { invocation: inv, error: { code: abortCode(signal), message: `${what} aborted` } };
+            const code =
+              err instanceof ExecutorError ? (err.code as ExecutorErrorCode) : "ERR_EXEC_MCP_PROTOCOL";
+            return { invocation: inv, error: { code, message: (err as Error).message } };
+          }
+          const raw = Buffer.from(JSON.stringify(result));
+          if (raw.length > this.#maxBytes) {
+            return {
+              invocation: inv,
+              error: {
+                code: "ERR_EXEC_OUTPUT_TOO_LARGE",
+                message: `${what} result over ${this.#maxBytes} bytes`,
+              },
+            };
+          }
+          const origin =
+            req.kind === "resource" ? `${binding.server}:${req.uri}` : `${binding.server}/prompt:${req.name}`;
+          return {
+            invocation: inv,
+            raw,
+            output: { result, isError: false },
+            contentType: "application/json",
+            origin: origin.slice(0, 2048),
+          };
+        },
+      },
+      this.#deps,
+      opts,
+    );
+  }
+
   /** Derived contracts for a server's tools (arguments the contract format cannot express are listed). */
   async wrapTools(server: string): Promise<{ contract: ToolContract; unsupported: string[] }[]> {
-    const tools = await this.#server(server).listTools();
+    const tools = await (await this.#server(server)).listTools();
     return tools.map((t) => contractFromMcpTool(server, t));
   }
 
@@ -272,11 +342,9 @@ export class McpExecutor {
           try {
             check = await this.check(binding.server, binding.tool);
           } catch (err) {
-            if (err instanceof ExecutorError) throw err;
-            return {
-              invocation: inv,
-              error: { code: "ERR_EXEC_MCP_PROTOCOL", message: (err as Error).message },
-            };
+            const code =
+              err instanceof ExecutorError ? (err.code as ExecutorErrorCode) : "ERR_EXEC_MCP_PROTOCOL";
+            return { invocation: inv, error: { code, message: (err as Error).message } };
           }
           if (!check.ok) {
             if (check.hash !== undefined) inv.tool_hash = check.hash;
@@ -285,10 +353,8 @@ export class McpExecutor {
           inv.tool_hash = check.hash;
           let result: Record<string, unknown>;
           try {
-            result = (await this.#server(binding.server).callTool(binding.tool, args, signal)) as Record<
-              string,
-              unknown
-            >;
+            const conn = await this.#server(binding.server);
+            result = (await conn.callTool(binding.tool, args, signal)) as Record<string, unknown>;
           } catch (err) {
             if (signal.aborted)
               return { invocation: inv, error: { code: abortCode(signal), message: "MCP call aborted" } };
@@ -325,6 +391,16 @@ export class McpExecutor {
       opts,
     );
   }
+}
+
+/** A resource read or prompt get, built from a ticket's parameters. */
+export type McpRequest =
+  | { kind: "resource"; uri: string }
+  | { kind: "prompt"; name: string; arguments: Record<string, string> };
+
+export interface McpRequestBinding extends ToolIdentity {
+  server: string;
+  build(parameters: Readonly<Record<string, unknown>>): McpRequest;
 }
 
 const TYPE_MAP: Record<string, "string" | "integer" | "number" | "boolean"> = {

@@ -356,6 +356,7 @@ async function wire(
     close() {
       closing ??= (async () => {
         stopBreakers();
+        await executors.close();
         await apae?.close();
         await sessions.principals.flush();
         await Promise.all([...evictions]);

@@ -60,7 +60,14 @@ export {
   RunEvictedBodySchema,
   registerRuntimeEventTypes,
 } from "./events.js";
-export { composeExecutors, type RuntimeExecutors, type RuntimeExecutorsConfig } from "./executors.js";
+export {
+  composeExecutors,
+  type DatabaseExecutor,
+  type RuntimeDatabaseConfig,
+  type RuntimeExecutors,
+  type RuntimeExecutorsConfig,
+  type RuntimeMcpConfig,
+} from "./executors.js";
 
 export type { RuntimeMessaging } from "./messages.js";
 export { SqlitePrincipalStateStore } from "./principal-store.js";

@@ -8,6 +8,13 @@ import { z } from "zod";
 import { isPlainObject, ServerError, SHA256_HASH_PATTERN } from "../contracts/index.js";
 import { GateConfigSchema, type LoadedGateConfig, parseGateConfig } from "../gate/index.js";
 import {
+  McpLimitsSchema,
+  McpUpstreamName,
+  McpUpstreamSchema,
+  SecretText,
+  upstreamPaths,
+} from "../mcp-gateway/index.js";
+import {
   ApaeSectionSchema,
   parseApaeSection,
   type RuntimeApaeConfig,
@@ -23,6 +30,47 @@ const Id = z
 const PathText = z.string().min(1).max(4096);
 const TokenHash = z.string().regex(SHA256_HASH_PATTERN, "a sha256:<64 lowercase hex> hash of the token");
 const HostPattern = z.string().min(1).max(255);
+
+const MAX_BYTES = 64 * 1024 * 1024;
+
+const DatabaseConnection = z.discriminatedUnion("engine", [
+  z.strictObject({ engine: z.literal("sqlite"), path: PathText }),
+  z.strictObject({
+    engine: z.literal("postgres"),
+    url: SecretText,
+    poolMax: z.number().int().min(1).max(100).default(4),
+  }),
+]);
+
+/** One SQL statement a contract may run: the text is the operator's, the values are bound. */
+const DatabaseStatement = z.strictObject({
+  connection: Id,
+  sql: z.string().min(1).max(65_536),
+  /** Contract argument names bound in order to the placeholders (`?` / `$1`, `$2`, …). */
+  params: z
+    .array(z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,63}$/))
+    .max(100)
+    .default([]),
+  /** The Gate action the call is classified as; the executor checks the statement class against it. */
+  action: z.enum(["query", "mutate", "ddl"]).default("query"),
+});
+
+export const DatabaseSection = z.strictObject({
+  connections: z.record(Id, DatabaseConnection),
+  statements: z.record(z.string().regex(/^[A-Za-z][A-Za-z0-9_.-]{0,127}$/), DatabaseStatement),
+  maxRows: z.number().int().min(1).max(1_000_000).optional(),
+  maxBytes: z.number().int().min(1).max(MAX_BYTES).optional(),
+  maxTimeoutMs: z.number().int().min(1).max(600_000).optional(),
+});
+
+export const McpSection = z.strictObject({
+  upstreams: z.record(McpUpstreamName, McpUpstreamSchema),
+  /** Tool pin file (JSON, 0600); relative to this file. Absent: pins live in memory. */
+  pins: PathText.optional(),
+  ...McpLimitsSchema.shape,
+  onFlagged: z.enum(["refuse", "pin"]).optional(),
+});
+export type McpSectionConfig = z.infer<typeof McpSection>;
 
 /** How the sidecar's journal signs entries (src/journal OpenJournalOptions.signatureMode). */
 export const JOURNAL_SIGNATURE_MODES = ["batch", "entry"] as const;
@@ -140,6 +188,19 @@ export const SidecarConfigSchema = z.strictObject({
           maxTimeoutMs: z.number().int().min(1).max(3_600_000).default(60_000),
         })
         .optional(),
+      /** Contracts with `[mcp] server = "warden.file"` (tool read|list|write|delete) run here. */
+      file: z
+        .strictObject({
+          root: PathText,
+          maxReadBytes: z.number().int().min(1).max(MAX_BYTES).optional(),
+          maxWriteBytes: z.number().int().min(1).max(MAX_BYTES).optional(),
+          maxTimeoutMs: z.number().int().min(1).max(600_000).optional(),
+        })
+        .optional(),
+      /** Contracts with `[mcp] server = "warden.database"` run the statement their `tool` names. */
+      database: DatabaseSection.optional(),
+      /** Contracts with `[mcp] server = "<upstream>"` call that declared upstream's tool. */
+      mcp: McpSection.optional(),
       breaker: z
         .strictObject({
           failureThreshold: z.number().int().min(1).max(1000).default(5),
@@ -210,6 +271,34 @@ export function requireContractByDefault(gate: unknown): unknown {
   if (gate === undefined) return { requireContract: true };
   if (!isPlainObject(gate) || Object.hasOwn(gate, "requireContract")) return gate;
   return { ...gate, requireContract: true };
+}
+
+type Executors = SidecarConfig["executors"];
+
+/** Executor sections with absolute paths; a statement must name a declared connection. */
+function executorPaths(e: Executors, abs: (p: string) => string): Executors {
+  const out: Executors = { ...e };
+  if (e.process) out.process = { ...e.process, workDir: abs(e.process.workDir) };
+  if (e.file) out.file = { ...e.file, root: abs(e.file.root) };
+  if (e.database) {
+    const db = e.database;
+    for (const [name, st] of Object.entries(db.statements)) {
+      if (!Object.hasOwn(db.connections, st.connection))
+        throw invalid(`executors.database.statements.${name}: connection ${st.connection} is not declared`);
+    }
+    const connections = Object.fromEntries(
+      Object.entries(db.connections).map(([n, c]) => [
+        n,
+        c.engine === "sqlite" ? { ...c, path: abs(c.path) } : c,
+      ]),
+    );
+    out.database = { ...db, connections };
+  }
+  if (e.mcp) {
+    const upstreams = upstreamPaths(e.mcp.upstreams, abs);
+    out.mcp = { ...e.mcp, upstreams, ...(e.mcp.pins !== undefined ? { pins: abs(e.mcp.pins) } : {}) };
+  }
+  return out;
 }
 
 type AgentPinSection = NonNullable<SidecarConfig["identity"]>["agentpin"];
@@ -291,12 +380,7 @@ export function parseSidecarConfig(input: unknown, baseDir: string = process.cwd
   if (c.tls) config.tls = { cert: abs(c.tls.cert), key: abs(c.tls.key) };
   if (c.contracts !== undefined) config.contracts = abs(c.contracts);
   if (c.identity !== undefined) config.identity = { agentpin: agentPinPaths(c.identity.agentpin, abs, gate) };
-  if (c.executors.process) {
-    config.executors = {
-      ...c.executors,
-      process: { ...c.executors.process, workDir: abs(c.executors.process.workDir) },
-    };
-  }
+  config.executors = executorPaths(c.executors, abs);
   let apae: RuntimeApaeConfig | undefined;
   try {
     apae = c.apae === undefined ? undefined : parseApaeSection(c.apae, baseDir);

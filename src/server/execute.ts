@@ -1,5 +1,6 @@
 // From an execution ticket to a result the agent may see. The executor is chosen by
-// the contract's backend (exec → process, http → http), the invocation is built from
+// the contract's backend (exec → process, http → http, mcp → file, database or an MCP
+// upstream by its server: execute-routes.ts), the invocation is built from
 // the contract's template by the executors layer, and the raw output is parsed and
 // validated against the contract's output schema before it leaves the sidecar: the
 // agent gets typed, checked data, never the executor's raw buffers.
@@ -7,16 +8,23 @@ import { agentErrorText, type TaintLabel } from "../contracts/index.js";
 import {
   bindingForContract,
   type CallOptions,
-  type ContractBinding,
+  type DatabaseOutput,
   type ExecutionResult,
-  type HttpExecutor,
+  type FileOutput,
   type HttpOutput,
-  type ProcessExecutor,
+  type McpOutput,
   type ProcessOutput,
 } from "../executors/index.js";
 import type { ExecutionTicket } from "../gate/index.js";
 import type { RuntimeExecutors } from "../runtime/index.js";
-import { type CompiledTool, parseOutput } from "../tools/index.js";
+import { type CompiledTool, parseOutput, type ToolClassification } from "../tools/index.js";
+import {
+  classifyRoute,
+  databaseBinding,
+  type ExecutorDeclarations,
+  fileBinding,
+  routeOf,
+} from "./execute-routes.js";
 
 export type ExecutionView =
   | {
@@ -48,62 +56,125 @@ export interface RunOutcome {
 
 export interface ToolRunnerOptions {
   /** The runtime's executors (built by the composition root); an absent one serves nothing. */
-  executors: Pick<RuntimeExecutors, "http" | "process">;
+  executors: RuntimeExecutors;
   /** Environment variable names process contracts may receive (bindingForContract's processEnv). */
   processEnv?: readonly string[];
+  /** Declared database statements and MCP upstreams (the sidecar configuration). */
+  declarations?: ExecutorDeclarations;
+}
+
+type AnyResult = ExecutionResult<unknown>;
+type Served = { r: AnyResult; raw: (o: unknown) => Buffer } | { none: string };
+
+const json = (v: unknown) => Buffer.from(JSON.stringify(v));
+
+/** The bytes a file operation hands to the contract's output parser (a JSON document). */
+function fileJson(o: FileOutput): Buffer {
+  if (o.op === "read") return json(o.content.toString("utf8"));
+  if (o.op === "list") return json(o.entries);
+  if (o.op === "write") return json({ bytes: o.bytes, created: o.created });
+  return json({ deleted: true });
 }
 
 /** Runs contract-named tools; knows which backends this deployment can execute. */
 export class ToolRunner {
-  readonly #http: HttpExecutor | undefined;
-  readonly #process: ProcessExecutor | undefined;
+  readonly #x: RuntimeExecutors;
   readonly #processEnv: readonly string[] | undefined;
-  readonly #bindings = new WeakMap<CompiledTool, ContractBinding>();
+  readonly #decl: ExecutorDeclarations;
+  readonly #bindings = new WeakMap<CompiledTool, unknown>();
 
   constructor(options: ToolRunnerOptions) {
-    this.#http = options.executors.http;
-    this.#process = options.executors.process;
+    this.#x = options.executors;
     this.#processEnv = options.processEnv;
+    this.#decl = options.declarations ?? { statements: {}, upstreams: [], file: false };
+  }
+
+  /** The tool class and action the Gate sees for a contract in this deployment. */
+  classify(tool: CompiledTool): ToolClassification {
+    return classifyRoute(tool, this.#decl);
   }
 
   /** Why a tool cannot be executed here, or undefined when it can. */
   unsupported(tool: CompiledTool): string | undefined {
-    const kind = tool.backend.kind;
-    if (kind === "exec" && this.#process === undefined)
+    const r = routeOf(tool, this.#decl);
+    if (r.kind === "none") return r.why;
+    if (r.kind === "process" && this.#x.process === undefined)
       return "no process executor is configured (executors.process)";
-    if (kind === "http" && this.#http === undefined) return "no http executor is configured (executors.http)";
-    if (kind === "mcp") return "MCP-backed contracts are not served by the sidecar";
+    if (r.kind === "http" && this.#x.http === undefined)
+      return "no http executor is configured (executors.http)";
+    if (r.kind === "file" && !this.#decl.file) return "no file executor is configured (executors.file)";
+    if (r.kind === "mcp" && this.#x.mcp === undefined)
+      return "no MCP upstreams are configured (executors.mcp)";
     return undefined;
   }
 
-  #binding(tool: CompiledTool): ContractBinding {
-    let b = this.#bindings.get(tool);
+  #binding<B>(tool: CompiledTool, make: () => B): B {
+    let b = this.#bindings.get(tool) as B | undefined;
     if (b === undefined) {
-      b = bindingForContract(tool, this.#processEnv !== undefined ? { processEnv: this.#processEnv } : {});
+      b = make();
       this.#bindings.set(tool, b);
     }
     return b;
   }
 
+  async #serve(ticket: ExecutionTicket, tool: CompiledTool, opts: CallOptions): Promise<Served> {
+    const route = routeOf(tool, this.#decl);
+    const why = this.unsupported(tool);
+    if (why !== undefined) return { none: why };
+    const contract = () =>
+      bindingForContract(tool, this.#processEnv !== undefined ? { processEnv: this.#processEnv } : {});
+    switch (route.kind) {
+      case "process": {
+        const b = this.#binding(tool, contract);
+        if (b.kind !== "process" || !this.#x.process) break;
+        return {
+          r: await this.#x.process.execute(ticket, b.binding, opts),
+          raw: (o) => (o as ProcessOutput).stdout,
+        };
+      }
+      case "http": {
+        const b = this.#binding(tool, contract);
+        if (b.kind !== "http" || !this.#x.http) break;
+        return { r: await this.#x.http.execute(ticket, b.binding, opts), raw: (o) => (o as HttpOutput).body };
+      }
+      case "file": {
+        const ex = this.#x.file();
+        if (ex === undefined) break;
+        const b = this.#binding(tool, () => fileBinding(tool, route.op));
+        return { r: await ex.execute(ticket, b, opts), raw: (o) => fileJson(o as FileOutput) };
+      }
+      case "database": {
+        const ex = this.#x.database(route.statement.connection);
+        if (ex === undefined) break;
+        const b = this.#binding(tool, () => databaseBinding(tool, route.statement));
+        const raw = (o: unknown) =>
+          json({ rows: (o as DatabaseOutput).rows, changes: (o as DatabaseOutput).changes });
+        return { r: await ex.execute(ticket, b, opts), raw };
+      }
+      case "mcp": {
+        const b = this.#binding(tool, contract);
+        if (b.kind !== "mcp" || !this.#x.mcp) break;
+        return {
+          r: await this.#x.mcp.execute(ticket, b.binding, opts),
+          raw: (o) => json((o as McpOutput).result),
+        };
+      }
+    }
+    return { none: "no executor serves this tool" };
+  }
+
   /** Executes a ticket. Journal faults (evidence cannot be written) propagate as thrown errors. */
   async run(ticket: ExecutionTicket, tool: CompiledTool, opts: CallOptions): Promise<RunOutcome> {
-    const b = this.#binding(tool);
-    let r: ExecutionResult<HttpOutput> | ExecutionResult<ProcessOutput>;
-    let raw: (o: HttpOutput | ProcessOutput) => Buffer;
-    if (b.kind === "process" && this.#process) {
-      r = await this.#process.execute(ticket, b.binding, opts);
-      raw = (o) => (o as ProcessOutput).stdout;
-    } else if (b.kind === "http" && this.#http) {
-      r = await this.#http.execute(ticket, b.binding, opts);
-      raw = (o) => (o as HttpOutput).body;
-    } else {
+    const served = await this.#serve(ticket, tool, opts);
+    if ("none" in served) {
       return {
-        view: { ok: false, code: "ERR_SERVER_NO_EXECUTOR", message: "no executor serves this tool" },
+        view: { ok: false, code: "ERR_SERVER_NO_EXECUTOR", message: served.none },
         evidenceId: null,
         outputHash: null,
         taint: [],
       };
     }
+    const { r, raw } = served;
     const exit = r.evidence?.exit;
     const exitInfo = {
       ...(exit?.code !== undefined && exit.code !== null ? { exitCode: exit.code } : {}),

@@ -36,6 +36,8 @@ import {
 } from "../tools/index.js";
 import type { JournalSignatureMode, LoadedSidecarConfig, SidecarConfig } from "./config.js";
 import { ToolRunner } from "./execute.js";
+import { classifyRoute } from "./execute-routes.js";
+import { checkExecutors, executorDeclarations, sidecarExecutorMedia } from "./executors-config.js";
 import { loadJournalKey } from "./journal-key.js";
 
 export interface SidecarRuntime {
@@ -85,6 +87,7 @@ function describe(err: unknown): string {
 function executorsConfig(e: LoadedSidecarConfig["config"]["executors"]): RuntimeExecutorsConfig {
   const p = e.process;
   return {
+    ...sidecarExecutorMedia(e),
     ...(e.http ? { http: e.http } : {}),
     ...(p
       ? {
@@ -123,6 +126,8 @@ export function sidecarRuntimeConfig(loaded: LoadedSidecarConfig, signer: KeyPai
       // The sidecar creates runs (POST /v1/runs); a run id it did not create is refused.
       runs: g.config.runs ?? "runtime",
       approvals: g.config.approvals,
+      // file/database contracts are classified by the medium they run in (execute-routes.ts).
+      classify: (tool) => classifyRoute(tool, executorDeclarations(c.executors)),
     },
     ...(c.executors.breaker !== undefined ? { breaker: c.executors.breaker } : {}),
     executors: executorsConfig(c.executors),
@@ -177,6 +182,7 @@ export async function openSidecarRuntime(
   const processEnv = c.executors.process?.env;
   const runner = new ToolRunner({
     executors: rt.executors,
+    declarations: executorDeclarations(c.executors),
     ...(processEnv !== undefined ? { processEnv } : {}),
   });
   return {
@@ -297,7 +303,8 @@ export async function checkSidecarConfig(loaded: LoadedSidecarConfig): Promise<C
     const dir = c.contracts;
     const reg = attempt("contracts", () => checkContracts(dir, trust));
     if (reg) summary.contracts = reg.names();
-  }
+    problems.push(...checkExecutors(c.executors, reg));
+  } else problems.push(...checkExecutors(c.executors, undefined));
   if (c.tls) {
     attempt("tls.cert", () => readFileSync(c.tls!.cert));
     attempt("tls.key", () => readFileSync(c.tls!.key));

@@ -15,7 +15,7 @@ import {
   runTraceId,
   ticketOf,
 } from "../../gate/index.js";
-import { type CompiledTool, classifyContract } from "../../tools/index.js";
+import type { CompiledTool } from "../../tools/index.js";
 import { identityOf } from "../auth-plugin.js";
 import { ApiError } from "../errors.js";
 import { AUTH_ERRORS, BODY_ERRORS, mount, parseInput, type RouteSpec } from "../route.js";
@@ -84,7 +84,7 @@ function agentRequest(ctx: RouteContext, req: FastifyRequest) {
   // A contract decides what kind of action a call is; a caller cannot relabel a POST
   // tool as an http "get" to reach a more permissive rule (checked after the parse).
   const tool = typeof body.tool === "string" ? ctx.runtime.contracts?.get(body.tool) : undefined;
-  const c = tool !== undefined ? classifyContract(tool) : undefined;
+  const c = tool !== undefined ? ctx.runtime.runner.classify(tool) : undefined;
   // Completed in place: the body is this request's own object from the strict parser,
   // and zod's fast path is about twice as fast on it as on a spread copy with more keys.
   if (body.toolClass === undefined && c !== undefined) body.toolClass = c.toolClass;
