@@ -35,6 +35,7 @@ const ALLOWED: Record<string, string[]> = {
   messaging: ["contracts", "crypto", "context", "policy", "journal", "gate"],
   runtime: BELOW_ENTRY_POINTS,
   hooks: [...BELOW_ENTRY_POINTS, "runtime"],
+  evidence: [...BELOW_ENTRY_POINTS, "runtime"],
 };
 
 function files(dir: string): string[] {
