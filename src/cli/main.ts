@@ -25,6 +25,9 @@ const COMMANDS: Record<CommandName, () => Promise<Register>> = {
   identity: async () => (await import("./commands/identity.js")).registerIdentity,
   provenance: async () => (await import("./commands/provenance.js")).registerProvenance,
   hooks: async () => (await import("./commands/hooks.js")).registerHooks,
+  export: async () => (await import("./commands/export.js")).registerExport,
+  replay: async () => (await import("./commands/replay.js")).registerReplay,
+  whatif: async () => (await import("./commands/whatif.js")).registerWhatif,
 };
 
 /** The command `argv` runs (`warden help X` asks for X). */

@@ -16,6 +16,7 @@ export {
   CanonicalJsonError,
   CapabilityError,
   CliError,
+  EvidenceError,
   ContextError,
   ContractError,
   CryptoError,

@@ -98,6 +98,7 @@ export {
   type ExecutionResult,
   type ExecutionSuccess,
   type ExecutorDeps,
+  type ResponseSnapshots,
   type ExecutorErrorCode,
   type ExecutorJournal,
   journalBreakerTransitions,

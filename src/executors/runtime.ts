@@ -8,6 +8,7 @@ import {
   ExecutorError,
   isoTime,
   newTraceId,
+  type Sha256Hash,
   TaintLabel,
   type TaintSource,
   type ToolResponseEnvelope,
@@ -43,6 +44,13 @@ export interface ExecutorDeps {
   dare?: DareDeployment;
   /** The agent this runtime executes for (recorded in every envelope). */
   agentId?: string;
+  /** The replay recorder: receives the raw output bytes of every execution, keyed by their output_hash. */
+  snapshots?: ResponseSnapshots;
+}
+
+/** Where response snapshots go (src/evidence's store); `put` must not throw. */
+export interface ResponseSnapshots {
+  put(bytes: Uint8Array, hash: Sha256Hash): void;
 }
 
 /** Per-call options. */
@@ -293,6 +301,8 @@ export async function runGoverned<O>(
     taint,
   });
   const response = toolResponseFor(evidence, deps.dare, outcome.contentType);
+  if (outcome.raw !== undefined && evidence.output_hash !== null)
+    deps.snapshots?.put(outcome.raw, evidence.output_hash);
   await journal(deps, "warden.executor.evidence", t.runId, traceId, evidence);
   await journal(deps, "dare.tool.response", t.runId, traceId, response as unknown as Record<string, unknown>);
 

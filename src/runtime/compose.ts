@@ -245,10 +245,12 @@ function executorDepsFor(
   policy: GatePolicy,
   journal: Journal,
   breakers: BreakerRegistry,
+  snapshots: RuntimeDeps["snapshots"],
 ): ExecutorDeps {
   return {
     journal,
     breakers,
+    ...(snapshots !== undefined ? { snapshots } : {}),
     ...(config.agentId !== undefined ? { agentId: config.agentId } : {}),
     dare: {
       tenantId: config.gate.tenantId ?? "default",
@@ -279,7 +281,7 @@ async function wire(
   const { journal, store } = o;
   const loaded = await loadContracts(config.contracts, journal);
   const breakers = new BreakerRegistry(config.breaker ?? {});
-  const executorDeps = executorDepsFor(config, policy, journal, breakers);
+  const executorDeps = executorDepsFor(config, policy, journal, breakers, deps.snapshots);
   const executors = composeExecutors(config.executors, executorDeps);
   const clock = deps.clock ?? Date.now;
   const pinConfig = config.identity?.agentpin;
