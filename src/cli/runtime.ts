@@ -266,30 +266,33 @@ export async function openRuntime(o: RuntimeOptions): Promise<Runtime> {
   };
   let source: ContractSource | undefined;
   const recorder = o.record === false ? undefined : openRecorder(dbPath);
-  const rt = await composeRuntime({
-    policy: o.policy,
-    contracts: {
-      dir: o.contracts,
-      trust: setup.trust,
-      ...(setup.baseDir !== undefined ? { baseDir: setup.baseDir } : {}),
-    },
-    journal: { path: dbPath, signer: pair },
-    gate: {
-      ...setup.gate,
-      classify,
-      contractLookup: (reg) => {
-        source = contractSource(reg, builtins);
-        return source;
+  const rt = await composeRuntime(
+    {
+      policy: o.policy,
+      contracts: {
+        dir: o.contracts,
+        trust: setup.trust,
+        ...(setup.baseDir !== undefined ? { baseDir: setup.baseDir } : {}),
+      },
+      journal: { path: dbPath, signer: pair },
+      gate: {
+        ...setup.gate,
+        classify,
+        contractLookup: (reg) => {
+          source = contractSource(reg, builtins);
+          return source;
+        },
+      },
+      agentId: o.principal,
+      ...(setup.apae !== undefined ? { apae: setup.apae } : {}),
+      executors: {
+        http: { allowLoopback: o.allowLoopback === true },
+        process: { workDir: sandbox },
+        file: { root: sandbox },
       },
     },
-    agentId: o.principal,
-    ...(setup.apae !== undefined ? { apae: setup.apae } : {}),
-    executors: {
-      http: { allowLoopback: o.allowLoopback === true },
-      process: { workDir: sandbox },
-      file: { root: sandbox },
-    },
-  }, { ...(recorder ? { snapshots: recorder } : {}), ...(o.clock ? { clock: o.clock } : {}) });
+    { ...(recorder ? { snapshots: recorder } : {}), ...(o.clock ? { clock: o.clock } : {}) },
+  );
   if (recorder) {
     const sources = { policy: o.policy, contractsDir: o.contracts, gateConfig: o.config, trust: setup.trust };
     await pinBundle(rt.journal, recorder, sources, rt.policy.policyBundleHash).catch(async (err) => {

@@ -2,9 +2,10 @@
 // of an action is the trace id its journal entries carry (the Gate's, from the caller's
 // `traceId` or derived from the run); when the runtime starts carrying the OpenTelemetry
 // trace id there, every exported record follows without a change here.
-import type { JournalEntry } from "../journal/index.js";
-import { dareRunId, runTraceId } from "../gate/index.js";
+
 import { uuidFor } from "../executors/index.js";
+import { dareRunId, runTraceId } from "../gate/index.js";
+import type { JournalEntry } from "../journal/index.js";
 
 export { dareRunId, uuidFor };
 
@@ -33,4 +34,3 @@ export function agentInstanceId(principal: string, runId: string): string {
 export function replayStepId(runId: string, index: number): string {
   return `trace-step-${dareRunId(runId)}-${index}`;
 }
-

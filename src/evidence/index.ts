@@ -4,9 +4,17 @@ export { type BundleSources, collectBundle, type DecisionBundle, type Materializ
 export { EVIDENCE_BUNDLE_EVENT, type EvidenceBundleBody } from "./events.js";
 export { type ExportOptions, exportGate } from "./export-gate.js";
 export { agentInstanceId, ledgerEventId, spiffeOf, traceIdOf } from "./ids.js";
-export { type DecisionStep, type RunEvidence, readVerified, type Selection, selectRuns } from "./journal-read.js";
+export {
+  type DecisionStep,
+  type RunEvidence,
+  readVerified,
+  type Selection,
+  selectRuns,
+} from "./journal-read.js";
 export { openRecorder, pinBundle } from "./recorder.js";
 export { ledgerEventsOf } from "./records-ledger.js";
+export { toolRequestOf, toolResponseOf } from "./records-tool.js";
+export { replayTraceOf } from "./records-trace.js";
 export {
   type ReplayHost,
   type ReplayOptions,
@@ -15,6 +23,4 @@ export {
   type StepReport,
   type Verdict,
 } from "./replay.js";
-export { toolRequestOf, toolResponseOf } from "./records-tool.js";
-export { replayTraceOf } from "./records-trace.js";
 export { EvidenceStore, type EvidenceStoreOptions, evidenceDir, snapshotUri } from "./store.js";

@@ -3,7 +3,13 @@
 // evidence envelope and DARE response, the reported result) and the bundle pinned when it
 // was made. The journal is verified against the given keys first; nothing is read from a
 // journal that does not verify.
-import { EvidenceError, GATE_DECISION, GATE_RESOLUTION, GATE_RESULT, type GateDecisionBody } from "../contracts/index.js";
+import {
+  EvidenceError,
+  GATE_DECISION,
+  GATE_RESOLUTION,
+  GATE_RESULT,
+  type GateDecisionBody,
+} from "../contracts/index.js";
 import { Keyring, loadPublicKeyFile } from "../crypto/index.js";
 import { type JournalEntry, MalformedRecord, SqliteJournalStore, verifyJournal } from "../journal/index.js";
 import { EVIDENCE_BUNDLE_EVENT, type EvidenceBundleBody } from "./events.js";
@@ -42,14 +48,18 @@ export interface Selection {
 function timeBound(t: string | undefined, flag: string): number | undefined {
   if (t === undefined) return undefined;
   const ms = Date.parse(t);
-  if (Number.isNaN(ms)) throw new EvidenceError("ERR_EVIDENCE_RUN_UNKNOWN", `${flag} is not an ISO 8601 time`);
+  if (Number.isNaN(ms))
+    throw new EvidenceError("ERR_EVIDENCE_RUN_UNKNOWN", `${flag} is not an ISO 8601 time`);
   return ms;
 }
 
 /** Verifies the journal with the keys (files) and returns all its entries in order. */
 export async function readVerified(db: string, keys: readonly string[]): Promise<JournalEntry[]> {
   if (keys.length === 0)
-    throw new EvidenceError("ERR_EVIDENCE_JOURNAL_INVALID", "the journal's public key is needed to verify it (--keys)");
+    throw new EvidenceError(
+      "ERR_EVIDENCE_JOURNAL_INVALID",
+      "the journal's public key is needed to verify it (--keys)",
+    );
   const store = SqliteJournalStore.open(db, { readonly: true });
   try {
     const report = await verifyJournal(store, new Keyring(keys.map((k) => loadPublicKeyFile(k))));
@@ -77,7 +87,9 @@ function byDecision(entries: readonly JournalEntry[]): Map<string, DecisionStep>
     } else if (e.type === GATE_DECISION) {
       const body = e.body as GateDecisionBody;
       // The latest pinned bundle whose policy hash is the one this decision was made under.
-      const pinned = [...bundles].reverse().find((b) => b.body.policy_bundle_hash === body.policy_bundle_hash);
+      const pinned = [...bundles]
+        .reverse()
+        .find((b) => b.body.policy_bundle_hash === body.policy_bundle_hash);
       steps.set(body.decision_id, { decision: e, body, hitl: [], ...(pinned ? { bundle: pinned } : {}) });
     }
   }
@@ -121,8 +133,8 @@ export function selectRuns(entries: readonly JournalEntry[], sel: Selection): Ru
     if (sel.run !== undefined && runId !== sel.run) continue;
     const t = Date.parse(s.decision.time);
     if ((from !== undefined && t < from) || (to !== undefined && t > to)) continue;
-    let r = runs.get(runId);
-    if (r === undefined) runs.set(runId, (r = { runId, steps: [], messages: [] }));
+    const r = runs.get(runId) ?? { runId, steps: [], messages: [] };
+    runs.set(runId, r);
     r.steps.push(s);
   }
   for (const e of entries)
@@ -130,7 +142,9 @@ export function selectRuns(entries: readonly JournalEntry[], sel: Selection): Ru
   if (runs.size === 0)
     throw new EvidenceError(
       "ERR_EVIDENCE_RUN_UNKNOWN",
-      sel.run !== undefined ? `the journal holds no decision of run ${sel.run}` : "no decision in the time range",
+      sel.run !== undefined
+        ? `the journal holds no decision of run ${sel.run}`
+        : "no decision in the time range",
     );
   return [...runs.values()];
 }

@@ -7,12 +7,7 @@
 // entry's seq and sink_uri names the entry's own hash. Deterministic: the same journal
 // and key export byte-identical events.
 import type { KeyObject } from "node:crypto";
-import {
-  buildLedgerEvent,
-  GENESIS,
-  type LedgerEvent,
-  type Sha256Hash,
-} from "../contracts/index.js";
+import { buildLedgerEvent, GENESIS, type LedgerEvent, type Sha256Hash } from "../contracts/index.js";
 import { keyIdOf, sign } from "../crypto/index.js";
 import type { JournalEntry } from "../journal/index.js";
 import { agentInstanceId, ledgerEventId, traceIdOf } from "./ids.js";

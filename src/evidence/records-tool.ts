@@ -96,6 +96,9 @@ export function toolResponseOf(
   const hash = r.outputs.payload_hash;
   if (hash !== undefined && hasSnapshot(hash)) r.outputs.snapshot_uri = snapshotUri(r.tool.name, hash);
   r.policy.decision_id = s.body.decision_id;
-  r.evidence = { ledger_event_id: ledgerEventId(s.response), replay_trace_step_id: replayStepId(s.decision.run_id ?? "", stepIndex) };
+  r.evidence = {
+    ledger_event_id: ledgerEventId(s.response),
+    replay_trace_step_id: replayStepId(s.decision.run_id ?? "", stepIndex),
+  };
   return ToolResponseEnvelopeSchema.parse(r);
 }

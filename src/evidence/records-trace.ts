@@ -36,14 +36,20 @@ export function stepsOf(s: DecisionStep, hasSnapshot: (hash: string) => boolean)
     return out;
   }
   const r = s.response?.body as
-    | { hashes: { response_hash: string }; outputs: { payload_hash?: string }; tool: { duration_ms?: number } }
+    | {
+        hashes: { response_hash: string };
+        outputs: { payload_hash?: string };
+        tool: { duration_ms?: number };
+      }
     | undefined;
   const hash = r?.outputs.payload_hash;
   out.push({
     step_type: executedType(s),
     ...common,
     ...(r !== undefined ? { response_hash: r.hashes.response_hash as ReplayStep["response_hash"] } : {}),
-    ...(hash !== undefined && hasSnapshot(hash) ? { response_snapshot_uri: snapshotUri(d.action.tool_name, hash as never) } : {}),
+    ...(hash !== undefined && hasSnapshot(hash)
+      ? { response_snapshot_uri: snapshotUri(d.action.tool_name, hash as never) }
+      : {}),
     ...(r?.tool.duration_ms !== undefined ? { duration_ms: r.tool.duration_ms } : {}),
   });
   return out;
@@ -64,7 +70,9 @@ export function replayTraceOf(run: RunEvidence, hasSnapshot: (hash: string) => b
   const first = run.steps[0];
   if (first === undefined) throw new Error("a run without decisions has no replay trace");
   const d = first.body.dare;
-  const steps = run.steps.flatMap((s) => stepsOf(s, hasSnapshot)).map((s, i) => ({ step_index: i + 1, ...s }));
+  const steps = run.steps
+    .flatMap((s) => stepsOf(s, hasSnapshot))
+    .map((s, i) => ({ step_index: i + 1, ...s }));
   return ReplayTraceSchema.parse({
     schema_version: "v1",
     trace_id: traceIdOf(first.decision),

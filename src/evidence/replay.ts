@@ -24,7 +24,13 @@ import {
   parseBundle,
   withChanges,
 } from "./bundle.js";
-import { type DecisionStep, type RunEvidence, readVerified, type Selection, selectRuns } from "./journal-read.js";
+import {
+  type DecisionStep,
+  type RunEvidence,
+  readVerified,
+  type Selection,
+  selectRuns,
+} from "./journal-read.js";
 import { EvidenceStore } from "./store.js";
 
 /** How an entry point opens its runtime over a materialized bundle (nothing executes). */
@@ -77,7 +83,11 @@ function recordedVerdict(s: DecisionStep): Verdict {
 }
 
 function verdictOf(o: GateOutcome): Verdict {
-  return { decision: o.decision, reasonCodes: [...o.reasonCodes], matchedRules: o.matchedRules.map((r) => r.id) };
+  return {
+    decision: o.decision,
+    reasonCodes: [...o.reasonCodes],
+    matchedRules: o.matchedRules.map((r) => r.id),
+  };
 }
 
 const same = (a: readonly string[], b: readonly string[]) =>
@@ -110,9 +120,15 @@ function pinnedBundle(run: RunEvidence, store: EvidenceStore, change: ReplayOpti
   const first = run.steps[0] as DecisionStep;
   run.steps.forEach((s, i) => {
     if (s.bundle === undefined)
-      throw new EvidenceError("ERR_EVIDENCE_BUNDLE_MISSING", `step ${i + 1}: no pinned bundle (recorded without the recorder)`);
+      throw new EvidenceError(
+        "ERR_EVIDENCE_BUNDLE_MISSING",
+        `step ${i + 1}: no pinned bundle (recorded without the recorder)`,
+      );
     if (s.bundle.body.bundle_hash !== first.bundle?.body.bundle_hash)
-      throw new EvidenceError("ERR_EVIDENCE_BUNDLE_MISSING", `step ${i + 1}: the bundle changed within the run`);
+      throw new EvidenceError(
+        "ERR_EVIDENCE_BUNDLE_MISSING",
+        `step ${i + 1}: the bundle changed within the run`,
+      );
   });
   const hash = first.bundle?.body.bundle_hash as Sha256Hash;
   let bundle: DecisionBundle;
@@ -144,15 +160,26 @@ function requestOf(s: DecisionStep, runId: string) {
     parameters: b.parameters,
     taintLabels: b.taint,
     ...(b.identity !== undefined
-      ? { identity: { agentId: b.identity.agent_id, domain: b.identity.domain, capabilities: b.identity.capabilities } }
+      ? {
+          identity: {
+            agentId: b.identity.agent_id,
+            domain: b.identity.domain,
+            capabilities: b.identity.capabilities,
+          },
+        }
       : {}),
   };
 }
 
 /** Feeds the recorded answer of an executed step back from its snapshot; a failure reason or undefined. */
-async function answer(w: Walk, s: DecisionStep, o: GateOutcome): Promise<{ code: string; reason: string } | undefined> {
+async function answer(
+  w: Walk,
+  s: DecisionStep,
+  o: GateOutcome,
+): Promise<{ code: string; reason: string } | undefined> {
   const ev = s.evidence?.body as { output_hash: Sha256Hash | null; taint: TaintLabel[] } | undefined;
-  if (ev === undefined || o.decisionId === null || (o.decision !== "allow" && o.decision !== "modify")) return;
+  if (ev === undefined || o.decisionId === null || (o.decision !== "allow" && o.decision !== "modify"))
+    return;
   let data: unknown;
   if (ev.output_hash !== null) {
     const snap = w.store.snapshot(ev.output_hash);
@@ -170,9 +197,19 @@ async function answer(w: Walk, s: DecisionStep, o: GateOutcome): Promise<{ code:
 }
 
 async function replayStep(w: Walk, s: DecisionStep, i: number): Promise<StepReport> {
-  const base = { step: i + 1, decisionId: s.body.decision_id, tool: s.body.dare.action.tool_name, recorded: recordedVerdict(s) };
+  const base = {
+    step: i + 1,
+    decisionId: s.body.decision_id,
+    tool: s.body.dare.action.tool_name,
+    recorded: recordedVerdict(s),
+  };
   if (s.body.parameters_elided !== undefined)
-    return { ...base, status: "failed", code: "ERR_EVIDENCE_SNAPSHOT_MISSING", reason: "parameters were elided in the journal" };
+    return {
+      ...base,
+      status: "failed",
+      code: "ERR_EVIDENCE_SNAPSHOT_MISSING",
+      reason: "parameters were elided in the journal",
+    };
   w.clock.now = Date.parse(s.decision.time);
   const o = await w.gate.evaluate(requestOf(s, w.runId));
   const replayed = verdictOf(o);

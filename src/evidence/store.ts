@@ -8,7 +8,18 @@
 // take the directory over `maxBytes`, is not stored (counted in `omitted`); a replay of
 // its step then reports the snapshot missing.
 import { createHash } from "node:crypto";
-import { chmodSync, closeSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, writeSync } from "node:fs";
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeSync,
+} from "node:fs";
 import { join } from "node:path";
 import { EvidenceError, type Sha256Hash } from "../contracts/index.js";
 
@@ -121,7 +132,9 @@ export class EvidenceStore {
     const r = this.#read(join(this.dir, "bundles", `${hexOf(hash)}.json`), hash, "bundle");
     if (r.ok) return r.bytes;
     throw new EvidenceError(
-      r.code === "ERR_EVIDENCE_SNAPSHOT_MISSING" ? "ERR_EVIDENCE_BUNDLE_MISSING" : "ERR_EVIDENCE_BUNDLE_TAMPERED",
+      r.code === "ERR_EVIDENCE_SNAPSHOT_MISSING"
+        ? "ERR_EVIDENCE_BUNDLE_MISSING"
+        : "ERR_EVIDENCE_BUNDLE_TAMPERED",
       r.message,
     );
   }
@@ -145,7 +158,11 @@ export class EvidenceStore {
 
   #read(path: string, hash: Sha256Hash, what: string): ReadOutcome {
     if (!existsSync(path))
-      return { ok: false, code: "ERR_EVIDENCE_SNAPSHOT_MISSING", message: `${what} ${hash} is not in the store` };
+      return {
+        ok: false,
+        code: "ERR_EVIDENCE_SNAPSHOT_MISSING",
+        message: `${what} ${hash} is not in the store`,
+      };
     const bytes = readFileSync(path);
     if (sha256Bytes(bytes) !== hash)
       return {

@@ -98,10 +98,10 @@ export {
   type ExecutionResult,
   type ExecutionSuccess,
   type ExecutorDeps,
-  type ResponseSnapshots,
   type ExecutorErrorCode,
   type ExecutorJournal,
   journalBreakerTransitions,
+  type ResponseSnapshots,
   type ToolIdentity,
 } from "./runtime.js";
 export {

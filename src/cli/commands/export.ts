@@ -32,7 +32,11 @@ export const EXPORT_OPTIONS = defineOptions({
     description: "the journal's key files (default: <journal>.key.pem beside it); gate needs the private key",
     kind: "values",
   },
-  from: { flags: "--from <iso>", description: "every run with a decision at or after this time", kind: "value" },
+  from: {
+    flags: "--from <iso>",
+    description: "every run with a decision at or after this time",
+    kind: "value",
+  },
   to: { flags: "--to <iso>", description: "every run with a decision at or before this time", kind: "value" },
   out: { flags: "--out <file>", description: "write to a new file (0600) instead of stdout", kind: "value" },
 });
@@ -59,7 +63,10 @@ export function selection(run: string | undefined, o: { from?: string; to?: stri
   };
 }
 
-async function toFile(path: string, run: (write: (line: string) => void) => Promise<number>): Promise<number> {
+async function toFile(
+  path: string,
+  run: (write: (line: string) => void) => Promise<number>,
+): Promise<number> {
   const file = createWriteStream(path, { flags: "wx", mode: 0o600 });
   await new Promise<void>((res, rej) => file.once("open", () => res()).once("error", rej)).catch(
     (err: NodeJS.ErrnoException) => {

@@ -39,7 +39,12 @@ export function registerReplay(program: Command, ctx: CliContext): void {
     program.command("replay").description(SUMMARY.replay).argument("<run>", "run id"),
     REPLAY_OPTIONS,
   ).action(async (run: string, o: ReplayOpts) => {
-    const reports = await replayRuns({ db: o.journal, keys: journalKeys(o.journal, o.keys), run, host: cliReplayHost });
+    const reports = await replayRuns({
+      db: o.journal,
+      keys: journalKeys(o.journal, o.keys),
+      run,
+      host: cliReplayHost,
+    });
     ctx.io.out(o.json ? `${JSON.stringify(reports, null, 2)}\n` : reports.map(reportText).join("\n"));
     if (reports.some((r) => r.counts.diverged + r.counts.failed > 0)) ctx.exitCode = EXIT.failed;
   });

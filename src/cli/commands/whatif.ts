@@ -16,8 +16,16 @@ import { SUMMARY } from "./summaries.js";
 const WHATIF_OPTIONS = defineOptions({
   journal: { flags: "--journal <file>", description: "journal database", kind: "value", required: true },
   policy: { flags: "--policy <files...>", description: "the policy files to try instead", kind: "values" },
-  contracts: { flags: "--contracts <dir>", description: "the contract directory to try instead", kind: "value" },
-  from: { flags: "--from <iso>", description: "every run with a decision at or after this time", kind: "value" },
+  contracts: {
+    flags: "--contracts <dir>",
+    description: "the contract directory to try instead",
+    kind: "value",
+  },
+  from: {
+    flags: "--from <iso>",
+    description: "every run with a decision at or after this time",
+    kind: "value",
+  },
   to: { flags: "--to <iso>", description: "every run with a decision at or before this time", kind: "value" },
   keys: {
     flags: "--keys <files...>",
@@ -50,9 +58,10 @@ export function diffRows(reports: readonly RunReport[]): WhatifRow[] {
         reason:
           s.status === "failed"
             ? `${s.code}: ${s.reason ?? ""}`
-            : [...(s.replayed?.reasonCodes ?? []), ...(s.replayed?.matchedRules ?? []).map((m) => `rule:${m}`)].join(
-                ", ",
-              ),
+            : [
+                ...(s.replayed?.reasonCodes ?? []),
+                ...(s.replayed?.matchedRules ?? []).map((m) => `rule:${m}`),
+              ].join(", "),
       })),
   );
 }
@@ -60,7 +69,8 @@ export function diffRows(reports: readonly RunReport[]): WhatifRow[] {
 function table(rows: readonly WhatifRow[], runs: number, steps: number): string {
   const w = Math.max(4, ...rows.map((r) => r.tool.length));
   const lines = rows.map(
-    (r) => `| ${String(r.step).padStart(4)} | ${r.tool.padEnd(w)} | ${`${r.old} → ${r.new}`.padEnd(17)} | ${r.reason} |`,
+    (r) =>
+      `| ${String(r.step).padStart(4)} | ${r.tool.padEnd(w)} | ${`${r.old} → ${r.new}`.padEnd(17)} | ${r.reason} |`,
   );
   const head = `| step | ${"tool".padEnd(w)} | old → new         | reason |\n|-----:|${"-".repeat(w + 2)}|-------------------|--------|\n`;
   return `${rows.length > 0 ? `${head}${lines.join("\n")}\n` : ""}${runs} run(s), ${steps} step(s): ${rows.length} changed, ${steps - rows.length} unchanged\n`;
@@ -84,7 +94,9 @@ export function registerWhatif(program: Command, ctx: CliContext): void {
     const steps = reports.reduce((n, r) => n + r.steps.length, 0);
     if (o.json) {
       const changed = rows.length;
-      ctx.io.out(`${JSON.stringify({ runs: reports.length, steps, changed, unchanged: steps - changed, rows }, null, 2)}\n`);
+      ctx.io.out(
+        `${JSON.stringify({ runs: reports.length, steps, changed, unchanged: steps - changed, rows }, null, 2)}\n`,
+      );
     } else ctx.io.out(table(rows, reports.length, steps));
   });
 }
