@@ -4,12 +4,20 @@
 // identical or diverged, or failed with the code (a snapshot or the bundle tampered with or
 // missing). Exit 0 when every step is identical, 1 otherwise, 2 for bad input.
 import type { Command } from "commander";
+import { WardenError } from "../../contracts/index.js";
 import { type RunReport, replayRuns, type StepReport } from "../../evidence/index.js";
 import { type CliContext, EXIT } from "../io.js";
 import { addOptions, defineOptions, type OptionsOf } from "../options.js";
 import { cliReplayHost } from "../replay-host.js";
 import { journalKeys } from "./export.js";
 import { SUMMARY } from "./summaries.js";
+
+/** The evidence could not be trusted: a negative outcome (exit 1), not bad input. */
+const UNTRUSTED: ReadonlySet<string> = new Set([
+  "ERR_EVIDENCE_JOURNAL_INVALID",
+  "ERR_EVIDENCE_BUNDLE_TAMPERED",
+  "ERR_EVIDENCE_BUNDLE_MISSING",
+]);
 
 const REPLAY_OPTIONS = defineOptions({
   journal: { flags: "--journal <file>", description: "journal database", kind: "value", required: true },
@@ -39,12 +47,17 @@ export function registerReplay(program: Command, ctx: CliContext): void {
     program.command("replay").description(SUMMARY.replay).argument("<run>", "run id"),
     REPLAY_OPTIONS,
   ).action(async (run: string, o: ReplayOpts) => {
-    const reports = await replayRuns({
-      db: o.journal,
-      keys: journalKeys(o.journal, o.keys),
-      run,
-      host: cliReplayHost,
-    });
+    let reports: RunReport[];
+    try {
+      reports = await replayRuns({ db: o.journal, keys: journalKeys(o.journal, o.keys), run, host: cliReplayHost });
+    } catch (err) {
+      if (err instanceof WardenError && UNTRUSTED.has(err.code)) {
+        ctx.io.err(`${err.code}: ${err.message}\n`);
+        ctx.exitCode = EXIT.failed;
+        return;
+      }
+      throw err;
+    }
     ctx.io.out(o.json ? `${JSON.stringify(reports, null, 2)}\n` : reports.map(reportText).join("\n"));
     if (reports.some((r) => r.counts.diverged + r.counts.failed > 0)) ctx.exitCode = EXIT.failed;
   });
