@@ -49,7 +49,12 @@ export function registerReplay(program: Command, ctx: CliContext): void {
   ).action(async (run: string, o: ReplayOpts) => {
     let reports: RunReport[];
     try {
-      reports = await replayRuns({ db: o.journal, keys: journalKeys(o.journal, o.keys), run, host: cliReplayHost });
+      reports = await replayRuns({
+        db: o.journal,
+        keys: journalKeys(o.journal, o.keys),
+        run,
+        host: cliReplayHost,
+      });
     } catch (err) {
       if (err instanceof WardenError && UNTRUSTED.has(err.code)) {
         ctx.io.err(`${err.code}: ${err.message}\n`);
