@@ -337,6 +337,9 @@ export const ERROR_CODES = {
     "ERR_EXEC_MCP_TOOL_CHANGED",
     "ERR_EXEC_MCP_PIN_STORE",
     "ERR_EXEC_MCP_PROTOCOL",
+    // The decision carried an obligation this execution could not meet (no signed approval for
+    // require_hitl, rate limit reached, no notifier, output not maskable, unknown type): refused.
+    "ERR_EXEC_OBLIGATION_UNMET",
   ],
   capability: [
     // A capability token that is malformed, not signed by this runtime's key, or tampered with.

@@ -83,6 +83,15 @@ export {
   mcpToolHash,
 } from "./mcp.js";
 export {
+  checkObligations,
+  maskOutput,
+  OBLIGATIONS_EVENT,
+  type ObligationNotice,
+  type ObligationPorts,
+  type ObligationsBody,
+  RateWindows,
+} from "./obligations.js";
+export {
   DEFAULT_TRUSTED_PREFIXES,
   type ProcessBinding,
   ProcessExecutor,
