@@ -119,7 +119,7 @@ describe("warden whatif", () => {
       [1, "allow", "deny"],
       [4, "allow", "deny"],
     ]);
-    expect(report.rows[0].reason).toContain("rule:no-notes");
+    expect(report.rows[0].reason).toContain("RULE:no-notes");
   });
 
   it("covers every run of a time range, and the same policy changes nothing", async () => {

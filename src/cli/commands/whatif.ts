@@ -45,6 +45,13 @@ export interface WhatifRow {
   reason: string;
 }
 
+/** The new decision's reason codes, and the matched rules a `RULE:<id>` code does not already name. */
+function reasonOf(v: { reasonCodes: string[]; matchedRules: string[] } | undefined): string {
+  if (v === undefined) return "";
+  const rules = v.matchedRules.filter((m) => !v.reasonCodes.includes(`RULE:${m}`)).map((m) => `rule ${m}`);
+  return [...v.reasonCodes, ...rules].join(", ");
+}
+
 export function diffRows(reports: readonly RunReport[]): WhatifRow[] {
   return reports.flatMap((r) =>
     r.steps
@@ -55,13 +62,7 @@ export function diffRows(reports: readonly RunReport[]): WhatifRow[] {
         tool: s.tool,
         old: s.recorded.decision,
         new: s.replayed?.decision ?? "(failed)",
-        reason:
-          s.status === "failed"
-            ? `${s.code}: ${s.reason ?? ""}`
-            : [
-                ...(s.replayed?.reasonCodes ?? []),
-                ...(s.replayed?.matchedRules ?? []).map((m) => `rule:${m}`),
-              ].join(", "),
+        reason: s.status === "failed" ? `${s.code}: ${s.reason ?? ""}` : reasonOf(s.replayed),
       })),
   );
 }
