@@ -29,6 +29,8 @@ export interface BundleSources {
   policy: readonly string[];
   contractsDir?: string | undefined;
   gateConfig?: string | undefined;
+  /** A gate configuration given as data rather than a file (the sidecar's `gate:` section); written as gate.json. */
+  gateConfigData?: unknown;
   /** The contract trust section as configured (JSON), when any. */
   trust?: unknown;
 }
@@ -51,7 +53,12 @@ export function collectBundle(s: BundleSources): DecisionBundle {
     schema: BUNDLE_SCHEMA,
     policies,
     contracts,
-    gate_config: s.gateConfig === undefined ? null : entry(s.gateConfig),
+    gate_config:
+      s.gateConfig !== undefined
+        ? entry(s.gateConfig)
+        : s.gateConfigData !== undefined
+          ? { name: "gate.json", data_b64: Buffer.from(canonicalJson(s.gateConfigData)).toString("base64") }
+          : null,
     trust: s.trust === undefined ? null : JSON.parse(JSON.stringify(s.trust)),
   });
 }
