@@ -83,13 +83,14 @@ export interface MaterializedBundle {
 }
 
 export function materializeBundle(b: DecisionBundle): MaterializedBundle {
-  const dir = mkdtempSync(join(tmpdir(), "warden-bundle-"));
-  const write = (sub: string, f: z.infer<typeof FileEntry>): string => {
-    if (f.name.includes("/") || f.name === "." || f.name === "..")
+  for (const f of [...b.policies, ...b.contracts, ...(b.gate_config ? [b.gate_config] : [])])
+    if (f.name.includes("/") || f.name.includes("\\") || f.name === "." || f.name === "..")
       throw new EvidenceError(
         "ERR_EVIDENCE_BUNDLE_TAMPERED",
         `bundle file name ${f.name} is not a plain name`,
       );
+  const dir = mkdtempSync(join(tmpdir(), "warden-bundle-"));
+  const write = (sub: string, f: z.infer<typeof FileEntry>): string => {
     const p = join(dir, sub, f.name);
     writeFileSync(p, Buffer.from(f.data_b64, "base64"), { mode: 0o600 });
     return p;
