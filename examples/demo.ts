@@ -32,13 +32,15 @@ const out = (s: string) => process.stdout.write(s);
 const KEEP = process.env.WARDEN_DEMO_KEEP === "1";
 
 /** The verify command is printed only for a journal that still exists when the demo ends. */
-function keepNote(dbPath: string): string {
+function keepNote(dbPath: string, runId: string): string {
   if (!KEEP) {
     return "\nthe demo removes its temp directory (journal included) on exit; run it as\nWARDEN_DEMO_KEEP=1 npm run demo to keep the journal and get the command that verifies it\n\n";
   }
   return (
     `\njournal kept: ${dbPath} (public key ${dbPath}.key.pub.pem; delete the directory when done)\n` +
-    `verify it yourself: node bin/warden.js journal verify --db ${dbPath} --keys ${dbPath}.key.pub.pem\n\n`
+    `verify it yourself: node bin/warden.js journal verify --db ${dbPath} --keys ${dbPath}.key.pub.pem\n` +
+    `replay the run:     node bin/warden.js replay ${runId} --journal ${dbPath}\n` +
+    `try a policy:       node bin/warden.js whatif ${runId} --policy examples/demo/policy-whatif.yaml --journal ${dbPath}\n\n`
   );
 }
 
@@ -223,7 +225,7 @@ async function main(): Promise<number> {
           ["journal entries", String(journal.entries)],
           ["journal head", journal.head ?? "-"],
         ]) +
-        keepNote(rt.dbPath) +
+        keepNote(rt.dbPath, run.result.runId) +
         `DEMO_SUMMARY ${JSON.stringify(summary)}\n`,
     );
     const ok =

@@ -26,6 +26,9 @@ const COMMANDS: Record<CommandName, () => Promise<Register>> = {
   provenance: async () => (await import("./commands/provenance.js")).registerProvenance,
   hooks: async () => (await import("./commands/hooks.js")).registerHooks,
   mcp: async () => (await import("./commands/mcp.js")).registerMcp,
+  export: async () => (await import("./commands/export.js")).registerExport,
+  replay: async () => (await import("./commands/replay.js")).registerReplay,
+  whatif: async () => (await import("./commands/whatif.js")).registerWhatif,
 };
 
 /** The command `argv` runs (`warden help X` asks for X). */

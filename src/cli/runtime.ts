@@ -17,6 +17,7 @@ import {
   publicKeyInfo,
   saveKeyPair,
 } from "../crypto/index.js";
+import { openRecorder, pinBundle } from "../evidence/index.js";
 import {
   bindingForContract,
   type EvidenceEnvelope,
@@ -67,6 +68,10 @@ export interface RuntimeOptions {
   allowLoopback?: boolean;
   /** File executor root and process working directory (default: the current directory). */
   sandbox?: string;
+  /** The replay recorder (response snapshots and the pinned bundle beside the journal); default on. */
+  record?: boolean;
+  /** The Gate's clock (replay runs it on the recorded times). */
+  clock?: () => number;
 }
 
 /** An executed call as the CLI and the loop see it: the executor's result, output made model-readable. */
@@ -262,30 +267,41 @@ export async function openRuntime(o: RuntimeOptions): Promise<Runtime> {
     return b !== undefined && b.tool === tool ? { toolClass: "file", action: b.op } : classifyContract(tool);
   };
   let source: ContractSource | undefined;
-  const rt = await composeRuntime({
-    policy: o.policy,
-    contracts: {
-      dir: o.contracts,
-      trust: setup.trust,
-      ...(setup.baseDir !== undefined ? { baseDir: setup.baseDir } : {}),
-    },
-    journal: { path: dbPath, signer: pair },
-    gate: {
-      ...setup.gate,
-      classify,
-      contractLookup: (reg) => {
-        source = contractSource(reg, builtins);
-        return source;
+  const recorder = o.record === false ? undefined : openRecorder(dbPath);
+  const rt = await composeRuntime(
+    {
+      policy: o.policy,
+      contracts: {
+        dir: o.contracts,
+        trust: setup.trust,
+        ...(setup.baseDir !== undefined ? { baseDir: setup.baseDir } : {}),
+      },
+      journal: { path: dbPath, signer: pair },
+      gate: {
+        ...setup.gate,
+        classify,
+        contractLookup: (reg) => {
+          source = contractSource(reg, builtins);
+          return source;
+        },
+      },
+      agentId: o.principal,
+      ...(setup.apae !== undefined ? { apae: setup.apae } : {}),
+      executors: {
+        http: { allowLoopback: o.allowLoopback === true },
+        process: { workDir: sandbox },
+        file: { root: sandbox },
       },
     },
-    agentId: o.principal,
-    ...(setup.apae !== undefined ? { apae: setup.apae } : {}),
-    executors: {
-      http: { allowLoopback: o.allowLoopback === true },
-      process: { workDir: sandbox },
-      file: { root: sandbox },
-    },
-  });
+    { ...(recorder ? { snapshots: recorder } : {}), ...(o.clock ? { clock: o.clock } : {}) },
+  );
+  if (recorder) {
+    const sources = { policy: o.policy, contractsDir: o.contracts, gateConfig: o.config, trust: setup.trust };
+    await pinBundle(rt.journal, recorder, sources, rt.policy.policyBundleHash).catch(async (err) => {
+      await rt.close();
+      throw err;
+    });
+  }
   const registry = rt.contracts as ContractRegistry;
   if (source === undefined) throw new Error("the composition root did not ask for the contract lookup");
   return assemble(o, rt, { registry, source, builtins, classify, sandbox, dbPath, pair, generatedAt });

@@ -35,6 +35,25 @@ export const ERROR_CODES = {
   // ERR_CLI_INIT_NOT_EMPTY: `warden init` refuses a non-empty directory without --force.
   cli: ["ERR_CLI_USAGE", "ERR_CLI_INPUT", "ERR_CLI_INIT_NOT_EMPTY"],
   gate: ["ERR_GATE_CONFIG_INVALID", "ERR_GATE_UNKNOWN_DECISION", "ERR_GATE_SCENARIO_INVALID"],
+  // DARE evidence (src/evidence): the replay recorder, replay / what-if and the GATE export.
+  evidence: [
+    // A response snapshot's bytes no longer hash to the output_hash the journal holds.
+    "ERR_EVIDENCE_SNAPSHOT_TAMPERED",
+    // The journal names a response snapshot the evidence store does not hold.
+    "ERR_EVIDENCE_SNAPSHOT_MISSING",
+    // A pinned bundle's bytes no longer hash to the bundle hash the journal holds.
+    "ERR_EVIDENCE_BUNDLE_TAMPERED",
+    // A decision has no pinned bundle (recorded without the recorder) or the bundle file is gone.
+    "ERR_EVIDENCE_BUNDLE_MISSING",
+    // The journal holds no decision of the run (or time range) asked for.
+    "ERR_EVIDENCE_RUN_UNKNOWN",
+    // The journal failed verification; nothing is exported or replayed from it.
+    "ERR_EVIDENCE_JOURNAL_INVALID",
+    // The evidence store directory or a file in it is unusable (permissions, size bounds).
+    "ERR_EVIDENCE_STORE",
+    // The GATE export signs its LedgerEvents with the journal's private key and none was given.
+    "ERR_EVIDENCE_LEDGER_KEY",
+  ],
   context: [
     "ERR_CONTEXT_CONFIG_INVALID",
     "ERR_CONTEXT_RUN_MISMATCH",
@@ -318,6 +337,9 @@ export const ERROR_CODES = {
     "ERR_EXEC_MCP_TOOL_CHANGED",
     "ERR_EXEC_MCP_PIN_STORE",
     "ERR_EXEC_MCP_PROTOCOL",
+    // The decision carried an obligation this execution could not meet (no signed approval for
+    // require_hitl, rate limit reached, no notifier, output not maskable, unknown type): refused.
+    "ERR_EXEC_OBLIGATION_UNMET",
     // A tool whose description or schema carries hidden instructions (tag characters, invisible text, injection phrases, shadowing).
     "ERR_EXEC_MCP_TOOL_FLAGGED",
     // A call or contract names an MCP upstream the deployment did not declare.
@@ -593,6 +615,13 @@ export class ServerError extends WardenError {
 /** The MCP gateway (src/mcp-gateway): configuration, session credentials, governed refusals. */
 export class McpGatewayError extends WardenError {
   constructor(code: CodeOf<"mcpGateway">, message: string, options?: WardenErrorOptions) {
+    super(code, message, options);
+  }
+}
+
+/** DARE evidence: recorder, replay, what-if, GATE export (src/evidence). */
+export class EvidenceError extends WardenError {
+  constructor(code: CodeOf<"evidence">, message: string, options?: WardenErrorOptions) {
     super(code, message, options);
   }
 }

@@ -22,6 +22,7 @@ export {
   DelegationError,
   ERROR_CODES,
   type ErrorFamily,
+  EvidenceError,
   ExecutorError,
   GateError,
   HookError,

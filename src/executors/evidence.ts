@@ -17,6 +17,8 @@ import {
   UUID_PATTERN,
 } from "../contracts/index.js";
 
+import { OBLIGATIONS_EVENT, ObligationsBody } from "./obligations.js";
+
 export const EVIDENCE_SCHEMA = "warden.evidence.v1" as const;
 
 export const EXECUTION_STATUSES = ["success", "error", "timeout", "cancelled", "rejected"] as const;
@@ -189,6 +191,7 @@ export function parametersHash(parameters: Readonly<Record<string, unknown>>): S
 /** Journal event types written by executors, with their body schemas (register them with the journal). */
 export const EXECUTOR_EVENT_TYPES = {
   "warden.executor.evidence": EvidenceEnvelope,
+  [OBLIGATIONS_EVENT]: ObligationsBody,
   "warden.executor.breaker": z.strictObject({
     tool: Str,
     from: z.enum(["closed", "open", "half_open"]),

@@ -90,6 +90,15 @@ export {
 } from "./mcp.js";
 export { type McpFinding, type McpFindingKind, scanMcpTool } from "./mcp-scan.js";
 export {
+  checkObligations,
+  maskOutput,
+  OBLIGATIONS_EVENT,
+  type ObligationNotice,
+  type ObligationPorts,
+  type ObligationsBody,
+  RateWindows,
+} from "./obligations.js";
+export {
   DEFAULT_TRUSTED_PREFIXES,
   type ProcessBinding,
   ProcessExecutor,
@@ -108,6 +117,7 @@ export {
   type ExecutorErrorCode,
   type ExecutorJournal,
   journalBreakerTransitions,
+  type ResponseSnapshots,
   type ToolIdentity,
 } from "./runtime.js";
 export {

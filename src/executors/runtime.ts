@@ -8,6 +8,7 @@ import {
   ExecutorError,
   isoTime,
   newTraceId,
+  type Sha256Hash,
   TaintLabel,
   type TaintSource,
   type ToolResponseEnvelope,
@@ -26,6 +27,7 @@ import {
   rawOutputHash,
   toolResponseFor,
 } from "./evidence.js";
+import { checkObligations, maskOutput, OBLIGATIONS_EVENT, type ObligationPorts } from "./obligations.js";
 
 export type ExecutorErrorCode = (typeof ERROR_CODES.executor)[number];
 export type ExecFailureCode = ExecutorErrorCode | TicketFailureCode;
@@ -43,6 +45,15 @@ export interface ExecutorDeps {
   dare?: DareDeployment;
   /** The agent this runtime executes for (recorded in every envelope). */
   agentId?: string;
+  /** What obligations need from the runtime (the notifier, shared rate windows). */
+  obligations?: ObligationPorts;
+  /** The replay recorder: receives the raw output bytes of every execution, keyed by their output_hash. */
+  snapshots?: ResponseSnapshots;
+}
+
+/** Where response snapshots go (src/evidence's store); `put` must not throw. */
+export interface ResponseSnapshots {
+  put(bytes: Uint8Array, hash: Sha256Hash): void;
 }
 
 /** Per-call options. */
@@ -150,6 +161,36 @@ function toError(err: unknown): { code: ExecutorErrorCode; message: string } {
   return { code: "ERR_EXEC_IO", message };
 }
 
+/**
+ * Applies mask_fields to the output (withholding an output that cannot be masked) and
+ * journals the obligations' fulfilment before the action completes.
+ */
+async function fulfil<O>(
+  deps: ExecutorDeps,
+  t: ExecutionTicket,
+  pre: Extract<Awaited<ReturnType<typeof checkObligations>>, { ok: true }>,
+  x: { outcome: AttemptOutcome<O>; tool: string; traceId: string },
+): Promise<void> {
+  const fulfilled = [...pre.fulfilled];
+  let unmet: { type: string; reason: string } | undefined;
+  if (pre.mask.length > 0 && x.outcome.output !== undefined) {
+    const m = maskOutput(x.outcome.output, pre.mask);
+    if (m === undefined) {
+      unmet = { type: "mask_fields", reason: "the output is not a JSON object" };
+      delete x.outcome.output;
+      x.outcome.error = {
+        code: "ERR_EXEC_OBLIGATION_UNMET",
+        message: "obligation mask_fields not met: the output is not a JSON object",
+      };
+    } else {
+      x.outcome.output = m.output;
+      fulfilled.push({ type: "mask_fields", detail: `masked ${m.masked} field(s)` });
+    }
+  }
+  const body = { decision_id: t.decisionId, tool: x.tool, fulfilled, ...(unmet ? { unmet } : {}) };
+  await journal(deps, OBLIGATIONS_EVENT, t.runId, x.traceId, body);
+}
+
 async function journal(
   deps: ExecutorDeps,
   type: string,
@@ -210,6 +251,18 @@ export async function runGoverned<O>(
   }
   const t = redeemed.ticket;
   const traceId = opts.traceId ?? newTraceId();
+  const pre = await checkObligations(t, spec.tool.name, deps.obligations ?? {});
+  if (!pre.ok) {
+    const body = {
+      decision_id: t.decisionId,
+      tool: spec.tool.name,
+      fulfilled: pre.fulfilled,
+      unmet: pre.unmet,
+    };
+    await journal(deps, OBLIGATIONS_EVENT, t.runId, traceId, body);
+    const message = `obligation ${pre.unmet.type} not met: ${pre.unmet.reason}`;
+    return { ok: false, code: "ERR_EXEC_OBLIGATION_UNMET", message };
+  }
   const started = Date.now();
   const startedAt = isoTime(started);
 
@@ -248,6 +301,7 @@ export async function runGoverned<O>(
     }
   }
 
+  if (t.obligations.length > 0) await fulfil(deps, t, pre, { outcome, tool: spec.tool.name, traceId });
   const status = statusOf(outcome.error?.code);
   const taint: TaintLabel[] =
     status === "success" || outcome.raw !== undefined
@@ -293,6 +347,8 @@ export async function runGoverned<O>(
     taint,
   });
   const response = toolResponseFor(evidence, deps.dare, outcome.contentType);
+  if (outcome.raw !== undefined && evidence.output_hash !== null)
+    deps.snapshots?.put(outcome.raw, evidence.output_hash);
   await journal(deps, "warden.executor.evidence", t.runId, traceId, evidence);
   await journal(deps, "dare.tool.response", t.runId, traceId, response as unknown as Record<string, unknown>);
 

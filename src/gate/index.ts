@@ -55,5 +55,7 @@ export {
   type RedeemExpectation,
   type RedeemResult,
   redeemTicket,
+  type TicketApproval,
   type TicketFailureCode,
+  type TicketObligation,
 } from "./ticket.js";

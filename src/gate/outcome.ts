@@ -6,7 +6,7 @@
 import type { Decision, DecisionId, HITLDecisionRecord, Sha256Hash, TaintLabel } from "../contracts/index.js";
 import type { MatchedRule, ModifyChange, Obligation } from "../policy/index.js";
 import type { ApprovalVerdict } from "./approvals.js";
-import { ExecutionTicket } from "./ticket.js";
+import { ExecutionTicket, type TicketApproval } from "./ticket.js";
 
 export type GateFault = "journal_unavailable" | "policy_error";
 
@@ -25,6 +25,8 @@ export interface ApprovalRecord {
   approver?: string;
   /** The signed DARE HITL record, journaled as `dare.hitl.decision`. */
   hitl?: HITLDecisionRecord;
+  /** The approver signed the verdict with their own key (not only the runtime key). */
+  approverSigned?: boolean;
 }
 
 /** How a step_up or defer that `authorize` waited on was resolved. */
@@ -149,6 +151,22 @@ export interface Grant {
   ttlMs?: number | undefined;
 }
 
+/** The signed HITL record of the approval that released this outcome, as the ticket carries it. */
+function approvalGrant(o: GrantedOutcome): { approval?: TicketApproval } {
+  const a = approvalOf(o);
+  const h = a?.hitl;
+  if (a === undefined || h === undefined || (a.outcome !== "approve" && a.outcome !== "modify")) return {};
+  return {
+    approval: {
+      approvalId: h.approval_id,
+      approver: h.decision.approver_id,
+      signingKeyId: h.evidence.signing_key_id ?? "",
+      signature: h.evidence.signature,
+      approverSigned: a.approverSigned === true,
+    },
+  };
+}
+
 /** The granted outcome with its ticket: the last step of `authorize` for allow and modify. */
 export function withTicket(o: GrantedOutcome, g: Grant): GrantedOutcome {
   const r = g.request;
@@ -161,6 +179,8 @@ export function withTicket(o: GrantedOutcome, g: Grant): GrantedOutcome {
     ...(r.tool !== undefined ? { tool: r.tool } : {}),
     parameters: o.parameters,
     ...(g.ttlMs !== undefined ? { ttlMs: g.ttlMs } : {}),
+    obligations: o.obligations,
+    ...approvalGrant(o),
   });
   return o;
 }

@@ -94,7 +94,12 @@ export async function awaitApproval(deps: GateDeps, h: Hold & { o: StepUpOutcome
 
 async function applyVerdict(deps: GateDeps, h: Hold & { o: StepUpOutcome }, verdict: Answered) {
   const hitl = hitlRecord(deps, h, verdict);
-  h.approval = { outcome: verdict.outcome, approver: verdict.approver.id, hitl };
+  h.approval = {
+    outcome: verdict.outcome,
+    approver: verdict.approver.id,
+    hitl,
+    approverSigned: verdict.signed !== undefined,
+  };
   const by = verdict.approver;
   const justification = verdict.justification;
   try {

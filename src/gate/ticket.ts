@@ -14,6 +14,22 @@ export type TicketFailureCode =
   | "ERR_TICKET_ALTERED"
   | "ERR_TICKET_WRONG_TOOL";
 
+/** An obligation of the decision, carried by its ticket for the executor to fulfil (or refuse). */
+export interface TicketObligation {
+  type: string;
+  params?: Record<string, unknown>;
+}
+
+/** The signed human approval a step_up ticket was released by. */
+export interface TicketApproval {
+  approvalId: string;
+  approver: string;
+  signingKeyId: string;
+  signature: string;
+  /** Signed by the approver's own key (verified by the approvals service), not only the runtime's. */
+  approverSigned: boolean;
+}
+
 export interface TicketGrant {
   decisionId: string;
   runId: string;
@@ -25,6 +41,8 @@ export interface TicketGrant {
   /** Lifetime in ms (default 60 s). */
   ttlMs?: number;
   now?: number;
+  obligations?: readonly TicketObligation[];
+  approval?: TicketApproval;
 }
 
 interface TicketState {
@@ -53,6 +71,10 @@ export class ExecutionTicket {
   readonly tool: string | undefined;
   /** The parameters the executor must use: a frozen deep copy of what the Gate authorised. */
   readonly parameters: Readonly<Record<string, unknown>>;
+  /** The decision's obligations (frozen): the executor refuses to complete an action that does not meet them. */
+  readonly obligations: readonly Readonly<TicketObligation>[];
+  /** The signed HITL approval that released a step_up, when there was one. */
+  readonly approval: Readonly<TicketApproval> | undefined;
 
   private constructor(grant: TicketGrant) {
     this.decisionId = grant.decisionId;
@@ -62,6 +84,8 @@ export class ExecutionTicket {
     this.action = grant.action;
     this.tool = grant.tool;
     this.parameters = deepFreeze(structuredClone(grant.parameters));
+    this.obligations = deepFreeze(structuredClone([...(grant.obligations ?? [])]));
+    this.approval = grant.approval === undefined ? undefined : deepFreeze({ ...grant.approval });
     Object.freeze(this);
   }
 

@@ -19,6 +19,7 @@ import {
   BreakerRegistry,
   type ExecutorDeps,
   journalBreakerTransitions,
+  RateWindows,
   registerExecutorEventTypes,
 } from "../executors/index.js";
 import { DeferQueue, Gate, type GatePolicy, InProcessApprovals } from "../gate/index.js";
@@ -245,10 +246,18 @@ function executorDepsFor(
   policy: GatePolicy,
   journal: Journal,
   breakers: BreakerRegistry,
+  deps: RuntimeDeps,
 ): ExecutorDeps {
+  const { snapshots, notify } = deps;
   return {
     journal,
     breakers,
+    obligations: {
+      windows: new RateWindows(),
+      ...(deps.clock ? { now: deps.clock } : {}),
+      ...(notify ? { notify } : {}),
+    },
+    ...(snapshots !== undefined ? { snapshots } : {}),
     ...(config.agentId !== undefined ? { agentId: config.agentId } : {}),
     dare: {
       tenantId: config.gate.tenantId ?? "default",
@@ -279,7 +288,7 @@ async function wire(
   const { journal, store } = o;
   const loaded = await loadContracts(config.contracts, journal);
   const breakers = new BreakerRegistry(config.breaker ?? {});
-  const executorDeps = executorDepsFor(config, policy, journal, breakers);
+  const executorDeps = executorDepsFor(config, policy, journal, breakers, deps);
   const executors = composeExecutors(config.executors, executorDeps);
   const clock = deps.clock ?? Date.now;
   const pinConfig = config.identity?.agentpin;

@@ -4,7 +4,7 @@
 import type { KeyObject } from "node:crypto";
 import type { ContextConfig, ContextConfigInput, PrincipalStateStore } from "../context/index.js";
 import type { KeyPair } from "../crypto/index.js";
-import type { BreakerOptions } from "../executors/index.js";
+import type { BreakerOptions, ObligationPorts, ResponseSnapshots } from "../executors/index.js";
 import type { ContractLookup, GatePolicy, PrincipalConfig } from "../gate/index.js";
 import type { InboxOptions, MessagingIdentityPem } from "../messaging/index.js";
 import type { CompiledTool, ContractRegistry, ToolClassification } from "../tools/index.js";
@@ -112,4 +112,8 @@ export interface RuntimeDeps {
   policy?: GatePolicy;
   /** Replaces the SQLite principal state store. */
   principalStore?: PrincipalStateStore;
+  /** The notifier `notify` obligations need (absent: a notify obligation is unmet). */
+  notify?: ObligationPorts["notify"];
+  /** The replay recorder's snapshot store (src/evidence), handed to the executors. */
+  snapshots?: ResponseSnapshots;
 }

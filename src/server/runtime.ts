@@ -8,6 +8,7 @@ import { dirname, resolve } from "node:path";
 import type { Session, SessionStore, StartRunOptions } from "../context/index.js";
 import { WardenError } from "../contracts/index.js";
 import type { KeyPair } from "../crypto/index.js";
+import { openRecorder, pinBundle } from "../evidence/index.js";
 import type { BreakerRegistry } from "../executors/index.js";
 import type { Gate, GatePolicy, InProcessApprovals } from "../gate/index.js";
 import { type Journal, nextKeyId, SqliteJournalStore } from "../journal/index.js";
@@ -159,10 +160,25 @@ export async function openSidecarRuntime(
 ): Promise<SidecarRuntime> {
   const c = loaded.config;
   const signer = loadJournalKey(loaded);
+  // The replay recorder (docs/evidence.md): snapshots and the pinned bundle beside a file journal.
+  const recorder = c.journal.path === ":memory:" ? undefined : openRecorder(c.journal.path);
   const rt = await composeRuntime(sidecarRuntimeConfig(loaded, signer), {
     ...(overrides.policy ? { policy: overrides.policy } : {}),
     ...(overrides.clock ? { clock: overrides.clock } : {}),
+    ...(recorder ? { snapshots: recorder } : {}),
   });
+  if (recorder) {
+    const sources = {
+      policy: c.policies,
+      contractsDir: c.contracts,
+      gateConfigData: { ...c.gate, requireContract: loaded.gate.config.requireContract },
+      trust: c.trust,
+    };
+    await pinBundle(rt.journal, recorder, sources, rt.policy.policyBundleHash).catch(async (err) => {
+      await rt.close();
+      throw err;
+    });
+  }
   if (rt.apae !== undefined && loaded.apae !== undefined) {
     // A Regulated deployment missing a required mechanism does not start.
     try {

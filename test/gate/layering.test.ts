@@ -36,6 +36,7 @@ const ALLOWED: Record<string, string[]> = {
   runtime: BELOW_ENTRY_POINTS,
   "mcp-gateway": [...BELOW_ENTRY_POINTS, "runtime"],
   hooks: [...BELOW_ENTRY_POINTS, "runtime"],
+  evidence: [...BELOW_ENTRY_POINTS, "runtime"],
 };
 
 function files(dir: string): string[] {

@@ -17,6 +17,9 @@ export const SUMMARY = {
   provenance: "APAE provenance: which agents touched data or an ECT, transformed, chain complete (L3 ledger)",
   hooks: "Warden as an AARTS security engine for agent hosts: stdio server, Claude Code adapter, install",
   mcp: "the MCP gateway: serve upstream MCP servers governed by the Gate and the journal (stdio, HTTP)",
+  export: "export evidence from the journal: --format gate writes the DARE records as GATE JSONL",
+  replay: "re-run a recorded run through its pinned bundle, executors answered from snapshots",
+  whatif: "replay recorded runs under a changed policy/contracts and show which decisions change",
   init: "write a working starter sidecar deployment (config, keys, policy, contracts, work dir)",
 } as const;
 
