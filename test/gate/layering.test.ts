@@ -19,6 +19,7 @@ const BELOW_ENTRY_POINTS = [
   "gate",
   "executors",
   "messaging",
+  "store-pg",
 ];
 
 const ALLOWED: Record<string, string[]> = {
@@ -33,6 +34,7 @@ const ALLOWED: Record<string, string[]> = {
   gate: ["contracts", "crypto", "tools", "context", "policy", "journal", "identity"],
   executors: ["contracts", "crypto", "tools", "journal", "gate"],
   messaging: ["contracts", "crypto", "context", "policy", "journal", "gate"],
+  "store-pg": ["contracts", "crypto", "context", "journal", "trust", "identity"],
   runtime: BELOW_ENTRY_POINTS,
   hooks: [...BELOW_ENTRY_POINTS, "runtime"],
 };
@@ -49,7 +51,7 @@ describe("layering", () => {
     it(`src/${layer} imports only ${allowed.join(", ") || "nothing above it"}`, () => {
       for (const f of files(join(REPO_ROOT, "src", layer))) {
         const text = readFileSync(f, "utf8");
-        for (const m of text.matchAll(/from "(\.\.\/(?:\.\.\/)*)([a-z]+)\//g)) {
+        for (const m of text.matchAll(/from "(\.\.\/(?:\.\.\/)*)([a-z-]+)\//g)) {
           const depth = (m[1] ?? "").split("../").length - 1;
           const rel = f.slice(join(REPO_ROOT, "src", layer).length + 1).split("/").length - 1;
           if (depth <= rel) continue; // stays inside the layer
@@ -70,7 +72,7 @@ describe("layering", () => {
   it("other layers use only a layer's public index", () => {
     for (const f of files(join(REPO_ROOT, "src"))) {
       const text = readFileSync(f, "utf8");
-      for (const m of text.matchAll(/from "\.\.\/([a-z]+)\/([a-z-]+)\.js"/g)) {
+      for (const m of text.matchAll(/from "\.\.\/([a-z-]+)\/([a-z-]+)\.js"/g)) {
         const own = f.includes(`/src/${m[1]}/`);
         if (!own) expect(m[2], `${f} imports ${m[1]}/${m[2]}`).toBe("index");
       }
