@@ -25,6 +25,7 @@ const COMMANDS: Record<CommandName, () => Promise<Register>> = {
   identity: async () => (await import("./commands/identity.js")).registerIdentity,
   provenance: async () => (await import("./commands/provenance.js")).registerProvenance,
   hooks: async () => (await import("./commands/hooks.js")).registerHooks,
+  db: async () => (await import("./commands/db.js")).registerDb,
 };
 
 /** The command `argv` runs (`warden help X` asks for X). */

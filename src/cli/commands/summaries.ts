@@ -16,6 +16,7 @@ export const SUMMARY = {
   identity: "AgentPin agent identity: init a domain key, issue and verify credentials, re-pin keys",
   provenance: "APAE provenance: which agents touched data or an ECT, transformed, chain complete (L3 ledger)",
   hooks: "Warden as an AARTS security engine for agent hosts: stdio server, Claude Code adapter, install",
+  db: "the shared PostgreSQL store of distributed mode: migrate its schema, check its version",
   init: "write a working starter sidecar deployment (config, keys, policy, contracts, work dir)",
 } as const;
 
