@@ -12,6 +12,7 @@ export {
   storeError,
 } from "./connect.js";
 export { type PgJournalOptions, PgJournalStore } from "./journal-store.js";
+export { PgBudgetLedger, type PgLedgerOptions } from "./ledger.js";
 export {
   checkSchema,
   MIGRATIONS,
@@ -20,3 +21,5 @@ export {
   migrate,
   SCHEMA_VERSION,
 } from "./migrations.js";
+export { type NonceOptions, PgNonceStore, PgPrincipalStateStore } from "./state-stores.js";
+export { PgTrustStore } from "./trust-store.js";

@@ -34,7 +34,7 @@ const ALLOWED: Record<string, string[]> = {
   gate: ["contracts", "crypto", "tools", "context", "policy", "journal", "identity"],
   executors: ["contracts", "crypto", "tools", "journal", "gate"],
   messaging: ["contracts", "crypto", "context", "policy", "journal", "gate"],
-  "store-pg": ["contracts", "crypto", "context", "journal", "trust", "identity"],
+  "store-pg": ["contracts", "crypto", "context", "journal", "trust", "identity", "messaging"],
   runtime: BELOW_ENTRY_POINTS,
   hooks: [...BELOW_ENTRY_POINTS, "runtime"],
 };
