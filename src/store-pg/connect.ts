@@ -35,7 +35,7 @@ export function resolveUrl(url: string, env: NodeJS.ProcessEnv = process.env): s
   return value;
 }
 
-function sslOf(tls: PgTlsOptions | undefined): pg.PoolConfig["ssl"] {
+export function sslOf(tls: PgTlsOptions | undefined): pg.PoolConfig["ssl"] {
   if (tls === undefined || tls.mode === "disable") return false;
   if (tls.mode === "require") return { rejectUnauthorized: false };
   let ca: string | undefined;

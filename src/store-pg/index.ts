@@ -9,6 +9,7 @@ export {
   type PgStoreConfig,
   type PgTlsOptions,
   resolveUrl,
+  sslOf,
   storeError,
 } from "./connect.js";
 export { type PgJournalOptions, PgJournalStore } from "./journal-store.js";
@@ -21,5 +22,7 @@ export {
   migrate,
   SCHEMA_VERSION,
 } from "./migrations.js";
+export { openPgNode, type PgNode, type PgNodeConfig } from "./node.js";
 export { type NonceOptions, PgNonceStore, PgPrincipalStateStore } from "./state-stores.js";
 export { PgTrustStore } from "./trust-store.js";
+export { PRINCIPAL_CHANNEL, PrincipalWatcher, type WatchOptions } from "./watch.js";

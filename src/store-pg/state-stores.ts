@@ -11,6 +11,7 @@ import type { PrincipalRecord, PrincipalStateStore } from "../context/index.js";
 import { canonicalJson, isPlainObject, RuntimeError } from "../contracts/index.js";
 import type { ClaimResult } from "../messaging/index.js";
 import { storeError } from "./connect.js";
+import { PRINCIPAL_CHANNEL } from "./watch.js";
 
 function parseRecord(principalId: string, text: string): PrincipalRecord {
   let value: unknown;
@@ -55,10 +56,12 @@ export class PgPrincipalStateStore implements PrincipalStateStore {
   async save(record: PrincipalRecord): Promise<void> {
     const lift = record.quarantine === undefined;
     try {
+      // One statement, one implicit transaction: the NOTIFY is delivered at its COMMIT.
       await this.#pool.query(
-        "INSERT INTO principal_state (principal_id, record) VALUES ($1, $2) " +
+        "WITH saved AS (INSERT INTO principal_state (principal_id, record) VALUES ($1, $2) " +
           "ON CONFLICT (principal_id) DO UPDATE SET record = excluded.record, version = principal_state.version + 1 " +
-          "WHERE $3 OR NOT (principal_state.record::jsonb ? 'quarantine')",
+          "WHERE $3 OR NOT (principal_state.record::jsonb ? 'quarantine') RETURNING principal_id) " +
+          `SELECT pg_notify('${PRINCIPAL_CHANNEL}', principal_id) FROM saved`,
         [record.principalId, canonicalJson(record), lift],
       );
     } catch (err) {
