@@ -103,16 +103,23 @@ export async function inTransaction<T>(
 ): Promise<T> {
   const client = await pool.connect();
   let broken: unknown;
+  // A checked-out client whose socket dies emits "error" (pool.query listens; a held
+  // client must too, or the process crashes): the transaction's next statement fails.
+  const onError = (err: unknown) => {
+    broken = err;
+  };
+  client.on("error", onError);
   try {
     await client.query(`BEGIN ISOLATION LEVEL ${isolation}`);
     const out = await fn(client);
     await client.query("COMMIT");
     return out;
   } catch (err) {
-    if (isUnavailable(err)) broken = err;
-    else await client.query("ROLLBACK").catch((e: unknown) => (broken = e));
+    if (broken === undefined && isUnavailable(err)) broken = err;
+    if (broken === undefined) await client.query("ROLLBACK").catch((e: unknown) => (broken = e));
     throw err;
   } finally {
+    client.removeListener("error", onError);
     client.release(broken !== undefined);
   }
 }

@@ -167,10 +167,16 @@ export async function checkSchema(pool: pg.Pool): Promise<number> {
   let versions: number[] | undefined;
   try {
     const c = await pool.connect();
+    let broken = false;
+    const onError = () => {
+      broken = true;
+    };
+    c.on("error", onError);
     try {
       versions = await versionsIn(c);
     } finally {
-      c.release();
+      c.removeListener("error", onError);
+      c.release(broken);
     }
   } catch (err) {
     throw storeError("schema check", err);
