@@ -303,8 +303,12 @@ async function wire(
   const { sessions, evictions } = await openSessions(config, o, clock, (id) => gone.forget(id));
   const apae = await apaeFor(config, journal, sessions, clock);
   const capabilities = openCapabilities(sessions, config.journal.signer, clock, o.node?.ledger);
-  // Distributed mode: a quarantine saved by another replica is loaded into this one's cache.
-  await o.node?.watchPrincipals((id) => void sessions.principals.load(id).catch(() => undefined));
+  // Distributed mode: a quarantine saved by another replica is loaded into this one's cache
+  // (one already in force here needs no reload: loading never lifts one).
+  await o.node?.watchPrincipals((id) => {
+    if (sessions.principals.quarantineOf(id) === undefined)
+      void sessions.principals.load(id).catch(() => undefined);
+  });
   const ceilings = new DelegatedRuns(sessions);
   // Below APAE's revocation floor: the subject's tokens and delegated chains are void.
   if (apae !== undefined)
