@@ -109,6 +109,32 @@ describe("budgets and reservations across replicas", () => {
   });
 });
 
+describe("reservations that wait on a human", () => {
+  it("a renewed reservation outlives its first TTL on another node; a swept one gives its unit back", async () => {
+    const [a, b] = each((p) => new PgBudgetLedger(p, { ttlMs: 1000 }));
+    const r = await a!.reserve({ runId: "run-renew", principalId: "agent-h", now: T0, toolCallLimit: 2 });
+    if (!r.ok) throw new Error("refused");
+    const renewed = await b!.renew(r.reservation, T0 + 900);
+    expect(renewed?.expiresAt).toBe(T0 + 1900);
+    expect(await a!.usage("run-renew", T0 + 1500)).toEqual({ used: 0, held: 1 });
+    expect(await b!.commit(r.reservation, T0 + 1600)).toBe("committed");
+    const lost = await a!.reserve({
+      runId: "run-renew",
+      principalId: "agent-h",
+      now: T0 + 2000,
+      toolCallLimit: 2,
+    });
+    expect(lost.ok).toBe(true);
+    // The sweep covers every run of the database (other tests' expired holds too).
+    expect(await b!.sweep(T0 + 3500)).toBeGreaterThanOrEqual(1);
+    expect(await a!.usage("run-renew")).toEqual({ used: 1, held: 0 });
+    if (lost.ok) {
+      expect(await a!.renew(lost.reservation, T0 + 3600)).toBeUndefined();
+      expect(await b!.release(lost.reservation, T0 + 3600)).toBe("expired");
+    }
+  });
+});
+
 describe("capability tokens across replicas", () => {
   it("a single-use token presented to three nodes at once is used exactly once", async () => {
     const signer = generateKeyPair("ed25519");
