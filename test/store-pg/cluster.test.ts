@@ -71,7 +71,7 @@ async function storedSeqs(seqs: number[]): Promise<number> {
 }
 
 describe("three replicas from deploy/sidecar.yaml", () => {
-  it("--check validates the store; a replica refuses an older schema with ERR_RUNTIME_STORE_SCHEMA", async () => {
+  it("--check validates the store; a replica refuses an older schema and an unreachable database, coded", async () => {
     process.env.WARDEN_DB_URL = dbUrl;
     try {
       const ok = await runCli("sidecar", "--config", join(dir, "sidecar.yaml"), "--check", "--json");
@@ -86,6 +86,10 @@ describe("three replicas from deploy/sidecar.yaml", () => {
     const refused = await startNode(dir, "old", old).catch((e: unknown) => e as Error);
     expect(refused).toBeInstanceOf(Error);
     expect((refused as Error).message).toMatch(/ERR_RUNTIME_STORE_SCHEMA/);
+    const unreachable = await startNode(dir, "down", "postgres://postgres@127.0.0.1:1/none").catch(
+      (e: unknown) => e as Error,
+    );
+    expect((unreachable as Error).message).toMatch(/ERR_RUNTIME_STORE_UNAVAILABLE/);
   });
 
   // Its 70 refusals also quarantine demo-agent (denialThreshold): later tests use demo-agent-2 and -3.
