@@ -72,7 +72,9 @@ async function sidecar(dir: string, token: string, canned: boolean): Promise<str
   process.on("message", async (m) => {
     if (m !== "stats") return;
     const store = server.runtime.store;
-    const stats: ServerStats = { commits: store.commits, entries: await store.count() };
+    // Both stores (SQLite, PostgreSQL) count their commits; the interface does not promise it.
+    const commits = (store as { commits?: number }).commits ?? 0;
+    const stats: ServerStats = { commits, entries: await store.count() };
     process.send?.(stats);
   });
   process.on("disconnect", () => void server.close().then(() => process.exit(0)));

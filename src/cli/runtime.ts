@@ -29,7 +29,7 @@ import {
   type ProcessOutput,
 } from "../executors/index.js";
 import type { Approvals, ExecutionTicket, Gate } from "../gate/index.js";
-import { type Journal, type SqliteJournalStore, type VerifyReport, verifyJournal } from "../journal/index.js";
+import { type Journal, type JournalStore, type VerifyReport, verifyJournal } from "../journal/index.js";
 import {
   type ContractSource,
   classifyContract,
@@ -106,7 +106,7 @@ export interface Runtime {
   /** Runs and principal state (quarantine persisted beside the journal). */
   readonly sessions: SessionStore;
   readonly journal: Journal;
-  readonly store: SqliteJournalStore;
+  readonly store: JournalStore;
   readonly policy: PolicyBundle;
   readonly principalId: string;
   readonly dbPath: string;

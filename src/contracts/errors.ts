@@ -211,6 +211,10 @@ export const ERROR_CODES = {
     "ERR_RUNTIME_STATE_CORRUPT",
     // The runtime configuration is incomplete or contradictory (e.g. contracts named twice).
     "ERR_RUNTIME_CONFIG_INVALID",
+    // The shared database's schema version is missing, older or unknown to this Warden (run `warden db migrate`).
+    "ERR_RUNTIME_STORE_SCHEMA",
+    // The shared database (PostgreSQL) cannot be reached or a statement failed: nothing is decided (fail closed).
+    "ERR_RUNTIME_STORE_UNAVAILABLE",
   ],
   trust: [
     // The trust engine's configuration (defaults, overrides, --config file) is malformed.

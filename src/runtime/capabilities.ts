@@ -4,7 +4,7 @@
 // the grant durable in the journal before the token is handed out. The journal keeps the
 // grant's terms and id, never the token itself (it is a bearer credential for its run).
 import { z } from "zod";
-import type { SessionStore } from "../context/index.js";
+import type { BudgetLedger, SessionStore } from "../context/index.js";
 import { CapabilityError, isoTime } from "../contracts/index.js";
 import type { KeyPair } from "../crypto/index.js";
 import {
@@ -44,10 +44,12 @@ export function openCapabilities(
   sessions: SessionStore,
   signer: KeyPair,
   clock: () => number,
+  /** Where uses are counted: default the session store's ledger; the shared one across replicas. */
+  ledger: BudgetLedger = sessions.ledger,
 ): CapabilityService {
   return new CapabilityService({
     signer,
-    ledger: sessions.ledger,
+    ledger,
     clock,
     runOpen(runId, principalId) {
       try {

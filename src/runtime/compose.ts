@@ -28,10 +28,12 @@ import {
   ApproverKeyring,
   defaultEventTypes,
   type Journal,
+  type JournalStore,
   openJournal,
   SqliteJournalStore,
 } from "../journal/index.js";
 import { loadPolicyBundle } from "../policy/index.js";
+import { openPgNode, type PgNode } from "../store-pg/index.js";
 import type { ContractRegistry, TrustStore } from "../tools/index.js";
 import { AgentPinAuthenticator } from "./agentpin.js";
 import { openApae, type RuntimeApae } from "./apae.js";
@@ -48,7 +50,8 @@ import { wireRevocations } from "./revocations.js";
 export interface Runtime {
   readonly gate: Gate;
   readonly journal: Journal;
-  readonly store: SqliteJournalStore;
+  /** SQLite, or the shared PostgreSQL chain with `config.store` (docs/distributed.md). */
+  readonly store: JournalStore;
   readonly sessions: SessionStore;
   readonly approvals: InProcessApprovals;
   readonly policy: GatePolicy;
@@ -90,13 +93,15 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
+/** The store factory: the shared PostgreSQL store (schema checked) or the SQLite journal. */
 async function openJournalStore(
-  c: RuntimeConfig["journal"],
-): Promise<{ store: SqliteJournalStore; journal: Journal }> {
-  const store = SqliteJournalStore.open(
-    c.path,
-    c.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: c.busyTimeoutMs },
-  );
+  config: RuntimeConfig,
+): Promise<{ store: JournalStore; journal: Journal; node: PgNode | undefined }> {
+  const c = config.journal;
+  const node = config.store === undefined ? undefined : await openPgNode(config.store);
+  const store =
+    node?.journal ??
+    SqliteJournalStore.open(c.path, c.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: c.busyTimeoutMs });
   try {
     const journal = await openJournal({
       store,
@@ -104,15 +109,21 @@ async function openJournalStore(
       ...(c.signatureMode !== undefined ? { signatureMode: c.signatureMode } : {}),
       ...(c.signingWorkers !== undefined ? { signingWorkers: c.signingWorkers } : {}),
     });
-    return { store, journal };
+    return { store, journal, node };
   } catch (err) {
     await store.close();
+    await node?.close();
     throw err;
   }
 }
 
-function principalStore(config: RuntimeConfig, deps: RuntimeDeps): PrincipalStateStore & { close?(): void } {
+function principalStore(
+  config: RuntimeConfig,
+  deps: RuntimeDeps,
+  node: PgNode | undefined,
+): PrincipalStateStore & { close?(): void } {
   if (deps.principalStore !== undefined) return deps.principalStore;
+  if (node !== undefined) return node.principals;
   const path =
     config.principalState ??
     (config.journal.path === ":memory:" ? undefined : `${config.journal.path}.principals.db`);
@@ -120,9 +131,11 @@ function principalStore(config: RuntimeConfig, deps: RuntimeDeps): PrincipalStat
 }
 
 interface Opened {
-  store: SqliteJournalStore;
+  store: JournalStore;
   journal: Journal;
   principals: PrincipalStateStore & { close?(): void };
+  /** The shared PostgreSQL store (distributed mode), closed last. */
+  node?: PgNode | undefined;
 }
 
 async function closeOpened(o: Opened): Promise<void> {
@@ -131,6 +144,7 @@ async function closeOpened(o: Opened): Promise<void> {
   } finally {
     await o.store.close();
     o.principals.close?.();
+    await o.node?.close();
   }
 }
 
@@ -158,10 +172,10 @@ export async function composeRuntime(config: RuntimeConfig, deps: RuntimeDeps = 
     (Array.isArray(config.policy)
       ? loadPolicyBundle(config.policy as readonly string[])
       : (config.policy as GatePolicy));
-  const { store, journal } = await openJournalStore(config.journal);
-  let opened: Opened = { store, journal, principals: new MemoryPrincipalStateStore() };
+  const { store, journal, node } = await openJournalStore(config);
+  let opened: Opened = { store, journal, node, principals: new MemoryPrincipalStateStore() };
   try {
-    opened = { store, journal, principals: principalStore(config, deps) };
+    opened = { store, journal, node, principals: principalStore(config, deps, node) };
     return await wire(config, deps, policy, opened);
   } catch (err) {
     await closeOpened(opened);
@@ -297,7 +311,13 @@ async function wire(
   const gone = { forget: (_runId: string): void => undefined };
   const { sessions, evictions } = await openSessions(config, o, clock, (id) => gone.forget(id));
   const apae = await apaeFor(config, journal, sessions, clock);
-  const capabilities = openCapabilities(sessions, config.journal.signer, clock);
+  const capabilities = openCapabilities(sessions, config.journal.signer, clock, o.node?.ledger);
+  // Distributed mode: a quarantine saved by another replica is loaded into this one's cache
+  // (one already in force here needs no reload: loading never lifts one).
+  await o.node?.watchPrincipals((id) => {
+    if (sessions.principals.quarantineOf(id) === undefined)
+      void sessions.principals.load(id).catch(() => undefined);
+  });
   const ceilings = new DelegatedRuns(sessions);
   // Below APAE's revocation floor: the subject's tokens and delegated chains are void.
   if (apae !== undefined)

@@ -7,6 +7,7 @@ import type { KeyPair } from "../crypto/index.js";
 import type { BreakerOptions, ObligationPorts, ResponseSnapshots } from "../executors/index.js";
 import type { ContractLookup, GatePolicy, PrincipalConfig } from "../gate/index.js";
 import type { InboxOptions, MessagingIdentityPem } from "../messaging/index.js";
+import type { PgNodeConfig } from "../store-pg/index.js";
 import type { CompiledTool, ContractRegistry, ToolClassification } from "../tools/index.js";
 import type { RuntimeAgentPinConfig } from "./agentpin.js";
 import type { RuntimeApaeConfig } from "./apae.js";
@@ -86,6 +87,11 @@ export interface RuntimeConfig {
   approvers?: Readonly<Record<string, readonly string[]>>;
   /** Agent identity: AgentPin credentials accepted as principals (docs/identity.md). */
   identity?: { agentpin?: RuntimeAgentPinConfig };
+  /**
+   * Distributed mode (docs/distributed.md): the journal, principal state and capability use
+   * counts in a shared PostgreSQL database whose schema `warden db migrate` applied.
+   */
+  store?: PgNodeConfig;
 }
 
 export interface RuntimeDelegationConfig {

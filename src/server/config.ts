@@ -107,6 +107,30 @@ export const SidecarConfigSchema = z.strictObject({
     /** Entry signatures only: worker threads that sign while the main thread serves (0 = inline). */
     signingWorkers: z.number().int().min(0).max(16).default(1),
   }),
+  /**
+   * Distributed mode (docs/distributed.md): the journal (one global chain), principal state
+   * and capability use counts in a shared PostgreSQL database migrated by `warden db migrate`.
+   * `url` may be `env:NAME` so the password stays out of this file. Absent: SQLite files.
+   */
+  store: z
+    .strictObject({
+      kind: z.literal("postgres"),
+      url: z.string().min(1).max(4096),
+      /** This replica's name in the journal (default host:pid). */
+      node: Id.optional(),
+      pool: z
+        .strictObject({
+          max: z.number().int().min(1).max(256).optional(),
+          idleTimeoutMs: z.number().int().min(0).max(3_600_000).optional(),
+          connectTimeoutMs: z.number().int().min(1).max(600_000).optional(),
+          statementTimeoutMs: z.number().int().min(1).max(600_000).optional(),
+        })
+        .optional(),
+      tls: z
+        .strictObject({ mode: z.enum(["disable", "require", "verify-full"]), caFile: PathText.optional() })
+        .optional(),
+    })
+    .optional(),
   gate: GateConfigSchema.default(GateConfigSchema.parse({})),
   auth: z.strictObject({
     /** Agent credentials: the principal comes from the credential, never from a request body. */
@@ -378,6 +402,8 @@ export function parseSidecarConfig(input: unknown, baseDir: string = process.cwd
     journal: { ...c.journal, path: abs(c.journal.path), key: abs(c.journal.key) },
   };
   if (c.tls) config.tls = { cert: abs(c.tls.cert), key: abs(c.tls.key) };
+  if (c.store?.tls?.caFile !== undefined)
+    config.store = { ...c.store, tls: { ...c.store.tls, caFile: abs(c.store.tls.caFile) } };
   if (c.contracts !== undefined) config.contracts = abs(c.contracts);
   if (c.identity !== undefined) config.identity = { agentpin: agentPinPaths(c.identity.agentpin, abs, gate) };
   config.executors = executorPaths(c.executors, abs);

@@ -48,6 +48,9 @@ export const ERROR_STATUS = {
   // Principal state (quarantine) could not be read or written: fail closed.
   ERR_RUNTIME_STATE_OPEN: 503,
   ERR_RUNTIME_STATE_CORRUPT: 503,
+  // The shared PostgreSQL store is unreachable or at the wrong schema version: fail closed.
+  ERR_RUNTIME_STORE_SCHEMA: 503,
+  ERR_RUNTIME_STORE_UNAVAILABLE: 503,
   // The approval queue's refusals (src/gate InProcessApprovals.decide).
   ERR_APPROVAL_NOT_FOUND: 404,
   ERR_APPROVAL_FORBIDDEN: 403,

@@ -11,7 +11,7 @@ import type { KeyPair } from "../crypto/index.js";
 import { openRecorder, pinBundle } from "../evidence/index.js";
 import type { BreakerRegistry } from "../executors/index.js";
 import type { Gate, GatePolicy, InProcessApprovals } from "../gate/index.js";
-import { type Journal, nextKeyId, SqliteJournalStore } from "../journal/index.js";
+import { type Journal, type JournalStore, nextKeyId, SqliteJournalStore } from "../journal/index.js";
 import { loadPolicyBundle } from "../policy/index.js";
 import {
   type AgentPinAuthenticator,
@@ -28,6 +28,7 @@ import {
   refuseUnmetProfile,
   summarizeApae,
 } from "../runtime/index.js";
+import { openPgNode, type PgNodeConfig } from "../store-pg/index.js";
 import {
   type ContractRegistry,
   loadContractsTrusted,
@@ -46,7 +47,7 @@ export interface SidecarRuntime {
   readonly gate: Gate;
   readonly approvals: InProcessApprovals;
   readonly journal: Journal;
-  readonly store: SqliteJournalStore;
+  readonly store: JournalStore;
   readonly signer: KeyPair;
   readonly policy: GatePolicy;
   readonly contracts: ContractRegistry | undefined;
@@ -138,6 +139,18 @@ export function sidecarRuntimeConfig(loaded: LoadedSidecarConfig, signer: KeyPai
       : {}),
     ...(c.identity !== undefined ? { identity: { agentpin: c.identity.agentpin } } : {}),
     ...(loaded.apae !== undefined ? { apae: loaded.apae } : {}),
+    ...(c.store !== undefined ? { store: storeConfig(c.store) } : {}),
+  };
+}
+
+/** The `store:` section as src/store-pg takes it (optional members only when set). */
+function storeConfig(s: NonNullable<SidecarConfig["store"]>): PgNodeConfig {
+  return {
+    kind: s.kind,
+    url: s.url,
+    ...(s.node !== undefined ? { node: s.node } : {}),
+    ...(s.pool !== undefined ? { pool: definedOnly(s.pool) } : {}),
+    ...(s.tls !== undefined ? { tls: definedOnly(s.tls) } : {}),
   };
 }
 
@@ -244,6 +257,32 @@ function pinSummary(loaded: LoadedSidecarConfig): TrustSummary["pins"] {
   return { path, entries: PinStore.open(path).entries().length, policy };
 }
 
+/** `--check` with `store:`: the database answers, its schema is this Warden's, the chain's key is ours. */
+async function checkStore(
+  config: PgNodeConfig,
+  keyId: string | undefined,
+  problems: CheckProblem[],
+  summary: CheckReport["summary"],
+): Promise<void> {
+  summary.journal = `postgres (${config.url.startsWith("env:") ? config.url : "store.url"})`;
+  let node: Awaited<ReturnType<typeof openPgNode>> | undefined;
+  try {
+    node = await openPgNode(config);
+    const last = await node.journal.last();
+    summary.journalEntries = await node.journal.count();
+    const expected = nextKeyId(last);
+    if (keyId !== undefined && expected !== null && expected !== keyId)
+      problems.push({
+        what: "journal.key",
+        message: `the journal's chain is signed by key ${expected}, not by ${keyId}`,
+      });
+  } catch (err) {
+    problems.push({ what: "store", message: describe(err) });
+  } finally {
+    await node?.close();
+  }
+}
+
 export interface CheckProblem {
   what: string;
   message: string;
@@ -331,7 +370,9 @@ export async function checkSidecarConfig(loaded: LoadedSidecarConfig): Promise<C
       if (!statSync(dir).isDirectory()) throw new Error(`${dir} is not a directory`);
     });
   }
-  if (existsSync(c.journal.path)) {
+  if (c.store !== undefined) {
+    await checkStore(storeConfig(c.store), signer?.keyId, problems, summary);
+  } else if (existsSync(c.journal.path)) {
     const store = attempt("journal.path", () => SqliteJournalStore.open(c.journal.path, { readonly: true }));
     if (store) {
       try {

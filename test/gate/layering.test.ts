@@ -19,6 +19,7 @@ const BELOW_ENTRY_POINTS = [
   "gate",
   "executors",
   "messaging",
+  "store-pg",
 ];
 
 const ALLOWED: Record<string, string[]> = {
@@ -33,6 +34,7 @@ const ALLOWED: Record<string, string[]> = {
   gate: ["contracts", "crypto", "tools", "context", "policy", "journal", "identity"],
   executors: ["contracts", "crypto", "tools", "journal", "gate"],
   messaging: ["contracts", "crypto", "context", "policy", "journal", "gate"],
+  "store-pg": ["contracts", "crypto", "context", "journal", "trust", "identity", "messaging"],
   runtime: BELOW_ENTRY_POINTS,
   "mcp-gateway": [...BELOW_ENTRY_POINTS, "runtime"],
   hooks: [...BELOW_ENTRY_POINTS, "runtime"],

@@ -31,6 +31,11 @@ export interface PostgresServer {
   connectionString: string;
   source: PgSource;
   stop(): Promise<void>;
+  /**
+   * Stops the server (fast shutdown: clients disconnected) and starts it again on the same
+   * data and port; for failure tests. Not available for a WARDEN_TEST_PG_URL server.
+   */
+  restart?(): Promise<void>;
 }
 
 const HOW_TO_FIX =
@@ -147,7 +152,7 @@ async function launch(
     const port = await freePort();
     try {
       const child = await runServer(bins, data, port, ids);
-      return running(source, child, dir, port);
+      return running(source, child, dir, port, () => runServer(bins, data, port, ids));
     } catch (err) {
       last = err as Error;
     }
@@ -163,7 +168,7 @@ async function runServer(
   ids: { uid?: number; gid?: number },
 ): Promise<ChildProcess> {
   const args = ["-D", data, "-p", String(port), "-c", "listen_addresses=127.0.0.1"];
-  args.push("-c", "unix_socket_directories=", "-c", "fsync=off", "-c", "max_connections=20");
+  args.push("-c", "unix_socket_directories=", "-c", "fsync=off", "-c", "max_connections=64");
   const child = spawn(join(bins.bin, "postgres"), args, { stdio: ["ignore", "ignore", "pipe"], ...ids });
   let log = "";
   child.stderr?.on("data", (c: Buffer) => {
@@ -198,25 +203,39 @@ async function accepts(port: number): Promise<boolean> {
   }
 }
 
-function running(source: PgSource, child: ChildProcess, dir: string, port: number): PostgresServer {
+function running(
+  source: PgSource,
+  first: ChildProcess,
+  dir: string,
+  port: number,
+  again: () => Promise<ChildProcess>,
+): PostgresServer {
+  let child = first;
+  const halt = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(() => {
+          child.kill("SIGKILL");
+        }, 10_000);
+        child.once("exit", () => {
+          clearTimeout(t);
+          resolve();
+        });
+        // SIGINT = fast shutdown: disconnect clients, stop at once.
+        child.kill("SIGINT");
+      });
+    }
+  };
   return {
     connectionString: `postgres://postgres@127.0.0.1:${port}/postgres`,
     source,
     async stop() {
-      if (child.exitCode === null && child.signalCode === null) {
-        await new Promise<void>((resolve) => {
-          const t = setTimeout(() => {
-            child.kill("SIGKILL");
-          }, 10_000);
-          child.once("exit", () => {
-            clearTimeout(t);
-            resolve();
-          });
-          // SIGINT = fast shutdown: disconnect clients, stop at once.
-          child.kill("SIGINT");
-        });
-      }
+      await halt();
       rmSync(dir, { recursive: true, force: true });
+    },
+    async restart() {
+      await halt();
+      child = await again();
     },
   };
 }

@@ -33,7 +33,12 @@ export const APPEND_OPTIONS = defineOptions({
 });
 
 export const VERIFY_OPTIONS = defineOptions({
-  db: db("journal database, or a JSONL export"),
+  db: { flags: "--db <file>", description: "journal database, or a JSONL export", kind: "value" },
+  url: {
+    flags: "--url <url>",
+    description: "instead of --db: the PostgreSQL journal of distributed mode (postgres://… or env:NAME)",
+    kind: "value",
+  },
   keys: {
     flags: "--keys <files...>",
     description: "trusted public key files (PEM or JWK); the key of seq 1 must be among them",

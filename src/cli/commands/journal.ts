@@ -14,6 +14,7 @@ import {
   headOf,
   type JournalEntry,
   type JournalSource,
+  type JournalStore,
   openJournal,
   readJsonl,
   SqliteJournalStore,
@@ -143,6 +144,23 @@ function decisionOf(e: JournalEntry): string | undefined {
   return typeof d === "string" ? d : undefined;
 }
 
+/** The file `journal verify` reads ("" with --url); exactly one of --db and --url. */
+function verifyInput(opts: VerifyOpts): string {
+  if ((opts.db === undefined) === (opts.url === undefined))
+    throw new CliError("ERR_CLI_USAGE", "journal verify needs exactly one of --db FILE and --url URL");
+  return opts.db ?? "";
+}
+
+/** The store to verify: the PostgreSQL journal (--url), a SQLite file, or null for a JSONL export. */
+async function verifyStore(opts: VerifyOpts): Promise<JournalStore | null> {
+  if (opts.url !== undefined) {
+    const { openPool, PgJournalStore } = await import("../../store-pg/index.js");
+    return new PgJournalStore(openPool({ kind: "postgres", url: opts.url, pool: { max: 2 } }));
+  }
+  const db = opts.db ?? "";
+  return isSqliteFile(db) ? SqliteJournalStore.open(db, { readonly: true }) : null;
+}
+
 /** What `journal verify` prints: the chain's report, then the approver check when asked for. */
 function verifyText(
   report: VerifyReport,
@@ -219,11 +237,11 @@ export function registerJournal(program: Command, ctx: CliContext): void {
         throw new CliError("ERR_CLI_USAGE", "--workers must be an integer from 0 to 64");
       }
     }
-    const sqlite = isSqliteFile(opts.db);
-    const store = sqlite ? SqliteJournalStore.open(opts.db, { readonly: true }) : null;
+    const file = verifyInput(opts);
+    const store = await verifyStore(opts);
     try {
-      const total = store ? await store.count() : countLines(opts.db);
-      const source: JournalSource = store ?? readJsonl(opts.db);
+      const total = store ? await store.count() : countLines(file);
+      const source: JournalSource = store ?? readJsonl(file);
       const bar =
         ctx.io.isTTY && total >= LARGE && !opts.json
           ? new cliProgress.SingleBar(
@@ -248,7 +266,7 @@ export function registerJournal(program: Command, ctx: CliContext): void {
         opts.approverKeys === undefined
           ? undefined
           : await verifyApprovalSignatures(
-              store ? store.entries() : readJsonl(opts.db),
+              store ? store.entries() : readJsonl(file),
               approverRing(opts.approverKeys),
             );
       ctx.io.out(

@@ -1,0 +1,28 @@
+// The shared PostgreSQL store (distributed mode, docs/distributed.md): versioned
+// migrations and the start check, the journal's one global chain, and the stateful
+// stores every replica must share (principal state, budgets and reservations with
+// capability use counts, message nonces, trust tables), each with atomic SQL.
+export {
+  inTransaction,
+  isUnavailable,
+  openPool,
+  type PgStoreConfig,
+  type PgTlsOptions,
+  resolveUrl,
+  sslOf,
+  storeError,
+} from "./connect.js";
+export { type PgJournalOptions, PgJournalStore } from "./journal-store.js";
+export { PgBudgetLedger, type PgLedgerOptions } from "./ledger.js";
+export {
+  checkSchema,
+  MIGRATIONS,
+  type MigrateResult,
+  type Migration,
+  migrate,
+  SCHEMA_VERSION,
+} from "./migrations.js";
+export { openPgNode, type PgNode, type PgNodeConfig } from "./node.js";
+export { type NonceOptions, PgNonceStore, PgPrincipalStateStore } from "./state-stores.js";
+export { PgTrustStore } from "./trust-store.js";
+export { PRINCIPAL_CHANNEL, PrincipalWatcher, type WatchOptions } from "./watch.js";

@@ -1,0 +1,202 @@
+// Distributed mode end to end: three `warden sidecar` processes started from the
+// docker-compose file's configuration (deploy/sidecar.yaml, no containers) on one real
+// PostgreSQL, written as the failures and attacks a fleet must survive.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import type pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Keyring, loadPublicKeyFile } from "../../src/crypto/index.js";
+import { verifyJournal } from "../../src/journal/index.js";
+import { migrate, PgJournalStore } from "../../src/store-pg/index.js";
+import { runCli } from "../helpers/cli.js";
+import { type PostgresServer, startPostgres } from "../helpers/postgres.js";
+import {
+  AGENT,
+  AGENT_2,
+  AGENT_3,
+  type Answer,
+  call,
+  codeOf,
+  deployCopy,
+  echo,
+  type Node,
+  startNode,
+  startRun,
+  stopNode,
+} from "./cluster-helpers.js";
+import { freshDatabase, poolOf } from "./helpers.js";
+
+let server: PostgresServer;
+let dbUrl: string;
+let dir: string;
+let db: pg.Pool;
+const nodes: Node[] = [];
+
+beforeAll(async () => {
+  server = await startPostgres();
+  dbUrl = await freshDatabase(server.connectionString);
+  dir = deployCopy();
+  db = poolOf(dbUrl, 2);
+  await migrate(db);
+  for (const name of ["a", "b", "c"]) nodes.push(await startNode(dir, name, dbUrl));
+}, 120_000);
+
+afterAll(async () => {
+  for (const n of nodes) await stopNode(n);
+  await db?.end();
+  await server?.stop();
+});
+
+const node = (i: number) => nodes[i] as Node;
+
+/** Every seq the answers acknowledged. */
+const ackedSeqs = (answers: Answer[]) =>
+  answers.filter((a) => a.status === 200).flatMap((a) => (a.body.journalSeqs as number[] | undefined) ?? []);
+
+async function verifyChain(): Promise<{ ok: boolean; checked: number }> {
+  const store = new PgJournalStore(poolOf(dbUrl, 2));
+  try {
+    return await verifyJournal(store, new Keyring([loadPublicKeyFile(join(dir, "keys/journal.pub.pem"))]));
+  } finally {
+    await store.close();
+  }
+}
+
+async function storedSeqs(seqs: number[]): Promise<number> {
+  const r = await db.query<{ n: string }>(
+    "SELECT count(*) AS n FROM journal_entries WHERE seq = ANY($1::bigint[])",
+    [seqs],
+  );
+  return Number(r.rows[0]?.n);
+}
+
+describe("three replicas from deploy/sidecar.yaml", () => {
+  it("--check validates the store; a replica refuses an older schema and an unreachable database, coded", async () => {
+    process.env.WARDEN_DB_URL = dbUrl;
+    try {
+      const ok = await runCli("sidecar", "--config", join(dir, "sidecar.yaml"), "--check", "--json");
+      expect(ok.code, ok.out).toBe(0);
+    } finally {
+      delete process.env.WARDEN_DB_URL;
+    }
+    const old = await freshDatabase(server.connectionString);
+    const p = poolOf(old, 1);
+    await migrate(p, 1);
+    await p.end();
+    const refused = await startNode(dir, "old", old).catch((e: unknown) => e as Error);
+    expect(refused).toBeInstanceOf(Error);
+    expect((refused as Error).message).toMatch(/ERR_RUNTIME_STORE_SCHEMA/);
+    const unreachable = await startNode(dir, "down", "postgres://postgres@127.0.0.1:1/none").catch(
+      (e: unknown) => e as Error,
+    );
+    expect((unreachable as Error).message).toMatch(/ERR_RUNTIME_STORE_UNAVAILABLE/);
+  });
+
+  // Its 70 refusals also quarantine demo-agent (denialThreshold): later tests use demo-agent-2 and -3.
+  it("a budget of 50 hammered with 120 executions through all three nodes executes at most 50", async () => {
+    const runId = await startRun(node(0));
+    const answers = await Promise.all(
+      Array.from({ length: 120 }, (_, i) =>
+        call(node(i % 2 === 0 ? 0 : 1 + ((i >> 1) % 2)).url, "/v1/execute", AGENT, echo(runId)),
+      ),
+    );
+    const executed = answers.filter(
+      (a) => a.status === 200 && (a.body.result as { ok?: boolean } | undefined)?.ok,
+    );
+    expect(executed.length).toBeLessThanOrEqual(50);
+    expect(executed.length).toBe(50);
+    // Another replica does not know a run it did not start (sticky runs, docs/distributed.md).
+    const elsewhere = answers.filter((a) => a.status === 404);
+    expect(elsewhere.length).toBeGreaterThan(0);
+    expect(elsewhere.every((a) => codeOf(a) === "ERR_RUN_UNKNOWN")).toBe(true);
+    const allows = await db.query<{ n: string }>(
+      "SELECT count(*) AS n FROM journal_entries WHERE run_id = $1 AND type = 'warden.gate.decision' AND decision = 'allow'",
+      [runId],
+    );
+    expect(Number(allows.rows[0]?.n)).toBe(50);
+  });
+
+  it("kill -9 of one node during load loses no acknowledged entry and the chain verifies", async () => {
+    const runs = await Promise.all(nodes.map((n) => startRun(n, AGENT_2)));
+    const load = nodes.flatMap((n, i) =>
+      Array.from({ length: 30 }, (_, k) =>
+        call(n.url, "/v1/execute", AGENT_2, echo(runs[i] as string, `m${k}`)),
+      ),
+    );
+    // Kill node b once some of its calls were acknowledged.
+    await call(node(1).url, "/v1/execute", AGENT_2, echo(runs[1] as string));
+    node(1).child.kill("SIGKILL");
+    const answers = await Promise.all(load);
+    expect((await node(1).exited).signal).toBe("SIGKILL");
+    const seqs = ackedSeqs(answers);
+    expect(answers.filter((a) => (a.body.result as { ok?: boolean } | undefined)?.ok).length).toBeGreaterThan(
+      0,
+    );
+    expect(new Set(seqs).size).toBe(seqs.length);
+    expect(await storedSeqs(seqs)).toBe(seqs.length);
+    expect((await verifyChain()).ok).toBe(true);
+    nodes[1] = await startNode(dir, "b", dbUrl);
+  });
+
+  it("a PostgreSQL restart during load fails in-flight calls closed with a coded 503, then service resumes", async () => {
+    if (server.restart === undefined) return expect(server.source).toBe("url");
+    const runs = await Promise.all(nodes.map((n) => startRun(n, AGENT_2)));
+    // Calls keep arriving on every node for as long as the restart takes.
+    let restarted = false;
+    const restart = server.restart().finally(() => {
+      restarted = true;
+    });
+    const answers: Answer[] = [];
+    while (!restarted) {
+      const wave = nodes.map((n, i) => call(n.url, "/v1/decide", AGENT_2, echo(runs[i] as string, "during")));
+      answers.push(...(await Promise.all(wave)));
+    }
+    await restart;
+    for (const n of nodes) expect(n.child.exitCode, n.output()).toBeNull();
+    expect(answers.filter((a) => a.status === 503).length).toBeGreaterThan(0);
+    for (const a of answers) {
+      expect([200, 503], JSON.stringify(a)).toContain(a.status);
+      if (a.status === 503)
+        expect(["ERR_SERVER_JOURNAL_UNAVAILABLE", "ERR_RUNTIME_STORE_UNAVAILABLE"]).toContain(codeOf(a));
+    }
+    // Service resumes without operator action: each node answers again (pools reconnect).
+    for (const [i, n] of nodes.entries()) {
+      let last: Answer = { status: 0, body: {} };
+      for (let attempt = 0; attempt < 50 && last.status !== 200; attempt++) {
+        last = await call(n.url, "/v1/decide", AGENT_2, echo(runs[i] as string, "after"));
+        if (last.status !== 200) await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(last.status, JSON.stringify(last.body)).toBe(200);
+    }
+    const seqs = ackedSeqs(answers);
+    expect(await storedSeqs(seqs)).toBe(seqs.length);
+    expect((await verifyChain()).ok).toBe(true);
+  });
+
+  it("a quarantine entered on node A is enforced on node B: its open run once the notification arrives, and new runs", async () => {
+    const openOnB = await startRun(node(1), AGENT_3);
+    expect((await call(node(1).url, "/v1/decide", AGENT_3, echo(openOnB))).body.decision).toBe("allow");
+    const onA = await startRun(node(0), AGENT_3);
+    for (let i = 0; i < 5; i++) await call(node(0).url, "/v1/decide", AGENT_3, echo(onA, "rm -rf /"));
+    const stored = await db.query(
+      "SELECT 1 FROM principal_state WHERE principal_id = 'demo-agent-3' AND record::jsonb ? 'quarantine'",
+    );
+    expect(stored.rowCount).toBe(1);
+    // The run already open on B (checked first: a new run on B would load the state itself)
+    // is denied once the NOTIFY (or the 1 s poll) arrived.
+    // Fewer attempts than the run's budget (50), so only the quarantine can deny it.
+    let answer: Answer = { status: 0, body: { decision: "allow" } };
+    for (let attempt = 0; attempt < 40 && answer.body.decision === "allow"; attempt++) {
+      answer = await call(node(1).url, "/v1/decide", AGENT_3, echo(openOnB));
+      if (answer.body.decision === "allow") await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(answer.body).toMatchObject({ decision: "deny", reasonCodes: ["quarantined"] });
+    // A run started on B after the quarantine: its principal's state is loaded first.
+    const fresh = await call(node(1).url, "/v1/runs", AGENT_3, {});
+    if (fresh.status === 201) {
+      const d = await call(node(1).url, "/v1/decide", AGENT_3, echo(fresh.body.runId as string));
+      expect(d.body).toMatchObject({ decision: "deny", reasonCodes: ["quarantined"] });
+    } else expect(fresh.status).toBeGreaterThanOrEqual(400);
+    expect(readFileSync(join(dir, "sidecar.yaml"), "utf8")).toMatch(/url: env:WARDEN_DB_URL/);
+  });
+});
