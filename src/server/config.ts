@@ -96,6 +96,13 @@ export const SidecarConfigSchema = z.strictObject({
         .optional(),
     })
     .optional(),
+  /** The AARTS engines of the HTTP transport (docs/hooks.md "Remote"). */
+  hooks: z
+    .strictObject({
+      /** Most host principals with an engine at once; a new one beyond it is refused (503). */
+      maxEngines: z.number().int().min(1).max(100_000).default(64),
+    })
+    .default({ maxEngines: 64 }),
   limits: z
     .strictObject({
       bodyBytes: z
