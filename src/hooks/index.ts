@@ -8,11 +8,22 @@ export {
   CLAUDE_CODE_HOST_ID,
   type ClaudeAnswer,
   type ClaudeCodeEvent,
+  claudeCodeAdapter,
   claudeEventName,
   isClaudeCodeEvent,
   renderClaudeCode,
   translateClaudeCode,
 } from "./claude-code.js";
+export {
+  CURSOR_EVENTS,
+  CURSOR_HOST_ID,
+  type CursorEvent,
+  cursorAdapter,
+  cursorEventName,
+  isCursorEvent,
+  renderCursor,
+  translateCursor,
+} from "./cursor.js";
 export { INJECTION_RULES, scanText, type TextFindings } from "./detect.js";
 export { hostPrincipal } from "./dispatch.js";
 export {
@@ -31,6 +42,13 @@ export {
   registerHookEventTypes,
 } from "./events.js";
 export { type FailurePolicy, failureVerdict } from "./failure.js";
+export {
+  answerHostEvent,
+  type HostAdapter,
+  type HostAnswer,
+  type HostInput,
+  verdictReason,
+} from "./host-adapter-common.js";
 export { remember, similarKey } from "./memory.js";
 export * from "./schema-base.js";
 export { isHookPoint, type ParsedEvent, parseHookEvent, parseHookEventText } from "./schema-parse.js";

@@ -2,6 +2,7 @@
 //   hooks serve --stdio            the subprocess transport: JSON lines on stdin/stdout
 //   hooks claude-code              one Claude Code hook event on stdin → Claude Code's answer
 //   hooks install claude-code      writes the hook entries into Claude Code's settings.json
+//   hooks cursor, install cursor   the Cursor adapter (hooks-cursor.ts)
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -9,20 +10,21 @@ import type { Command } from "commander";
 import { CliError, parseStrictJson } from "../../contracts/index.js";
 import { loadPrivateKeyFile } from "../../crypto/index.js";
 import {
-  AARTS_VERSION,
+  answerHostEvent,
   CLAUDE_CODE_EVENTS,
-  claudeEventName,
+  claudeCodeAdapter,
   createEngine,
+  cursorAdapter,
   type EngineConfig,
   type HookPoint,
+  type HostAdapter,
   isHookPoint,
-  renderClaudeCode,
   serveJsonLines,
-  translateClaudeCode,
 } from "../../hooks/index.js";
 import type { CliContext } from "../io.js";
 import { addOptions, defineOptions, type OptionsOf } from "../options.js";
 import { journalKey } from "../runtime.js";
+import { installCursor, registerCursor } from "./hooks-cursor.js";
 import { SUMMARY } from "./summaries.js";
 
 const MAX_STDIN_BYTES = 16 * 1024 * 1024;
@@ -105,7 +107,8 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
-async function claudeCode(ctx: CliContext, o: EngineOptions): Promise<void> {
+/** One host hook event read from stdin, answered in the host's format (host-adapter-common.ts). */
+async function hostHook(ctx: CliContext, o: EngineOptions, adapter: HostAdapter): Promise<void> {
   const text = await readStdin();
   let input: unknown;
   try {
@@ -114,19 +117,11 @@ async function claudeCode(ctx: CliContext, o: EngineOptions): Promise<void> {
     input = text;
   }
   const fields = typeof input === "object" && input !== null ? (input as Record<string, unknown>) : {};
-  const cwd = typeof fields.cwd === "string" ? fields.cwd : undefined;
-  const engine = await createEngine(
-    engineConfig(o, "claude-code", o.workspace ?? process.env.CLAUDE_PROJECT_DIR ?? cwd),
-  );
+  const fromEnv = adapter.workspaceEnv !== undefined ? process.env[adapter.workspaceEnv] : undefined;
+  const workspace = o.workspace ?? fromEnv ?? adapter.workspaceOf(fields);
+  const engine = await createEngine(engineConfig(o, adapter.hostId, workspace));
   try {
-    // The handshake runs in process; an incompatible one makes the engine refuse the event.
-    await engine.versionCheck({ aarts_version: AARTS_VERSION });
-    const event =
-      typeof input === "object" && input !== null
-        ? translateClaudeCode(fields, new Date().toISOString())
-        : input;
-    const verdict = await engine.handle(event);
-    const answer = renderClaudeCode(claudeEventName(input), verdict);
+    const answer = await answerHostEvent(engine, adapter, input, new Date().toISOString());
     if (answer.stdout) ctx.io.out(answer.stdout);
     if (answer.stderr) ctx.io.err(answer.stderr);
     ctx.exitCode = answer.exitCode;
@@ -144,9 +139,8 @@ const INSTALL_OPTIONS = defineOptions({
   user: { flags: "--user", description: "write ~/.claude/settings.json", kind: "flag" },
   command: {
     flags: "--command <cmd>",
-    description: "the command Claude Code runs",
+    description: "the command the host runs (default: warden hooks <host>)",
     kind: "value",
-    default: "warden hooks claude-code",
   },
 });
 
@@ -176,9 +170,13 @@ export function mergeClaudeSettings(
 }
 
 function install(ctx: CliContext, host: string, o: OptionsOf<typeof INSTALL_OPTIONS>): void {
-  if (host !== "claude-code")
-    throw new CliError("ERR_CLI_USAGE", `unknown host ${host} (supported: claude-code)`);
   if (o.project && o.user) throw new CliError("ERR_CLI_USAGE", "give --project or --user, not both");
+  if (host === "cursor") {
+    installCursor(ctx, o);
+    return;
+  }
+  if (host !== "claude-code")
+    throw new CliError("ERR_CLI_USAGE", `unknown host ${host} (supported: claude-code, cursor)`);
   const path = o.user ? join(homedir(), ".claude", "settings.json") : resolve(".claude", "settings.json");
   let current: Settings = {};
   if (existsSync(path)) {
@@ -220,9 +218,10 @@ export function registerHooks(program: Command, ctx: CliContext): void {
   addOptions(
     hooks.command("claude-code").description("answer one Claude Code hook event read from stdin"),
     ENGINE_OPTIONS,
-  ).action((o: EngineOptions) => claudeCode(ctx, o));
+  ).action((o: EngineOptions) => hostHook(ctx, o, claudeCodeAdapter));
+  registerCursor(hooks, ENGINE_OPTIONS, (o: EngineOptions) => hostHook(ctx, o, cursorAdapter));
   addOptions(
-    hooks.command("install <host>").description("register Warden's hooks with a host (claude-code)"),
+    hooks.command("install <host>").description("register Warden's hooks with a host (claude-code, cursor)"),
     INSTALL_OPTIONS,
   ).action((host: string, o: OptionsOf<typeof INSTALL_OPTIONS>) => install(ctx, host, o));
 }
