@@ -33,8 +33,7 @@ function run(dir: string, input: string | Buffer): Run {
   };
 }
 
-const hook = (dir: string, fixture: string): Run =>
-  run(dir, readFileSync(join(FIXTURES, `${fixture}.json`)));
+const hook = (dir: string, fixture: string): Run => run(dir, readFileSync(join(FIXTURES, `${fixture}.json`)));
 
 describe("warden hooks cursor (spawned, recorded payloads)", () => {
   it("a hostile rm -rf / is denied with Cursor's permission answer and exit 2", () => {
@@ -101,7 +100,10 @@ describe("warden hooks cursor (spawned, recorded payloads)", () => {
     const bad = run(tempDir(), "{not json");
     expect(bad.code).toBe(2);
     expect(bad.err).toContain("ERR_HOOK_EVENT_INVALID");
-    const unknown = run(tempDir(), JSON.stringify({ hook_event_name: "beforeTeleport", conversation_id: "c" }));
+    const unknown = run(
+      tempDir(),
+      JSON.stringify({ hook_event_name: "beforeTeleport", conversation_id: "c" }),
+    );
     expect(unknown.code).toBe(2);
     expect(unknown.err).toContain("ERR_HOOK_POINT_UNKNOWN");
   });
