@@ -106,6 +106,27 @@ function findParts(words: readonly Word[], out: Unwrapped, queue: Word[][]): voi
   }
 }
 
+/**
+ * xargs: the command it runs. The arguments come from stdin, unknown to the parser: with
+ * -I R / -i / --replace=R the words holding R are unknown, otherwise one unknown word is
+ * appended (where xargs puts them).
+ */
+function xargsCommand(w: readonly Word[]): Word[] {
+  const start = skipOptions(w, 1, WRAPPER_VALUES.xargs as ReadonlySet<string>);
+  let replace: string | undefined;
+  for (let i = 1; i < start; i++) {
+    const t = (w[i] as Word).text;
+    if (t === "-I" || t === "--replace") replace = w[i + 1]?.text;
+    else if (t === "-i") replace = "{}";
+    else if (/^-I./.test(t)) replace = t.slice(2);
+    else if (/^(-i|--replace=)./.test(t)) replace = t.slice(t.indexOf(t.startsWith("-i") ? "i" : "=") + 1);
+  }
+  const cmd = w.slice(start);
+  const unknown: Word = { text: "", dynamic: true };
+  if (replace === undefined || replace === "") return [...cmd, unknown];
+  return cmd.map((x) => (x.text.includes(replace) ? unknown : x));
+}
+
 /** A shell's -c script: the word after the first option cluster containing "c". */
 function shellScript(words: readonly Word[], home: string): NestedScript | undefined {
   for (let i = 1; i < words.length; i++) {
@@ -130,7 +151,10 @@ export function unwrap(words: readonly Word[], home: string): Unwrapped {
     const first = w[0];
     if (first === undefined) continue;
     const name = first.dynamic ? "" : basename(first.text);
-    if (name === "busybox" && w[1]?.text === "sh") w = w.slice(1);
+    if (name === "busybox") {
+      queue.push(w.slice(1));
+      continue;
+    }
     if (name in WRAPPER_VALUES && name !== "env" && name !== "xargs") {
       let i = skipOptions(w, 1, WRAPPER_VALUES[name] as ReadonlySet<string>);
       if (name === "timeout") i++; // the duration
@@ -148,11 +172,7 @@ export function unwrap(words: readonly Word[], home: string): Unwrapped {
       }
       queue.push(w.slice(i));
     } else if (name === "xargs") {
-      // The arguments come from stdin: unknown to the parser.
-      queue.push([
-        ...w.slice(skipOptions(w, 1, WRAPPER_VALUES.xargs as ReadonlySet<string>)),
-        { text: "", dynamic: true },
-      ]);
+      queue.push(xargsCommand(w));
     } else if (PLAIN_WRAPPERS.has(name)) queue.push(w.slice(skipOptions(w, 1, new Set())));
     else if (SHELLS.has(name)) {
       const s = shellScript(w, home);

@@ -72,6 +72,13 @@ function inPlace(name: string, args: readonly Word[]): WriteRef[] {
   return refs(hasScript ? ops : ops.slice(1), `${name} -i`);
 }
 
+/** tar extracts with x in its first (bundled) argument, -x or --extract/--get. */
+function extracting(args: readonly Word[]): boolean {
+  const first = args[0]?.text ?? "";
+  if (/^[a-zA-Z]*x/.test(first)) return true;
+  return args.some((w) => /^-[a-zA-Z]*x/.test(w.text) || w.text === "--extract" || w.text === "--get");
+}
+
 /** The files one command writes (beyond its redirections). */
 export function commandWrites(words: readonly Word[]): WriteRef[] {
   const first = words[0];
@@ -92,6 +99,15 @@ export function commandWrites(words: readonly Word[]): WriteRef[] {
     case "install":
     case "ln":
       return copyLike(name, args);
+    case "rsync":
+    case "scp": {
+      const ops = operands(args, set("-e", "-i", "-P", "-o", "-F", "--rsh", "--exclude", "--include"));
+      return ops.length >= 2 ? refs(ops.slice(-1), name) : [];
+    }
+    case "tar":
+      return extracting(args) ? refs(optionValues(args, ["-C"], ["--directory"]), "tar -x") : [];
+    case "unzip":
+      return refs(optionValues(args, ["-d"], []), "unzip -d");
     case "dd":
       return args
         .filter((w) => w.text.startsWith("of="))
