@@ -64,6 +64,19 @@ export {
   type HookPoint,
   SESSION_LEVEL_HOOKS,
 } from "./schema-points.js";
+export { type ShellWrites, shellWrites } from "./shell-writes.js";
+export {
+  SOURCE_KINDS,
+  type SourceJudgement,
+  type SourceKind,
+  type SourceLoad,
+  SourceTrust,
+  type SourceTrustConfig,
+  SourceTrustConfigSchema,
+  signSourceManifest,
+  sourceManifest,
+  type TrustedSource,
+} from "./source-trust.js";
 export { type EngineState, emptyState, loadState, mergeState, saveState } from "./state.js";
 export { answerLine, DEFAULT_MAX_LINE_BYTES, type JsonLinesOptions, serveJsonLines } from "./stdio.js";
 export { canonicalToolName, gateShape, placePath, refineShell } from "./taxonomy.js";

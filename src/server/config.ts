@@ -7,6 +7,7 @@ import { dirname, isAbsolute, resolve } from "node:path";
 import { z } from "zod";
 import { isPlainObject, ServerError, SHA256_HASH_PATTERN } from "../contracts/index.js";
 import { GateConfigSchema, type LoadedGateConfig, parseGateConfig } from "../gate/index.js";
+import { SourceTrustConfigSchema } from "../hooks/index.js";
 import {
   ApaeSectionSchema,
   parseApaeSection,
@@ -101,6 +102,10 @@ export const SidecarConfigSchema = z.strictObject({
     .strictObject({
       /** Most host principals with an engine at once; a new one beyond it is refused (503). */
       maxEngines: z.number().int().min(1).max(100_000).default(64),
+      /** Plugin, skill and MCP-server trust (docs/hooks.md "Source trust"). */
+      sourceTrust: SourceTrustConfigSchema.optional(),
+      /** The pin store of source keys and contents, shared by the engines (default: memory). */
+      sourcePins: PathText.optional(),
     })
     .default({ maxEngines: 64 }),
   limits: z
@@ -297,6 +302,7 @@ export function parseSidecarConfig(input: unknown, baseDir: string = process.cwd
   };
   if (c.tls) config.tls = { cert: abs(c.tls.cert), key: abs(c.tls.key) };
   if (c.contracts !== undefined) config.contracts = abs(c.contracts);
+  if (c.hooks.sourcePins !== undefined) config.hooks = { ...c.hooks, sourcePins: abs(c.hooks.sourcePins) };
   if (c.identity !== undefined) config.identity = { agentpin: agentPinPaths(c.identity.agentpin, abs, gate) };
   if (c.executors.process) {
     config.executors = {

@@ -19,6 +19,8 @@ import {
   type HookPoint,
   type HostAdapter,
   isHookPoint,
+  type SourceTrustConfig,
+  SourceTrustConfigSchema,
   serveJsonLines,
 } from "../../hooks/index.js";
 import type { CliContext } from "../io.js";
@@ -50,6 +52,11 @@ const ENGINE_OPTIONS = defineOptions({
     flags: "--fail-open <hook...>",
     description: "hooks answered allow when the engine fails (default: none, fail-closed)",
     kind: "values",
+  },
+  sourceTrust: {
+    flags: "--source-trust <file>",
+    description: "JSON source-trust configuration for plugins, skills and MCP servers (docs/hooks.md)",
+    kind: "value",
   },
   failOpenMax: {
     flags: "--fail-open-max <n>",
@@ -90,10 +97,21 @@ function engineConfig(o: EngineOptions, transport: string, workspace: string | u
     ...(o.policy ? { policy: o.policy.map((p) => resolve(p)) } : {}),
     journal: { path: db, signer: hookJournalKey(db) },
     statePath: join(dir, "state.json"),
+    sourcePins: join(dir, "source-pins.json"),
+    ...(o.sourceTrust ? { sourceTrust: readSourceTrust(o.sourceTrust) } : {}),
     ...(workspace !== undefined ? { workspace: resolve(workspace) } : {}),
     ...(hooks.length > 0 ? { failure: { failOpen: { hooks, max } } } : {}),
     transport,
   };
+}
+
+function readSourceTrust(file: string): SourceTrustConfig {
+  try {
+    return SourceTrustConfigSchema.parse(parseStrictJson(readFileSync(resolve(file), "utf8")));
+  } catch (err) {
+    const why = err instanceof Error ? err.message.slice(0, 500) : "invalid";
+    throw new CliError("ERR_CLI_INPUT", `--source-trust ${file}: ${why}`);
+  }
 }
 
 async function readStdin(): Promise<string> {

@@ -19,6 +19,7 @@ import {
   VersionCheckRequestSchema,
   VersionCheckResponseSchema,
 } from "../../hooks/index.js";
+import { PinStore } from "../../tools/index.js";
 import type { Identity } from "../auth.js";
 import { identityOf } from "../auth-plugin.js";
 import { ApiError, type ApiErrorCode } from "../errors.js";
@@ -75,9 +76,19 @@ function requireHost(who: Identity): void {
 
 export function hookRoutes(app: FastifyInstance, ctx: RouteContext): void {
   // One engine per host principal over the one sidecar runtime, at most hooks.maxEngines.
+  const h = ctx.runtime.loaded.config.hooks;
+  // One pin store for every host's engine: pins of one host protect the others.
+  const sourcePins = h.sourcePins !== undefined ? PinStore.open(h.sourcePins) : PinStore.inMemory();
   const engines = new EngineRegistry({
-    max: ctx.runtime.loaded.config.hooks.maxEngines,
-    create: (principal) => createEngine({ runtime: ctx.runtime.composed, transport: "http", principal }),
+    max: h.maxEngines,
+    create: (principal) =>
+      createEngine({
+        runtime: ctx.runtime.composed,
+        transport: "http",
+        principal,
+        sourcePins,
+        ...(h.sourceTrust !== undefined ? { sourceTrust: h.sourceTrust } : {}),
+      }),
   });
   const engineFor = (principal: string): Promise<Engine> => engines.get(principal);
   app.addHook("onClose", () => engines.close());
