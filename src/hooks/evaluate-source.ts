@@ -85,10 +85,11 @@ export function preSkillLoad(ctx: EvalContext, e: HookEventOf<"PreSkillLoad">): 
     e.source === "project" &&
     ctx.workspace !== undefined &&
     !placePath(e.file_path, ctx.workspace).inWorkspace;
-  if (judgement.outcome === "trusted" && !strayProject) return merge(verdictOf(ctx, load, judgement), body);
-  if (judgement.outcome !== "unknown" && !(judgement.outcome === "trusted" && strayProject)) {
+  const keepsHooks = judgement.outcome === "trusted" && !strayProject;
+  if (keepsHooks || judgement.outcome === "refused" || judgement.outcome === "changed") {
     return merge(verdictOf(ctx, load, judgement), body);
   }
+  // Unknown, or trusted by name but not where the project keeps its skills: no hooks.
   const hooks = e.declared_hooks.length;
   const where = strayProject
     ? `a project skill outside the workspace (${e.file_path.slice(0, 256)})`

@@ -3,7 +3,7 @@
 // input format, https://cursor.com/docs/agent/hooks), as Cursor runs it — a new process per
 // hook, state beside the journal.
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { tempDir } from "./helpers.js";
@@ -106,5 +106,32 @@ describe("warden hooks cursor (spawned, recorded payloads)", () => {
     );
     expect(unknown.code).toBe(2);
     expect(unknown.err).toContain("ERR_HOOK_POINT_UNKNOWN");
+  });
+});
+
+describe("warden hooks install cursor", () => {
+  const install = (cwd: string, ...args: string[]) =>
+    spawnSync(process.execPath, [join(ROOT, "bin/warden.js"), "hooks", "install", "cursor", ...args], {
+      cwd,
+      encoding: "utf8",
+    });
+
+  it("writes .cursor/hooks.json with version 1 and Warden on every event, twice is a no-op", () => {
+    const dir = tempDir();
+    expect(install(dir).status).toBe(0);
+    const file = JSON.parse(readFileSync(join(dir, ".cursor/hooks.json"), "utf8"));
+    expect(file.version).toBe(1);
+    expect(file.hooks.beforeShellExecution).toEqual([{ command: "warden hooks cursor" }]);
+    expect(install(dir).stdout).toContain("already installed");
+  });
+
+  it("refuses a hooks.json of another version, leaving it unchanged", () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, ".cursor"));
+    writeFileSync(join(dir, ".cursor/hooks.json"), '{"version":2,"hooks":{}}');
+    const r = install(dir, "--project");
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toContain("ERR_CLI_INPUT");
+    expect(readFileSync(join(dir, ".cursor/hooks.json"), "utf8")).toBe('{"version":2,"hooks":{}}');
   });
 });
