@@ -49,6 +49,7 @@ export {
   type HostInput,
   verdictReason,
 } from "./host-adapter-common.js";
+export { answerHostEventRemote, type RemoteEngine } from "./host-adapter-common-remote.js";
 export { remember, similarKey } from "./memory.js";
 export * from "./schema-base.js";
 export { isHookPoint, type ParsedEvent, parseHookEvent, parseHookEventText } from "./schema-parse.js";

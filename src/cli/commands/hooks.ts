@@ -11,6 +11,7 @@ import { CliError, parseStrictJson } from "../../contracts/index.js";
 import { loadPrivateKeyFile } from "../../crypto/index.js";
 import {
   answerHostEvent,
+  answerHostEventRemote,
   CLAUDE_CODE_EVENTS,
   claudeCodeAdapter,
   createEngine,
@@ -18,6 +19,7 @@ import {
   type EngineConfig,
   type HookPoint,
   type HostAdapter,
+  type HostAnswer,
   isHookPoint,
   type SourceTrustConfig,
   SourceTrustConfigSchema,
@@ -56,6 +58,16 @@ const ENGINE_OPTIONS = defineOptions({
   sourceTrust: {
     flags: "--source-trust <file>",
     description: "JSON source-trust configuration for plugins, skills and MCP servers (docs/hooks.md)",
+    kind: "value",
+  },
+  sidecar: {
+    flags: "--sidecar <url>",
+    description: "claude-code/cursor: ask the sidecar's AARTS routes instead of an in-process engine",
+    kind: "value",
+  },
+  tokenFile: {
+    flags: "--token-file <file>",
+    description: "with --sidecar: a file holding the host credential (default: $WARDEN_HOOKS_TOKEN)",
     kind: "value",
   },
   failOpenMax: {
@@ -125,6 +137,34 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
+function render(ctx: CliContext, answer: HostAnswer): void {
+  if (answer.stdout) ctx.io.out(answer.stdout);
+  if (answer.stderr) ctx.io.err(answer.stderr);
+  ctx.exitCode = answer.exitCode;
+}
+
+function sidecarUrl(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new CliError("ERR_CLI_USAGE", `--sidecar ${text} is not a URL`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    throw new CliError("ERR_CLI_USAGE", "--sidecar must be an http(s) URL");
+  return url.href;
+}
+
+/** The host credential: from a file (never on the command line), else $WARDEN_HOOKS_TOKEN. */
+function hostToken(file: string | undefined): string {
+  const token = (
+    file !== undefined ? readFileSync(resolve(file), "utf8") : (process.env.WARDEN_HOOKS_TOKEN ?? "")
+  ).trim();
+  if (token === "")
+    throw new CliError("ERR_CLI_USAGE", "--sidecar needs --token-file or $WARDEN_HOOKS_TOKEN");
+  return token;
+}
+
 /** One host hook event read from stdin, answered in the host's format (host-adapter-common.ts). */
 async function hostHook(ctx: CliContext, o: EngineOptions, adapter: HostAdapter): Promise<void> {
   const text = await readStdin();
@@ -135,14 +175,16 @@ async function hostHook(ctx: CliContext, o: EngineOptions, adapter: HostAdapter)
     input = text;
   }
   const fields = typeof input === "object" && input !== null ? (input as Record<string, unknown>) : {};
+  if (o.sidecar !== undefined) {
+    const remote = { url: sidecarUrl(o.sidecar), token: hostToken(o.tokenFile) };
+    render(ctx, await answerHostEventRemote(remote, adapter, input, new Date().toISOString()));
+    return;
+  }
   const fromEnv = adapter.workspaceEnv !== undefined ? process.env[adapter.workspaceEnv] : undefined;
   const workspace = o.workspace ?? fromEnv ?? adapter.workspaceOf(fields);
   const engine = await createEngine(engineConfig(o, adapter.hostId, workspace));
   try {
-    const answer = await answerHostEvent(engine, adapter, input, new Date().toISOString());
-    if (answer.stdout) ctx.io.out(answer.stdout);
-    if (answer.stderr) ctx.io.err(answer.stderr);
-    ctx.exitCode = answer.exitCode;
+    render(ctx, await answerHostEvent(engine, adapter, input, new Date().toISOString()));
   } finally {
     await engine.close();
   }
