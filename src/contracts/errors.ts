@@ -287,6 +287,8 @@ export const ERROR_CODES = {
     "ERR_HOOK_LINE_TOO_LARGE",
     // The engine's or an adapter's configuration is malformed.
     "ERR_HOOK_CONFIG_INVALID",
+    // The sidecar already holds its configured maximum of per-host engines (hooks.maxEngines).
+    "ERR_HOOK_ENGINE_LIMIT",
   ],
   loop: ["ERR_LOOP_STALE_PHASE", "ERR_LOOP_FORGED_PHASE", "ERR_LOOP_CONFIG_INVALID"],
   model: [

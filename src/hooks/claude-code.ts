@@ -16,6 +16,17 @@
 //   SubagentStop     → PostSubAgentResult; findings as systemMessage
 // Input that is not a Claude Code event is answered with exit 2 (blocking where Claude Code
 // can block) and the engine's coded reason on stderr: fail closed.
+import {
+  type HostAdapter,
+  type HostAnswer,
+  type HostInput,
+  isFailure,
+  jsonLine as json,
+  obj,
+  verdictReason as reason,
+  str as s,
+  unknownHookPoint,
+} from "./host-adapter-common.js";
 import type { Verdict } from "./schema-base.js";
 import { canonicalToolName } from "./taxonomy.js";
 
@@ -33,17 +44,9 @@ export const CLAUDE_CODE_EVENTS = [
 ] as const;
 export type ClaudeCodeEvent = (typeof CLAUDE_CODE_EVENTS)[number];
 
-export interface ClaudeAnswer {
-  exitCode: 0 | 2;
-  stdout?: string;
-  stderr?: string;
-}
-
-type Input = Record<string, unknown>;
-
-const s = (v: unknown, fallback = ""): string => (typeof v === "string" ? v : fallback);
-const obj = (v: unknown): Record<string, unknown> =>
-  typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+/** Claude Code's answer (the shared host answer). */
+export type ClaudeAnswer = HostAnswer;
+type Input = HostInput;
 
 export function isClaudeCodeEvent(v: unknown): v is ClaudeCodeEvent {
   return typeof v === "string" && (CLAUDE_CODE_EVENTS as readonly string[]).includes(v);
@@ -125,20 +128,13 @@ export function translateClaudeCode(input: Input, now: string): Record<string, u
         result: s(input.last_assistant_message),
       };
     default:
-      return { hook_point: `ClaudeCode:${name.slice(0, 64) || "unknown"}`, ...base };
+      return { hook_point: unknownHookPoint("ClaudeCode", name), ...base };
   }
 }
 
-function reason(v: Verdict): string {
-  const why = (v.reasons ?? []).join("; ") || `${v.decision} (${v.category})`;
-  return `Warden: ${why}`.slice(0, 4000);
-}
-
-const json = (o: unknown): string => `${JSON.stringify(o)}\n`;
-
 /** Claude Code's answer to a verdict, by the Claude Code event it answers. */
 export function renderClaudeCode(event: string, v: Verdict): ClaudeAnswer {
-  const failed = "error_code" in v;
+  const failed = isFailure(v);
   if (!isClaudeCodeEvent(event)) return { exitCode: 2, stderr: `${reason(v)}\n` };
   switch (event) {
     case "PreToolUse":
@@ -193,3 +189,13 @@ export function renderClaudeCode(event: string, v: Verdict): ClaudeAnswer {
 export function claudeEventName(input: unknown): string {
   return s(obj(input).hook_event_name, "unknown");
 }
+
+/** The Claude Code adapter for the shared host flow (answerHostEvent). */
+export const claudeCodeAdapter: HostAdapter = {
+  hostId: CLAUDE_CODE_HOST_ID,
+  workspaceEnv: "CLAUDE_PROJECT_DIR",
+  eventName: claudeEventName,
+  workspaceOf: (input) => (typeof input.cwd === "string" ? input.cwd : undefined),
+  translate: translateClaudeCode,
+  render: renderClaudeCode,
+};

@@ -3,6 +3,7 @@
 // fire SessionStart, or this process may be a new one for an old session).
 import { sha256Hex } from "../contracts/index.js";
 import type { Runtime } from "../runtime/index.js";
+import type { SourceTrust } from "./source-trust.js";
 import type { EngineState, SessionState } from "./state.js";
 
 export interface EvalContext {
@@ -13,6 +14,8 @@ export interface EvalContext {
   sessionId: string;
   workspace: string | undefined;
   now: string;
+  /** Plugin, skill and MCP-server trust (source-trust.ts). */
+  sourceTrust: SourceTrust;
 }
 
 /** The Gate run of a host session: a fixed-length id, so any session id the host uses fits. */

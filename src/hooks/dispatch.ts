@@ -5,14 +5,12 @@ import { type EvalContext, runIdOf, sessionOf } from "./context.js";
 import {
   compaction,
   postAskResolution,
-  preMCPConnect,
-  prePluginLoad,
-  preSkillLoad,
   preSubAgentSpawn,
   preToolInputModification,
   sessionEnd,
   sessionStart,
 } from "./evaluate-session.js";
+import { preMCPConnect, prePluginLoad, preSkillLoad } from "./evaluate-source.js";
 import {
   postInputProcessing,
   postLLMResponse,
@@ -26,6 +24,7 @@ import {
 import { postToolUse, preToolUse } from "./evaluate-tool.js";
 import type { Verdict } from "./schema-base.js";
 import type { HookEvent } from "./schema-points.js";
+import type { SourceTrust } from "./source-trust.js";
 import type { EngineState } from "./state.js";
 
 export interface DispatchInput {
@@ -35,6 +34,7 @@ export interface DispatchInput {
   now: string;
   /** A bound principal whose runs the runtime starts (EngineConfig.principal). */
   principal?: string | undefined;
+  sourceTrust: SourceTrust;
 }
 
 /** The principal a host acts as: one per host id (the host authenticated by running us). */
@@ -117,6 +117,7 @@ export async function dispatch(d: DispatchInput, e: HookEvent): Promise<{ verdic
     sessionId: e.session_id,
     workspace: workspaceOf(d, e) ?? session.workspace,
     now: d.now,
+    sourceTrust: d.sourceTrust,
   };
   if (e.hook_point === "SessionStart" && ctx.workspace !== undefined) session.workspace = ctx.workspace;
   return { verdict: await evaluate(ctx, e), runId: session.runId };

@@ -10,6 +10,7 @@ import { HookError, sha256Hex, sha256Of, WardenError } from "../contracts/index.
 import { generateKeyPair, type KeyPair } from "../crypto/index.js";
 import { defaultEventTypes } from "../journal/index.js";
 import { composeRuntime, type Runtime } from "../runtime/index.js";
+import { PinStore } from "../tools/index.js";
 import { dispatch } from "./dispatch.js";
 import { HOOK_HANDSHAKE_EVENT, HOOK_VERDICT_EVENT, registerHookEventTypes } from "./events.js";
 import { type FailurePolicy, failureVerdict, withTimeout } from "./failure.js";
@@ -21,6 +22,7 @@ import {
 } from "./schema-base.js";
 import { parseHookEvent } from "./schema-parse.js";
 import { HOOK_TABLE, type HookEvent, type HookPoint, SESSION_LEVEL_HOOKS } from "./schema-points.js";
+import { SourceTrust, type SourceTrustConfig } from "./source-trust.js";
 import { type EngineState, emptyState, loadState, saveState } from "./state.js";
 
 export const ENGINE_ID = "warden";
@@ -49,6 +51,13 @@ export interface EngineConfig {
    */
   principal?: string;
   clock?: () => number;
+  /** Source trust for plugins, skills and MCP servers (docs/hooks.md "Source trust"). */
+  sourceTrust?: SourceTrustConfig;
+  /**
+   * The pin store of source keys and contents (trust on first use): a file path, or a store
+   * shared by several engines (the sidecar's); default in memory.
+   */
+  sourcePins?: string | PinStore;
 }
 
 export interface Engine {
@@ -127,6 +136,7 @@ class HooksEngine implements Engine {
     readonly runtime: Runtime,
     private readonly config: EngineConfig,
     private readonly state: EngineState,
+    private readonly sourceTrust: SourceTrust,
   ) {}
 
   async #journal(type: string, body: Record<string, unknown>, runId?: string): Promise<void> {
@@ -157,6 +167,7 @@ class HooksEngine implements Engine {
       workspace: this.config.workspace,
       now,
       principal: p,
+      sourceTrust: this.sourceTrust,
     };
     return withTimeout(dispatch(input, event), ms);
   }
@@ -212,11 +223,24 @@ class HooksEngine implements Engine {
   }
 }
 
+/** A malformed source-trust configuration or pin store refuses the start (ERR_HOOK_CONFIG_INVALID). */
+function sourceTrustFor(config: EngineConfig): SourceTrust {
+  try {
+    const p = config.sourcePins;
+    const pins = p instanceof PinStore ? p : p ? PinStore.open(p) : PinStore.inMemory();
+    return new SourceTrust(config.sourceTrust ?? {}, pins);
+  } catch (err) {
+    const why = err instanceof Error ? err.message : "invalid";
+    throw new HookError("ERR_HOOK_CONFIG_INVALID", `source trust: ${why}`.slice(0, 2000));
+  }
+}
+
 export async function createEngine(config: EngineConfig = {}): Promise<Engine> {
   registerHookEventTypes(defaultEventTypes);
   // State first: an unreadable state file refuses the start before anything is opened.
   const state: EngineState = config.statePath ? loadState(config.statePath) : emptyState();
-  return new HooksEngine(await runtimeFor(config), config, state);
+  const sourceTrust = sourceTrustFor(config);
+  return new HooksEngine(await runtimeFor(config), config, state, sourceTrust);
 }
 
 export { AARTS_VERSION };

@@ -1,9 +1,5 @@
-// Session, configuration, sub-agent, compaction and ask-resolution hooks.
-// Conservative verdicts where the full capability lands in later issues:
-//   PrePluginLoad / PreSkillLoad / PreMCPConnect — source trust only (signature and pin
-//     checks of plugins, skills and MCP servers arrive with the MCP/memory issue): managed
-//     and user sources are allowed, project and marketplace sources are asked about (§10.1);
-//     an untrusted skill is loaded with `strip_hooks`.
+// Session, tool-input modification, sub-agent, compaction and ask-resolution hooks
+// (plugin, skill and MCP-server loads: evaluate-source.ts).
 //   PreSubAgentSpawn — the parent's permissions are the ceiling; `permitted_tools` is the
 //     requested tools narrowed to them (delegation narrowing with identities: identity issue).
 import { pipesToShell } from "./artifacts.js";
@@ -42,56 +38,16 @@ function untrusted(source: string): boolean {
   return source === "project" || source === "marketplace";
 }
 
-function sourceTrust(kind: string, source: string, id: string): Verdict {
-  if (!untrusted(source)) return allow("supply_chain", "reputation_check", `${kind} from a ${source} source`);
+/** A tool-input modifier from an untrusted configuration source is asked about (§10.1). */
+function modifierTrust(source: string, id: string): Verdict {
   return fromSignal({
     decision: "ask",
     category: "supply_chain",
     source: "reputation_check",
-    rule: `aarts-untrusted-${kind}`,
-    reason: `${kind} ${id.slice(0, 128)} comes from a ${source} source, untrusted by default; signatures are not checked yet`,
+    rule: "aarts-untrusted-tool-input-modifier",
+    reason: `tool-input-modifier ${id.slice(0, 128)} comes from a ${source} source, untrusted by default`,
     artifacts: [id.slice(0, 4096)],
   });
-}
-
-export function prePluginLoad(_ctx: EvalContext, e: HookEventOf<"PrePluginLoad">): Verdict {
-  return sourceTrust("plugin", e.source, e.plugin_id);
-}
-
-export function preSkillLoad(ctx: EvalContext, e: HookEventOf<"PreSkillLoad">): Verdict {
-  const rule = {
-    hook: e.hook_point,
-    field: "body_content",
-    onInjection: "deny",
-    onCredential: "deny",
-  } as const;
-  const body = judgeText(ctx, rule, e.body_content ?? "");
-  const base: Verdict = untrusted(e.source)
-    ? {
-        ...allow(
-          "supply_chain",
-          "reputation_check",
-          `skill from a ${e.source} source: its hooks are stripped`,
-        ),
-        directives: { strip_hooks: true },
-      }
-    : allow("supply_chain", "reputation_check");
-  return merge(base, body);
-}
-
-export function preMCPConnect(_ctx: EvalContext, e: HookEventOf<"PreMCPConnect">): Verdict {
-  const cmd = e.server_command ?? "";
-  if (pipesToShell(cmd)) {
-    return fromSignal({
-      decision: "deny",
-      category: "supply_chain",
-      source: "pattern_match",
-      rule: "aarts-mcp-command-piped-to-shell",
-      reason: "the MCP server's launch command pipes a download into a shell",
-      artifacts: [cmd.slice(0, 4096)],
-    });
-  }
-  return sourceTrust("mcp-server", e.source, e.server_id);
 }
 
 export function preToolInputModification(
@@ -111,7 +67,7 @@ export function preToolInputModification(
   }
   count(ctx.session, "modifications");
   return untrusted(e.source)
-    ? sourceTrust("tool-input-modifier", e.source, e.source_id ?? e.tool_name)
+    ? modifierTrust(e.source, e.source_id ?? e.tool_name)
     : allow("tool_execution", "heuristic");
 }
 

@@ -51,8 +51,17 @@ function engineSignals(ctx: EvalContext, tool: CanonicalTool, artifacts: Artifac
 
 export async function preToolUse(ctx: EvalContext, e: HookEventOf<"PreToolUse">): Promise<Verdict> {
   const tool = canonical(e);
-  const artifacts = toolArtifacts(tool, e.tool_input, e.artifacts);
   const shape = gateShape(tool, e.tool_name_native, e.tool_input, ctx.workspace);
+  const written = (shape.writes ?? []).map(
+    (value): Artifact => ({
+      type: "file_path",
+      value,
+      context: "shell_write",
+      source_field: "tool_input.command",
+    }),
+  );
+  // The command's own artifacts first (a denial names the first), then the files it writes.
+  const artifacts = [...toolArtifacts(tool, e.tool_input, e.artifacts), ...written].slice(0, 64);
   const outcome = await ctx.runtime.gate.evaluate({
     principalId: ctx.principalId,
     runId: ctx.session.runId,

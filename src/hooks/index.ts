@@ -8,6 +8,7 @@ export {
   CLAUDE_CODE_HOST_ID,
   type ClaudeAnswer,
   type ClaudeCodeEvent,
+  claudeCodeAdapter,
   claudeEventName,
   isClaudeCodeEvent,
   renderClaudeCode,
@@ -31,6 +32,16 @@ export {
   type ToolCase,
 } from "./conformance-cases.js";
 export { hostConformance } from "./conformance-host.js";
+export {
+  CURSOR_EVENTS,
+  CURSOR_HOST_ID,
+  type CursorEvent,
+  cursorAdapter,
+  cursorEventName,
+  isCursorEvent,
+  renderCursor,
+  translateCursor,
+} from "./cursor.js";
 export { INJECTION_RULES, scanText, type TextFindings } from "./detect.js";
 export { hostPrincipal } from "./dispatch.js";
 export {
@@ -60,6 +71,14 @@ export {
   type HostOutcome,
   type HostRecord,
 } from "./host.js";
+export {
+  answerHostEvent,
+  type HostAdapter,
+  type HostAnswer,
+  type HostInput,
+  verdictReason,
+} from "./host-adapter-common.js";
+export { answerHostEventRemote, type RemoteEngine } from "./host-adapter-common-remote.js";
 export { type ApprovalAskOptions, approvalQueueAsk } from "./host-ask.js";
 export {
   codeOf,
@@ -86,6 +105,19 @@ export {
   type HookPoint,
   SESSION_LEVEL_HOOKS,
 } from "./schema-points.js";
+export { type ShellWrites, shellWrites } from "./shell-writes.js";
+export {
+  SOURCE_KINDS,
+  type SourceJudgement,
+  type SourceKind,
+  type SourceLoad,
+  SourceTrust,
+  type SourceTrustConfig,
+  SourceTrustConfigSchema,
+  signSourceManifest,
+  sourceManifest,
+  type TrustedSource,
+} from "./source-trust.js";
 export { type EngineState, emptyState, loadState, mergeState, saveState } from "./state.js";
 export { answerLine, DEFAULT_MAX_LINE_BYTES, type JsonLinesOptions, serveJsonLines } from "./stdio.js";
 export { canonicalToolName, gateShape, placePath, refineShell } from "./taxonomy.js";

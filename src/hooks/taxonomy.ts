@@ -2,8 +2,10 @@
 // and a canonical tool call → the structured Gate request fields (tool class, action,
 // parameters) so the host's tools are checked by policy exactly like Warden's own.
 import { realpathSync } from "node:fs";
+import { homedir } from "node:os";
 import { basename, dirname, isAbsolute, join, normalize, relative, resolve } from "node:path";
 import type { CanonicalTool } from "./schema-base.js";
+import { shellWrites } from "./shell-writes.js";
 
 const NATIVE: Readonly<Record<string, CanonicalTool>> = {
   bash: "shell",
@@ -62,6 +64,8 @@ export interface GateShape {
   toolClass: string;
   action: string;
   parameters: Record<string, string | number | boolean>;
+  /** Files a shell command writes (absolute), for the verdict's artifacts. */
+  writes?: string[];
 }
 
 function str(input: Record<string, unknown>, ...keys: string[]): string | undefined {
@@ -111,6 +115,35 @@ function fileShape(action: string, input: Record<string, unknown>, workspace: st
 }
 
 /**
+ * A shell call: the command line, and what parsing it says about its writes (shell-writes.ts):
+ * `shellParsed` (false: unreadable, denied), `writesOutsideWorkspace` (denied),
+ * `writeUnresolved` (a target behind an expansion: asked). `cwd` in the input (Cursor sends
+ * it) is where relative targets start; default the workspace.
+ */
+function shellShape(
+  tool: CanonicalTool,
+  input: Record<string, unknown>,
+  workspace: string | undefined,
+): GateShape {
+  const command = str(input, "command", "cmd", "code", "script") ?? "";
+  const action = tool === "package_install" ? "install" : tool === "code_exec" ? "eval" : "exec";
+  if (tool === "code_exec") return { toolClass: "shell", action, parameters: { command } };
+  const w = shellWrites(command, { cwd: str(input, "cwd"), workspace, home: homedir() });
+  return {
+    toolClass: "shell",
+    action,
+    parameters: {
+      command,
+      shellParsed: w.parsed,
+      writesOutsideWorkspace: w.outside.length > 0,
+      writeUnresolved: w.unresolved.length > 0,
+      outsideTarget: w.outside[0] ?? w.unresolved[0] ?? w.reason ?? "",
+    },
+    writes: [...w.outside, ...w.inside],
+  };
+}
+
+/**
  * The Gate request fields of a canonical tool call. Only structured values the policy
  * matches on are passed: the command line, the path and whether it is in the workspace,
  * the URL, the MCP server and tool. File contents and prompts never are.
@@ -125,11 +158,7 @@ export function gateShape(
     case "shell":
     case "package_install":
     case "code_exec":
-      return {
-        toolClass: "shell",
-        action: tool === "package_install" ? "install" : tool === "code_exec" ? "eval" : "exec",
-        parameters: { command: str(input, "command", "cmd", "code", "script") ?? "" },
-      };
+      return shellShape(tool, input, workspace);
     case "file_read":
       return fileShape("read", input, workspace);
     case "file_write":

@@ -7,6 +7,7 @@ import { dirname, isAbsolute, resolve } from "node:path";
 import { z } from "zod";
 import { isPlainObject, ServerError, SHA256_HASH_PATTERN } from "../contracts/index.js";
 import { GateConfigSchema, type LoadedGateConfig, parseGateConfig } from "../gate/index.js";
+import { SourceTrustConfigSchema } from "../hooks/index.js";
 import {
   McpLimitsSchema,
   McpUpstreamName,
@@ -168,6 +169,17 @@ export const SidecarConfigSchema = z.strictObject({
         .optional(),
     })
     .optional(),
+  /** The AARTS engines of the HTTP transport (docs/hooks.md "Remote"). */
+  hooks: z
+    .strictObject({
+      /** Most host principals with an engine at once; a new one beyond it is refused (503). */
+      maxEngines: z.number().int().min(1).max(100_000).default(64),
+      /** Plugin, skill and MCP-server trust (docs/hooks.md "Source trust"). */
+      sourceTrust: SourceTrustConfigSchema.optional(),
+      /** The pin store of source keys and contents, shared by the engines (default: memory). */
+      sourcePins: PathText.optional(),
+    })
+    .default({ maxEngines: 64 }),
   limits: z
     .strictObject({
       bodyBytes: z
@@ -405,6 +417,7 @@ export function parseSidecarConfig(input: unknown, baseDir: string = process.cwd
   if (c.store?.tls?.caFile !== undefined)
     config.store = { ...c.store, tls: { ...c.store.tls, caFile: abs(c.store.tls.caFile) } };
   if (c.contracts !== undefined) config.contracts = abs(c.contracts);
+  if (c.hooks.sourcePins !== undefined) config.hooks = { ...c.hooks, sourcePins: abs(c.hooks.sourcePins) };
   if (c.identity !== undefined) config.identity = { agentpin: agentPinPaths(c.identity.agentpin, abs, gate) };
   config.executors = executorPaths(c.executors, abs);
   let apae: RuntimeApaeConfig | undefined;

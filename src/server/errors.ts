@@ -116,6 +116,8 @@ export const ERROR_STATUS = {
   ERR_HOOK_HANDSHAKE_REQUIRED: 409,
   ERR_HOOK_EVENT_INVALID: 400,
   ERR_HOOK_POINT_UNKNOWN: 400,
+  // The per-host engine map is full (hooks.maxEngines): refused, never evicted.
+  ERR_HOOK_ENGINE_LIMIT: 503,
 } as const;
 
 // Every server-family code has a status (a missing one fails to compile).

@@ -3,6 +3,7 @@
 //   hooks claude-code              one Claude Code hook event on stdin → Claude Code's answer
 //   hooks install claude-code      writes the hook entries into Claude Code's settings.json
 //   hooks conformance              drives an engine through an AARTS conformance level
+//   hooks cursor, install cursor   the Cursor adapter (hooks-cursor.ts)
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -10,19 +11,25 @@ import type { Command } from "commander";
 import { CliError, parseStrictJson } from "../../contracts/index.js";
 import { loadPrivateKeyFile } from "../../crypto/index.js";
 import {
-  AARTS_VERSION,
+  answerHostEvent,
+  answerHostEventRemote,
   CLAUDE_CODE_EVENTS,
-  claudeEventName,
+  claudeCodeAdapter,
   createEngine,
+  cursorAdapter,
   type EngineConfig,
   type EngineTransport,
   formatReport,
   type HookPoint,
+  type HostAdapter,
+  type HostAnswer,
   httpTransport,
   inProcessTransport,
   isHookPoint,
   renderClaudeCode,
   runConformance,
+  type SourceTrustConfig,
+  SourceTrustConfigSchema,
   serveJsonLines,
   splitCommand,
   stdioTransport,
@@ -31,6 +38,7 @@ import {
 import type { CliContext } from "../io.js";
 import { addOptions, defineOptions, type OptionsOf } from "../options.js";
 import { journalKey } from "../runtime.js";
+import { installCursor, registerCursor } from "./hooks-cursor.js";
 import { SUMMARY } from "./summaries.js";
 
 const MAX_STDIN_BYTES = 16 * 1024 * 1024;
@@ -56,6 +64,21 @@ const ENGINE_OPTIONS = defineOptions({
     flags: "--fail-open <hook...>",
     description: "hooks answered allow when the engine fails (default: none, fail-closed)",
     kind: "values",
+  },
+  sourceTrust: {
+    flags: "--source-trust <file>",
+    description: "JSON source-trust configuration for plugins, skills and MCP servers (docs/hooks.md)",
+    kind: "value",
+  },
+  sidecar: {
+    flags: "--sidecar <url>",
+    description: "claude-code/cursor: ask the sidecar's AARTS routes instead of an in-process engine",
+    kind: "value",
+  },
+  tokenFile: {
+    flags: "--token-file <file>",
+    description: "with --sidecar: a file holding the host credential (default: $WARDEN_HOOKS_TOKEN)",
+    kind: "value",
   },
   failOpenMax: {
     flags: "--fail-open-max <n>",
@@ -96,10 +119,21 @@ function engineConfig(o: EngineOptions, transport: string, workspace: string | u
     ...(o.policy ? { policy: o.policy.map((p) => resolve(p)) } : {}),
     journal: { path: db, signer: hookJournalKey(db) },
     statePath: join(dir, "state.json"),
+    sourcePins: join(dir, "source-pins.json"),
+    ...(o.sourceTrust ? { sourceTrust: readSourceTrust(o.sourceTrust) } : {}),
     ...(workspace !== undefined ? { workspace: resolve(workspace) } : {}),
     ...(hooks.length > 0 ? { failure: { failOpen: { hooks, max } } } : {}),
     transport,
   };
+}
+
+function readSourceTrust(file: string): SourceTrustConfig {
+  try {
+    return SourceTrustConfigSchema.parse(parseStrictJson(readFileSync(resolve(file), "utf8")));
+  } catch (err) {
+    const why = err instanceof Error ? err.message.slice(0, 500) : "invalid";
+    throw new CliError("ERR_CLI_INPUT", `--source-trust ${file}: ${why}`);
+  }
 }
 
 async function readStdin(): Promise<string> {
@@ -113,7 +147,36 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
-async function claudeCode(ctx: CliContext, o: EngineOptions): Promise<void> {
+function render(ctx: CliContext, answer: HostAnswer): void {
+  if (answer.stdout) ctx.io.out(answer.stdout);
+  if (answer.stderr) ctx.io.err(answer.stderr);
+  ctx.exitCode = answer.exitCode;
+}
+
+function sidecarUrl(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new CliError("ERR_CLI_USAGE", `--sidecar ${text} is not a URL`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    throw new CliError("ERR_CLI_USAGE", "--sidecar must be an http(s) URL");
+  return url.href;
+}
+
+/** The host credential: from a file (never on the command line), else $WARDEN_HOOKS_TOKEN. */
+function hostToken(file: string | undefined): string {
+  const token = (
+    file !== undefined ? readFileSync(resolve(file), "utf8") : (process.env.WARDEN_HOOKS_TOKEN ?? "")
+  ).trim();
+  if (token === "")
+    throw new CliError("ERR_CLI_USAGE", "--sidecar needs --token-file or $WARDEN_HOOKS_TOKEN");
+  return token;
+}
+
+/** One host hook event read from stdin, answered in the host's format (host-adapter-common.ts). */
+async function hostHook(ctx: CliContext, o: EngineOptions, adapter: HostAdapter): Promise<void> {
   const text = await readStdin();
   let input: unknown;
   try {
@@ -122,22 +185,16 @@ async function claudeCode(ctx: CliContext, o: EngineOptions): Promise<void> {
     input = text;
   }
   const fields = typeof input === "object" && input !== null ? (input as Record<string, unknown>) : {};
-  const cwd = typeof fields.cwd === "string" ? fields.cwd : undefined;
-  const engine = await createEngine(
-    engineConfig(o, "claude-code", o.workspace ?? process.env.CLAUDE_PROJECT_DIR ?? cwd),
-  );
+  if (o.sidecar !== undefined) {
+    const remote = { url: sidecarUrl(o.sidecar), token: hostToken(o.tokenFile) };
+    render(ctx, await answerHostEventRemote(remote, adapter, input, new Date().toISOString()));
+    return;
+  }
+  const fromEnv = adapter.workspaceEnv !== undefined ? process.env[adapter.workspaceEnv] : undefined;
+  const workspace = o.workspace ?? fromEnv ?? adapter.workspaceOf(fields);
+  const engine = await createEngine(engineConfig(o, adapter.hostId, workspace));
   try {
-    // The handshake runs in process; an incompatible one makes the engine refuse the event.
-    await engine.versionCheck({ aarts_version: AARTS_VERSION });
-    const event =
-      typeof input === "object" && input !== null
-        ? translateClaudeCode(fields, new Date().toISOString())
-        : input;
-    const verdict = await engine.handle(event);
-    const answer = renderClaudeCode(claudeEventName(input), verdict);
-    if (answer.stdout) ctx.io.out(answer.stdout);
-    if (answer.stderr) ctx.io.err(answer.stderr);
-    ctx.exitCode = answer.exitCode;
+    render(ctx, await answerHostEvent(engine, adapter, input, new Date().toISOString()));
   } finally {
     await engine.close();
   }
@@ -152,9 +209,8 @@ const INSTALL_OPTIONS = defineOptions({
   user: { flags: "--user", description: "write ~/.claude/settings.json", kind: "flag" },
   command: {
     flags: "--command <cmd>",
-    description: "the command Claude Code runs",
+    description: "the command the host runs (default: warden hooks <host>)",
     kind: "value",
-    default: "warden hooks claude-code",
   },
 });
 
@@ -184,9 +240,13 @@ export function mergeClaudeSettings(
 }
 
 function install(ctx: CliContext, host: string, o: OptionsOf<typeof INSTALL_OPTIONS>): void {
-  if (host !== "claude-code")
-    throw new CliError("ERR_CLI_USAGE", `unknown host ${host} (supported: claude-code)`);
   if (o.project && o.user) throw new CliError("ERR_CLI_USAGE", "give --project or --user, not both");
+  if (host === "cursor") {
+    installCursor(ctx, o);
+    return;
+  }
+  if (host !== "claude-code")
+    throw new CliError("ERR_CLI_USAGE", `unknown host ${host} (supported: claude-code, cursor)`);
   const path = o.user ? join(homedir(), ".claude", "settings.json") : resolve(".claude", "settings.json");
   let current: Settings = {};
   if (existsSync(path)) {
@@ -277,9 +337,10 @@ export function registerHooks(program: Command, ctx: CliContext): void {
   addOptions(
     hooks.command("claude-code").description("answer one Claude Code hook event read from stdin"),
     ENGINE_OPTIONS,
-  ).action((o: EngineOptions) => claudeCode(ctx, o));
+  ).action((o: EngineOptions) => hostHook(ctx, o, claudeCodeAdapter));
+  registerCursor(hooks, ENGINE_OPTIONS, (o: EngineOptions) => hostHook(ctx, o, cursorAdapter));
   addOptions(
-    hooks.command("install <host>").description("register Warden's hooks with a host (claude-code)"),
+    hooks.command("install <host>").description("register Warden's hooks with a host (claude-code, cursor)"),
     INSTALL_OPTIONS,
   ).action((host: string, o: OptionsOf<typeof INSTALL_OPTIONS>) => install(ctx, host, o));
   addOptions(

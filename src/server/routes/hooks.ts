@@ -19,11 +19,13 @@ import {
   VersionCheckRequestSchema,
   VersionCheckResponseSchema,
 } from "../../hooks/index.js";
+import { PinStore } from "../../tools/index.js";
 import type { Identity } from "../auth.js";
 import { identityOf } from "../auth-plugin.js";
 import { ApiError, type ApiErrorCode } from "../errors.js";
 import { AUTH_ERRORS, BODY_ERRORS, mount, type RouteSpec } from "../route.js";
 import type { RouteContext } from "./context.js";
+import { EngineRegistry } from "./hooks-engines.js";
 
 /** The role a principal needs to submit hook events (gate.principals[].roles). */
 export const HOST_ROLE = "host";
@@ -43,7 +45,7 @@ export const HOOK_HANDSHAKE = {
   body: { name: "HookVersionCheck", schema: VersionCheckRequestSchema, required: true },
   response: { name: "HookVersionCheckResponse", schema: VersionCheckResponseSchema },
   description: "Whether this engine speaks the host's AARTS version (compatible: false refuses events)",
-  errors: [...AUTH_ERRORS, ...BODY_ERRORS],
+  errors: [...AUTH_ERRORS, ...BODY_ERRORS, "ERR_HOOK_ENGINE_LIMIT"],
 } as const satisfies RouteSpec;
 
 export const HOOK_EVENTS = {
@@ -60,6 +62,7 @@ export const HOOK_EVENTS = {
     "ERR_HOOK_HANDSHAKE_REQUIRED",
     "ERR_HOOK_EVENT_INVALID",
     "ERR_HOOK_POINT_UNKNOWN",
+    "ERR_HOOK_ENGINE_LIMIT",
   ],
 } as const satisfies RouteSpec;
 
@@ -72,17 +75,23 @@ function requireHost(who: Identity): void {
 }
 
 export function hookRoutes(app: FastifyInstance, ctx: RouteContext): void {
-  // One engine per host principal, over the one sidecar runtime; bounded by the credentials.
-  const engines = new Map<string, Promise<Engine>>();
-  const engineFor = (principal: string): Promise<Engine> => {
-    let e = engines.get(principal);
-    if (e === undefined) {
-      e = createEngine({ runtime: ctx.runtime.composed, transport: "http", principal });
-      engines.set(principal, e);
-      e.catch(() => engines.delete(principal));
-    }
-    return e;
-  };
+  // One engine per host principal over the one sidecar runtime, at most hooks.maxEngines.
+  const h = ctx.runtime.loaded.config.hooks;
+  // One pin store for every host's engine: pins of one host protect the others.
+  const sourcePins = h.sourcePins !== undefined ? PinStore.open(h.sourcePins) : PinStore.inMemory();
+  const engines = new EngineRegistry({
+    max: h.maxEngines,
+    create: (principal) =>
+      createEngine({
+        runtime: ctx.runtime.composed,
+        transport: "http",
+        principal,
+        sourcePins,
+        ...(h.sourceTrust !== undefined ? { sourceTrust: h.sourceTrust } : {}),
+      }),
+  });
+  const engineFor = (principal: string): Promise<Engine> => engines.get(principal);
+  app.addHook("onClose", () => engines.close());
 
   mount(app, HOOK_HANDSHAKE, async (req, _reply, { body }) => {
     const who = identityOf(req);
