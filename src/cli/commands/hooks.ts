@@ -26,14 +26,12 @@ import {
   httpTransport,
   inProcessTransport,
   isHookPoint,
-  renderClaudeCode,
   runConformance,
   type SourceTrustConfig,
   SourceTrustConfigSchema,
   serveJsonLines,
   splitCommand,
   stdioTransport,
-  translateClaudeCode,
 } from "../../hooks/index.js";
 import type { CliContext } from "../io.js";
 import { addOptions, defineOptions, type OptionsOf } from "../options.js";
