@@ -29,6 +29,25 @@ export {
   matchesAction,
   parseContextConfig,
 } from "./config.js";
+export {
+  type OnnxEmbedderOptions,
+  type OpenAIEmbedderOptions,
+  onnxEmbedder,
+  openAIEmbedder,
+  parseEmbeddingsResponse,
+} from "./embedders.js";
+export {
+  ACTION_TEXT_MAX,
+  type ActionTextInput,
+  actionText,
+  cosine,
+  distance,
+  type Embedder,
+  LEXICAL_DIMENSIONS,
+  lexicalEmbedder,
+  lexicalVector,
+  words,
+} from "./embedding.js";
 export type {
   BudgetUse,
   Prepared,

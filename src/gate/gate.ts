@@ -17,6 +17,7 @@ import type { DecisionId, PrincipalId, Sha256Hash, TaintLabel } from "../contrac
 import { admit } from "./admission.js";
 import { admitGrants } from "./capability.js";
 import { DeferQueue } from "./defer.js";
+import { scoreDrift } from "./drift.js";
 import { GATE_RESULT } from "./events.js";
 import { judge } from "./judgement.js";
 import type { GateDeps, GateOptions, Pending, PrincipalConfig } from "./options.js";
@@ -127,7 +128,8 @@ export class Gate {
     if (a.kind === "invalid") return rejectedOutcome(a.reason);
     const granted = admitGrants(d, a);
     if (granted !== undefined) await granted;
-    const j = judge(d, a);
+    const drift = d.o.drift !== undefined && a.refused === undefined ? await scoreDrift(d, a) : undefined;
+    const j = judge(d, a, drift);
     const o = draftOutcome(a, j);
     const { session, prepared } = j;
     try {
@@ -152,7 +154,13 @@ export class Gate {
     const events = session.recordDecision(prepared, o.decision, o.reasonCodes, a.now);
     if (events.length > 0)
       await journalQuarantine(d, events, { runId: a.request.runId, traceId: a.traceId }, o.journalSeqs);
-    const p: Pending = { prepared, session, decisionId: a.decisionId, traceId: a.traceId };
+    const p: Pending = {
+      prepared,
+      session,
+      decisionId: a.decisionId,
+      traceId: a.traceId,
+      riskScore: j.riskScore ?? 1,
+    };
     switch (o.decision) {
       case "allow":
       case "modify":
