@@ -43,7 +43,7 @@ export {
   DriftTracker,
 } from "./drift.js";
 export { GATE_DECISION, GATE_RESOLUTION, GATE_RESULT, registerGateEventTypes } from "./events.js";
-export { Gate, type ReportedResult } from "./gate.js";
+export { Gate, type ReportedResult, type TraceOptions } from "./gate.js";
 export type { ContractLookup, GateJournal, GateOptions, GatePolicy, PrincipalConfig } from "./options.js";
 export {
   type ApprovalRecord,
@@ -77,3 +77,11 @@ export {
   redeemTicket,
   type TicketFailureCode,
 } from "./ticket.js";
+export {
+  contextFromTraceparent,
+  formatTraceparent,
+  parseTraceparent,
+  SPAN,
+  TRACER_NAME,
+  withExecutionSpan,
+} from "./tracing.js";

@@ -52,6 +52,8 @@ interface OutcomeBase {
   policyBundleHash: Sha256Hash;
   /** The W3C trace id the decision was journaled under (DARE records, OpenTelemetry). */
   traceId?: string;
+  /** W3C `traceparent` of the action's OpenTelemetry span, when it has a valid one (parent of execution). */
+  traceparent?: string;
   /** The Gate's ORM risk score of the action (src/gate/risk.ts). */
   riskScore?: number;
   /** Semantic drift from the run's original request, when scored. */
@@ -134,6 +136,7 @@ export function commonOf(o: GateOutcome): OutcomeCommon {
   if (o.changes !== undefined) c.changes = o.changes;
   if (o.policyBundleHash !== undefined) c.policyBundleHash = o.policyBundleHash;
   if (o.traceId !== undefined) c.traceId = o.traceId;
+  if (o.traceparent !== undefined) c.traceparent = o.traceparent;
   if (o.riskScore !== undefined) c.riskScore = o.riskScore;
   if (o.drift !== undefined) c.drift = o.drift;
   if ((o.decision === "allow" || o.decision === "modify" || o.decision === "deny") && o.resolution)
