@@ -34,6 +34,8 @@ const ALLOWED: Record<string, string[]> = {
   executors: ["contracts", "crypto", "tools", "journal", "gate"],
   messaging: ["contracts", "crypto", "context", "policy", "journal", "gate"],
   runtime: BELOW_ENTRY_POINTS,
+  // OCSF/CEF mapping, the journal-tailing sink, OTLP wiring: reads the journal, never the Gate.
+  telemetry: ["contracts", "crypto", "journal"],
   hooks: [...BELOW_ENTRY_POINTS, "runtime"],
 };
 
