@@ -10,9 +10,9 @@ import { BoundedMap } from "./bounded-map.js";
 
 /** A drift level's thresholds: the action is held or refused when its drift exceeds one. */
 export interface DriftLevels {
-  defer?: number;
-  step_up?: number;
-  deny?: number;
+  defer?: number | undefined;
+  step_up?: number | undefined;
+  deny?: number | undefined;
 }
 
 export type DriftTier = "low" | "medium" | "high" | "critical" | "default";
@@ -20,9 +20,9 @@ export type DriftTier = "low" | "medium" | "high" | "critical" | "default";
 export interface DriftOptions {
   embedder: Embedder;
   /** Per-action thresholds by the contract's risk tier (`default`: a call without one). */
-  thresholds?: Partial<Record<DriftTier, DriftLevels>>;
+  thresholds?: Partial<Record<DriftTier, DriftLevels | undefined>>;
   /** Thresholds on the cumulative drift, by tier. */
-  cumulative?: Partial<Record<DriftTier, DriftLevels>>;
+  cumulative?: Partial<Record<DriftTier, DriftLevels | undefined>>;
   /** Weight of the newest action in the cumulative drift (EWMA, default 0.5). */
   smoothing?: number;
   /** Runs whose state is kept (default 1024; an evicted run starts again from its request). */

@@ -37,6 +37,7 @@ import {
 import type { JournalSignatureMode, LoadedSidecarConfig, SidecarConfig } from "./config.js";
 import { ToolRunner } from "./execute.js";
 import { loadJournalKey } from "./journal-key.js";
+import { driftTrackerOf, type RunningTelemetry, startTelemetry } from "./telemetry-config.js";
 
 export interface SidecarRuntime {
   readonly loaded: LoadedSidecarConfig;
@@ -123,6 +124,7 @@ export function sidecarRuntimeConfig(loaded: LoadedSidecarConfig, signer: KeyPai
       // The sidecar creates runs (POST /v1/runs); a run id it did not create is refused.
       runs: g.config.runs ?? "runtime",
       approvals: g.config.approvals,
+      ...(c.drift !== undefined ? { drift: driftTrackerOf(c.drift) } : {}),
     },
     ...(c.executors.breaker !== undefined ? { breaker: c.executors.breaker } : {}),
     executors: executorsConfig(c.executors),
@@ -174,6 +176,13 @@ export async function openSidecarRuntime(
       throw err;
     }
   }
+  let telemetry: RunningTelemetry;
+  try {
+    telemetry = await startTelemetry(c.telemetry, rt.store);
+  } catch (err) {
+    await rt.close();
+    throw err;
+  }
   const processEnv = c.executors.process?.env;
   const runner = new ToolRunner({
     executors: rt.executors,
@@ -198,7 +207,15 @@ export async function openSidecarRuntime(
     composed: rt,
     startRun: (principalId, options) => rt.startRun(principalId, options),
     grant: (runId, grant, grantedBy) => rt.grant(runId, grant, grantedBy),
-    close: () => rt.close(),
+    close: async () => {
+      // The sink's last delivery reads the journal, so it stops first; the tracer last.
+      await telemetry.stopSink().catch(() => undefined);
+      try {
+        await rt.close();
+      } finally {
+        await telemetry.stopTracing().catch(() => undefined);
+      }
+    },
   };
 }
 
