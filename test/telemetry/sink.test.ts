@@ -78,7 +78,7 @@ describe("sink destinations", () => {
     [{ url: "file:///tmp/x" }, "a non-http scheme"],
     [{}, "no destination"],
     [{ file: "/tmp/a", url: "http://127.0.0.1/" }, "two destinations"],
-  ])("%o is refused (%s)", (d) => {
+  ])("%o is refused (%s)", (d, _why) => {
     expect(() => checkDestination(d)).toThrow(expect.objectContaining({ code: "ERR_SERVER_CONFIG_INVALID" }));
   });
 
