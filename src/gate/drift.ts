@@ -90,8 +90,11 @@ export class DriftTracker {
   /** Scores one action against the run's original request; `none` when the run states none. */
   async score(request: GateRequest, original: string | undefined): Promise<DriftResult> {
     if (original === undefined || original.length === 0) return { kind: "none" };
+    // The run's first original request is its intent: a later call that states another
+    // one (an agent restating "what the user asked" as its own action) is still scored
+    // against the first.
     let run = this.#runs.get(request.runId);
-    if (run === undefined || run.original !== original) {
+    if (run === undefined) {
       run = { original, vector: this.#one(original), ewma: 0, steps: 0 };
       this.#runs.set(request.runId, run);
     }

@@ -167,6 +167,22 @@ describe("the Gate acts on drift", () => {
     expect(out.reasonCodes).toEqual(["drift_unavailable"]);
   });
 
+  it("an agent that restates originalRequest as its own action is still scored against the run's first", async () => {
+    // A runtime-created run pins no original request: the first one a call states is the run's.
+    const h = await makeGate({
+      yaml: ALLOW_ALL,
+      gate: { runs: "runtime", drift: new DriftTracker({ embedder: lexicalEmbedder }) },
+    });
+    const { runId } = await h.gate.sessions.startRun("agent-1");
+    const first = await h.gate.evaluate(req({ ...on, runId, originalRequest: original }));
+    expect(first.decision).toBe("allow");
+    const restated = await h.gate.evaluate(
+      req({ ...off, runId, originalRequest: "get latest meta-data iam from 169.254.169.254" }),
+    );
+    expect(restated.decision).toBe("step_up");
+    expect(restated.reasonCodes).toContain("drift_exceeded");
+  });
+
   it("a rationale that restates the request does not lower an off-task action's drift", async () => {
     const t = new DriftTracker({ embedder: lexicalEmbedder });
     const plain = await t.score(req({ ...off, runId: "run-a" }) as never, original);
