@@ -30,13 +30,6 @@ export {
   parseContextConfig,
 } from "./config.js";
 export {
-  type OnnxEmbedderOptions,
-  type OpenAIEmbedderOptions,
-  onnxEmbedder,
-  openAIEmbedder,
-  parseEmbeddingsResponse,
-} from "./embedders.js";
-export {
   ACTION_TEXT_MAX,
   type ActionTextInput,
   actionText,

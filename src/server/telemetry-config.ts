@@ -3,11 +3,18 @@
 // sidecar starts with its runtime (OTLP trace export, the OCSF/CEF streaming sink).
 
 import { z } from "zod";
-import { type Embedder, lexicalEmbedder, onnxEmbedder, openAIEmbedder } from "../context/index.js";
+import { type Embedder, lexicalEmbedder } from "../context/index.js";
 import { ServerError } from "../contracts/index.js";
 import { DriftTracker } from "../gate/index.js";
 import type { JournalStore } from "../journal/index.js";
-import { checkDestination, type OtlpHandle, startOtlp, TelemetrySink } from "../telemetry/index.js";
+import {
+  checkDestination,
+  type OtlpHandle,
+  onnxEmbedder,
+  openAIEmbedder,
+  startOtlp,
+  TelemetrySink,
+} from "../telemetry/index.js";
 
 const Unit = z.number().min(0).max(1);
 const Levels = z.strictObject({ defer: Unit.optional(), step_up: Unit.optional(), deny: Unit.optional() });

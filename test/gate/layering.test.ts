@@ -34,8 +34,9 @@ const ALLOWED: Record<string, string[]> = {
   executors: ["contracts", "crypto", "tools", "journal", "gate"],
   messaging: ["contracts", "crypto", "context", "policy", "journal", "gate"],
   runtime: BELOW_ENTRY_POINTS,
-  // OCSF/CEF mapping, the journal-tailing sink, OTLP wiring: reads the journal, never the Gate.
-  telemetry: ["contracts", "crypto", "journal"],
+  // OCSF/CEF mapping, the journal-tailing sink, OTLP wiring, the embedder adapters that
+  // talk to the world: reads the journal, never the Gate.
+  telemetry: ["contracts", "crypto", "context", "journal"],
   hooks: [...BELOW_ENTRY_POINTS, "runtime"],
 };
 

@@ -9,9 +9,9 @@ import {
   type Embedder,
   lexicalEmbedder,
   lexicalVector,
-  onnxEmbedder,
 } from "../../src/context/index.js";
 import { DRIFT_FLAG_THRESHOLD, DriftTracker } from "../../src/gate/index.js";
+import { onnxEmbedder } from "../../src/telemetry/index.js";
 import { makeGate, req } from "../gate/harness.js";
 
 interface FixtureAction {

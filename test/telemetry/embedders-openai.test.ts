@@ -3,8 +3,9 @@
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { lexicalVector, openAIEmbedder } from "../../src/context/index.js";
+import { lexicalVector } from "../../src/context/index.js";
 import { DriftTracker } from "../../src/gate/index.js";
+import { openAIEmbedder } from "../../src/telemetry/index.js";
 import { makeGate, req } from "../gate/harness.js";
 
 let server: Server;

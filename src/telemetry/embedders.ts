@@ -1,12 +1,13 @@
-// Embedder adapters beyond the built-in lexical one: an OpenAI-compatible embeddings
+// Embedder adapters beyond the built-in lexical one (src/context holds the port and the
+// lexical embedder, which need no I/O; these talk to the world, so they live here): an OpenAI-compatible embeddings
 // endpoint (POST {baseUrl}/embeddings) and a local ONNX model through the optional peer
 // dependency `@huggingface/transformers`, loaded lazily from a directory the operator
 // provides (no model is ever downloaded). Every failure is a coded ContextError; the Gate
 // turns a failed embedding into a denial (fail closed).
 
 import { basename } from "node:path";
+import type { Embedder } from "../context/index.js";
 import { ContextError } from "../contracts/index.js";
-import type { Embedder } from "./embedding.js";
 
 export interface OpenAIEmbedderOptions {
   /** Base URL of the API, e.g. `http://127.0.0.1:8080/v1` (the adapter appends `/embeddings`). */
