@@ -15,12 +15,12 @@ import { type Context, type Span, trace } from "@opentelemetry/api";
 import type { SessionStore } from "../context/index.js";
 import { createSessionStore } from "../context/index.js";
 import type { DecisionId, PrincipalId, Sha256Hash, TaintLabel } from "../contracts/index.js";
-import { admit } from "./admission.js";
+import { type Admission, admit } from "./admission.js";
 import { admitGrants } from "./capability.js";
 import { DeferQueue } from "./defer.js";
 import { scoreDrift } from "./drift.js";
 import { GATE_RESULT } from "./events.js";
-import { judge } from "./judgement.js";
+import { type Judgement, judge } from "./judgement.js";
 import type { GateDeps, GateOptions, Pending, PrincipalConfig } from "./options.js";
 import { commonOf, faultOf, type GateOutcome, rejectedOutcome } from "./outcome.js";
 import { PendingResults } from "./pending-results.js";
@@ -148,17 +148,7 @@ export class Gate {
     const d = this.#d;
     const a = stage(t.span, t.ctx, SPAN.contract, () => admit(d, raw));
     if (a.kind === "invalid") return rejectedOutcome(a.reason);
-    // A caller's trace (the sidecar's traceparent) names the journal's trace unless the request does.
-    const sc = trace.getSpanContext(t.ctx);
-    if (a.request.traceId === undefined && sc !== undefined && trace.isSpanContextValid(sc))
-      a.traceId = sc.traceId;
-    const granted = admitGrants(d, a);
-    if (granted !== undefined) await stage(t.span, t.ctx, SPAN.contract, () => granted);
-    const drift =
-      d.o.drift !== undefined && a.refused === undefined
-        ? await stage(t.span, t.ctx, SPAN.drift, () => scoreDrift(d, a))
-        : undefined;
-    const j = stage(t.span, t.ctx, SPAN.policy, () => judge(d, a, drift));
+    const j = await judgeTraced(d, a, t);
     const o = draftOutcome(a, j);
     const { session, prepared } = j;
     try {
@@ -220,6 +210,21 @@ export interface TraceOptions {
 interface Traced {
   span: Span;
   ctx: Context;
+}
+
+/** Grants, drift and judgement of an admitted call, each in its span. */
+async function judgeTraced(d: GateDeps, a: Admission, t: Traced): Promise<Judgement> {
+  // A caller's trace (the sidecar's traceparent) names the journal's trace unless the request does.
+  const sc = trace.getSpanContext(t.ctx);
+  if (a.request.traceId === undefined && sc !== undefined && trace.isSpanContextValid(sc))
+    a.traceId = sc.traceId;
+  const granted = admitGrants(d, a);
+  if (granted !== undefined) await stage(t.span, t.ctx, SPAN.contract, () => granted);
+  const drift =
+    d.o.drift !== undefined && a.refused === undefined
+      ? await stage(t.span, t.ctx, SPAN.drift, () => scoreDrift(d, a))
+      : undefined;
+  return stage(t.span, t.ctx, SPAN.policy, () => judge(d, a, drift));
 }
 
 function actionFacts(raw: unknown, o: GateOutcome | undefined): ActionFacts {

@@ -108,18 +108,8 @@ export class SidecarMetrics {
     this.#http.set(status, (this.#http.get(status) ?? 0) + 1);
   }
 
-  render(g: GaugeSource): string {
-    const out: string[] = [];
-    out.push("# HELP warden_decisions_total Gate decisions by final verdict.");
-    out.push("# TYPE warden_decisions_total counter");
-    for (const endpoint of [...this.#decisions.keys()].sort()) {
-      const verdicts = this.#decisions.get(endpoint) as Map<string, number>;
-      for (const decision of [...verdicts.keys()].sort()) {
-        out.push(
-          `warden_decisions_total{decision="${escapeLabel(decision)}",endpoint="${endpoint}"} ${verdicts.get(decision)}`,
-        );
-      }
-    }
+  /** The per-tool and per-reason-code counters. */
+  #renderOutcomes(out: string[]): void {
     out.push(
       "# HELP warden_tool_decisions_total Gate decisions by contract (unknown tools: other) and verdict.",
     );
@@ -137,6 +127,21 @@ export class SidecarMetrics {
     out.push("# TYPE warden_reason_codes_total counter");
     for (const [code, n] of [...this.#reasons].sort((a, b) => (a[0] < b[0] ? -1 : 1)))
       out.push(`warden_reason_codes_total{code="${escapeLabel(code)}"} ${n}`);
+  }
+
+  render(g: GaugeSource): string {
+    const out: string[] = [];
+    out.push("# HELP warden_decisions_total Gate decisions by final verdict.");
+    out.push("# TYPE warden_decisions_total counter");
+    for (const endpoint of [...this.#decisions.keys()].sort()) {
+      const verdicts = this.#decisions.get(endpoint) as Map<string, number>;
+      for (const decision of [...verdicts.keys()].sort()) {
+        out.push(
+          `warden_decisions_total{decision="${escapeLabel(decision)}",endpoint="${endpoint}"} ${verdicts.get(decision)}`,
+        );
+      }
+    }
+    this.#renderOutcomes(out);
     out.push(
       "# HELP warden_decision_duration_seconds Time the Gate took to decide (including approval waits).",
     );
