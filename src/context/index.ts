@@ -29,6 +29,18 @@ export {
   matchesAction,
   parseContextConfig,
 } from "./config.js";
+export {
+  ACTION_TEXT_MAX,
+  type ActionTextInput,
+  actionText,
+  cosine,
+  distance,
+  type Embedder,
+  LEXICAL_DIMENSIONS,
+  lexicalEmbedder,
+  lexicalVector,
+  words,
+} from "./embedding.js";
 export type {
   BudgetUse,
   Prepared,

@@ -62,6 +62,10 @@ export const ERROR_CODES = {
     "ERR_CONTEXT_ALREADY_RECORDED",
     "ERR_CONTEXT_NOT_ADMITTED",
     "ERR_CONTEXT_INPUT_INVALID",
+    // A drift embedder cannot be used: its optional package or model directory is absent.
+    "ERR_CONTEXT_EMBEDDER_UNAVAILABLE",
+    // A drift embedder answered with an error or a malformed embedding (the call is denied).
+    "ERR_CONTEXT_EMBEDDER_FAILED",
     // Unknown, ended, evicted or another principal's run (one answer: no ownership oracle).
     "ERR_RUN_UNKNOWN",
     // The principal (or the store) has as many open runs as its cap allows (HTTP 429).

@@ -70,6 +70,17 @@ const GateDecisionFields = z.strictObject({
   original_request_hash: Sha256HashSchema.optional(),
   /** The id of the valid capability token the call came with (never the token). */
   capability_id: z.string().max(64).optional(),
+  /** The Gate's ORM risk score of the action (src/gate/risk.ts); also in `dare.inputs.orm_risk_score`. */
+  risk_score: z.number().min(0).max(1).optional(),
+  /** Semantic drift from the run's original request (src/gate/drift.ts), when scored. */
+  drift: z
+    .strictObject({
+      action: z.number().min(0).max(1),
+      cumulative: z.number().min(0).max(1),
+      steps: z.number().int().positive(),
+      embedder: z.string().min(1).max(200),
+    })
+    .optional(),
   /** The DARE PolicyDecisionRecord of this decision, verbatim (what DARE conformance exports read). */
   dare: PolicyDecisionRecordSchema,
 });

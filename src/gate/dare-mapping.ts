@@ -74,7 +74,8 @@ function reasonCode(code: string, decision: Decision): DareReasonCode {
     return "IDENTITY_INVALID";
   if (code.startsWith("contract_") || code === "request_invalid" || code === "tool_unknown")
     return "SCHEMA_INVALID";
-  if (code.startsWith("behavior_") || code === "quarantined") return "INVARIANT_VIOLATED";
+  if (code.startsWith("behavior_") || code === "quarantined" || code.startsWith("drift_"))
+    return "INVARIANT_VIOLATED";
   if (code.startsWith("constraint_") && code.includes("host")) return "DESTINATION_NOT_ALLOWLISTED";
   if (decision === "step_up" || decision === "defer") return "HITL_REQUIRED";
   if (decision === "allow" || decision === "modify") return "ALLOWLIST_MATCH";
@@ -101,6 +102,8 @@ export interface DareDecisionInput {
   policyBundleHash: Sha256Hash;
   toolSchemaHash: Sha256Hash;
   time: string;
+  /** The Gate's risk score (src/gate/risk.ts), when it got that far. */
+  riskScore?: number;
 }
 
 export function buildDareDecision(i: DareDecisionInput): PolicyDecisionRecord {
@@ -133,7 +136,11 @@ export function buildDareDecision(i: DareDecisionInput): PolicyDecisionRecord {
         ? { risk_tier: i.riskTier as NonNullable<PolicyDecisionRecord["action"]["risk_tier"]> }
         : {}),
     },
-    inputs: { request_hash: i.requestHash, context_hash: i.contextHash },
+    inputs: {
+      request_hash: i.requestHash,
+      context_hash: i.contextHash,
+      ...(i.riskScore !== undefined ? { orm_risk_score: i.riskScore } : {}),
+    },
     bundles: { policy_bundle_hash: i.policyBundleHash, tool_schema_hash: i.toolSchemaHash },
     result: {
       decision: dareOutcome(i.decision),

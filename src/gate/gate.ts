@@ -11,19 +11,22 @@
 //   outcome.ts     the GateOutcome union and the ticket
 // Reason codes: reasons.ts (meanings in docs/gate.md).
 
+import { type Context, type Span, trace } from "@opentelemetry/api";
 import type { SessionStore } from "../context/index.js";
 import { createSessionStore } from "../context/index.js";
 import type { DecisionId, PrincipalId, Sha256Hash, TaintLabel } from "../contracts/index.js";
-import { admit } from "./admission.js";
+import { type Admission, admit } from "./admission.js";
 import { admitGrants } from "./capability.js";
 import { DeferQueue } from "./defer.js";
+import { scoreDrift } from "./drift.js";
 import { GATE_RESULT } from "./events.js";
-import { judge } from "./judgement.js";
+import { type Judgement, judge } from "./judgement.js";
 import type { GateDeps, GateOptions, Pending, PrincipalConfig } from "./options.js";
-import { commonOf, type GateOutcome, rejectedOutcome } from "./outcome.js";
+import { commonOf, faultOf, type GateOutcome, rejectedOutcome } from "./outcome.js";
 import { PendingResults } from "./pending-results.js";
 import { commitDecision, draftOutcome, journalQuarantine } from "./record.js";
 import { awaitApproval, awaitRelease, grant } from "./resolution.js";
+import { type ActionFacts, endActionSpan, SPAN, stage, startActionSpan, traceparentOf } from "./tracing.js";
 
 /** What an executed call produced, as reported to `recordResult`. */
 export interface ReportedResult {
@@ -80,13 +83,13 @@ export class Gate {
   }
 
   /** Decision only (for hosts that execute themselves): step_up and defer are returned, not awaited. */
-  evaluate(raw: unknown): Promise<GateOutcome> {
-    return this.#decide(raw, false);
+  evaluate(raw: unknown, trace?: TraceOptions): Promise<GateOutcome> {
+    return this.#traced(raw, false, undefined, trace);
   }
 
   /** Decision plus resolution: blocks on step_up/defer; allow/modify carry an execution ticket. */
-  authorize(raw: unknown, signal?: AbortSignal): Promise<GateOutcome> {
-    return this.#decide(raw, true, signal);
+  authorize(raw: unknown, signal?: AbortSignal, trace?: TraceOptions): Promise<GateOutcome> {
+    return this.#traced(raw, true, signal, trace);
   }
 
   /**
@@ -121,17 +124,35 @@ export class Gate {
     return { taint: rec.taint, classification: rec.classification };
   }
 
-  async #decide(raw: unknown, wait: boolean, signal?: AbortSignal): Promise<GateOutcome> {
+  // The action span wraps the whole decision (resolution included); its traceparent goes
+  // on the outcome so the execution span can be its child.
+  async #traced(raw: unknown, wait: boolean, signal: AbortSignal | undefined, t?: TraceOptions) {
+    const { span, ctx } = startActionSpan(t?.parent);
+    let o: GateOutcome | undefined;
+    try {
+      o = await this.#decide(raw, wait, signal, { span, ctx });
+      const tp = traceparentOf(span);
+      if (tp !== undefined) o.traceparent = tp;
+      return o;
+    } finally {
+      endActionSpan(span, actionFacts(raw, o));
+    }
+  }
+
+  async #decide(
+    raw: unknown,
+    wait: boolean,
+    signal: AbortSignal | undefined,
+    t: Traced,
+  ): Promise<GateOutcome> {
     const d = this.#d;
-    const a = admit(d, raw);
+    const a = stage(t.span, t.ctx, SPAN.contract, () => admit(d, raw));
     if (a.kind === "invalid") return rejectedOutcome(a.reason);
-    const granted = admitGrants(d, a);
-    if (granted !== undefined) await granted;
-    const j = judge(d, a);
+    const j = await judgeTraced(d, a, t);
     const o = draftOutcome(a, j);
     const { session, prepared } = j;
     try {
-      o.journalSeqs.push(await commitDecision(d, a, j, o));
+      o.journalSeqs.push(await stage(t.span, t.ctx, SPAN.journal, () => commitDecision(d, a, j, o)));
     } catch {
       // Fail closed: an unrecorded decision never authorises anything.
       if (session && prepared) {
@@ -152,7 +173,13 @@ export class Gate {
     const events = session.recordDecision(prepared, o.decision, o.reasonCodes, a.now);
     if (events.length > 0)
       await journalQuarantine(d, events, { runId: a.request.runId, traceId: a.traceId }, o.journalSeqs);
-    const p: Pending = { prepared, session, decisionId: a.decisionId, traceId: a.traceId };
+    const p: Pending = {
+      prepared,
+      session,
+      decisionId: a.decisionId,
+      traceId: a.traceId,
+      riskScore: j.riskScore ?? 1,
+    };
     switch (o.decision) {
       case "allow":
       case "modify":
@@ -164,9 +191,65 @@ export class Gate {
       case "deny":
         return o;
       case "step_up":
-        return wait ? awaitApproval(d, { o, p, tool: a.tool }, signal) : o;
+        return wait
+          ? stage(t.span, t.ctx, SPAN.resolution, () => awaitApproval(d, { o, p, tool: a.tool }, signal))
+          : o;
       case "defer":
-        return wait ? awaitRelease(d, { o, p, tool: a.tool }, signal) : o;
+        return wait
+          ? stage(t.span, t.ctx, SPAN.resolution, () => awaitRelease(d, { o, p, tool: a.tool }, signal))
+          : o;
     }
   }
+}
+
+/** Where a call's spans go: under `parent` (e.g. the sidecar's incoming traceparent), else the active context. */
+export interface TraceOptions {
+  parent?: Context;
+}
+
+interface Traced {
+  span: Span;
+  ctx: Context;
+}
+
+/** Grants, drift and judgement of an admitted call, each in its span. */
+async function judgeTraced(d: GateDeps, a: Admission, t: Traced): Promise<Judgement> {
+  // A caller's trace (the sidecar's traceparent) names the journal's trace unless the request does.
+  const sc = trace.getSpanContext(t.ctx);
+  if (a.request.traceId === undefined && sc !== undefined && trace.isSpanContextValid(sc))
+    a.traceId = sc.traceId;
+  const granted = admitGrants(d, a);
+  if (granted !== undefined) await stage(t.span, t.ctx, SPAN.contract, () => granted);
+  const drift =
+    d.o.drift !== undefined && a.refused === undefined
+      ? await stage(t.span, t.ctx, SPAN.drift, () => scoreDrift(d, a))
+      : undefined;
+  return stage(t.span, t.ctx, SPAN.policy, () => judge(d, a, drift));
+}
+
+function actionFacts(raw: unknown, o: GateOutcome | undefined): ActionFacts {
+  const r = (raw ?? {}) as Partial<
+    Record<"tool" | "toolClass" | "action" | "runId" | "principalId", unknown>
+  >;
+  const str = (v: unknown) => (typeof v === "string" ? v.slice(0, 256) : undefined);
+  const toolClass = str(r.toolClass);
+  const action = str(r.action);
+  const f: ActionFacts = {
+    tool: str(r.tool) ?? `${toolClass ?? "unknown"}.${action ?? "unknown"}`,
+    decisionId: o?.decisionId ?? null,
+    decision: o?.decision ?? "deny",
+    reasonCodes: o?.reasonCodes ?? ["gate_error"],
+    riskScore: o?.riskScore,
+    drift: o?.drift,
+    fault: o === undefined ? "gate_error" : faultOf(o),
+  };
+  for (const [k, v] of [
+    ["runId", str(r.runId)],
+    ["principalId", str(r.principalId)],
+    ["toolClass", toolClass],
+    ["action", action],
+    ["traceId", o?.traceId],
+  ] as const)
+    if (v !== undefined) f[k] = v;
+  return f;
 }

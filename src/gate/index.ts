@@ -30,8 +30,20 @@ export {
 } from "./config.js";
 export { dareRunId, runTraceId, toolCategory } from "./dare-mapping.js";
 export { DeferQueue, type DeferResolution, type DeferredItem } from "./defer.js";
+export {
+  applyDrift,
+  DEFAULT_CUMULATIVE_THRESHOLDS,
+  DEFAULT_DRIFT_THRESHOLDS,
+  DRIFT_FLAG_THRESHOLD,
+  type DriftLevels,
+  type DriftOptions,
+  type DriftResult,
+  type DriftScore,
+  type DriftTier,
+  DriftTracker,
+} from "./drift.js";
 export { GATE_DECISION, GATE_RESOLUTION, GATE_RESULT, registerGateEventTypes } from "./events.js";
-export { Gate, type ReportedResult } from "./gate.js";
+export { Gate, type ReportedResult, type TraceOptions } from "./gate.js";
 export type { ContractLookup, GateJournal, GateOptions, GatePolicy, PrincipalConfig } from "./options.js";
 export {
   type ApprovalRecord,
@@ -51,6 +63,14 @@ export {
 } from "./outcome.js";
 export { CONTEXT_REASON_CODES, GATE_REASON_CODES, type GateReasonCode } from "./reasons.js";
 export {
+  RISK_WEIGHTS,
+  type RiskFactors,
+  riskFactorValues,
+  riskScore,
+  TAINT_FACTOR,
+  TIER_FACTOR,
+} from "./risk.js";
+export {
   type ExecutionTicket,
   type RedeemExpectation,
   type RedeemResult,
@@ -59,3 +79,11 @@ export {
   type TicketFailureCode,
   type TicketObligation,
 } from "./ticket.js";
+export {
+  contextFromTraceparent,
+  formatTraceparent,
+  parseTraceparent,
+  SPAN,
+  TRACER_NAME,
+  withExecutionSpan,
+} from "./tracing.js";

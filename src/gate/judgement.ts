@@ -8,9 +8,11 @@ import type { Sha256Hash } from "../contracts/index.js";
 import type { PolicyInput, PolicyOutcome } from "../policy/index.js";
 import { validateArgs } from "../tools/index.js";
 import type { Admission } from "./admission.js";
+import { applyDrift, type DriftResult, type DriftScore } from "./drift.js";
 import { APPROVAL_DEFAULT_MS, type GateDeps } from "./options.js";
 import type { GateFault } from "./outcome.js";
 import { contractViolation } from "./reasons.js";
+import { riskScore } from "./risk.js";
 
 /** The verdict on an admission, with the session it was judged in (absent when refused before it). */
 export interface Judgement {
@@ -18,11 +20,16 @@ export interface Judgement {
   fault?: GateFault;
   session?: Session;
   prepared?: Prepared;
+  /** The ORM risk score (src/gate/risk.ts); absent when refused before the session. */
+  riskScore?: number;
+  drift?: DriftScore;
 }
 
-export function judge(deps: GateDeps, a: Admission): Judgement {
+export function judge(deps: GateDeps, a: Admission, drift: DriftResult = NOT_SCORED): Judgement {
   const bundleHash = deps.o.policy.policyBundleHash;
   if (a.refused !== undefined) return { outcome: denyOutcome([a.refused], bundleHash) };
+  // Fail closed: a drift that could not be scored is not a small drift.
+  if (drift.kind === "failed") return { outcome: denyOutcome(["drift_unavailable"], bundleHash) };
   let session: Session;
   let prepared: Prepared;
   try {
@@ -65,14 +72,29 @@ export function judge(deps: GateDeps, a: Admission): Judgement {
   if (!held.ok) {
     return { outcome: denyOutcome([...held.reasonCodes], bundleHash, "context"), session, prepared };
   }
+  const input = policyInput(deps, a, prepared);
+  const score = drift.kind === "scored" ? drift.score : undefined;
+  input.riskScore = riskScore({
+    riskTier: a.policyTool?.riskTier,
+    taint: prepared.effectiveTaint,
+    trustScore: input.trustScore,
+    drift: score?.action,
+    classification: prepared.facts.highestClassification,
+  });
+  if (score !== undefined) input.drift = { action: score.action, cumulative: score.cumulative };
+  const scored = { session, prepared, riskScore: input.riskScore, ...(score ? { drift: score } : {}) };
   let outcome: PolicyOutcome;
   try {
-    outcome = deps.o.policy.evaluate(policyInput(deps, a, prepared));
+    outcome = deps.o.policy.evaluate(input);
   } catch {
-    return { outcome: denyOutcome(["policy_error"], bundleHash), fault: "policy_error", session, prepared };
+    return { outcome: denyOutcome(["policy_error"], bundleHash), fault: "policy_error", ...scored };
   }
-  return { outcome: contractChecks(deps, a, outcome), session, prepared };
+  const verdict = score !== undefined ? deps.o.drift?.verdict(score, a.policyTool?.riskTier) : undefined;
+  if (verdict !== undefined) outcome = applyDrift(outcome, verdict, APPROVAL_DEFAULT_MS);
+  return { outcome: contractChecks(deps, a, outcome), ...scored };
 }
+
+const NOT_SCORED: DriftResult = { kind: "none" };
 
 function policyInput(deps: GateDeps, a: Admission, prepared: Prepared): PolicyInput {
   const principal = a.principal!;

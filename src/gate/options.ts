@@ -11,6 +11,7 @@ import type { CompiledTool, ToolClassification, ValidateOptions } from "../tools
 import type { Approvals } from "./approvals.js";
 import type { CapabilityChecker, RunCeilings } from "./capability.js";
 import type { DeferQueue } from "./defer.js";
+import type { DriftTracker } from "./drift.js";
 import type { PendingResults } from "./pending-results.js";
 
 /** What the Gate needs from a policy engine (src/policy's engine satisfies it). */
@@ -87,6 +88,8 @@ export interface GateOptions {
   capabilities?: CapabilityChecker;
   /** Delegated runs' ceilings: tools outside a sub-agent's grant are denied before policy. */
   ceilings?: RunCeilings;
+  /** Semantic drift scoring (OATS §7.4): absent means not scored. */
+  drift?: DriftTracker;
   clock?: () => number;
 }
 
@@ -96,6 +99,8 @@ export interface Pending {
   session: Session;
   decisionId: DecisionId;
   traceId: string;
+  /** The action's ORM risk score (journaled in the HITL record). */
+  riskScore: number;
 }
 
 /** What every stage of one Gate shares (internal). */

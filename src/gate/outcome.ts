@@ -6,6 +6,7 @@
 import type { Decision, DecisionId, HITLDecisionRecord, Sha256Hash, TaintLabel } from "../contracts/index.js";
 import type { MatchedRule, ModifyChange, Obligation } from "../policy/index.js";
 import type { ApprovalVerdict } from "./approvals.js";
+import type { DriftScore } from "./drift.js";
 import { ExecutionTicket, type TicketApproval } from "./ticket.js";
 
 export type GateFault = "journal_unavailable" | "policy_error";
@@ -51,6 +52,14 @@ interface OutcomeBase {
   /** Journal sequence numbers written for this decision. */
   journalSeqs: number[];
   policyBundleHash: Sha256Hash;
+  /** The W3C trace id the decision was journaled under (DARE records, OpenTelemetry). */
+  traceId?: string;
+  /** W3C `traceparent` of the action's OpenTelemetry span, when it has a valid one (parent of execution). */
+  traceparent?: string;
+  /** The Gate's ORM risk score of the action (src/gate/risk.ts). */
+  riskScore?: number;
+  /** Semantic drift from the run's original request, when scored. */
+  drift?: DriftScore;
 }
 
 /** allow or modify: may run. `authorize` mints the ticket; `evaluate` never does. */
@@ -128,6 +137,10 @@ export function commonOf(o: GateOutcome): OutcomeCommon {
   if (o.originalParameters !== undefined) c.originalParameters = o.originalParameters;
   if (o.changes !== undefined) c.changes = o.changes;
   if (o.policyBundleHash !== undefined) c.policyBundleHash = o.policyBundleHash;
+  if (o.traceId !== undefined) c.traceId = o.traceId;
+  if (o.traceparent !== undefined) c.traceparent = o.traceparent;
+  if (o.riskScore !== undefined) c.riskScore = o.riskScore;
+  if (o.drift !== undefined) c.drift = o.drift;
   if ((o.decision === "allow" || o.decision === "modify" || o.decision === "deny") && o.resolution)
     c.resolution = o.resolution;
   return c;

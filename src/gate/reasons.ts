@@ -17,6 +17,9 @@ export const GATE_REASON_CODES = [
   "session_unavailable",
   "policy_error",
   "contract_requires_approval",
+  "drift_unavailable",
+  "drift_exceeded",
+  "drift_cumulative_exceeded",
   // decision record
   "journal_unavailable",
   // resolution

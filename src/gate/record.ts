@@ -6,7 +6,6 @@
 import type { SessionEvent } from "../context/index.js";
 import { isoTime, type PolicyDecisionRecord, type Sha256Hash, sha256Of } from "../contracts/index.js";
 import type { BuiltinBodies } from "../journal/index.js";
-import type { PolicyOutcome } from "../policy/index.js";
 import { type CompiledTool, contractToCanonical } from "../tools/index.js";
 import type { Admission } from "./admission.js";
 import { buildDareDecision } from "./dare-mapping.js";
@@ -42,7 +41,10 @@ export function draftOutcome(a: Admission, j: Judgement): GateOutcome {
     taint: j.prepared?.effectiveTaint ?? a.request.taintLabels,
     journalSeqs: [],
     policyBundleHash: p.policyBundleHash,
+    traceId: a.traceId,
   } as GateOutcome;
+  if (j.riskScore !== undefined) o.riskScore = j.riskScore;
+  if (j.drift !== undefined) o.drift = j.drift;
   if (rewrite) {
     o.originalParameters = a.checked.parameters;
     o.changes = rewrite.changes;
@@ -80,7 +82,8 @@ function bindings(a: Admission, j: Judgement): Bindings {
 }
 
 /** The DARE PolicyDecisionRecord of the decision (carried in the entry as `dare`). */
-function dareRecord(deps: GateDeps, a: Admission, p: PolicyOutcome, h: Bindings): PolicyDecisionRecord {
+function dareRecord(deps: GateDeps, a: Admission, j: Judgement, h: Bindings): PolicyDecisionRecord {
+  const p = j.outcome;
   const { request } = a;
   return buildDareDecision({
     decisionId: a.decisionId,
@@ -101,6 +104,7 @@ function dareRecord(deps: GateDeps, a: Admission, p: PolicyOutcome, h: Bindings)
     policyBundleHash: p.policyBundleHash,
     toolSchemaHash: a.tool ? toolSchemaHash(a.tool) : classSchemaHash(request.toolClass, request.action),
     time: isoTime(a.now),
+    ...(j.riskScore !== undefined ? { riskScore: j.riskScore } : {}),
   });
 }
 
@@ -108,7 +112,7 @@ function decisionBody(deps: GateDeps, a: Admission, j: Judgement, o: GateOutcome
   const { request } = a;
   const p = j.outcome;
   const h = bindings(a, j);
-  const dare = dareRecord(deps, a, p, h);
+  const dare = dareRecord(deps, a, j, h);
   return {
     decision_id: a.decisionId,
     decision: p.decision,
@@ -157,6 +161,8 @@ function decisionBody(deps: GateDeps, a: Admission, j: Judgement, o: GateOutcome
     policy_bundle_hash: p.policyBundleHash,
     ...(request.rationale !== undefined ? { rationale_hash: sha256Of(request.rationale) } : {}),
     ...(a.capability !== undefined ? { capability_id: a.capability.id } : {}),
+    ...(j.riskScore !== undefined ? { risk_score: j.riskScore } : {}),
+    ...(j.drift !== undefined ? { drift: { ...j.drift } } : {}),
     ...(request.originalRequest !== undefined
       ? { original_request_hash: originalRequestHash(j, request.originalRequest) }
       : {}),

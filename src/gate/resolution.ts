@@ -311,7 +311,7 @@ function hitlRecord(deps: GateDeps, h: Hold & { o: StepUpOutcome }, verdict: Ans
     environment: deps.o.environment ?? "prod",
     request: { tool_name: r.tool ?? `${r.toolClass}.${r.action}`, request_hash: sha256Of(r) },
     context: {
-      orm_risk_score: 0,
+      orm_risk_score: p.riskScore,
       policy_decision_id: p.decisionId,
       run_tool_call_count: p.prepared.facts.counters.proposed,
     },

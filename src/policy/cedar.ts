@@ -85,6 +85,7 @@ export function cedarSchemaText(extraActions: readonly string[] = []): string {
     "    taint: Set<String>, params: Params, numParams: NumParams, paramKeys: Set<String>,",
     "    counters: Counters, classifications: Set<String>, classificationLevel: Long,",
     "    quarantined: Bool, trustScore?: Long, trustConfidence?: Long,",
+    "    riskScore?: Long, drift?: Long, cumulativeDrift?: Long,",
     "  };",
   ];
   for (const g of CEDAR_ACTION_GROUPS) lines.push(`  action ${JSON.stringify(g)};`);
@@ -377,6 +378,12 @@ export function buildCedarRequest(
   if (ctx.riskTier !== undefined) context.riskTier = ctx.riskTier;
   if (ctx.category !== undefined) context.category = ctx.category;
   if (ctx.trustScore !== undefined) context.trustScore = Math.round(ctx.trustScore * 1000);
+  // Thousandths, like trustScore: `context.riskScore > 700`.
+  if (ctx.riskScore !== undefined) context.riskScore = Math.round(ctx.riskScore * 1000);
+  if (ctx.drift !== undefined) {
+    context.drift = Math.round(ctx.drift.action * 1000);
+    context.cumulativeDrift = Math.round(ctx.drift.cumulative * 1000);
+  }
   // APAE confidence as a level: 0 low, 1 medium, 2 high (`context.trustConfidence >= 1`).
   if (ctx.trustConfidence !== undefined)
     context.trustConfidence = TRUST_CONFIDENCE_LEVELS.indexOf(ctx.trustConfidence);

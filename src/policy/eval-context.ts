@@ -28,6 +28,8 @@ export interface EvalContext {
   quarantined: boolean;
   /** Whether a valid capability token came with the call. */
   capability: boolean;
+  riskScore: number | undefined;
+  drift: PolicyInput["drift"];
 }
 
 export function buildEvalContext(input: PolicyInput, levels: readonly string[]): EvalContext {
@@ -63,6 +65,8 @@ export function buildEvalContext(input: PolicyInput, levels: readonly string[]):
     trustConfidence: input.trustConfidence,
     quarantined: input.session.quarantined,
     capability: input.capability !== undefined,
+    riskScore: input.riskScore,
+    drift: input.drift,
   };
 }
 

@@ -95,6 +95,10 @@ export interface PolicyInput {
   message?: PolicyMessage;
   /** The trust table's confidence in `trustScore` (APAE: low < 10 interactions, medium < 100, high). */
   trustConfidence?: "low" | "medium" | "high";
+  /** The Gate's ORM risk score of this action, 0..1 (src/gate/risk.ts). */
+  riskScore?: number;
+  /** Semantic drift from the run's original request, 0..1 (src/gate/drift.ts), when scored. */
+  drift?: { action: number; cumulative: number };
 }
 
 /** An inter-agent message as policy sees it (src/messaging; rules match it with `message:`). */

@@ -174,6 +174,22 @@ function compileSession(m: PolicyMatch, where: string, options: MatchOptions, ou
     // Fail closed: with no score configured, "below" holds (a restriction applies).
     out.push({ name: "trustScoreBelow", test: (c) => c.trustScore === undefined || c.trustScore < t });
   }
+  if (m.risk !== undefined) {
+    const r = m.risk;
+    // Fail closed: an action without a risk score counts as the riskiest.
+    out.push({ name: "risk", test: (c) => compare(r, c.riskScore ?? 1) });
+  }
+  if (m.drift !== undefined) {
+    const r = m.drift;
+    out.push({ name: "drift", test: (c) => c.drift !== undefined && compare(r, c.drift.action) });
+  }
+  if (m.cumulativeDrift !== undefined) {
+    const r = m.cumulativeDrift;
+    out.push({
+      name: "cumulativeDrift",
+      test: (c) => c.drift !== undefined && compare(r, c.drift.cumulative),
+    });
+  }
   if (m.trustScoreAtLeast !== undefined) {
     const t = m.trustScoreAtLeast;
     out.push({ name: "trustScoreAtLeast", test: (c) => c.trustScore !== undefined && c.trustScore >= t });

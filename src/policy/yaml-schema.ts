@@ -108,6 +108,12 @@ export const PolicyMatch = z.strictObject({
   /** Calls so far by tool name or `toolClass:action`. */
   perToolCalls: z.record(SafeKey, NumCompare).optional(),
   trustScoreBelow: z.number().min(0).max(1).optional(),
+  /** The Gate's risk score of the action (0..1); a call without one counts as 1. */
+  risk: NumCompare.optional(),
+  /** Per-action semantic drift (0..1); matches only a call whose drift was scored. */
+  drift: NumCompare.optional(),
+  /** Cumulative semantic drift of the run (0..1); matches only a scored call. */
+  cumulativeDrift: NumCompare.optional(),
   trustScoreAtLeast: z.number().min(0).max(1).optional(),
   quarantined: z.boolean().optional(),
   /** true: the call came with a valid capability token; false: it came without one. */

@@ -228,6 +228,8 @@ function gateFor(
     capabilities: CapabilityService;
     ceilings: DelegatedRuns;
     clock: () => number;
+    /** APAE's score of a principal, for the risk score (src/gate/risk.ts). */
+    trustScore?: (principalId: string) => number;
   },
   registry: ContractRegistry | undefined,
 ): Gate {
@@ -251,6 +253,8 @@ function gateFor(
       : {}),
     ...(g.tenantId !== undefined ? { tenantId: g.tenantId } : {}),
     ...(g.environment !== undefined ? { environment: g.environment } : {}),
+    ...(parts.trustScore !== undefined ? { trustScore: parts.trustScore } : {}),
+    ...(g.drift !== undefined ? { drift: g.drift } : {}),
     clock: parts.clock,
   });
 }
@@ -344,7 +348,15 @@ async function wire(
     gate = gateFor(
       config,
       gatePolicy,
-      { journal, sessions, approvals, capabilities, ceilings, clock },
+      {
+        journal,
+        sessions,
+        approvals,
+        capabilities,
+        ceilings,
+        clock,
+        ...(apae !== undefined ? { trustScore: (id: string) => apae.viewOf(id).score } : {}),
+      },
       loaded.registry,
     );
     messages = messagingFor(config, { policy, journal, sessions, clock });

@@ -5,7 +5,7 @@ import type { KeyObject } from "node:crypto";
 import type { ContextConfig, ContextConfigInput, PrincipalStateStore } from "../context/index.js";
 import type { KeyPair } from "../crypto/index.js";
 import type { BreakerOptions, ObligationPorts, ResponseSnapshots } from "../executors/index.js";
-import type { ContractLookup, GatePolicy, PrincipalConfig } from "../gate/index.js";
+import type { ContractLookup, DriftTracker, GatePolicy, PrincipalConfig } from "../gate/index.js";
 import type { InboxOptions, MessagingIdentityPem } from "../messaging/index.js";
 import type { PgNodeConfig } from "../store-pg/index.js";
 import type { CompiledTool, ContractRegistry, ToolClassification } from "../tools/index.js";
@@ -56,6 +56,8 @@ export interface RuntimeGateConfig {
   /** Contracts as the Gate sees them (default: the loaded registry). */
   contractLookup?: (registry: ContractRegistry | undefined) => ContractLookup;
   classify?: (tool: CompiledTool) => ToolClassification;
+  /** Semantic drift scoring (docs/policy.md#semantic-drift); absent: not scored. */
+  drift?: DriftTracker;
 }
 
 export interface RuntimeConfig {

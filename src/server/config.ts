@@ -22,6 +22,7 @@ import {
   readConfigFile,
 } from "../runtime/index.js";
 import { TrustConfigSchema } from "../tools/index.js";
+import { DriftSectionSchema, TelemetrySectionSchema } from "./telemetry-config.js";
 
 const Id = z
   .string()
@@ -271,6 +272,10 @@ export const SidecarConfigSchema = z.strictObject({
     .optional(),
   /** APAE trust (docs/trust.md, In the sidecar); absent means off. */
   apae: ApaeSectionSchema.optional(),
+  /** Semantic drift scoring (docs/policy.md#semantic-drift); absent means not scored. */
+  drift: DriftSectionSchema.optional(),
+  /** OTLP trace export and the OCSF/CEF streaming sink (docs/telemetry.md); absent means neither. */
+  telemetry: TelemetrySectionSchema.optional(),
   metrics: z
     .strictObject({
       /** Serve /metrics without an operator credential (default false). */
@@ -419,6 +424,10 @@ export function parseSidecarConfig(input: unknown, baseDir: string = process.cwd
   if (c.contracts !== undefined) config.contracts = abs(c.contracts);
   if (c.hooks.sourcePins !== undefined) config.hooks = { ...c.hooks, sourcePins: abs(c.hooks.sourcePins) };
   if (c.identity !== undefined) config.identity = { agentpin: agentPinPaths(c.identity.agentpin, abs, gate) };
+  if (c.telemetry?.sink?.file !== undefined)
+    config.telemetry = { ...c.telemetry, sink: { ...c.telemetry.sink, file: abs(c.telemetry.sink.file) } };
+  if (c.drift?.embedder.kind === "onnx")
+    config.drift = { ...c.drift, embedder: { kind: "onnx", modelDir: abs(c.drift.embedder.modelDir) } };
   config.executors = executorPaths(c.executors, abs);
   let apae: RuntimeApaeConfig | undefined;
   try {

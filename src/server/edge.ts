@@ -4,8 +4,10 @@
 // the finite range refused: ERR_CANON_NON_FINITE_NUMBER), the in-flight gauge and shutdown refusal, response
 // counting, and the one error answer shape from the one error table.
 import type { Socket } from "node:net";
-import type { FastifyInstance } from "fastify";
+import type { Context } from "@opentelemetry/api";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import { parseStrictJson } from "../contracts/index.js";
+import { contextFromTraceparent } from "../gate/index.js";
 import { ApiError, toApiError } from "./errors.js";
 import type { SidecarMetrics } from "./metrics.js";
 
@@ -16,6 +18,16 @@ export interface EdgeState {
   closing: boolean;
   /** Open connections and how many requests each is answering now. */
   readonly sockets: Map<Socket, number>;
+}
+
+// W3C Trace Context: a valid incoming `traceparent` is the parent of the Gate's spans and
+// names the journal's trace (unless the body names one); it is returned on the response,
+// replaced by the action span's own when a tracer records one (routes/calls.ts).
+const incoming = new WeakMap<FastifyRequest, Context>();
+
+/** The trace context a request brought in its `traceparent` header, when valid. */
+export function traceParentOf(req: FastifyRequest): Context | undefined {
+  return incoming.get(req);
 }
 
 export function edgeState(): EdgeState {
@@ -73,6 +85,14 @@ export function edgePlugin(app: FastifyInstance, o: EdgePluginOptions & { tls: b
       reply.header("connection", "close");
       done(new ApiError("ERR_SERVER_SHUTTING_DOWN", "the server is shutting down"));
       return;
+    }
+    const tp = req.headers.traceparent;
+    if (typeof tp === "string") {
+      const ctx = contextFromTraceparent(tp);
+      if (ctx !== undefined) {
+        incoming.set(req, ctx);
+        reply.header("traceparent", tp.toLowerCase());
+      }
     }
     done();
   });

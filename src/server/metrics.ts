@@ -1,13 +1,45 @@
-// Prometheus text exposition (format 0.0.4) for the sidecar: decisions by verdict, a
-// decision latency histogram, HTTP responses by status, and gauges read at scrape time
-// (breaker states, approval and deferral queue depth, in-flight requests). Hand-written:
-// a dozen series do not justify a metrics dependency.
+// Prometheus text exposition (format 0.0.4) for the sidecar: decisions by verdict, by tool
+// and by reason code, a decision latency histogram, HTTP responses by status, and gauges
+// read at scrape time (breaker states, approval and deferral queue depth, in-flight
+// requests). Hand-written: a dozen series do not justify a metrics dependency.
+//
+// Label values are bounded: a tool label is a contract the registry holds, a reason label
+// a code of the Gate's code table (parametrised codes by their family, policy rules as
+// `RULE:<id>`); anything else — and anything past MAX_LABEL_VALUES distinct values — is
+// counted as "other", so a flood of invented tool names cannot grow the exposition.
+
+import { CONTEXT_REASON_CODES, GATE_REASON_CODES } from "../gate/index.js";
 
 export const DECISION_BUCKETS_S = [
   0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300,
 ] as const;
 
 const BREAKER_VALUE = { closed: 0, half_open: 1, open: 2 } as const;
+
+/** Distinct values one label may take before new ones count as "other". */
+export const MAX_LABEL_VALUES = 256;
+export const OTHER = "other";
+
+const FIXED_CODES: ReadonlySet<string> = new Set([...GATE_REASON_CODES, ...CONTEXT_REASON_CODES]);
+const CODE_FAMILIES = [
+  "contract_param_invalid",
+  "contract_modify_invalid",
+  "behavior",
+  "ERR_CAPABILITY",
+] as const;
+
+/** The label a reason code is counted under. */
+export function reasonLabel(code: string): string {
+  if (FIXED_CODES.has(code) || code === "ERR_DELEGATION_CEILING") return code;
+  for (const f of CODE_FAMILIES) if (code.startsWith(f)) return f;
+  if (/^RULE:[A-Za-z0-9_][A-Za-z0-9_.:/-]{0,127}$/.test(code)) return code;
+  return OTHER;
+}
+
+export interface MetricsOptions {
+  /** Whether a tool name is a contract of the registry (default: none is). */
+  isKnownTool?: (name: string) => boolean;
+}
 
 export interface GaugeSource {
   approvalsPending(): number;
@@ -26,6 +58,31 @@ export class SidecarMetrics {
   #sum = 0;
   #count = 0;
   #faults = new Map<string, number>();
+  /** tool → decision → count */
+  readonly #tools = new Map<string, Map<string, number>>();
+  readonly #reasons = new Map<string, number>();
+  readonly #isKnownTool: (name: string) => boolean;
+
+  constructor(o: MetricsOptions = {}) {
+    this.#isKnownTool = o.isKnownTool ?? (() => false);
+  }
+
+  /** One decision's tool (undefined: a call that named none) and reason codes. */
+  outcome(tool: string | undefined, decision: string, reasonCodes: readonly string[]): void {
+    let label = tool === undefined ? "none" : this.#isKnownTool(tool) ? tool : OTHER;
+    if (!this.#tools.has(label) && this.#tools.size >= MAX_LABEL_VALUES) label = OTHER;
+    let byDecision = this.#tools.get(label);
+    if (byDecision === undefined) {
+      byDecision = new Map();
+      this.#tools.set(label, byDecision);
+    }
+    byDecision.set(decision, (byDecision.get(decision) ?? 0) + 1);
+    for (const code of reasonCodes) {
+      let r = reasonLabel(code);
+      if (!this.#reasons.has(r) && this.#reasons.size >= MAX_LABEL_VALUES) r = OTHER;
+      this.#reasons.set(r, (this.#reasons.get(r) ?? 0) + 1);
+    }
+  }
 
   /** One Gate decision: its final verdict, the endpoint, and how long the Gate took. */
   decision(endpoint: "execute" | "decide", decision: string, seconds: number): void {
@@ -51,6 +108,27 @@ export class SidecarMetrics {
     this.#http.set(status, (this.#http.get(status) ?? 0) + 1);
   }
 
+  /** The per-tool and per-reason-code counters. */
+  #renderOutcomes(out: string[]): void {
+    out.push(
+      "# HELP warden_tool_decisions_total Gate decisions by contract (unknown tools: other) and verdict.",
+    );
+    out.push("# TYPE warden_tool_decisions_total counter");
+    for (const tool of [...this.#tools.keys()].sort()) {
+      const byDecision = this.#tools.get(tool) as Map<string, number>;
+      for (const decision of [...byDecision.keys()].sort())
+        out.push(
+          `warden_tool_decisions_total{decision="${escapeLabel(decision)}",tool="${escapeLabel(tool)}"} ${byDecision.get(decision)}`,
+        );
+    }
+    out.push(
+      "# HELP warden_reason_codes_total Reason codes of Gate decisions (outside the code table: other).",
+    );
+    out.push("# TYPE warden_reason_codes_total counter");
+    for (const [code, n] of [...this.#reasons].sort((a, b) => (a[0] < b[0] ? -1 : 1)))
+      out.push(`warden_reason_codes_total{code="${escapeLabel(code)}"} ${n}`);
+  }
+
   render(g: GaugeSource): string {
     const out: string[] = [];
     out.push("# HELP warden_decisions_total Gate decisions by final verdict.");
@@ -63,6 +141,7 @@ export class SidecarMetrics {
         );
       }
     }
+    this.#renderOutcomes(out);
     out.push(
       "# HELP warden_decision_duration_seconds Time the Gate took to decide (including approval waits).",
     );

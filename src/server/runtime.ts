@@ -41,6 +41,7 @@ import { ToolRunner } from "./execute.js";
 import { classifyRoute } from "./execute-routes.js";
 import { checkExecutors, executorDeclarations, sidecarExecutorMedia } from "./executors-config.js";
 import { loadJournalKey } from "./journal-key.js";
+import { driftTrackerOf, type RunningTelemetry, startTelemetry } from "./telemetry-config.js";
 
 export interface SidecarRuntime {
   readonly loaded: LoadedSidecarConfig;
@@ -130,6 +131,7 @@ export function sidecarRuntimeConfig(loaded: LoadedSidecarConfig, signer: KeyPai
       approvals: g.config.approvals,
       // file/database contracts are classified by the medium they run in (execute-routes.ts).
       classify: (tool) => classifyRoute(tool, executorDeclarations(c.executors)),
+      ...(c.drift !== undefined ? { drift: driftTrackerOf(c.drift) } : {}),
     },
     ...(c.executors.breaker !== undefined ? { breaker: c.executors.breaker } : {}),
     executors: executorsConfig(c.executors),
@@ -208,6 +210,13 @@ export async function openSidecarRuntime(
       throw err;
     }
   }
+  let telemetry: RunningTelemetry;
+  try {
+    telemetry = await startTelemetry(c.telemetry, rt.store);
+  } catch (err) {
+    await rt.close();
+    throw err;
+  }
   const processEnv = c.executors.process?.env;
   const runner = new ToolRunner({
     executors: rt.executors,
@@ -233,7 +242,15 @@ export async function openSidecarRuntime(
     composed: rt,
     startRun: (principalId, options) => rt.startRun(principalId, options),
     grant: (runId, grant, grantedBy) => rt.grant(runId, grant, grantedBy),
-    close: () => rt.close(),
+    close: async () => {
+      // The sink's last delivery reads the journal, so it stops first; the tracer last.
+      await telemetry.stopSink().catch(() => undefined);
+      try {
+        await rt.close();
+      } finally {
+        await telemetry.stopTracing().catch(() => undefined);
+      }
+    },
   };
 }
 

@@ -40,7 +40,7 @@ export function createSidecarServer(
 ): SidecarServer {
   const cfg = runtime.loaded.config;
   const limits = cfg.limits;
-  const metrics = new SidecarMetrics();
+  const metrics = new SidecarMetrics({ isKnownTool: (n) => runtime.contracts?.get(n) !== undefined });
   const shutdown = new AbortController();
   const state = edgeState();
   let closing: Promise<void> | undefined;

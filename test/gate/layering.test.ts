@@ -37,6 +37,9 @@ const ALLOWED: Record<string, string[]> = {
   "store-pg": ["contracts", "crypto", "context", "journal", "trust", "identity", "messaging"],
   runtime: BELOW_ENTRY_POINTS,
   "mcp-gateway": [...BELOW_ENTRY_POINTS, "runtime"],
+  // OCSF/CEF mapping, the journal-tailing sink, OTLP wiring, the embedder adapters that
+  // talk to the world: reads the journal, never the Gate.
+  telemetry: ["contracts", "crypto", "context", "journal"],
   hooks: [...BELOW_ENTRY_POINTS, "runtime"],
   evidence: [...BELOW_ENTRY_POINTS, "runtime"],
 };

@@ -14,9 +14,11 @@ import {
   type GateOutcome,
   runTraceId,
   ticketOf,
+  withExecutionSpan,
 } from "../../gate/index.js";
 import type { CompiledTool } from "../../tools/index.js";
 import { identityOf } from "../auth-plugin.js";
+import { traceParentOf } from "../edge.js";
 import { ApiError } from "../errors.js";
 import { AUTH_ERRORS, BODY_ERRORS, mount, parseInput, type RouteSpec } from "../route.js";
 import { CallBody, DecideResponse, ExecuteResponse } from "../schemas.js";
@@ -138,8 +140,9 @@ function agentRequest(ctx: RouteContext, req: FastifyRequest) {
 
 export function callRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const { gate } = ctx.runtime;
-  const observe = (endpoint: "execute" | "decide", o: GateOutcome, t0: number) => {
+  const observe = (endpoint: "execute" | "decide", o: GateOutcome, t0: number, tool: string | undefined) => {
     ctx.metrics.decision(endpoint, o.decision, (performance.now() - t0) / 1000);
+    ctx.metrics.outcome(tool, o.decision, o.reasonCodes);
     const fault = faultOf(o);
     if (fault !== undefined) ctx.metrics.fault(fault);
   };
@@ -147,14 +150,16 @@ export function callRoutes(app: FastifyInstance, ctx: RouteContext): void {
   mount(
     app,
     DECIDE,
-    async (req) => {
+    async (req, reply) => {
       const { request } = agentRequest(ctx, req);
       const t0 = performance.now();
-      const o = await gate.evaluate(request);
+      const parent = traceParentOf(req);
+      const o = await gate.evaluate(request, parent !== undefined ? { parent } : undefined);
+      if (o.traceparent !== undefined) reply.header("traceparent", o.traceparent);
       // A /v1/decide host executes on its own and has no result channel: nothing will
       // collect this call's pending result, so it is released now (issue 17 #9).
       if (o.decisionId !== null) gate.release(o.decisionId);
-      observe("decide", o, t0);
+      observe("decide", o, t0, request.tool);
       const fault = faultError(o);
       if (fault) throw fault;
       return decisionView(o);
@@ -170,8 +175,10 @@ export function callRoutes(app: FastifyInstance, ctx: RouteContext): void {
       const runnable = executable(ctx, request.tool, tool);
       const signal = callSignal(ctx, reply);
       const t0 = performance.now();
-      const o = await gate.authorize(request, signal);
-      observe("execute", o, t0);
+      const parent = traceParentOf(req);
+      const o = await gate.authorize(request, signal, parent !== undefined ? { parent } : undefined);
+      if (o.traceparent !== undefined) reply.header("traceparent", o.traceparent);
+      observe("execute", o, t0, request.tool);
       const fault = faultError(o);
       if (fault) throw fault;
       const view = decisionView(o);
@@ -185,14 +192,11 @@ export function callRoutes(app: FastifyInstance, ctx: RouteContext): void {
           evidenceId: null,
         };
       }
-      const traceId = request.traceId ?? runTraceId(request.runId);
-      const done = await runAndRecord(ctx, {
-        ticket,
-        decisionId: o.decisionId,
-        tool: runnable,
-        signal,
-        traceId,
-      });
+      const traceId = o.traceId ?? request.traceId ?? runTraceId(request.runId);
+      const decisionId = o.decisionId;
+      const done = await withExecutionSpan(o.traceparent, { tool: runnable.name, decisionId }, () =>
+        runAndRecord(ctx, { ticket, decisionId, tool: runnable, signal, traceId }),
+      );
       return { ...view, ...done };
     },
     { parse: false },
