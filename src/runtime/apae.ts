@@ -371,9 +371,10 @@ class LiveApae implements RuntimeApae {
   #charged(e: ActionEct): boolean {
     const b = e.decision;
     if (b === undefined || b.decision !== "deny") return false;
-    // A trust-threshold denial is the trust check itself and a quarantined refusal is the
-    // quarantine holding: charging either would spiral a low-trust agent down.
-    if (b.reason_codes.every((c) => c === TRUST_THRESHOLD_REASON || c === "quarantined")) return false;
+    // A trust-threshold denial is the trust check itself and a refusal of a quarantined
+    // agent is the quarantine holding: charging either would spiral a low-trust agent down.
+    if (b.reason_codes.includes("quarantined") || b.reason_codes.every((c) => c === TRUST_THRESHOLD_REASON))
+      return false;
     const n = (this.#denials.get(e.runId) ?? 0) + 1;
     this.#denials.delete(e.runId);
     this.#denials.set(e.runId, n);

@@ -105,10 +105,22 @@ export class EctStream {
   readonly #outputs = new Map<string, Map<number, string>>();
   /** Set by the Gate's onResult just before the result is journaled. */
   readonly #resultSeq = new Map<string, number>();
+  readonly #listeners = new Set<(e: ActionEct) => void>();
 
   constructor(o: EctStreamOptions) {
     this.#o = o;
     this.level = o.level;
+  }
+
+  /** Also tells `listener` of every action ECT (an audit tap, the demo); returns the unsubscribe. */
+  listen(listener: (e: ActionEct) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  #tell(e: ActionEct): void {
+    this.#o.onEct(e);
+    for (const l of this.#listeners) l(e);
   }
 
   /** The Gate's `onResult` port. */
@@ -192,7 +204,7 @@ export class EctStream {
       this.#decided.set(b.decision_id, { jti: claims.jti, tool, principal: b.principal_id, runId });
       bound(this.#decided, 65_536);
     }
-    this.#o.onEct({ token, claims, phase: "decision", principal: b.principal_id, runId, decision: b });
+    this.#tell({ token, claims, phase: "decision", principal: b.principal_id, runId, decision: b });
     return entry;
   }
 
@@ -225,7 +237,7 @@ export class EctStream {
     const { entry, token } = await this.#together(journal, input, claims, () => {
       if (seq !== undefined) this.#remember(d.runId, seq, claims.jti);
     });
-    this.#o.onEct({ token, claims, phase: "outcome", principal: d.principal, runId: d.runId });
+    this.#tell({ token, claims, phase: "outcome", principal: d.principal, runId: d.runId });
     return entry;
   }
 
