@@ -16,11 +16,12 @@ import { keyIdOf, loadPublicKeyFile } from "../crypto/index.js";
 import type { GateJournal, GatePolicy } from "../gate/index.js";
 import type { Journal } from "../journal/index.js";
 import { type PolicyInput, type PolicyOutcome, TRUST_THRESHOLD_REASON } from "../policy/index.js";
-import type { ApaeToolSpec } from "../tools/index.js";
+import type { CompiledTool } from "../tools/index.js";
 import {
   type Agreement,
   type AssuranceProfile,
   BehaviorVerifier,
+  contractGaps,
   EctEmitter,
   EctLedger,
   type EctLevel,
@@ -48,6 +49,7 @@ import {
   type PeerDelivery,
   type PeerReceipt,
 } from "./apae-peers.js";
+import { contractFacts, refuseUnmetProfile } from "./apae-profile.js";
 import { ectKeyFor } from "./ect-key.js";
 import { type ActionEct, EctStream } from "./ect-stream.js";
 
@@ -135,8 +137,8 @@ interface Parts {
   registry: Parameters<typeof registerTrustEventTypes>[0];
   journalPath: string;
   onError?: (err: unknown) => void;
-  /** The contract `[apae]` section of a tool (provenance claims, checkpoint, target). */
-  toolClaims?: (tool: string) => ApaeToolSpec | undefined;
+  /** The loaded contracts (their `[apae]` sections: provenance claims, checkpoint, target). */
+  contracts?: { names(): string[]; get(name: string): CompiledTool | undefined };
   /** The run's denial threshold (the context's `quarantine.denialThreshold`, default 5). */
   denialThreshold?: number;
 }
@@ -251,7 +253,17 @@ async function openParts(config: RuntimeApaeConfig, p: Parts) {
 /** Opens the engine and loads the deployment's table into memory (the facts policy reads). */
 export async function openApae(config: RuntimeApaeConfig, p: Parts): Promise<RuntimeApae> {
   const parts = await openParts(config, p);
-  return new LiveApae(parts, p, config.tickMs ?? 60_000, config.profile ?? "standard");
+  const profile = config.profile ?? "standard";
+  try {
+    // Every entry point: a Regulated deployment whose contracts lack provenance claims or
+    // checkpoints before consequential tools does not start (the rest of the profile is
+    // checked by the entry point, which knows its approvers).
+    refuseUnmetProfile(profile, contractGaps(profile, contractFacts(p.contracts, parts.behavior.specs())));
+  } catch (err) {
+    await parts.engine.store.close();
+    throw err;
+  }
+  return new LiveApae(parts, p, config.tickMs ?? 60_000, profile);
 }
 
 class LiveApae implements RuntimeApae {
@@ -296,7 +308,7 @@ class LiveApae implements RuntimeApae {
       ...(s.ledger !== undefined ? { ledger: s.ledger } : {}),
       audience: this.engine.config.self_id,
       clock: p.clock,
-      toolClaims: p.toolClaims ?? (() => undefined),
+      toolClaims: (tool) => p.contracts?.get(tool)?.contract.apae,
       onEct: (e) => this.#onAction(e),
     });
   }

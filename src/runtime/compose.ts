@@ -285,7 +285,7 @@ async function apaeFor(
     ...parts,
     registry: defaultEventTypes,
     journalPath: config.journal.path,
-    toolClaims: (tool) => registry?.get(tool)?.contract.apae,
+    ...(registry !== undefined ? { contracts: registry } : {}),
     denialThreshold: parseContextConfig(config.gate.context ?? {}).quarantine.denialThreshold,
   });
 }

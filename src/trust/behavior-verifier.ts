@@ -63,6 +63,11 @@ export class BehaviorVerifier {
     return ect;
   }
 
+  /** Every installed spec. */
+  specs(): BehaviorSpec[] {
+    return [...this.#agents.values()].map((a) => a.spec);
+  }
+
   specOf(agent: string): BehaviorSpec | undefined {
     return this.#agents.get(agent)?.spec;
   }

@@ -114,7 +114,9 @@ export {
 } from "./notice.js";
 export {
   type AssuranceProfile,
+  type ContractFacts,
   checkProfile,
+  contractGaps,
   type DeploymentFacts,
   PROFILE_MECHANISMS,
   PROFILES,
