@@ -22,6 +22,15 @@ export const ApaeSectionSchema = z.strictObject({
   store: z.string().min(1).max(4096).optional(),
   /** How often due quarantines are ended, in ms. */
   tickMs: z.number().int().min(100).max(86_400_000).optional(),
+  /** Level of the runtime's action ECTs (default: the profile's). */
+  ectLevel: z.enum(["L1", "L2", "L3"]).optional(),
+  /** Rate limit of the unauthenticated POST /v1/apae/notify: per source address per minute, sources tracked. */
+  notify: z
+    .strictObject({
+      perMinute: z.number().int().min(1).max(100_000).optional(),
+      maxSources: z.number().int().min(1).max(1_000_000).optional(),
+    })
+    .optional(),
   /** This deployment's ECT identity: issuer id and P-256 private key file (0600). */
   ect: z.strictObject({ issuer: z.string().min(1).max(256), key: z.string().min(1).max(4096) }).optional(),
   /** Peer deployments: id (their ECT issuer), sidecar base URL, P-256 public key file. */
@@ -83,6 +92,8 @@ export function parseApaeSection(input: unknown, baseDir: string): RuntimeApaeCo
     ...(s.settings !== undefined ? { settings: s.settings } : {}),
     ...(s.store !== undefined ? { store: abs(s.store) } : {}),
     ...(s.tickMs !== undefined ? { tickMs: s.tickMs } : {}),
+    ...(s.ectLevel !== undefined ? { ectLevel: s.ectLevel } : {}),
+    ...(s.notify !== undefined ? { notify: dropUndefined(s.notify) } : {}),
     ...(s.domain !== undefined ? { domain: s.domain } : {}),
     ...(s.agreements !== undefined ? { agreements: s.agreements } : {}),
     ...(s.profile !== undefined ? { profile: s.profile } : {}),

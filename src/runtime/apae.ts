@@ -75,6 +75,8 @@ export interface RuntimeApaeConfig {
   tickMs?: number;
   /** Level of the runtime's action ECTs (default: the profile's, relaxed L1 / standard L2 / regulated L3). */
   ectLevel?: EctLevel;
+  /** Rate limit of the unauthenticated notify route: per source per minute, sources tracked. */
+  notify?: { perMinute?: number; maxSources?: number };
 }
 
 export type CrossDomainResult =
@@ -119,6 +121,8 @@ export interface RuntimeApae {
   receive(token: string): Promise<PeerReceipt>;
   /** The policy with the trust facts (apae.peer_trust_score, confidence) added to its input. */
   observe(policy: GatePolicy): GatePolicy;
+  /** The notify route's rate limit (per source address per minute, sources tracked). */
+  readonly notifyLimit: { perMinute?: number; maxSources?: number };
   /** The runtime's action ECT stream (level, the Gate's onResult port, the journal wrapper). */
   readonly ects: EctStream;
   /** The journal the Gate writes through: decisions and results also emit their ECTs. */
@@ -263,7 +267,11 @@ export async function openApae(config: RuntimeApaeConfig, p: Parts): Promise<Run
     await parts.engine.store.close();
     throw err;
   }
-  return new LiveApae(parts, p, config.tickMs ?? 60_000, profile);
+  return new LiveApae(parts, p, {
+    tickMs: config.tickMs ?? 60_000,
+    profile,
+    notifyLimit: config.notify ?? {},
+  });
 }
 
 class LiveApae implements RuntimeApae {
@@ -282,16 +290,21 @@ class LiveApae implements RuntimeApae {
   readonly behavior: BehaviorVerifier;
   readonly profile: AssuranceProfile;
   readonly ects: EctStream;
+  readonly notifyLimit: { perMinute?: number; maxSources?: number };
   /** Denials per run (bounded, oldest run forgotten): the denial threshold's count. */
   readonly #denials = new Map<string, number>();
 
   constructor(
     parts: Awaited<ReturnType<typeof openParts>>,
     p: Parts,
-    tickMs: number,
-    profile: AssuranceProfile,
+    o: {
+      tickMs: number;
+      profile: AssuranceProfile;
+      notifyLimit: { perMinute?: number; maxSources?: number };
+    },
   ) {
-    this.profile = profile;
+    this.profile = o.profile;
+    this.notifyLimit = o.notifyLimit;
     this.behavior = parts.behavior;
     this.engine = parts.engine;
     this.#rows = parts.rows;
@@ -299,7 +312,7 @@ class LiveApae implements RuntimeApae {
     this.domains = parts.domains;
     this.#p = p;
     this.#onError = p.onError ?? (() => undefined);
-    this.#timer = setInterval(() => void this.tick(), tickMs);
+    this.#timer = setInterval(() => void this.tick(), o.tickMs);
     this.#timer.unref();
     const s = parts.stream;
     this.ects = new EctStream({
