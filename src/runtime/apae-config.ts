@@ -24,6 +24,14 @@ export const ApaeSectionSchema = z.strictObject({
   tickMs: z.number().int().min(100).max(86_400_000).optional(),
   /** Level of the runtime's action ECTs (default: the profile's). */
   ectLevel: z.enum(["L1", "L2", "L3"]).optional(),
+  /** Retries of notifications to peers: attempts in all, first backoff and its cap (ms). */
+  delivery: z
+    .strictObject({
+      attempts: z.number().int().min(1).max(10).optional(),
+      backoffMs: z.number().int().min(1).max(600_000).optional(),
+      maxBackoffMs: z.number().int().min(1).max(3_600_000).optional(),
+    })
+    .optional(),
   /** Rate limit of the unauthenticated POST /v1/apae/notify: per source address per minute, sources tracked. */
   notify: z
     .strictObject({
@@ -94,6 +102,7 @@ export function parseApaeSection(input: unknown, baseDir: string): RuntimeApaeCo
     ...(s.tickMs !== undefined ? { tickMs: s.tickMs } : {}),
     ...(s.ectLevel !== undefined ? { ectLevel: s.ectLevel } : {}),
     ...(s.notify !== undefined ? { notify: dropUndefined(s.notify) } : {}),
+    ...(s.delivery !== undefined ? { delivery: dropUndefined(s.delivery) } : {}),
     ...(s.domain !== undefined ? { domain: s.domain } : {}),
     ...(s.agreements !== undefined ? { agreements: s.agreements } : {}),
     ...(s.profile !== undefined ? { profile: s.profile } : {}),

@@ -33,6 +33,7 @@ import {
   registerEctLedgerEventType,
   registerTrustEventTypes,
   SqliteTrustStore,
+  TRUST_DELIVERY_FAILED_EVENT,
   type TrustAnchor,
   type TrustChange,
   TrustDomains,
@@ -75,6 +76,8 @@ export interface RuntimeApaeConfig {
   tickMs?: number;
   /** Level of the runtime's action ECTs (default: the profile's, relaxed L1 / standard L2 / regulated L3). */
   ectLevel?: EctLevel;
+  /** Retries of notifications to peers (attempts, first backoff, cap); a give-up is journaled. */
+  delivery?: { attempts?: number; backoffMs?: number; maxBackoffMs?: number };
   /** Rate limit of the unauthenticated notify route: per source per minute, sources tracked. */
   notify?: { perMinute?: number; maxSources?: number };
 }
@@ -218,7 +221,17 @@ async function openParts(config: RuntimeApaeConfig, p: Parts) {
       );
     }
     const peers =
-      config.ect === undefined ? undefined : new ApaePeers(engine, config.ect, config.peers ?? [], p.clock);
+      config.ect === undefined
+        ? undefined
+        : new ApaePeers(engine, config.ect, config.peers ?? [], {
+            clock: p.clock,
+            delivery: {
+              ...config.delivery,
+              onGiveUp: async (body) => {
+                await p.journal.append({ type: TRUST_DELIVERY_FAILED_EVENT, body });
+              },
+            },
+          });
     if (
       config.agreements !== undefined &&
       config.agreements.length > 0 &&
