@@ -1,6 +1,7 @@
 // The `apae:` section of an entry point's configuration file (`warden sidecar`,
 // `warden run --config`): APAE turned on without code. Absent means off. Validated
 // strictly (an unknown key is refused, naming it); relative paths are relative to the file.
+import { readFileSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { z } from "zod";
 import { TrustError } from "../contracts/index.js";
@@ -24,6 +25,17 @@ export const ApaeSectionSchema = z.strictObject({
   tickMs: z.number().int().min(100).max(86_400_000).optional(),
   /** Level of the runtime's action ECTs (default: the profile's). */
   ectLevel: z.enum(["L1", "L2", "L3"]).optional(),
+  /** The fetch of peer domains' trust anchors (agreements with fetch_anchor); SSRF rules always apply. */
+  anchorFetch: z
+    .strictObject({
+      timeoutMs: z.number().int().min(100).max(60_000).optional(),
+      maxBytes: z.number().int().min(256).max(1_048_576).optional(),
+      /** Let a peer domain resolve to loopback (a local test deployment); never private or metadata. */
+      allowLoopback: z.boolean().optional(),
+      /** Extra CA certificates (PEM file) for the peers' TLS. */
+      ca: z.string().min(1).max(4096).optional(),
+    })
+    .optional(),
   /** Retries of notifications to peers: attempts in all, first backoff and its cap (ms). */
   delivery: z
     .strictObject({
@@ -103,6 +115,7 @@ export function parseApaeSection(input: unknown, baseDir: string): RuntimeApaeCo
     ...(s.ectLevel !== undefined ? { ectLevel: s.ectLevel } : {}),
     ...(s.notify !== undefined ? { notify: dropUndefined(s.notify) } : {}),
     ...(s.delivery !== undefined ? { delivery: dropUndefined(s.delivery) } : {}),
+    ...(s.anchorFetch !== undefined ? { anchorFetch: anchorFetchOf(s.anchorFetch, abs) } : {}),
     ...(s.domain !== undefined ? { domain: s.domain } : {}),
     ...(s.agreements !== undefined ? { agreements: s.agreements } : {}),
     ...(s.profile !== undefined ? { profile: s.profile } : {}),
@@ -111,6 +124,21 @@ export function parseApaeSection(input: unknown, baseDir: string): RuntimeApaeCo
       ? { behavior: { keys: s.behavior.keys.map(abs), specs: s.behavior.specs.map(abs) } }
       : {}),
   };
+}
+
+function anchorFetchOf(
+  a: NonNullable<ApaeSection["anchorFetch"]>,
+  abs: (p: string) => string,
+): NonNullable<RuntimeApaeConfig["anchorFetch"]> {
+  const { ca, ...rest } = dropUndefined(a);
+  if (ca === undefined) return rest;
+  try {
+    return { ...rest, ca: readFileSync(abs(ca), "utf8") };
+  } catch (err) {
+    throw new TrustError("ERR_TRUST_CONFIG_INVALID", `apae.anchorFetch.ca: cannot read ${ca}`, {
+      cause: err,
+    });
+  }
 }
 
 function dropUndefined<T extends object>(o: T): { [K in keyof T]: Exclude<T[K], undefined> } {

@@ -43,6 +43,8 @@ import {
   type TrustView,
   viewOf,
 } from "../trust/index.js";
+import { type AgentPinFetchOptions, agentPinFetcher } from "./agentpin-fetch.js";
+import { TrustAnchorCache } from "./apae-anchors.js";
 import {
   type ApaeEctConfig,
   type ApaePeerConfig,
@@ -76,6 +78,8 @@ export interface RuntimeApaeConfig {
   tickMs?: number;
   /** Level of the runtime's action ECTs (default: the profile's, relaxed L1 / standard L2 / regulated L3). */
   ectLevel?: EctLevel;
+  /** The SSRF-guarded fetch of peer domains' trust anchors (agreements with fetch_anchor). */
+  anchorFetch?: AgentPinFetchOptions;
   /** Retries of notifications to peers (attempts, first backoff, cap); a give-up is journaled. */
   delivery?: { attempts?: number; backoffMs?: number; maxBackoffMs?: number };
   /** Rate limit of the unauthenticated notify route: per source per minute, sources tracked. */
@@ -284,6 +288,7 @@ export async function openApae(config: RuntimeApaeConfig, p: Parts): Promise<Run
     tickMs: config.tickMs ?? 60_000,
     profile,
     notifyLimit: config.notify ?? {},
+    ...(config.anchorFetch !== undefined ? { anchorFetch: config.anchorFetch } : {}),
   });
 }
 
@@ -303,6 +308,7 @@ class LiveApae implements RuntimeApae {
   readonly behavior: BehaviorVerifier;
   readonly profile: AssuranceProfile;
   readonly ects: EctStream;
+  readonly #anchors: TrustAnchorCache;
   readonly notifyLimit: { perMinute?: number; maxSources?: number };
   /** Denials per run (bounded, oldest run forgotten): the denial threshold's count. */
   readonly #denials = new Map<string, number>();
@@ -314,10 +320,15 @@ class LiveApae implements RuntimeApae {
       tickMs: number;
       profile: AssuranceProfile;
       notifyLimit: { perMinute?: number; maxSources?: number };
+      anchorFetch?: AgentPinFetchOptions;
     },
   ) {
     this.profile = o.profile;
     this.notifyLimit = o.notifyLimit;
+    this.#anchors = new TrustAnchorCache({
+      fetch: agentPinFetcher({ maxBytes: 16 * 1024, ...o.anchorFetch }),
+      clock: p.clock,
+    });
     this.behavior = parts.behavior;
     this.engine = parts.engine;
     this.#rows = parts.rows;
@@ -465,9 +476,22 @@ class LiveApae implements RuntimeApae {
     if (this.domains === undefined || this.peers === undefined) {
       return { ok: false, code: "ERR_TRUST_DOMAIN_NO_AGREEMENT", message: "no trust domain configured" };
     }
+    // The peer domain's anchor first, when the agreement asks for it: nothing is recorded
+    // for a delegation whose domain cannot show its anchor.
+    const agreement = this.domains.agreementFor(domain);
+    let anchorUri: string | undefined;
+    if (agreement?.fetch_anchor === true) {
+      const a = await this.#anchors.anchorOf(domain, agreement.anchor_url);
+      if (!a.ok) return a;
+      anchorUri = a.anchor.trust_anchor_uri;
+    }
     const d = await this.domains.delegate({ from, to, domain, level: "L2" });
     if (!d.ok) return d;
-    const { token, claims } = await this.peers.emit(d.ect);
+    const ect =
+      anchorUri === undefined
+        ? d.ect
+        : { ...d.ect, ext: { ...d.ect.ext, "apae.dest_trust_anchor": anchorUri } };
+    const { token, claims } = await this.peers.emit(ect);
     return { ok: true, token, jti: claims.jti, score: d.view.score, agreement: d.agreement.id };
   }
 
