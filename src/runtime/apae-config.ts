@@ -173,6 +173,11 @@ export function summarizeApae(config: RuntimeApaeConfig, journalPath: string): A
       `revocation below ${settings.revocation_floor} (apae:trust_revoke, revocation hooks)`,
       `quarantine below ${settings.quarantine_floor} (${settings.quarantine_base_hours} h doubling to ${settings.quarantine_max_hours} h)`,
       "policy facts apae.peer_trust_score / min_trust / min_confidence",
+      `an ECT per governed decision and outcome at ${config.ectLevel ?? m.ect_level}` +
+        `${(config.ectLevel ?? m.ect_level) === "L1" ? "" : ` (ES256, key ${config.ect?.key ?? `${journalPath}.ect-key.pem`})`}` +
+        `${(config.ectLevel ?? m.ect_level) === "L3" ? ", in the journal ledger" : ""}; behaviour specs and denials feed trust`,
+      `notify route limit ${config.notify?.perMinute ?? 60}/min per source (${config.notify?.maxSources ?? 4096} sources tracked); ` +
+        `notification attempts ${config.delivery?.attempts ?? 4}`,
       ...(config.ect !== undefined
         ? [
             `signed (L2) ECTs as ${config.ect.issuer}; quarantine broadcast to peers: ${(config.peers ?? []).map((p) => p.id).join(", ") || "-"}`,

@@ -69,6 +69,14 @@ function deployment(apae: (dir: string) => NonNullable<RuntimeConfig["apae"]>, t
   const contracts = join(dir, "contracts");
   mkdirSync(contracts);
   writeFileSync(join(contracts, "whois_lookup.clad.toml"), WHOIS);
+  // A checkpoint tool: its ECTs are atd:checkpoint.
+  writeFileSync(
+    join(contracts, "save_state.clad.toml"),
+    WHOIS.replace('name = "whois_lookup"', 'name = "save_state"').replace(
+      'target_arg = "target"',
+      'target_arg = "target"\ncheckpoint = true',
+    ),
+  );
   const signer = generateKeyPair("ed25519");
   const config = (): RuntimeConfig => ({
     policy: [join(dir, "policy.yaml")],
@@ -277,6 +285,22 @@ describe("the live stream feeds the behaviour verifier", () => {
     expect(await violations(rt)).toEqual([
       expect.objectContaining({ kind: "policy_violation", ect: write1?.claims.jti }),
     ]);
+    await rt.close();
+  });
+
+  it("a consequential action without a checkpoint before it is a violation; after a checkpoint tool it passes", async () => {
+    const d = withSpec({ require_checkpoint_before: ["whois_lookup"] }, ["whois_lookup"]);
+    const rt = await composeRuntime(d.config());
+    const run = await rt.startRun("agent-1");
+    expect((await rt.gate.authorize(whois(run.runId))).decision).toBe("allow");
+    expect((await violations(rt)).map((v) => v.kind)).toEqual(["policy_violation"]);
+    const cp = await rt.gate.authorize({ ...whois(run.runId, "state"), tool: "save_state" });
+    expect(cp.decision).toBe("allow");
+    expect((await rt.gate.authorize(whois(run.runId))).decision).toBe("allow");
+    // Still one: the checkpoint's ECT (atd:checkpoint) preceded the second lookup.
+    expect(await violations(rt)).toHaveLength(1);
+    const acts = (await ledger(rt)).map((e) => e.claims.exec_act);
+    expect(acts).toContain("atd:checkpoint");
     await rt.close();
   });
 
