@@ -60,8 +60,9 @@ function checkOne(spec: BehaviorSpec, c: EctClaims, seen: readonly EctClaims[]):
     });
   }
   const max = k.max_actions_per_minute;
-  if (max !== undefined) {
-    // Counted from the newest back, and only as far as the limit needs.
+  // Counted from the newest back, and only as far as the limit needs; a history shorter
+  // than the limit cannot exceed it.
+  if (max !== undefined && seen.length >= max) {
     let inWindow = 1;
     for (let j = seen.length - 1; j >= 0 && inWindow <= max; j--) {
       const p = seen[j] as EctClaims;
