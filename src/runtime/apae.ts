@@ -15,7 +15,7 @@ import { isoTime, parseStrictJson, TrustError } from "../contracts/index.js";
 import { keyIdOf, loadPublicKeyFile } from "../crypto/index.js";
 import type { GateJournal, GatePolicy } from "../gate/index.js";
 import type { Journal } from "../journal/index.js";
-import { type PolicyInput, type PolicyOutcome, TRUST_THRESHOLD_REASON } from "../policy/index.js";
+import type { PolicyInput, PolicyOutcome } from "../policy/index.js";
 import type { CompiledTool } from "../tools/index.js";
 import {
   type Agreement,
@@ -45,6 +45,7 @@ import {
 } from "../trust/index.js";
 import { type AgentPinFetchOptions, agentPinFetcher } from "./agentpin-fetch.js";
 import { TrustAnchorCache } from "./apae-anchors.js";
+import { DenialCharges } from "./apae-denials.js";
 import {
   type ApaeEctConfig,
   type ApaePeerConfig,
@@ -310,8 +311,7 @@ class LiveApae implements RuntimeApae {
   readonly ects: EctStream;
   readonly #anchors: TrustAnchorCache;
   readonly notifyLimit: { perMinute?: number; maxSources?: number };
-  /** Denials per run (bounded, oldest run forgotten): the denial threshold's count. */
-  readonly #denials = new Map<string, number>();
+  readonly #denials: DenialCharges;
 
   constructor(
     parts: Awaited<ReturnType<typeof openParts>>,
@@ -335,6 +335,7 @@ class LiveApae implements RuntimeApae {
     this.peers = parts.peers;
     this.domains = parts.domains;
     this.#p = p;
+    this.#denials = new DenialCharges(p.denialThreshold);
     this.#onError = p.onError ?? (() => undefined);
     this.#timer = setInterval(() => void this.tick(), o.tickMs);
     this.#timer.unref();
@@ -416,28 +417,10 @@ class LiveApae implements RuntimeApae {
     }
   }
 
-  /** Whether a decision record is a denial the agent is charged for (a rule, or past the threshold). */
-  #charged(e: ActionEct): boolean {
-    const b = e.decision;
-    if (b === undefined || b.decision !== "deny") return false;
-    // A trust-threshold denial is the trust check itself and a refusal of a quarantined
-    // agent is the quarantine holding: charging either would spiral a low-trust agent down.
-    if (b.reason_codes.includes("quarantined") || b.reason_codes.every((c) => c === TRUST_THRESHOLD_REASON))
-      return false;
-    const n = (this.#denials.get(e.runId) ?? 0) + 1;
-    this.#denials.delete(e.runId);
-    this.#denials.set(e.runId, n);
-    if (this.#denials.size > 65_536) this.#denials.delete(this.#denials.keys().next().value as string);
-    // A policy rule's denial is a violation (the Gate's own refusals — budget, admission,
-    // source "builtin" — are not); from the run's denial threshold on, every denial is.
-    const byRule = b.matched_rules.some((r) => r.decision === "deny" && r.source !== "builtin");
-    return byRule || n >= (this.#p.denialThreshold ?? 5);
-  }
-
   /** Every action ECT: denials and behaviour-spec violations become policy_violation events. */
   #onAction(e: ActionEct): void {
     if (e.phase !== "decision") return;
-    const charged = this.#charged(e);
+    const charged = this.#denials.charged(e.runId, e.decision);
     const denied = e.decision?.decision === "deny";
     if (!charged && denied) return;
     this.#enqueue(async () => {
