@@ -1,64 +1,68 @@
-// `npm run bench -- trust`: what APAE trust costs per decision. The baseline is the decide
-// bench's stub row (the Gate in process, 100 YAML rules, a stub journal, 10 in flight);
-// the other rows run the same Gate and, per decision, apply a trust event to the
-// principal's row (in-memory store) and emit the decision's ECT at L1 (unsigned), L2
-// (ES256) or L3 (ES256, DAG-validated and appended to a durable SQLite journal with batch
-// signatures, parented on the previous ECT). All rows are measured in the same run.
-import { mkdtempSync, rmSync } from "node:fs";
+// `npm run bench -- trust`: what APAE costs per governed decision on the real runtime path.
+// Every row is `composeRuntime` with the durable SQLite journal (fsync, batch signatures),
+// 100 YAML rules and 10 decisions in flight, measured in the same run. The baseline is the
+// decision alone (APAE off); the other rows turn APAE on: the trust facts read by policy,
+// one action ECT per decision at L1 (unsigned), L2 (ES256 by the runtime's key) or L3 (ES256
+// and the journal ledger, appended in the decision's own commit), and a continuous
+// behaviour check of each ECT against a signed spec (the live trust feed: a violation would
+// be a trust update; these decisions pass). The last table counts journal commits (one
+// fsync each) per decision: L3 must not add one.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { createSessionStore } from "../src/context/index.js";
-import { generateKeyPair } from "../src/crypto/index.js";
-import { Gate, type GateJournal } from "../src/gate/index.js";
-import {
-  builtinEventTypes,
-  type JournalEntry,
-  openJournal,
-  SqliteJournalStore,
-} from "../src/journal/index.js";
-import {
-  EctEmitter,
-  EctLedger,
-  type EctLevel,
-  ectHash,
-  MemoryTrustStore,
-  registerEctLedgerEventType,
-  TrustEngine,
-} from "../src/trust/index.js";
-import { gatePolicy, rawCall, stubRow } from "./_decide-inproc.js";
+import { generateKeyPair, saveKeyPair } from "../src/crypto/index.js";
+import { composeRuntime, type Runtime, type RuntimeConfig } from "../src/runtime/index.js";
+import { type EctLevel, signBehaviorSpec } from "../src/trust/index.js";
+import { gatePolicy, rawCall } from "./_decide-inproc.js";
 import { type Stats, summarize, table } from "./_stats.js";
 
-const N = Number(process.env.BENCH_TRUST_N ?? 5000);
+const N = Number(process.env.BENCH_TRUST_N ?? 3000);
 const CONCURRENCY = 10;
 const journalKey = generateKeyPair("ed25519");
-const ectKey = { kid: "bench-1", privateKey: generateKeyPair("p256").privateKey };
 
-function stubGate(policy: Awaited<ReturnType<typeof gatePolicy>>): Gate {
-  let seq = 0;
-  const stub: GateJournal = {
-    append: async (e) => ({ seq: seq++, type: e.type }) as unknown as JournalEntry,
-    appendBuilt: async (e) => ({ seq: seq++, type: e.type }) as unknown as JournalEntry,
-  };
-  const principals = { "agent-1": { id: "agent-1", roles: ["agent"] } };
-  return new Gate({
-    policy,
-    journal: stub,
-    signer: journalKey,
-    principals,
-    sessions: createSessionStore({ budgets: {} }),
-  });
+function behavior(dir: string): { keys: string[]; specs: string[] } {
+  const operator = generateKeyPair("ed25519");
+  const key = saveKeyPair(operator, dir, { name: "operator" });
+  const spec = signBehaviorSpec(
+    {
+      spec_version: "1",
+      agent_id: "agent-1",
+      allowed_actions: ["http.get"],
+      constraints: { max_actions_per_minute: 1_000_000 },
+      verification_frequency: "continuous",
+    },
+    operator,
+  );
+  writeFileSync(join(dir, "spec.json"), JSON.stringify(spec));
+  return { keys: [key.publicPem], specs: [join(dir, "spec.json")] };
 }
 
-type PerDecision = (i: number, decision: string) => Promise<void>;
+async function open(dir: string, level: EctLevel | null): Promise<Runtime> {
+  return composeRuntime(
+    {
+      policy: [],
+      journal: { path: join(dir, "journal.db"), signer: journalKey, signatureMode: "batch" },
+      gate: { principals: { "agent-1": { id: "agent-1", roles: ["agent"] } }, context: { budgets: {} } },
+      ...(level === null ? {} : { apae: { ectLevel: level, behavior: behavior(dir) } }),
+    },
+    { policy: await gatePolicy() },
+  );
+}
 
-async function drive(
-  gate: Gate,
-  n: number,
-  offset: number,
-  after: PerDecision,
-): Promise<Omit<Stats, "name">> {
+interface Row extends Stats {
+  commitsPerDecision: number;
+}
+
+async function drive(rt: Runtime, n: number, offset: number): Promise<Omit<Row, "name">> {
   const lat = new Float64Array(n);
+  let commits = 0;
+  const store = rt.store;
+  const appendBatch = store.appendBatch.bind(store);
+  store.appendBatch = (build) => {
+    commits++;
+    return appendBatch(build);
+  };
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   let next = 0;
@@ -67,74 +71,47 @@ async function drive(
       while (next < n) {
         const i = next++;
         const s = performance.now();
-        const out = await gate.evaluate(rawCall(offset + i));
+        const out = await rt.gate.evaluate(rawCall(offset + i));
         if (out.decision !== "allow") throw new Error(`bench: expected allow, got ${out.decision}`);
-        await after(offset + i, out.decision);
         lat[i] = (performance.now() - s) * 1000;
       }
     }),
   );
-  return summarize("", lat, performance.now() - t0, cpu0);
+  const stats = summarize("", lat, performance.now() - t0, cpu0);
+  await rt.apae?.settled();
+  store.appendBatch = appendBatch;
+  return { ...stats, commitsPerDecision: commits / n };
 }
 
-async function trustRow(level: EctLevel, dir: string): Promise<Stats> {
-  const gate = stubGate(await gatePolicy());
-  const engine = new TrustEngine({ store: new MemoryTrustStore() });
-  let close = async () => {};
-  let ledger: EctLedger | undefined;
-  if (level === "L3") {
-    const registry = builtinEventTypes();
-    registerEctLedgerEventType(registry);
-    const store = SqliteJournalStore.open(join(dir, "ect.db"));
-    const journal = await openJournal({ store, signer: journalKey, registry, signatureMode: "batch" });
-    ledger = await EctLedger.open(journal);
-    close = () => journal.close();
-  }
-  const emitter = new EctEmitter({
-    level,
-    issuer: "spiffe://bench/runtime",
-    key: ectKey,
-    ...(ledger ? { ledger } : {}),
-  });
-  let last: string | undefined;
-  const after: PerDecision = async (i, decision) => {
-    await engine.apply({ subject: "agent-1", event: "task_success" });
-    const par = last === undefined ? [] : [last];
-    const { claims } = await emitter.emit({
-      exec_act: "http.get",
-      aud: "agent-1",
-      par,
-      inp_hash: ectHash(String(i)),
-      pol: "bench",
-      pol_decision: decision,
-    });
-    last = claims.jti;
-  };
+const NAMES: Record<string, string> = {
+  none: "decision alone (APAE off): runtime, durable journal, 100 rules, 10 in flight",
+  L1: "+ APAE: ECT L1 (unsigned) + continuous behaviour check",
+  L2: "+ APAE: ECT L2 (ES256, runtime key) + continuous behaviour check",
+  L3: "+ APAE: ECT L3 (ES256 + journal ledger, same commit) + continuous behaviour check",
+};
+
+async function row(level: EctLevel | null): Promise<Row> {
+  const dir = mkdtempSync(join(tmpdir(), "warden-bench-trust-"));
+  const rt = await open(dir, level);
   try {
-    await drive(gate, Math.min(N, 1000), 0, after);
-    const row = await drive(gate, N, 1000, after);
-    const what =
-      level === "L1"
-        ? "unsigned"
-        : level === "L2"
-          ? "ES256"
-          : "ES256 + ledger (SQLite, fsync, batch signatures)";
-    return { ...row, name: `Gate + trust update + ECT ${level} (${what}), 10 in flight` };
+    await drive(rt, Math.min(N, 500), 0);
+    return { ...(await drive(rt, N, 1000)), name: NAMES[level ?? "none"] as string };
   } finally {
-    await close();
+    await rt.close();
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 
 async function main(): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), "warden-bench-trust-"));
-  try {
-    const baseline = await stubRow(await gatePolicy(), journalKey, N);
-    const rows: Stats[] = [baseline];
-    for (const level of ["L1", "L2", "L3"] as const) rows.push(await trustRow(level, dir));
-    process.stdout.write(table(rows, baseline));
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  const rows: Row[] = [];
+  for (const level of [null, "L1", "L2", "L3"] as const) rows.push(await row(level));
+  const baseline = rows[0] as Row;
+  process.stdout.write(table(rows, baseline));
+  process.stdout.write(
+    `\n| case | journal commits (fsyncs) per decision |\n|---|---:|\n${rows
+      .map((r) => `| ${r.name} | ${r.commitsPerDecision.toFixed(3)} |`)
+      .join("\n")}\n`,
+  );
 }
 
 await main();

@@ -243,3 +243,5 @@ async function main(): Promise<number> {
 }
 
 process.exitCode = await main();
+const trust = await (await import("./demo-trust.js")).trustDemo(out);
+if (!trust.quarantined || trust.heldReasons[0] !== "quarantined") process.exitCode = 1;

@@ -272,6 +272,9 @@ export const ERROR_CODES = {
     // agreement's minimum ECT assurance.
     "ERR_TRUST_DOMAIN_NO_AGREEMENT",
     "ERR_TRUST_DOMAIN_ASSURANCE",
+    // The peer domain's trust anchor, required by the agreement, could not be fetched (SSRF
+    // rule, redirect, size, timeout) or is not that domain's anchor document.
+    "ERR_TRUST_DOMAIN_ANCHOR_UNAVAILABLE",
     // The assurance profile (Regulated) requires a mechanism the deployment does not configure:
     // the start is refused.
     "ERR_TRUST_PROFILE_UNMET",

@@ -109,6 +109,8 @@ export class Gate {
     }
     const rec = p.session.recordResult(p.prepared, input, d.clock());
     const runId = p.prepared.request.runId;
+    const resultSeq = rec.events.find((e) => e.type === "call.result")?.seq;
+    if (resultSeq !== undefined) d.o.onResult?.({ decisionId, runId, resultSeq });
     await d.o.journal.appendBuilt({
       type: GATE_RESULT,
       run_id: runId,

@@ -84,6 +84,11 @@ export interface GateOptions {
    */
   pendingResultsPerPrincipal?: number;
   trustScore?: (principalId: PrincipalId, runId: RunId) => number | undefined;
+  /**
+   * Told, just before a reported result is journaled, which session event holds it (the
+   * seq a later call's value provenance names): the runtime's ECT stream links it to `par`.
+   */
+  onResult?: (r: { decisionId: DecisionId; runId: string; resultSeq: number }) => void;
   /** Verifies capability tokens presented with calls (src/identity's CapabilityService). */
   capabilities?: CapabilityChecker;
   /** Delegated runs' ceilings: tools outside a sub-agent's grant are denied before policy. */

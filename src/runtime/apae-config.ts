@@ -1,6 +1,7 @@
 // The `apae:` section of an entry point's configuration file (`warden sidecar`,
 // `warden run --config`): APAE turned on without code. Absent means off. Validated
 // strictly (an unknown key is refused, naming it); relative paths are relative to the file.
+import { readFileSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { z } from "zod";
 import { TrustError } from "../contracts/index.js";
@@ -22,6 +23,34 @@ export const ApaeSectionSchema = z.strictObject({
   store: z.string().min(1).max(4096).optional(),
   /** How often due quarantines are ended, in ms. */
   tickMs: z.number().int().min(100).max(86_400_000).optional(),
+  /** Level of the runtime's action ECTs (default: the profile's). */
+  ectLevel: z.enum(["L1", "L2", "L3"]).optional(),
+  /** The fetch of peer domains' trust anchors (agreements with fetch_anchor); SSRF rules always apply. */
+  anchorFetch: z
+    .strictObject({
+      timeoutMs: z.number().int().min(100).max(60_000).optional(),
+      maxBytes: z.number().int().min(256).max(1_048_576).optional(),
+      /** Let a peer domain resolve to loopback (a local test deployment); never private or metadata. */
+      allowLoopback: z.boolean().optional(),
+      /** Extra CA certificates (PEM file) for the peers' TLS. */
+      ca: z.string().min(1).max(4096).optional(),
+    })
+    .optional(),
+  /** Retries of notifications to peers: attempts in all, first backoff and its cap (ms). */
+  delivery: z
+    .strictObject({
+      attempts: z.number().int().min(1).max(10).optional(),
+      backoffMs: z.number().int().min(1).max(600_000).optional(),
+      maxBackoffMs: z.number().int().min(1).max(3_600_000).optional(),
+    })
+    .optional(),
+  /** Rate limit of the unauthenticated POST /v1/apae/notify: per source address per minute, sources tracked. */
+  notify: z
+    .strictObject({
+      perMinute: z.number().int().min(1).max(100_000).optional(),
+      maxSources: z.number().int().min(1).max(1_000_000).optional(),
+    })
+    .optional(),
   /** This deployment's ECT identity: issuer id and P-256 private key file (0600). */
   ect: z.strictObject({ issuer: z.string().min(1).max(256), key: z.string().min(1).max(4096) }).optional(),
   /** Peer deployments: id (their ECT issuer), sidecar base URL, P-256 public key file. */
@@ -83,6 +112,10 @@ export function parseApaeSection(input: unknown, baseDir: string): RuntimeApaeCo
     ...(s.settings !== undefined ? { settings: s.settings } : {}),
     ...(s.store !== undefined ? { store: abs(s.store) } : {}),
     ...(s.tickMs !== undefined ? { tickMs: s.tickMs } : {}),
+    ...(s.ectLevel !== undefined ? { ectLevel: s.ectLevel } : {}),
+    ...(s.notify !== undefined ? { notify: dropUndefined(s.notify) } : {}),
+    ...(s.delivery !== undefined ? { delivery: dropUndefined(s.delivery) } : {}),
+    ...(s.anchorFetch !== undefined ? { anchorFetch: anchorFetchOf(s.anchorFetch, abs) } : {}),
     ...(s.domain !== undefined ? { domain: s.domain } : {}),
     ...(s.agreements !== undefined ? { agreements: s.agreements } : {}),
     ...(s.profile !== undefined ? { profile: s.profile } : {}),
@@ -91,6 +124,21 @@ export function parseApaeSection(input: unknown, baseDir: string): RuntimeApaeCo
       ? { behavior: { keys: s.behavior.keys.map(abs), specs: s.behavior.specs.map(abs) } }
       : {}),
   };
+}
+
+function anchorFetchOf(
+  a: NonNullable<ApaeSection["anchorFetch"]>,
+  abs: (p: string) => string,
+): NonNullable<RuntimeApaeConfig["anchorFetch"]> {
+  const { ca, ...rest } = dropUndefined(a);
+  if (ca === undefined) return rest;
+  try {
+    return { ...rest, ca: readFileSync(abs(ca), "utf8") };
+  } catch (err) {
+    throw new TrustError("ERR_TRUST_CONFIG_INVALID", `apae.anchorFetch.ca: cannot read ${ca}`, {
+      cause: err,
+    });
+  }
 }
 
 function dropUndefined<T extends object>(o: T): { [K in keyof T]: Exclude<T[K], undefined> } {
@@ -125,6 +173,11 @@ export function summarizeApae(config: RuntimeApaeConfig, journalPath: string): A
       `revocation below ${settings.revocation_floor} (apae:trust_revoke, revocation hooks)`,
       `quarantine below ${settings.quarantine_floor} (${settings.quarantine_base_hours} h doubling to ${settings.quarantine_max_hours} h)`,
       "policy facts apae.peer_trust_score / min_trust / min_confidence",
+      `an ECT per governed decision and outcome at ${config.ectLevel ?? m.ect_level}` +
+        `${(config.ectLevel ?? m.ect_level) === "L1" ? "" : ` (ES256, key ${config.ect?.key ?? `${journalPath}.ect-key.pem`})`}` +
+        `${(config.ectLevel ?? m.ect_level) === "L3" ? ", in the journal ledger" : ""}; behaviour specs and denials feed trust`,
+      `notify route limit ${config.notify?.perMinute ?? 60}/min per source (${config.notify?.maxSources ?? 4096} sources tracked); ` +
+        `notification attempts ${config.delivery?.attempts ?? 4}`,
       ...(config.ect !== undefined
         ? [
             `signed (L2) ECTs as ${config.ect.issuer}; quarantine broadcast to peers: ${(config.peers ?? []).map((p) => p.id).join(", ") || "-"}`,

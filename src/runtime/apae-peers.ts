@@ -14,6 +14,7 @@ import {
   receiveQuarantineNotice,
   TRUST_ASSERTION,
   type TrustChange,
+  type TrustDeliveryFailedBody,
   type TrustEngine,
   type TrustView,
   verifyEct,
@@ -56,6 +57,24 @@ interface Peer {
 const NOTIFY_PATH = "/v1/apae/notify";
 const DELIVERY_TIMEOUT_MS = 5000;
 
+/** Bounded retries of a notification (network error, 429 or 5xx): backoff doubling to a cap. */
+export interface DeliveryOptions {
+  /** Attempts in all (default 4). */
+  attempts?: number;
+  /** First backoff (default 500 ms), doubled per retry up to `maxBackoffMs` (default 30 000). */
+  backoffMs?: number;
+  maxBackoffMs?: number;
+  /** Told when every attempt failed (the runtime journals `warden.trust.delivery_failed`). */
+  onGiveUp?: (body: TrustDeliveryFailedBody) => Promise<void>;
+}
+
+/** Worth another attempt: unreachable, rate limited or a server fault (a 4xx refusal is final). */
+const retryable = (status: number | null) => status === null || status === 429 || status >= 500;
+const sleep = (ms: number) =>
+  new Promise<void>((r) => {
+    setTimeout(r, ms).unref();
+  });
+
 function configError(message: string, cause?: unknown): TrustError {
   return new TrustError("ERR_TRUST_CONFIG_INVALID", message, cause === undefined ? {} : { cause });
 }
@@ -67,13 +86,16 @@ export class ApaePeers {
   readonly #peers = new Map<string, Peer>();
   /** jtis of peer ECTs already taken, with their exp (ms): a replay is refused until then. */
   readonly #seen = new Map<string, number>();
+  readonly #delivery: DeliveryOptions;
 
   constructor(
     engine: TrustEngine,
     ect: ApaeEctConfig,
     peers: readonly ApaePeerConfig[],
-    clock: () => number,
+    o: { clock: () => number; delivery?: DeliveryOptions },
   ) {
+    const clock = o.clock;
+    this.#delivery = o.delivery ?? {};
     this.#engine = engine;
     this.issuer = ect.issuer;
     let pair: ReturnType<typeof loadPrivateKeyFile>;
@@ -116,7 +138,34 @@ export class ApaePeers {
     return peer !== undefined && keyIdOf(peer.key) === kid ? peer.key : undefined;
   };
 
-  async #deliver(peer: Peer, token: string, jti: string): Promise<PeerDelivery> {
+  /** Delivers with bounded retries; a give-up is reported (journaled) once. */
+  async #deliver(
+    peer: Peer,
+    token: string,
+    claims: { jti: string; exec_act: string },
+  ): Promise<PeerDelivery> {
+    const attempts = Math.max(1, this.#delivery.attempts ?? 4);
+    let backoff = this.#delivery.backoffMs ?? 500;
+    let last: PeerDelivery = { peer: peer.id, jti: claims.jti, status: null };
+    for (let i = 1; i <= attempts; i++) {
+      last = await this.#attempt(peer, token, claims.jti);
+      if (!retryable(last.status)) return last;
+      if (i < attempts) {
+        await sleep(backoff);
+        backoff = Math.min(backoff * 2, this.#delivery.maxBackoffMs ?? 30_000);
+      }
+    }
+    await this.#delivery.onGiveUp?.({
+      peer: peer.id,
+      jti: claims.jti,
+      exec_act: claims.exec_act,
+      attempts,
+      last_status: last.status,
+    });
+    return last;
+  }
+
+  async #attempt(peer: Peer, token: string, jti: string): Promise<PeerDelivery> {
     try {
       const res = await fetch(`${peer.url}${NOTIFY_PATH}`, {
         method: "POST",
@@ -143,7 +192,7 @@ export class ApaePeers {
     });
     // Recorded before delivery: a peer that may have it must hear of a later quarantine.
     await this.#engine.store.addRecipient(view.subject, peer.id);
-    return this.#deliver(peer, token, claims.jti);
+    return this.#deliver(peer, token, claims);
   }
 
   /** Broadcasts a quarantine entry in `change` to every peer that received assertions about its subject. */
@@ -164,7 +213,7 @@ export class ApaePeers {
       entry,
       recipients.map((p) => p.id),
     )) {
-      out.push(...(await Promise.all(recipients.map((p) => this.#deliver(p, token, claims.jti)))));
+      out.push(...(await Promise.all(recipients.map((p) => this.#deliver(p, token, claims)))));
     }
     return out;
   }

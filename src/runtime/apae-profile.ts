@@ -8,8 +8,11 @@ import { parseStrictJson, TrustError } from "../contracts/index.js";
 import { keyIdOf, loadPublicKeyFile } from "../crypto/index.js";
 import type { GatePolicy } from "../gate/index.js";
 import { PolicyBundle } from "../policy/index.js";
+import type { CompiledTool } from "../tools/index.js";
 import {
   type AssuranceProfile,
+  type BehaviorSpec,
+  type ContractFacts,
   checkProfile,
   type DeploymentFacts,
   type ProfileGap,
@@ -82,4 +85,39 @@ export function refuseUnmetProfile(profile: AssuranceProfile, gaps: readonly Pro
     "ERR_TRUST_PROFILE_UNMET",
     `the regulated assurance profile requires: ${gaps.map((g) => `${g.mechanism} (${g.message})`).join("; ")}`,
   );
+}
+
+const CONSEQUENTIAL_TIERS: ReadonlySet<string> = new Set(["high", "critical"]);
+const CONSEQUENTIAL_CATEGORIES: ReadonlySet<string> = new Set(["irreversible_write", "financial"]);
+
+/** A consequential tool: risk tier high or critical, or an irreversible or financial category. */
+export function consequential(tool: CompiledTool): boolean {
+  const t = tool.contract.tool;
+  return (
+    CONSEQUENTIAL_TIERS.has(t.risk_tier) ||
+    (t.category !== undefined && CONSEQUENTIAL_CATEGORIES.has(t.category))
+  );
+}
+
+/**
+ * What the loaded contracts declare, as the profile sees it: contracts without `[apae]`
+ * provenance claims, and consequential tools not guarded by a checkpoint (no installed
+ * behaviour spec requires one before them, or no tool is a checkpoint).
+ */
+export function contractFacts(
+  contracts: { names(): string[]; get(name: string): CompiledTool | undefined } | undefined,
+  specs: readonly BehaviorSpec[],
+): ContractFacts {
+  const tools = (contracts?.names() ?? [])
+    .map((n) => contracts?.get(n))
+    .filter((t): t is CompiledTool => t !== undefined);
+  const checkpointTools = tools.filter((t) => t.contract.apae?.checkpoint === true).length;
+  const guarded = new Set(specs.flatMap((s) => s.constraints.require_checkpoint_before ?? []));
+  return {
+    withoutProvenance: tools.filter((t) => t.contract.apae === undefined).map((t) => t.name),
+    unguarded: tools
+      .filter((t) => consequential(t) && (checkpointTools === 0 || !guarded.has(t.name)))
+      .map((t) => t.name),
+    checkpointTools,
+  };
 }

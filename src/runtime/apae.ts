@@ -1,7 +1,10 @@
 // APAE trust in the runtime (opt-in with `RuntimeConfig.apae`): the trust engine over a
-// SQLite trust store beside the journal, fed by the Gate's policy denials (a deny decided
-// by a matching deny rule is a policy_violation trust event for the principal), every
-// change journaled (warden.trust.step / .emitted). A trust quarantine becomes the
+// SQLite trust store beside the journal, fed by the runtime's ECT stream (ect-stream.ts:
+// one ECT per governed decision and outcome, at the profile's level): a deny decided by a
+// matching deny rule, a run's denials from the denial threshold on (the Gate's per-run
+// threshold is APAE's: the context does not quarantine on it), and behaviour-spec
+// violations are policy_violation trust events naming the decision's ECT; every change
+// journaled (warden.trust.step / .emitted). A trust quarantine becomes the
 // principal's quarantine (src/context, persisted), so every run of the agent is held;
 // when the trust quarantine expires (a periodic tick), the principal quarantine it caused
 // is lifted — one a behavioural rule or an operator set is left alone.
@@ -10,20 +13,27 @@ import { readFileSync } from "node:fs";
 import type { QuarantineTrigger, SessionStore } from "../context/index.js";
 import { isoTime, parseStrictJson, TrustError } from "../contracts/index.js";
 import { keyIdOf, loadPublicKeyFile } from "../crypto/index.js";
-import type { GatePolicy } from "../gate/index.js";
+import type { GateJournal, GatePolicy } from "../gate/index.js";
 import type { Journal } from "../journal/index.js";
-import { type PolicyInput, type PolicyOutcome, TRUST_THRESHOLD_REASON } from "../policy/index.js";
+import type { PolicyInput, PolicyOutcome } from "../policy/index.js";
+import type { CompiledTool } from "../tools/index.js";
 import {
   type Agreement,
   type AssuranceProfile,
   BehaviorVerifier,
+  contractGaps,
   EctEmitter,
+  EctLedger,
+  type EctLevel,
   type EmittedAct,
   journalTrustChange,
   MemoryTrustStore,
+  PROFILE_MECHANISMS,
   parseTrustConfig,
+  registerEctLedgerEventType,
   registerTrustEventTypes,
   SqliteTrustStore,
+  TRUST_DELIVERY_FAILED_EVENT,
   type TrustAnchor,
   type TrustChange,
   TrustDomains,
@@ -33,6 +43,9 @@ import {
   type TrustView,
   viewOf,
 } from "../trust/index.js";
+import { type AgentPinFetchOptions, agentPinFetcher } from "./agentpin-fetch.js";
+import { TrustAnchorCache } from "./apae-anchors.js";
+import { DenialCharges } from "./apae-denials.js";
 import {
   type ApaeEctConfig,
   type ApaePeerConfig,
@@ -40,6 +53,9 @@ import {
   type PeerDelivery,
   type PeerReceipt,
 } from "./apae-peers.js";
+import { contractFacts, refuseUnmetProfile } from "./apae-profile.js";
+import { ectKeyFor } from "./ect-key.js";
+import { type ActionEct, EctStream } from "./ect-stream.js";
 
 export interface RuntimeApaeConfig {
   /** This deployment's ECT identity and signing key (needed for peers). */
@@ -59,8 +75,16 @@ export interface RuntimeApaeConfig {
   settings?: unknown;
   /** SQLite trust table file. Default `<journal>.trust.db`, memory for an in-memory journal. */
   store?: string;
-  /** How often due quarantines are ended (default 60 000 ms). */
+  /** How often due quarantines are ended and periodic behaviour checks run (default 60 000 ms). */
   tickMs?: number;
+  /** Level of the runtime's action ECTs (default: the profile's, relaxed L1 / standard L2 / regulated L3). */
+  ectLevel?: EctLevel;
+  /** The SSRF-guarded fetch of peer domains' trust anchors (agreements with fetch_anchor). */
+  anchorFetch?: AgentPinFetchOptions;
+  /** Retries of notifications to peers (attempts, first backoff, cap); a give-up is journaled. */
+  delivery?: { attempts?: number; backoffMs?: number; maxBackoffMs?: number };
+  /** Rate limit of the unauthenticated notify route: per source per minute, sources tracked. */
+  notify?: { perMinute?: number; maxSources?: number };
 }
 
 export type CrossDomainResult =
@@ -103,8 +127,14 @@ export interface RuntimeApae {
   delegate(from: string, to: string, domain: string): Promise<CrossDomainResult>;
   /** Takes a peer's signed ECT (assertion or quarantine notice); applied in order and journaled. */
   receive(token: string): Promise<PeerReceipt>;
-  /** The policy, observed: rule denials become policy_violation events. */
+  /** The policy with the trust facts (apae.peer_trust_score, confidence) added to its input. */
   observe(policy: GatePolicy): GatePolicy;
+  /** The notify route's rate limit (per source address per minute, sources tracked). */
+  readonly notifyLimit: { perMinute?: number; maxSources?: number };
+  /** The runtime's action ECT stream (level, the Gate's onResult port, the journal wrapper). */
+  readonly ects: EctStream;
+  /** The journal the Gate writes through: decisions and results also emit their ECTs. */
+  gateJournal(journal: GateJournal): GateJournal;
   /** Ends due quarantines now (the periodic tick calls it); resolves when journaled. */
   tick(): Promise<void>;
   /** Resolves when every trust update started so far is applied and journaled. */
@@ -113,20 +143,24 @@ export interface RuntimeApae {
 }
 
 interface Parts {
-  journal: Pick<Journal, "append">;
+  journal: Pick<Journal, "append" | "store">;
   sessions: SessionStore;
   clock: () => number;
   registry: Parameters<typeof registerTrustEventTypes>[0];
   journalPath: string;
   onError?: (err: unknown) => void;
+  /** The loaded contracts (their `[apae]` sections: provenance claims, checkpoint, target). */
+  contracts?: { names(): string[]; get(name: string): CompiledTool | undefined };
+  /** The run's denial threshold (the context's `quarantine.denialThreshold`, default 5). */
+  denialThreshold?: number;
 }
 
-function trigger(change: TrustChange, input: PolicyInput): QuarantineTrigger {
+function trigger(change: TrustChange, counters: QuarantineTrigger["counters"]): QuarantineTrigger {
   const q = change.emitted.find((e) => e.execAct === "apae:quarantine");
   return {
     type: "trust_score",
     reason: String(q?.ext["apae.reason"] ?? "trust score below the quarantine floor"),
-    counters: { ...input.session.counters },
+    counters: { ...counters },
     matchedEvents: [],
     at: isoTime(change.steps[change.steps.length - 1]?.time ?? Date.now()),
   };
@@ -154,15 +188,13 @@ function revocations(change: TrustChange): TrustRevocation[] {
 async function openBehavior(
   config: RuntimeApaeConfig,
   engine: TrustEngine,
-  peers: ApaePeers | undefined,
+  emitter: Pick<EctEmitter, "emit">,
 ): Promise<BehaviorVerifier> {
   const keys = new Map<string, KeyObject>();
   for (const file of config.behavior?.keys ?? []) {
     const key = loadPublicKeyFile(file);
     keys.set(keyIdOf(key), key);
   }
-  const emitter =
-    peers ?? new EctEmitter({ level: "L1", issuer: engine.config.self_id, clock: () => engine.now() });
   const verifier = new BehaviorVerifier({ engine, emitter, specKeys: keys, audience: engine.config.self_id });
   for (const file of config.behavior?.specs ?? []) {
     let doc: unknown;
@@ -194,7 +226,17 @@ async function openParts(config: RuntimeApaeConfig, p: Parts) {
       );
     }
     const peers =
-      config.ect === undefined ? undefined : new ApaePeers(engine, config.ect, config.peers ?? [], p.clock);
+      config.ect === undefined
+        ? undefined
+        : new ApaePeers(engine, config.ect, config.peers ?? [], {
+            clock: p.clock,
+            delivery: {
+              ...config.delivery,
+              onGiveUp: async (body) => {
+                await p.journal.append({ type: TRUST_DELIVERY_FAILED_EVENT, body });
+              },
+            },
+          });
     if (
       config.agreements !== undefined &&
       config.agreements.length > 0 &&
@@ -206,8 +248,24 @@ async function openParts(config: RuntimeApaeConfig, p: Parts) {
       config.domain === undefined
         ? undefined
         : new TrustDomains(engine, config.domain, config.agreements ?? []);
-    const behavior = await openBehavior(config, engine, peers);
-    return { engine, rows, peers, domains, behavior };
+    const level = config.ectLevel ?? PROFILE_MECHANISMS[config.profile ?? "standard"].ect_level;
+    const key = level === "L1" ? undefined : ectKeyFor(config.ect?.key, p.journalPath).key;
+    let ledger: EctLedger | undefined;
+    if (level === "L3") {
+      registerEctLedgerEventType(p.registry);
+      ledger = await EctLedger.open(p.journal);
+    }
+    // The deployment's own protocol ECTs (behaviour specs, compliance checks) at its level.
+    const emitter = new EctEmitter({
+      level,
+      issuer: config.ect?.issuer ?? settings.self_id,
+      ...(key !== undefined ? { key } : {}),
+      ...(ledger !== undefined ? { ledger } : {}),
+      clock: () => engine.now(),
+    });
+    const behavior = await openBehavior(config, engine, emitter);
+    const stream = { level, key, ledger };
+    return { engine, rows, peers, domains, behavior, stream };
   } catch (err) {
     await store.close();
     throw err;
@@ -217,7 +275,22 @@ async function openParts(config: RuntimeApaeConfig, p: Parts) {
 /** Opens the engine and loads the deployment's table into memory (the facts policy reads). */
 export async function openApae(config: RuntimeApaeConfig, p: Parts): Promise<RuntimeApae> {
   const parts = await openParts(config, p);
-  return new LiveApae(parts, p, config.tickMs ?? 60_000, config.profile ?? "standard");
+  const profile = config.profile ?? "standard";
+  try {
+    // Every entry point: a Regulated deployment whose contracts lack provenance claims or
+    // checkpoints before consequential tools does not start (the rest of the profile is
+    // checked by the entry point, which knows its approvers).
+    refuseUnmetProfile(profile, contractGaps(profile, contractFacts(p.contracts, parts.behavior.specs())));
+  } catch (err) {
+    await parts.engine.store.close();
+    throw err;
+  }
+  return new LiveApae(parts, p, {
+    tickMs: config.tickMs ?? 60_000,
+    profile,
+    notifyLimit: config.notify ?? {},
+    ...(config.anchorFetch !== undefined ? { anchorFetch: config.anchorFetch } : {}),
+  });
 }
 
 class LiveApae implements RuntimeApae {
@@ -235,23 +308,51 @@ class LiveApae implements RuntimeApae {
   readonly domains: TrustDomains | undefined;
   readonly behavior: BehaviorVerifier;
   readonly profile: AssuranceProfile;
+  readonly ects: EctStream;
+  readonly #anchors: TrustAnchorCache;
+  readonly notifyLimit: { perMinute?: number; maxSources?: number };
+  readonly #denials: DenialCharges;
 
   constructor(
     parts: Awaited<ReturnType<typeof openParts>>,
     p: Parts,
-    tickMs: number,
-    profile: AssuranceProfile,
+    o: {
+      tickMs: number;
+      profile: AssuranceProfile;
+      notifyLimit: { perMinute?: number; maxSources?: number };
+      anchorFetch?: AgentPinFetchOptions;
+    },
   ) {
-    this.profile = profile;
+    this.profile = o.profile;
+    this.notifyLimit = o.notifyLimit;
+    this.#anchors = new TrustAnchorCache({
+      fetch: agentPinFetcher({ maxBytes: 16 * 1024, ...o.anchorFetch }),
+      clock: p.clock,
+    });
     this.behavior = parts.behavior;
     this.engine = parts.engine;
     this.#rows = parts.rows;
     this.peers = parts.peers;
     this.domains = parts.domains;
     this.#p = p;
+    this.#denials = new DenialCharges(p.denialThreshold);
     this.#onError = p.onError ?? (() => undefined);
-    this.#timer = setInterval(() => void this.tick(), tickMs);
+    this.#timer = setInterval(() => void this.tick(), o.tickMs);
     this.#timer.unref();
+    const s = parts.stream;
+    this.ects = new EctStream({
+      level: s.level,
+      ...(s.key !== undefined ? { key: s.key } : {}),
+      ...(s.ledger !== undefined ? { ledger: s.ledger } : {}),
+      audience: this.engine.config.self_id,
+      clock: p.clock,
+      toolClaims: (tool) => p.contracts?.get(tool)?.contract.apae,
+      onEct: (e) => this.#onAction(e),
+    });
+  }
+
+  gateJournal(journal: GateJournal): GateJournal {
+    return this.ects.wrap(journal);
   }
 
   get #self(): string {
@@ -292,21 +393,48 @@ class LiveApae implements RuntimeApae {
     }
   }
 
-  #onDenial(input: PolicyInput): void {
-    this.#enqueue(async () => {
-      const change = await this.engine.apply({
-        subject: input.principal.id,
-        event: "policy_violation",
-        ect: null,
-      });
+  /** The run's counters for a quarantine trigger (zeros when the run is gone). */
+  #counters(runId: string, principal: string): QuarantineTrigger["counters"] {
+    try {
+      return this.#p.sessions.run(runId, principal).snapshot().counters;
+    } catch {
+      return { proposed: 0, allowed: 0, denied: 0, deferred: 0, executed: 0, stepUps: 0, modified: 0 };
+    }
+  }
+
+  /** Journals trust changes; one that quarantines the subject quarantines the principal. */
+  async #settleAll(changes: readonly TrustChange[], runId: string): Promise<void> {
+    for (const change of changes) {
       await this.#settle(change);
-      if (entered(change, "apae:quarantine")) {
+      if (change.view.truster === this.#self && entered(change, "apae:quarantine")) {
+        const subject = change.view.subject;
         this.#p.sessions.principals.quarantine(
-          input.principal.id,
-          input.request.runId,
-          trigger(change, input),
+          subject,
+          runId,
+          trigger(change, this.#counters(runId, subject)),
         );
       }
+    }
+  }
+
+  /** Every action ECT: denials and behaviour-spec violations become policy_violation events. */
+  #onAction(e: ActionEct): void {
+    if (e.phase !== "decision") return;
+    const charged = this.#denials.charged(e.runId, e.decision);
+    const denied = e.decision?.decision === "deny";
+    if (!charged && denied) return;
+    this.#enqueue(async () => {
+      if (charged) {
+        const change = await this.engine.apply({
+          subject: e.principal,
+          event: "policy_violation",
+          ect: e.claims.jti,
+        });
+        await this.#settleAll([change], e.runId);
+        return;
+      }
+      const report = await this.behavior.observe(e.claims);
+      if (report !== null) await this.#settleAll(report.changes, e.runId);
     });
   }
 
@@ -316,17 +444,7 @@ class LiveApae implements RuntimeApae {
       evaluate: (input: PolicyInput): PolicyOutcome => {
         // apae.peer_trust_score and its confidence, for rules with an `apae` match and Cedar.
         const v = this.viewOf(input.principal.id);
-        const out = policy.evaluate({ ...input, trustScore: v.score, trustConfidence: v.confidence });
-        // A rule denial is a violation; a threshold denial is the trust check itself, not
-        // something the agent did (charging it would spiral every low-trust agent down).
-        if (
-          out.decision === "deny" &&
-          out.matchedRules.some((r) => r.decision === "deny") &&
-          out.reasonCodes.some((c) => c !== TRUST_THRESHOLD_REASON)
-        ) {
-          this.#onDenial(input);
-        }
-        return out;
+        return policy.evaluate({ ...input, trustScore: v.score, trustConfidence: v.confidence });
       },
     };
     return policy.summary === undefined ? observed : { ...observed, summary: policy.summary };
@@ -341,9 +459,22 @@ class LiveApae implements RuntimeApae {
     if (this.domains === undefined || this.peers === undefined) {
       return { ok: false, code: "ERR_TRUST_DOMAIN_NO_AGREEMENT", message: "no trust domain configured" };
     }
+    // The peer domain's anchor first, when the agreement asks for it: nothing is recorded
+    // for a delegation whose domain cannot show its anchor.
+    const agreement = this.domains.agreementFor(domain);
+    let anchorUri: string | undefined;
+    if (agreement?.fetch_anchor === true) {
+      const a = await this.#anchors.anchorOf(domain, agreement.anchor_url);
+      if (!a.ok) return a;
+      anchorUri = a.anchor.trust_anchor_uri;
+    }
     const d = await this.domains.delegate({ from, to, domain, level: "L2" });
     if (!d.ok) return d;
-    const { token, claims } = await this.peers.emit(d.ect);
+    const ect =
+      anchorUri === undefined
+        ? d.ect
+        : { ...d.ect, ext: { ...d.ect.ext, "apae.dest_trust_anchor": anchorUri } };
+    const { token, claims } = await this.peers.emit(ect);
     return { ok: true, token, jti: claims.jti, score: d.view.score, agreement: d.agreement.id };
   }
 
@@ -366,6 +497,7 @@ class LiveApae implements RuntimeApae {
 
   async tick(): Promise<void> {
     this.#enqueue(async () => {
+      for (const report of await this.behavior.check()) await this.#settleAll(report.changes, "");
       for (const change of await this.engine.tick()) {
         await this.#settle(change);
         const subject = change.view.subject;

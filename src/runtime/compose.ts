@@ -6,9 +6,11 @@
 // later entry point. Start-up is fail closed: anything that cannot be loaded stops it
 // with a coded error and leaves nothing open; a refused contract load is journaled first.
 import {
+  type ContextConfig,
   createSessionStore,
   MemoryPrincipalStateStore,
   type PrincipalStateStore,
+  parseContextConfig,
   type Session,
   type SessionStore,
   type StartRunOptions,
@@ -189,6 +191,17 @@ interface Sessions {
   evictions: Set<Promise<unknown>>;
 }
 
+/**
+ * The context configuration. With APAE the run's denial threshold is APAE's (denials from
+ * the threshold on are policy_violation trust events; the trust quarantine governs), so
+ * the context itself never quarantines on it: one quarantine state, not two.
+ */
+function contextConfig(config: RuntimeConfig): ContextConfig {
+  const c = parseContextConfig(config.gate.context ?? {});
+  if (config.apae === undefined) return c;
+  return { ...c, quarantine: { ...c.quarantine, denialThreshold: Number.MAX_SAFE_INTEGER } };
+}
+
 /** The session store: persisted principal state, and every idle eviction journaled. */
 async function openSessions(
   config: RuntimeConfig,
@@ -197,7 +210,7 @@ async function openSessions(
   onGone: (runId: string) => void,
 ): Promise<Sessions> {
   const evictions = new Set<Promise<unknown>>();
-  const sessions = createSessionStore(config.gate.context ?? {}, {
+  const sessions = createSessionStore(contextConfig(config), {
     clock,
     principalStore: o.principals,
     onEvict(run) {
@@ -228,8 +241,7 @@ function gateFor(
     capabilities: CapabilityService;
     ceilings: DelegatedRuns;
     clock: () => number;
-    /** APAE's score of a principal, for the risk score (src/gate/risk.ts). */
-    trustScore?: (principalId: string) => number;
+    apae: RuntimeApae | undefined;
   },
   registry: ContractRegistry | undefined,
 ): Gate {
@@ -237,7 +249,9 @@ function gateFor(
   const contracts = g.contractLookup ? g.contractLookup(registry) : registry;
   return new Gate({
     policy,
-    journal: parts.journal,
+    // With APAE, every decision and result also emits its ECT (grouped with the append).
+    journal: parts.apae === undefined ? parts.journal : parts.apae.gateJournal(parts.journal),
+    ...(parts.apae !== undefined ? { onResult: parts.apae.ects.onResult } : {}),
     signer: config.journal.signer,
     principals: g.principals,
     ...(contracts !== undefined ? { contracts } : {}),
@@ -253,7 +267,8 @@ function gateFor(
       : {}),
     ...(g.tenantId !== undefined ? { tenantId: g.tenantId } : {}),
     ...(g.environment !== undefined ? { environment: g.environment } : {}),
-    ...(parts.trustScore !== undefined ? { trustScore: parts.trustScore } : {}),
+    // APAE's score of a principal, for the risk score (src/gate/risk.ts).
+    ...(parts.apae !== undefined ? { trustScore: (id: string) => parts.apae?.viewOf(id).score ?? 0 } : {}),
     ...(g.drift !== undefined ? { drift: g.drift } : {}),
     clock: parts.clock,
   });
@@ -286,14 +301,18 @@ function executorDepsFor(
 }
 
 /** APAE trust when configured: its trust events go to the runtime's journal. */
-async function apaeFor(config: RuntimeConfig, journal: Journal, sessions: SessionStore, clock: () => number) {
+async function apaeFor(
+  config: RuntimeConfig,
+  parts: { journal: Journal; sessions: SessionStore; clock: () => number },
+  registry: ContractRegistry | undefined,
+) {
   if (config.apae === undefined) return undefined;
   return await openApae(config.apae, {
-    journal,
-    sessions,
-    clock,
+    ...parts,
     registry: defaultEventTypes,
     journalPath: config.journal.path,
+    ...(registry !== undefined ? { contracts: registry } : {}),
+    denialThreshold: parseContextConfig(config.gate.context ?? {}).quarantine.denialThreshold,
   });
 }
 
@@ -314,7 +333,7 @@ async function wire(
   // An evicted run's capability use counts are dropped (its tokens are refused anyway).
   const gone = { forget: (_runId: string): void => undefined };
   const { sessions, evictions } = await openSessions(config, o, clock, (id) => gone.forget(id));
-  const apae = await apaeFor(config, journal, sessions, clock);
+  const apae = await apaeFor(config, { journal, sessions, clock }, loaded.registry);
   const capabilities = openCapabilities(sessions, config.journal.signer, clock, o.node?.ledger);
   // Distributed mode: a quarantine saved by another replica is loaded into this one's cache
   // (one already in force here needs no reload: loading never lifts one).
@@ -348,15 +367,7 @@ async function wire(
     gate = gateFor(
       config,
       gatePolicy,
-      {
-        journal,
-        sessions,
-        approvals,
-        capabilities,
-        ceilings,
-        clock,
-        ...(apae !== undefined ? { trustScore: (id: string) => apae.viewOf(id).score } : {}),
-      },
+      { journal, sessions, approvals, capabilities, ceilings, clock, apae },
       loaded.registry,
     );
     messages = messagingFor(config, { policy, journal, sessions, clock });

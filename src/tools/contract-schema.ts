@@ -196,6 +196,22 @@ export const JitSecretSchema = z.strictObject({
 });
 export type JitSecretSpec = z.infer<typeof JitSecretSchema>;
 
+/**
+ * APAE claims of the tool's actions (docs/trust.md, Provenance): attached to the ECT the
+ * runtime emits for each call. Required at the Regulated profile (provenance claims).
+ */
+export const ApaeToolSchema = z.strictObject({
+  data_source: Text(1024),
+  data_classification: Text(128),
+  retention_days: z.number().int().min(0).max(36_500),
+  transformations: z.array(Text(128)).max(64).default([]),
+  /** The argument whose value is the action's target (`apae.target`, behaviour specs' forbidden_targets). */
+  target_arg: ArgName.optional(),
+  /** The tool is a checkpoint: its ECTs are `atd:checkpoint` (require_checkpoint_before). */
+  checkpoint: z.boolean().default(false),
+});
+export type ApaeToolSpec = z.infer<typeof ApaeToolSchema>;
+
 export const ToolContractSchema = z.strictObject({
   tool: ToolSectionSchema,
   args: z.record(ArgName, ArgSpecSchema).default({}),
@@ -207,6 +223,8 @@ export const ToolContractSchema = z.strictObject({
   scope: ScopeSchema.optional(),
   /** Secrets (referenced as `{_secret:name}` in templates) obtained per call from a provider. */
   secrets: z.record(z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,63}$/), JitSecretSchema).optional(),
+  /** APAE provenance claims and checkpoint marking of the tool's ECTs. */
+  apae: ApaeToolSchema.optional(),
 });
 
 /** A parsed, schema-valid tool contract: plain JSON data, the object that gets signed. */

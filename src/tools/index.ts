@@ -6,6 +6,7 @@ export { contractToCanonical } from "./canonical.js";
 export { classifyContract, type ToolClassification } from "./classify.js";
 export { type CompiledTool, type CompileResult, compileContract, RUNTIME_VARIABLES } from "./compile.js";
 export {
+  type ApaeToolSpec,
   type ArgSpec,
   BUILTIN_TYPES,
   type BuiltinType,

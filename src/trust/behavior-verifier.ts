@@ -7,12 +7,15 @@
 import type { KeyObject } from "node:crypto";
 import { TrustError } from "../contracts/index.js";
 import { applyViolations, type ComplianceResult, complianceInput, verifyBehavior } from "./behavior.js";
-import { type BehaviorSpec, specChangeInput, verifyBehaviorSpec } from "./behavior-spec.js";
+import { type BehaviorSpec, CHECKPOINT_ACT, specChangeInput, verifyBehaviorSpec } from "./behavior-spec.js";
 import type { EctClaims, EctEmitter } from "./ect.js";
 import type { TrustChange, TrustEngine } from "./engine.js";
 
-/** How much history is kept per agent for the rate and checkpoint rules (seconds). */
-const HISTORY_SECONDS = 3600;
+/** History the rate rule needs (seconds); the checkpoint rule may need more (its max age). */
+const RATE_WINDOW_SECONDS = 60;
+/** Checkpoints a later action may still name in `par`: the newest few within the hour. */
+const CHECKPOINTS_KEPT = 16;
+const CHECKPOINT_SECONDS = 3600;
 
 interface Agent {
   spec: BehaviorSpec;
@@ -63,6 +66,11 @@ export class BehaviorVerifier {
     return ect;
   }
 
+  /** Every installed spec. */
+  specs(): BehaviorSpec[] {
+    return [...this.#agents.values()].map((a) => a.spec);
+  }
+
   specOf(agent: string): BehaviorSpec | undefined {
     return this.#agents.get(agent)?.spec;
   }
@@ -97,10 +105,22 @@ export class BehaviorVerifier {
     return out;
   }
 
+  /**
+   * Keeps only what the rules can still look at: a minute (or the checkpoint rule's max
+   * age), plus the newest checkpoints of the hour (a later action may name one in `par`).
+   */
   #remember(a: Agent, batch: readonly EctClaims[]): void {
-    a.history.push(...batch);
+    for (const c of batch) a.history.push(c);
+    const horizon = Math.max(RATE_WINDOW_SECONDS, a.spec.constraints.checkpoint_max_age_seconds ?? 10);
     const newest = a.history[a.history.length - 1]?.iat ?? 0;
-    a.history = a.history.filter((h) => h.iat > newest - HISTORY_SECONDS);
+    let old = 0;
+    while (old < a.history.length && (a.history[old] as EctClaims).iat <= newest - horizon) old++;
+    if (old === 0) return;
+    const checkpoints = a.history
+      .slice(0, old)
+      .filter((h) => h.exec_act === CHECKPOINT_ACT && h.iat > newest - CHECKPOINT_SECONDS)
+      .slice(-CHECKPOINTS_KEPT);
+    a.history.splice(0, old, ...checkpoints);
   }
 
   async #report(a: Agent, result: ComplianceResult, window: string): Promise<CheckReport> {

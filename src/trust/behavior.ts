@@ -60,8 +60,14 @@ function checkOne(spec: BehaviorSpec, c: EctClaims, seen: readonly EctClaims[]):
     });
   }
   const max = k.max_actions_per_minute;
-  if (max !== undefined) {
-    const inWindow = seen.filter((p) => p.iat > c.iat - 60 && p.iat <= c.iat).length + 1;
+  // Counted from the newest back, and only as far as the limit needs; a history shorter
+  // than the limit cannot exceed it.
+  if (max !== undefined && seen.length >= max) {
+    let inWindow = 1;
+    for (let j = seen.length - 1; j >= 0 && inWindow <= max; j--) {
+      const p = seen[j] as EctClaims;
+      if (p.iat > c.iat - 60 && p.iat <= c.iat) inWindow++;
+    }
     if (inWindow > max) {
       out.push({
         rule: "max_actions_per_minute",
@@ -106,12 +112,13 @@ export function verifyBehavior(
   stream: readonly EctClaims[],
   before: readonly EctClaims[] = [],
 ): ComplianceResult {
-  const seen: EctClaims[] = [...before];
+  // One ECT (the continuous verifier's case) is checked against `before` as it is: no copy.
+  const seen: EctClaims[] | readonly EctClaims[] = stream.length <= 1 ? before : [...before];
   const violations: Violation[] = [];
   for (const c of stream) {
     if (c.iss !== spec.agent_id) continue;
     violations.push(...checkOne(spec, c, seen));
-    seen.push(c);
+    if (seen !== before) (seen as EctClaims[]).push(c);
   }
   const latest = stream.length === 0 ? null : (stream[stream.length - 1]?.jti ?? null);
   return { status: violations.length === 0 ? "passing" : "failing", violations, latest };

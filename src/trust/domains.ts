@@ -30,6 +30,13 @@ export const AgreementSchema = z.strictObject({
   default_trust: z.number().min(0).max(1),
   /** Lowest ECT assurance accepted across it (cross-domain ECTs are L2 or higher). */
   min_assurance: z.enum(["L2", "L3"]).default("L2"),
+  /** Fetch the domain's trust anchor before each delegation (cached); it must name the domain. */
+  fetch_anchor: z.boolean().default(false),
+  /** Where (default https://<domain>/.well-known/apae/trust-anchor). */
+  anchor_url: z
+    .url({ protocol: /^https$/ })
+    .max(2048)
+    .optional(),
 });
 export type Agreement = z.output<typeof AgreementSchema>;
 

@@ -75,8 +75,11 @@ export {
   explainTrust,
   journalTrustChange,
   registerTrustEventTypes,
+  TRUST_DELIVERY_FAILED_EVENT,
   TRUST_EMITTED_EVENT,
   TRUST_STEP_EVENT,
+  type TrustDeliveryFailedBody,
+  TrustDeliveryFailedBodySchema,
   type TrustStepBody,
   TrustStepBodySchema,
   trustChangeBodies,
@@ -114,7 +117,9 @@ export {
 } from "./notice.js";
 export {
   type AssuranceProfile,
+  type ContractFacts,
   checkProfile,
+  contractGaps,
   type DeploymentFacts,
   PROFILE_MECHANISMS,
   PROFILES,

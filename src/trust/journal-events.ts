@@ -10,6 +10,8 @@ import type { TrustChange } from "./engine.js";
 
 export const TRUST_STEP_EVENT = "warden.trust.step";
 export const TRUST_EMITTED_EVENT = "warden.trust.emitted";
+/** A notification to a peer that every bounded retry failed to deliver (given up). */
+export const TRUST_DELIVERY_FAILED_EVENT = "warden.trust.delivery_failed";
 
 const Id = z.string().min(1).max(1024);
 const Score = z.number().min(0).max(1);
@@ -48,8 +50,20 @@ export const TrustEmittedBodySchema = z.strictObject({
   ext: z.record(z.string(), z.union([z.string().max(2048), z.number()])),
 });
 
+export const TrustDeliveryFailedBodySchema = z.strictObject({
+  peer: Id,
+  jti: z.string().min(1).max(256),
+  exec_act: z.string().min(1).max(256),
+  attempts: z.number().int().min(1).max(100),
+  /** The peer's last HTTP status, or null when it could not be reached. */
+  last_status: z.number().int().nullable(),
+});
+export type TrustDeliveryFailedBody = z.infer<typeof TrustDeliveryFailedBodySchema>;
+
 /** Registers the trust event types (idempotent). */
 export function registerTrustEventTypes(registry: Pick<EventTypeRegistry, "has" | "register">): void {
+  if (!registry.has(TRUST_DELIVERY_FAILED_EVENT))
+    registry.register(TRUST_DELIVERY_FAILED_EVENT, TrustDeliveryFailedBodySchema);
   if (!registry.has(TRUST_STEP_EVENT)) registry.register(TRUST_STEP_EVENT, TrustStepBodySchema);
   if (!registry.has(TRUST_EMITTED_EVENT)) registry.register(TRUST_EMITTED_EVENT, TrustEmittedBodySchema);
 }

@@ -111,6 +111,39 @@ export interface DeploymentFacts {
   /** Peers in other domains are configured, and agreements exist. */
   crossDomainPeers: boolean;
   agreements: number;
+  /** The loaded contracts as the profile sees them (absent: not known to the caller, not checked). */
+  contracts?: ContractFacts;
+}
+
+/** What the loaded tool contracts declare for provenance and checkpoints. */
+export interface ContractFacts {
+  /** Contracts without `[apae]` provenance claims (data_source, classification, retention, transformations). */
+  withoutProvenance: string[];
+  /** Consequential tools (risk tier high/critical, irreversible or financial) no spec checkpoints before. */
+  unguarded: string[];
+  /** Tools whose actions are checkpoints (`[apae] checkpoint = true`). */
+  checkpointTools: number;
+}
+
+/** The contract-level gaps of `profile`: provenance claims and checkpoints before consequential actions. */
+export function contractGaps(profile: AssuranceProfile, c: ContractFacts): ProfileGap[] {
+  const m = PROFILE_MECHANISMS[profile];
+  const gaps: ProfileGap[] = [];
+  if (m.provenance_claims === "required" && c.withoutProvenance.length > 0) {
+    gaps.push({
+      mechanism: "provenance_claims",
+      message: `contracts without [apae] provenance claims: ${c.withoutProvenance.join(", ")}`,
+    });
+  }
+  if (m.checkpoint_before_consequential === "required" && c.unguarded.length > 0) {
+    gaps.push({
+      mechanism: "checkpoint_before_consequential",
+      message:
+        `consequential tools without a checkpoint before them (a behaviour spec's require_checkpoint_before, ` +
+        `and a tool with [apae] checkpoint = true): ${c.unguarded.join(", ")}`,
+    });
+  }
+  return gaps;
 }
 
 export interface ProfileGap {
@@ -152,6 +185,7 @@ export function checkProfile(profile: AssuranceProfile, facts: DeploymentFacts):
   }
   if (m.quarantine === "required")
     need(facts.quarantine, "quarantine", "the quarantine protocol is off (quarantine_floor is 0)");
+  if (facts.contracts !== undefined) gaps.push(...contractGaps(profile, facts.contracts));
   if (m.cross_domain_agreements === "required_if_cross_domain" && facts.crossDomainPeers) {
     need(
       facts.agreements > 0,

@@ -12,6 +12,9 @@ import { REPO_ROOT } from "../helpers/repo.js";
 const DEMO_JS = join(REPO_ROOT, "dist", "examples", "demo.js");
 const SOURCES = [
   "examples/demo.ts",
+  "examples/demo-trust.ts",
+  "src/runtime/apae.ts",
+  "src/runtime/ect-stream.ts",
   "src/cli/runtime.ts",
   "src/cli/agent-run.ts",
   "src/cli/builtin-tools.ts",
@@ -80,6 +83,38 @@ describe("npm run demo", () => {
   it("prints no verify command for the journal it deletes, only how to keep it", () => {
     expect(out).not.toContain("journal verify");
     expect(out).toContain("WARDEN_DEMO_KEEP=1 npm run demo");
+  });
+});
+
+describe("npm run demo: the trust act (APAE)", () => {
+  const trust = () => {
+    const line = out.split("\n").find((l) => l.startsWith("TRUST_SUMMARY "));
+    expect(line).toBeDefined();
+    return JSON.parse((line as string).slice("TRUST_SUMMARY ".length));
+  };
+
+  it("prints the score falling by β² per credential probe, each probe in a fresh run", () => {
+    expect(out).toContain(
+      "scout probe 1: deny (RULE:deny-credentials); score 0.5 -> 0.32 (policy_violation)",
+    );
+    expect(out).toContain(
+      "scout probe 2: deny (RULE:deny-credentials); score 0.32 -> 0.2048 (policy_violation)",
+    );
+    expect(out).toContain(
+      "scout probe 3: deny (RULE:deny-credentials); score 0.2048 -> 0.131072 (policy_violation)",
+    );
+    expect(out).toContain("scout below the revocation floor 0.2: tokens and delegations revoked");
+    expect(trust()).toMatchObject({ scores: [0.5, 0.32, 0.2048, 0.131072], revoked: true, stepsWithEct: 3 });
+  });
+
+  it("quarantines the agent below the floor and holds it in a new run", () => {
+    const s = trust();
+    expect(s.quarantined).toBe(true);
+    expect(out).toContain(
+      `scout QUARANTINED until ${s.quarantineUntil} (score 0.131072 below the quarantine floor 0.15)`,
+    );
+    expect(out).toContain("scout new run, a harmless write: deny (quarantined)");
+    expect(s.heldReasons).toEqual(["quarantined"]);
   });
 });
 

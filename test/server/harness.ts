@@ -120,6 +120,11 @@ version = "1.0.0"
 description = "test tool ${name}"
 timeout_seconds = 10
 ${args}
+[apae]
+data_source = "test://${name}"
+data_classification = "internal"
+retention_days = 30
+
 [http]
 method = "${method}"
 url = "http://127.0.0.1:${port}${path}"
@@ -140,6 +145,11 @@ description = "Echo a message"
 type = "string"
 required = true
 position = 1
+
+[apae]
+data_source = "test://echo_tool"
+data_classification = "internal"
+retention_days = 30
 
 [command]
 exec = ["echo", "{msg}"]

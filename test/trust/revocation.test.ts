@@ -127,6 +127,9 @@ describe("the APAE revocation floor revokes tokens and delegations", () => {
     const run = await rt.startDelegatedRun("agent-1", { chain });
     expect((await rt.gate.authorize(call("agent-1", run.runId, "http", "get"))).decision).toBe("allow");
 
+    // The chain's issue time is the wall clock (whole seconds); the runtime's clock was read
+    // before composeRuntime: move it past the chain's second so the revocation follows it.
+    advance(2000);
     await violate(rt, "agent-1");
     advance(1000);
     const after = await rt.gate.authorize(call("agent-1", run.runId, "http", "get"));
@@ -140,6 +143,7 @@ describe("the APAE revocation floor revokes tokens and delegations", () => {
   it("a restart does not forget the revocation: the old chain still cannot act", async () => {
     const first = await runtime(true);
     const chain = chainFor("agent-1");
+    first.advance(2000); // the revocation follows the chain's (whole-second, wall-clock) issue time
     await violate(first.rt, "agent-1");
     await first.rt.close();
     const { rt } = await runtime(true, first);

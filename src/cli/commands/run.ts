@@ -7,7 +7,9 @@
 import type { Command } from "commander";
 import { CliError } from "../../contracts/index.js";
 import { type ModelAdapter, OpenAICompatibleAdapter, ScriptedAdapter } from "../../loop/index.js";
+import { behaviorFacts, profileGaps, refuseUnmetProfile } from "../../runtime/index.js";
 import { formatStep, journalSummary, runAgent } from "../agent-run.js";
+import { loadCliGateConfig } from "../gate-config.js";
 import { type CliContext, EXIT } from "../io.js";
 import { addOptions, defineOptions, type OptionsOf } from "../options.js";
 import { openRuntime, type Runtime, type RuntimeOptions } from "../runtime.js";
@@ -137,6 +139,19 @@ function modelFrom(f: RunFlags): ModelAdapter {
   });
 }
 
+/**
+ * The sidecar's start check for the `apae:` section of `--config`: a Regulated deployment
+ * missing a required mechanism does not run (ERR_TRUST_PROFILE_UNMET, exit 2). `warden run`
+ * has no approvers, so Regulated's mandatory HITL gates are never met here; the runtime
+ * itself checks the contracts' provenance claims and checkpoints.
+ */
+function refuseUnmetRunProfile(rt: Runtime, config: string | undefined): void {
+  const apae = config === undefined ? undefined : loadCliGateConfig(config).apae;
+  if (apae === undefined) return;
+  const profile = apae.profile ?? "standard";
+  refuseUnmetProfile(profile, profileGaps(profile, apae, rt.policy, 0, behaviorFacts(apae)));
+}
+
 export function registerRun(program: Command, ctx: CliContext): void {
   addOptions(
     addRuntimeOptions(
@@ -148,6 +163,7 @@ export function registerRun(program: Command, ctx: CliContext): void {
     const maxIterations = positiveInt("--max-iterations", f.maxIterations);
     const rt = await openRuntime(runtimeOptions(f));
     try {
+      refuseUnmetRunProfile(rt, f.config);
       if (!f.json) ctx.io.out(`task      ${task}\nmodel     ${model.id}\n${journalBanner(rt)}\n`);
       const run = await runAgent(
         rt,

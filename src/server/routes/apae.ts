@@ -2,7 +2,8 @@
 // POST /v1/apae/notify (trust assertions and quarantine broadcasts; no bearer credential,
 // the ES256 signature by the configured peer key is the authentication); an operator
 // sends this deployment's view of an agent to a peer (POST /v1/apae/assertions) and reads
-// the trust table (GET /v1/apae/trust/:subject).
+// the trust table (GET /v1/apae/trust/:subject). The unauthenticated notify route is rate
+// limited per source address with bounded memory (apae-limit.ts), before any verification.
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import type { RuntimeApae } from "../../runtime/index.js";
@@ -10,6 +11,7 @@ import { identityOf } from "../auth-plugin.js";
 import { ApiError, type ApiErrorCode, ERROR_STATUS } from "../errors.js";
 import { AUTH_ERRORS, BODY_ERRORS, mount, type RouteSpec } from "../route.js";
 import { IdString } from "../schemas.js";
+import { SourceLimiter } from "./apae-limit.js";
 import type { RouteContext } from "./context.js";
 
 const NotifyBody = z.strictObject({
@@ -51,7 +53,7 @@ export const APAE_NOTIFY = {
   body: { name: "ApaeNotifyBody", schema: NotifyBody, required: true },
   response: { name: "ApaeNotifyResponse", schema: NotifyResponse },
   description: "Verified and applied to this deployment's trust table",
-  errors: [...BODY_ERRORS, ...PEER_ERRORS, "ERR_SERVER_NOT_FOUND"],
+  errors: [...BODY_ERRORS, ...PEER_ERRORS, "ERR_SERVER_RATE_LIMITED", "ERR_SERVER_NOT_FOUND"],
 } as const satisfies RouteSpec;
 
 export const APAE_ASSERT = {
@@ -102,6 +104,7 @@ export const APAE_DELEGATE = {
     ...BODY_ERRORS,
     "ERR_TRUST_DOMAIN_NO_AGREEMENT",
     "ERR_TRUST_DOMAIN_ASSURANCE",
+    "ERR_TRUST_DOMAIN_ANCHOR_UNAVAILABLE",
     "ERR_TRUST_QUARANTINED",
     "ERR_SERVER_NOT_FOUND",
   ],
@@ -150,8 +153,16 @@ function apaeOf(ctx: RouteContext, peers: boolean): RuntimeApae {
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 export function apaeRoutes(app: FastifyInstance, ctx: RouteContext): void {
-  mount(app, APAE_NOTIFY, async (_req, _reply, { body }) => {
-    const r = await apaeOf(ctx, true).receive(body.ect);
+  const limiter = new SourceLimiter(ctx.runtime.apae?.notifyLimit ?? {});
+  mount(app, APAE_NOTIFY, async (req, _reply, { body }) => {
+    const apae = apaeOf(ctx, true);
+    const wait = limiter.take(req.ip);
+    if (wait > 0) {
+      throw new ApiError("ERR_SERVER_RATE_LIMITED", "too many APAE notifications from this source", {
+        headers: { "retry-after": String(Math.ceil(wait / 1000)) },
+      });
+    }
+    const r = await apae.receive(body.ect);
     if (!r.ok) {
       const code = (
         Object.hasOwn(ERROR_STATUS, r.code) ? r.code : "ERR_TRUST_ASSERTION_INVALID"
