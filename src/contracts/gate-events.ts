@@ -126,9 +126,20 @@ export const GateResolutionBody = z.strictObject({
   reason_codes: z.array(Str),
 });
 
+/** How an executed call ended, as its executor reported it (APAE task_* trust events). */
+export const TaskOutcome = z.enum(["success", "failure", "timeout"]);
+export type TaskOutcome = z.infer<typeof TaskOutcome>;
+
+/** A task's outcome from an executor's ok flag and error code (a `*_TIMEOUT` code is a timeout). */
+export function taskOutcomeOf(ok: boolean, code?: string): TaskOutcome {
+  if (ok) return "success";
+  return code !== undefined && /TIMEOUT/.test(code) ? "timeout" : "failure";
+}
+
 export const GateResultBody = z.strictObject({
   decision_id: z.string(),
   output_hash: Sha256HashSchema.optional(),
+  outcome: TaskOutcome.optional(),
   classification: Str,
   taint: z.array(TaintLabel),
 });

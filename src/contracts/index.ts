@@ -54,6 +54,8 @@ export {
   GateDecisionBody,
   GateResolutionBody,
   GateResultBody,
+  TaskOutcome,
+  taskOutcomeOf,
 } from "./gate-events.js";
 export {
   AgentIdentityFacts,

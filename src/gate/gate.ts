@@ -14,7 +14,7 @@
 import { type Context, type Span, trace } from "@opentelemetry/api";
 import type { SessionStore } from "../context/index.js";
 import { createSessionStore } from "../context/index.js";
-import type { DecisionId, PrincipalId, Sha256Hash, TaintLabel } from "../contracts/index.js";
+import type { DecisionId, PrincipalId, Sha256Hash, TaintLabel, TaskOutcome } from "../contracts/index.js";
 import { type Admission, admit } from "./admission.js";
 import { admitGrants } from "./capability.js";
 import { DeferQueue } from "./defer.js";
@@ -36,6 +36,8 @@ export interface ReportedResult {
   outputHash?: Sha256Hash;
   tokens?: number;
   cost?: number;
+  /** How the execution ended (journaled; APAE turns it into a task_* trust event). */
+  outcome?: TaskOutcome;
 }
 
 export class Gate {
@@ -118,6 +120,7 @@ export class Gate {
       body: {
         decision_id: decisionId,
         ...(input.outputHash !== undefined ? { output_hash: input.outputHash } : {}),
+        ...(result.outcome !== undefined ? { outcome: result.outcome } : {}),
         classification: rec.classification,
         taint: rec.taint,
       },

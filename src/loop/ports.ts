@@ -4,7 +4,7 @@
 // from a proposed call to a structured Gate request). The real classes satisfy these
 // directly or through a one-line adapter; tests use in-memory fakes that keep the same
 // guarantees (tickets still come only from the Gate's mint).
-import type { Decision, GateRequestInput, Sha256Hash, TaintLabel } from "../contracts/index.js";
+import type { Decision, GateRequestInput, Sha256Hash, TaintLabel, TaskOutcome } from "../contracts/index.js";
 import type { ModelTool } from "./model.js";
 
 /** An opaque execution ticket: only the Gate mints one, only an executor redeems it. */
@@ -29,6 +29,8 @@ export interface ObservedResult {
   taintLabels: readonly TaintLabel[];
   output: unknown;
   evidenceHash?: Sha256Hash;
+  /** How the execution ended (APAE counts it as a task_* trust event). */
+  outcome?: TaskOutcome;
 }
 
 export interface GatePort<T extends TicketLike = TicketLike> {

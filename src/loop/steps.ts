@@ -2,7 +2,13 @@
 // response, gating one proposal, dispatching one ticketed call, and the text an
 // observation shows the model. The phase classes (phases.ts) sequence these steps and
 // own the transitions; nothing here can mint a phase.
-import { agentErrorText, type GateRequestInput, LoopError, type TaintLabel } from "../contracts/index.js";
+import {
+  agentErrorText,
+  type GateRequestInput,
+  LoopError,
+  type TaintLabel,
+  taskOutcomeOf,
+} from "../contracts/index.js";
 import { beforeModelCall, canonicalOf, screenResponse, screenToolCall } from "./hook-moments.js";
 import type { ModelResponse, TokenUsage } from "./model.js";
 import type { ExecutionOutcome, GateVerdict, ObservedResult, ResolvedCall, TicketLike } from "./ports.js";
@@ -251,7 +257,12 @@ export async function dispatchCall(run: Run, g: GatedItem<TicketLike>): Promise<
     };
     observations.set(r, out.output);
     if (v.decisionId !== undefined)
-      await reportResult(run, v, { taintLabels: labels, output: out.output, ...evidence });
+      await reportResult(run, v, {
+        taintLabels: labels,
+        output: out.output,
+        outcome: "success",
+        ...evidence,
+      });
     return r;
   } catch (err) {
     const info = errorInfo(err);
@@ -298,6 +309,7 @@ async function failed(
     await reportResult(run, v, {
       taintLabels: labels,
       output: { error: observed },
+      outcome: taskOutcomeOf(false, out.code),
       ...(out.evidenceHash ? { evidenceHash: out.evidenceHash } : {}),
     });
   return r;

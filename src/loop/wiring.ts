@@ -113,6 +113,7 @@ export function gatePort<T extends TicketLike>(gate: AuthorizingGate<T>): GatePo
         taintLabels: [...result.taintLabels],
         data: result.output,
         ...(result.evidenceHash !== undefined ? { outputHash: result.evidenceHash } : {}),
+        ...(result.outcome !== undefined ? { outcome: result.outcome } : {}),
       });
     },
   };

@@ -11,7 +11,7 @@
 import type { KeyObject } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { QuarantineTrigger, SessionStore } from "../context/index.js";
-import { isoTime, parseStrictJson, TrustError } from "../contracts/index.js";
+import { isoTime, parseStrictJson, type TaskOutcome, TrustError } from "../contracts/index.js";
 import { keyIdOf, loadPublicKeyFile } from "../crypto/index.js";
 import type { GateJournal, GatePolicy } from "../gate/index.js";
 import type { Journal } from "../journal/index.js";
@@ -38,6 +38,7 @@ import {
   type TrustChange,
   TrustDomains,
   TrustEngine,
+  type TrustEventKind,
   type TrustRow,
   type TrustStore,
   type TrustView,
@@ -56,6 +57,13 @@ import {
 import { contractFacts, refuseUnmetProfile } from "./apae-profile.js";
 import { ectKeyFor } from "./ect-key.js";
 import { type ActionEct, EctStream } from "./ect-stream.js";
+
+/** An executor's reported outcome → its trust event (APAE § Trust Scoring's table). */
+const TASK_EVENTS = {
+  success: "task_success",
+  failure: "task_failure",
+  timeout: "task_timeout",
+} as const satisfies Record<TaskOutcome, TrustEventKind>;
 
 export interface RuntimeApaeConfig {
   /** This deployment's ECT identity and signing key (needed for peers). */
@@ -419,7 +427,7 @@ class LiveApae implements RuntimeApae {
 
   /** Every action ECT: denials and behaviour-spec violations become policy_violation events. */
   #onAction(e: ActionEct): void {
-    if (e.phase !== "decision") return;
+    if (e.phase === "outcome") return this.#onOutcome(e);
     const charged = this.#denials.charged(e.runId, e.decision);
     const denied = e.decision?.decision === "deny";
     if (!charged && denied) return;
@@ -435,6 +443,16 @@ class LiveApae implements RuntimeApae {
       }
       const report = await this.behavior.observe(e.claims);
       if (report !== null) await this.#settleAll(report.changes, e.runId);
+    });
+  }
+
+  /** An executed call's reported outcome: task_success / task_failure / task_timeout, naming its ECT. */
+  #onOutcome(e: ActionEct): void {
+    if (e.outcome === undefined) return;
+    const event = TASK_EVENTS[e.outcome];
+    this.#enqueue(async () => {
+      const change = await this.engine.apply({ subject: e.principal, event, ect: e.claims.jti });
+      await this.#settleAll([change], e.runId);
     });
   }
 

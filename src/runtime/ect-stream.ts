@@ -39,6 +39,8 @@ export interface ActionEct {
   runId: string;
   /** The decision record's body (decision phase) — what the denial feed reads. */
   decision?: DecisionBody;
+  /** How the execution ended (outcome phase, when the executor reported it). */
+  outcome?: ResultBody["outcome"];
 }
 
 export interface EctStreamOptions {
@@ -228,6 +230,7 @@ export class EctStream {
           "warden.decision_id": b.decision_id,
           "warden.run_id": d.runId,
           "warden.classification": b.classification,
+          ...(b.outcome !== undefined ? { "warden.outcome": b.outcome } : {}),
           ...claimsExt(this.#o.toolClaims(d.tool), {}),
         },
       },
@@ -237,7 +240,14 @@ export class EctStream {
     const { entry, token } = await this.#together(journal, input, claims, () => {
       if (seq !== undefined) this.#remember(d.runId, seq, claims.jti);
     });
-    this.#tell({ token, claims, phase: "outcome", principal: d.principal, runId: d.runId });
+    this.#tell({
+      token,
+      claims,
+      phase: "outcome",
+      principal: d.principal,
+      runId: d.runId,
+      ...(b.outcome !== undefined ? { outcome: b.outcome } : {}),
+    });
     return entry;
   }
 

@@ -5,7 +5,7 @@
 // so a POST contract cannot pass as an `http`/`get` request.
 // Exit codes: 0 the call ran and succeeded; 1 denied, or refused/failed at execution; 2 bad input.
 import type { Command } from "commander";
-import { CliError, GateRequest, isPlainObject, uuidv7 } from "../../contracts/index.js";
+import { CliError, GateRequest, isPlainObject, taskOutcomeOf, uuidv7 } from "../../contracts/index.js";
 import { faultOf, ticketOf } from "../../gate/index.js";
 import { journalSummary } from "../agent-run.js";
 import { type CliContext, EXIT, readJsonFile } from "../io.js";
@@ -82,11 +82,18 @@ export function registerExec(program: Command, ctx: CliContext): void {
         const o = await rt.gate.authorize(request);
         const ticket = ticketOf(o);
         const result = ticket !== undefined ? await rt.execute(ticket) : null;
-        if (result?.ok && o.decisionId !== null) {
+        if (result !== null && o.decisionId !== null) {
           await rt.gate.recordResult(o.decisionId, {
-            taintLabels: result.taint,
-            data: result.output,
-            ...(result.evidence.output_hash !== null ? { outputHash: result.evidence.output_hash } : {}),
+            outcome: taskOutcomeOf(result.ok, result.ok ? undefined : result.code),
+            ...(result.ok
+              ? {
+                  taintLabels: result.taint,
+                  data: result.output,
+                  ...(result.evidence.output_hash !== null
+                    ? { outputHash: result.evidence.output_hash }
+                    : {}),
+                }
+              : {}),
           });
         }
         const journal = await journalSummary(rt);

@@ -6,7 +6,7 @@
 // state and a principal cannot pile calls onto another's run.
 import { performance } from "node:perf_hooks";
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { parseGateRequest, parseId } from "../../contracts/index.js";
+import { parseGateRequest, parseId, taskOutcomeOf } from "../../contracts/index.js";
 import {
   approvalOf,
   type ExecutionTicket,
@@ -265,6 +265,7 @@ async function runAndRecord(ctx: RouteContext, g: Granted): Promise<Record<strin
   try {
     recorded = await gate.recordResult(decisionId, {
       taintLabels: run.taint,
+      outcome: taskOutcomeOf(run.view.ok, run.view.ok ? undefined : run.view.code),
       ...(run.data !== undefined ? { data: run.data } : {}),
       ...(run.outputHash !== null ? { outputHash: run.outputHash as `sha256:${string}` } : {}),
     });
