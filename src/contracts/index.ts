@@ -31,6 +31,7 @@ export {
   isWardenErrorCode,
   JournalError,
   LoopError,
+  MemoryError,
   MessagingError,
   ModelError,
   PolicyError,

@@ -34,7 +34,8 @@ const ALLOWED: Record<string, string[]> = {
   executors: ["contracts", "crypto", "tools", "journal", "gate"],
   messaging: ["contracts", "crypto", "context", "policy", "journal", "gate"],
   runtime: BELOW_ENTRY_POINTS,
-  hooks: [...BELOW_ENTRY_POINTS, "runtime"],
+  memory: [...BELOW_ENTRY_POINTS, "runtime"],
+  hooks: [...BELOW_ENTRY_POINTS, "runtime", "memory"],
 };
 
 function files(dir: string): string[] {
