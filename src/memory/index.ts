@@ -42,3 +42,4 @@ export {
 } from "./firewall.js";
 export { bm25, cosine, type Embedder, MIN_SIMILARITY, rank, type Scored, tokenize } from "./search.js";
 export { type MemoryRead, type MemoryRecord, MemoryRecordSchema, MemoryStore } from "./store.js";
+export { type MemoryTool, type MemoryToolResult, memoryTools } from "./tools.js";
