@@ -3,6 +3,7 @@
 // approval and deferral queues, and the executors behind their circuit breakers.
 // `checkSidecarConfig` does the same loading without opening anything for writing, and
 // reports every problem it finds instead of stopping at the first.
+
 import { accessSync, constants, existsSync, readFileSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { Session, SessionStore, StartRunOptions } from "../context/index.js";
@@ -11,6 +12,7 @@ import type { KeyPair } from "../crypto/index.js";
 import type { BreakerRegistry } from "../executors/index.js";
 import type { Gate, GatePolicy, InProcessApprovals } from "../gate/index.js";
 import { type Journal, nextKeyId, SqliteJournalStore } from "../journal/index.js";
+import { MemoryFirewall, memoryClassify, withMemoryContracts } from "../memory/index.js";
 import { loadPolicyBundle } from "../policy/index.js";
 import {
   type AgentPinAuthenticator,
@@ -29,6 +31,7 @@ import {
 } from "../runtime/index.js";
 import {
   type ContractRegistry,
+  classifyContract,
   loadContractsTrusted,
   PinStore,
   TrustStore,
@@ -58,6 +61,8 @@ export interface SidecarRuntime {
   readonly agentpin: AgentPinAuthenticator | undefined;
   /** APAE trust when the configuration has an `apae:` section. */
   readonly apae: RuntimeApae | undefined;
+  /** The memory firewall (config `memory:`; routes/memory.ts), or undefined when off. */
+  readonly memory: MemoryFirewall | undefined;
   /** The composed runtime itself (the AARTS hooks engine runs over it: routes/hooks.ts). */
   readonly composed: Runtime;
   /** Starts a run bound to the authenticated principal. */
@@ -123,6 +128,10 @@ export function sidecarRuntimeConfig(loaded: LoadedSidecarConfig, signer: KeyPai
       // The sidecar creates runs (POST /v1/runs); a run id it did not create is refused.
       runs: g.config.runs ?? "runtime",
       approvals: g.config.approvals,
+      // The memory operations are contracts the Gate knows when the firewall is on.
+      ...(c.memory !== undefined
+        ? { contractLookup: withMemoryContracts, classify: memoryClassify(classifyContract) }
+        : {}),
     },
     ...(c.executors.breaker !== undefined ? { breaker: c.executors.breaker } : {}),
     executors: executorsConfig(c.executors),
@@ -174,6 +183,13 @@ export async function openSidecarRuntime(
       throw err;
     }
   }
+  let memory: MemoryFirewall | undefined;
+  try {
+    memory = c.memory === undefined ? undefined : MemoryFirewall.open(rt, c.memory);
+  } catch (err) {
+    await rt.close();
+    throw err;
+  }
   const processEnv = c.executors.process?.env;
   const runner = new ToolRunner({
     executors: rt.executors,
@@ -198,7 +214,11 @@ export async function openSidecarRuntime(
     composed: rt,
     startRun: (principalId, options) => rt.startRun(principalId, options),
     grant: (runId, grant, grantedBy) => rt.grant(runId, grant, grantedBy),
-    close: () => rt.close(),
+    memory,
+    close: () => {
+      memory?.close();
+      return rt.close();
+    },
   };
 }
 
