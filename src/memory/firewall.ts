@@ -239,14 +239,15 @@ export class MemoryFirewall {
 
   /**
    * Quarantines a poisoned memory (an operator's act, not an agent's: no Gate call) and
-   * returns every run that read it, oldest first; journaled with that list. False when
-   * there is no such memory or it was already quarantined.
+   * returns every run that read it, oldest first; journaled with that list. `found` false:
+   * no such memory; `quarantined` false: it already was.
    */
   async quarantine(
     id: string,
     reason: string,
     by: string,
-  ): Promise<{ quarantined: boolean; readers: MemoryRead[] }> {
+  ): Promise<{ found: boolean; quarantined: boolean; readers: MemoryRead[] }> {
+    if (this.#store.get(id) === undefined) return { found: false, quarantined: false, readers: [] };
     const now = this.#rt.clock();
     const quarantined = this.#store.quarantine(id, reason.slice(0, 1024), now);
     const readers = this.#store.readsOf(id);
@@ -258,7 +259,7 @@ export class MemoryFirewall {
         readers: readers.map((r) => ({ run_id: r.runId, principal_id: r.principalId, at: isoTime(r.at) })),
       });
     }
-    return { quarantined, readers };
+    return { found: true, quarantined, readers };
   }
 
   /** The runs that read a memory (oldest first; bounded by `maxReadsPerMemory`). */

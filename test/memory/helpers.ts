@@ -3,7 +3,7 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { generateKeyPair } from "../../src/crypto/index.js";
+import { generateKeyPair, type KeyPair } from "../../src/crypto/index.js";
 import {
   type MemoryConfigInput,
   MemoryFirewall,
@@ -27,6 +27,7 @@ export const DAY = 86_400_000;
 
 export interface MemoryDeployment {
   rt: Runtime;
+  signer: KeyPair;
   memory: MemoryFirewall;
   dir: string;
   now: { t: number };
@@ -41,10 +42,11 @@ export async function deployment(
   const policyFile = join(dir, "policy.yaml");
   writeFileSync(policyFile, policy);
   const now = { t: Date.parse("2026-01-05T10:00:00Z") };
+  const signer = generateKeyPair("ed25519");
   const rt = await composeRuntime(
     {
       policy: [policyFile],
-      journal: { path: join(dir, "journal.db"), signer: generateKeyPair("ed25519") },
+      journal: { path: join(dir, "journal.db"), signer },
       gate: {
         principals: {
           alice: { id: "alice", roles: ["agent"] },
@@ -60,6 +62,7 @@ export async function deployment(
   const fw = MemoryFirewall.open(rt, { path: join(dir, "journal.db.memory.db"), ...memory });
   return {
     rt,
+    signer,
     memory: fw,
     dir,
     now,

@@ -4,7 +4,8 @@
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { SqliteJournalStore } from "../../src/journal/index.js";
+import { Keyring } from "../../src/crypto/index.js";
+import { SqliteJournalStore, verifyJournal } from "../../src/journal/index.js";
 import { DAY, deployment, type MemoryDeployment } from "./helpers.js";
 
 const PAGE =
@@ -176,6 +177,8 @@ describe("memory poisoning", () => {
     const store = SqliteJournalStore.open(join(d.dir, "journal.db"), { readonly: true });
     const types: string[] = [];
     for await (const e of store.entries()) if ("type" in e) types.push(e.type);
+    // The journal with the memory events verifies offline (signatures, chain, bodies).
+    expect((await verifyJournal(store, new Keyring([d.signer.publicKey]))).ok).toBe(true);
     await store.close();
     expect(types).toContain("warden.memory.refused");
   });
@@ -195,6 +198,7 @@ describe("memory poisoning", () => {
 
     const q = await d.memory.quarantine(w.value.id, "poisoned vendor data", "operator:sam");
     expect(q.quarantined).toBe(true);
+    expect((await d.memory.quarantine("mem_0123", "x", "operator:sam")).found).toBe(false);
     expect(q.readers.map((r) => r.runId)).toEqual([s2.runId, s3.runId]);
 
     const s4 = await d.rt.startRun("alice");

@@ -179,6 +179,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: RouteContext): void {
     list.map((r) => ({ runId: r.runId, principalId: r.principalId, at: isoTime(r.at) }));
   mount(app, MEMORY_QUARANTINE, async (req, _reply, { params, body }) => {
     const q = await firewall(ctx).quarantine(params.id, body.reason, `operator:${identityOf(req).id}`);
+    if (!q.found) throw new ApiError("ERR_MEMORY_NOT_FOUND", "no such memory");
     return { quarantined: q.quarantined, readers: readers(q.readers) };
   });
   mount(app, MEMORY_READERS, async (_req, _reply, { params }) => ({
