@@ -8,13 +8,12 @@
 // with the taint it carries. Reads see only what the principal, the run lineage and the
 // principal's clearance allow; quarantined memories are never returned, and the runs that
 // read one are listed from the store.
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { mergeTaint } from "../context/index.js";
-import type { DecisionId, TaintLabel } from "../contracts/index.js";
-import { type ERROR_CODES, isoTime } from "../contracts/index.js";
+import { type DecisionId, isoTime, type TaintLabel } from "../contracts/index.js";
 import { type GateOutcome, redeemTicket, ticketOf } from "../gate/index.js";
 import { defaultEventTypes } from "../journal/index.js";
-import type { Runtime } from "../runtime/index.js";
+import { fail, itemOf, messages, refusalOf, sha256, visibilityOf } from "./access.js";
 import { clearanceRank, levelRank, type MemoryConfig, parseMemoryConfig } from "./config.js";
 import { MEMORY_TOOL_NAMES, type MemoryOp } from "./contracts.js";
 import { scanText } from "./detect.js";
@@ -28,68 +27,18 @@ import {
 } from "./events.js";
 import { bm25, cosine, type Embedder, rank } from "./search.js";
 import { type MemoryRead, type MemoryRecord, MemoryStore, type Visibility } from "./store.js";
-
-export type MemoryErrorCode = (typeof ERROR_CODES.memory)[number];
-
-/** Who is asking: the authenticated principal and a run the runtime started for it. */
-export interface MemoryCaller {
-  principalId: string;
-  runId: string;
-}
-
-export interface MemoryItem {
-  id: string;
-  content: string;
-  classification: string;
-  scope: "private" | "shared";
-  taint: TaintLabel[];
-  createdAt: string;
-  score?: number;
-}
-
-export type MemoryResult<T> =
-  | { ok: true; value: T; taint: TaintLabel[]; decisionId: string }
-  | { ok: false; code: MemoryErrorCode; message: string; reasonCodes?: string[]; decisionId?: string };
-
-export interface WriteInput {
-  content: string;
-  classification: string;
-  scope?: "private" | "shared";
-  /** Labels the caller declares for the content (merged with the Gate's effective taint). */
-  taintLabels?: readonly TaintLabel[];
-}
-
-/** The runtime ports the firewall uses (a composed Runtime has them all). */
-export type MemoryRuntime = Pick<Runtime, "gate" | "journal" | "sessions" | "clock">;
-
-export interface MemoryFirewallOptions {
-  embedder?: Embedder;
-}
+import type {
+  MemoryCaller,
+  MemoryErrorCode,
+  MemoryFirewallOptions,
+  MemoryItem,
+  MemoryResult,
+  MemoryRuntime,
+  WriteInput,
+} from "./types.js";
 
 const MAX_DIMENSIONS = 4096;
 const SYSTEM_RUN = "warden-memory";
-
-const fail = <T>(
-  code: MemoryErrorCode,
-  message: string,
-  extra: { reasonCodes?: string[]; decisionId?: string } = {},
-): MemoryResult<T> => ({ ok: false, code, message, ...extra });
-
-function sha256(text: string): string {
-  return `sha256:${createHash("sha256").update(text, "utf8").digest("hex")}`;
-}
-
-function itemOf(r: MemoryRecord, score?: number): MemoryItem {
-  return {
-    id: r.id,
-    content: r.content,
-    classification: r.classification,
-    scope: r.scope,
-    taint: r.taint,
-    createdAt: isoTime(r.createdAt),
-    ...(score !== undefined ? { score } : {}),
-  };
-}
 
 export class MemoryFirewall {
   readonly config: MemoryConfig;
@@ -111,12 +60,15 @@ export class MemoryFirewall {
     return new MemoryFirewall(rt, c, MemoryStore.open(c.path, c.maxReadsPerMemory), options);
   }
 
-  async write(caller: MemoryCaller, input: WriteInput): Promise<MemoryResult<{ id: string }>> {
+  /** The firewall's own checks of a write, before the Gate: size, instructions, clearance, bounds. */
+  async #precheck(caller: MemoryCaller, input: WriteInput): Promise<MemoryResult<never> | undefined> {
     const c = this.config;
     if (input.content.length > c.maxContentChars) {
       return fail("ERR_MEMORY_LIMIT", `content over ${c.maxContentChars} characters`);
     }
-    const findings = scanText(input.content).injections;
+    // Scanned in the form that would be stored: the contract layer stores the NFKC form,
+    // so full-width or ligature spellings of an instruction are caught too.
+    const findings = scanText(input.content.normalize("NFKC")).injections;
     if (findings.length > 0) {
       await this.#refused(caller, "write", "ERR_MEMORY_INSTRUCTION", { findings });
       return fail("ERR_MEMORY_INSTRUCTION", "the content reads as instructions to an agent; not stored");
@@ -128,12 +80,15 @@ export class MemoryFirewall {
       await this.#refused(caller, "write", "ERR_MEMORY_CLASSIFIED");
       return fail("ERR_MEMORY_CLASSIFIED", "classification above the principal's clearance");
     }
-    if (
+    const full =
       this.#store.count() >= c.maxRecords ||
-      this.#store.count(caller.principalId) >= c.maxRecordsPerPrincipal
-    ) {
-      return fail("ERR_MEMORY_LIMIT", "the memory store is full for this principal");
-    }
+      this.#store.count(caller.principalId) >= c.maxRecordsPerPrincipal;
+    return full ? fail("ERR_MEMORY_LIMIT", "the memory store is full for this principal") : undefined;
+  }
+
+  async write(caller: MemoryCaller, input: WriteInput): Promise<MemoryResult<{ id: string }>> {
+    const refused = await this.#precheck(caller, input);
+    if (refused !== undefined) return refused;
     const params = {
       content: input.content,
       classification: input.classification,
@@ -347,35 +302,14 @@ export class MemoryFirewall {
     return taint;
   }
 
-  /** Why `caller` may not have `r` (undefined: it may). Another principal's private memory is "not found". */
+  /** Why `caller` may not have `r` (undefined: it may); see access.ts. */
   #refusal(caller: MemoryCaller, r: MemoryRecord): MemoryErrorCode | undefined {
-    const own = r.principalId === caller.principalId;
-    if (!own && r.scope !== "shared") return "ERR_MEMORY_NOT_FOUND";
-    if (
-      own &&
-      this.config.readScope === "lineage" &&
-      r.scope !== "shared" &&
-      r.lineage !== this.#lineage(caller.runId)
-    ) {
-      return "ERR_MEMORY_NOT_FOUND";
-    }
-    if (r.quarantinedAt !== null) return "ERR_MEMORY_QUARANTINED";
-    if (levelRank(this.config, r.classification) > clearanceRank(this.config, caller.principalId)) {
-      return "ERR_MEMORY_CLASSIFIED";
-    }
-    return undefined;
+    return refusalOf(this.config, caller, r, () => this.#lineage(caller.runId));
   }
 
   #visibility(caller: MemoryCaller): Visibility {
-    const levels = this.config.classificationLevels.slice(
-      0,
-      clearanceRank(this.config, caller.principalId) + 1,
-    );
-    return {
-      principalId: caller.principalId,
-      levels,
-      ...(this.config.readScope === "lineage" ? { lineage: this.#lineage(caller.runId) } : {}),
-    };
+    const lineage = this.config.readScope === "lineage" ? this.#lineage(caller.runId) : undefined;
+    return visibilityOf(this.config, caller, lineage);
   }
 
   /** The first run of a run's lineage (following parentRun while the store knows the parent). */
@@ -416,14 +350,3 @@ export class MemoryFirewall {
     await this.#rt.journal.append({ type, run_id: runId, body });
   }
 }
-
-const messages: Record<MemoryErrorCode, string> = {
-  ERR_MEMORY_CONFIG_INVALID: "invalid memory configuration",
-  ERR_MEMORY_DENIED: "the Gate did not allow the memory operation",
-  ERR_MEMORY_NOT_FOUND: "no such memory",
-  ERR_MEMORY_CLASSIFIED: "the memory is classified above the principal's clearance",
-  ERR_MEMORY_INSTRUCTION: "the content reads as instructions to an agent",
-  ERR_MEMORY_QUARANTINED: "the memory is quarantined",
-  ERR_MEMORY_LIMIT: "a memory store bound would be exceeded",
-  ERR_MEMORY_STORE: "the memory store failed",
-};

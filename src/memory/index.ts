@@ -30,16 +30,16 @@ export {
   MEMORY_WRITTEN,
   registerMemoryEventTypes,
 } from "./events.js";
-export {
-  type MemoryCaller,
-  type MemoryErrorCode,
-  MemoryFirewall,
-  type MemoryFirewallOptions,
-  type MemoryItem,
-  type MemoryResult,
-  type MemoryRuntime,
-  type WriteInput,
-} from "./firewall.js";
+export { MemoryFirewall } from "./firewall.js";
 export { bm25, cosine, type Embedder, MIN_SIMILARITY, rank, type Scored, tokenize } from "./search.js";
 export { type MemoryRead, type MemoryRecord, MemoryRecordSchema, MemoryStore } from "./store.js";
 export { type MemoryTool, type MemoryToolResult, memoryTools } from "./tools.js";
+export type {
+  MemoryCaller,
+  MemoryErrorCode,
+  MemoryFirewallOptions,
+  MemoryItem,
+  MemoryResult,
+  MemoryRuntime,
+  WriteInput,
+} from "./types.js";

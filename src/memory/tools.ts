@@ -5,7 +5,8 @@
 // they are checked here and then again by the contract at the Gate.
 import { type ModelTool, toModelTool } from "../tools/index.js";
 import { MEMORY_OPS, MEMORY_TOOL_NAMES, type MemoryOp, memoryContracts } from "./contracts.js";
-import type { MemoryCaller, MemoryFirewall, MemoryResult } from "./firewall.js";
+import type { MemoryFirewall } from "./firewall.js";
+import type { MemoryCaller, MemoryResult } from "./types.js";
 
 /** What a handler returns: a JSON value to show the agent, and whether it is an error. */
 export interface MemoryToolResult {
