@@ -226,7 +226,9 @@ export class ProcessExecutor {
       request: binding.sandbox,
     });
     const built = sandboxCommand(plan, this.#sandbox, { ...input, workDir: this.#workReal });
-    return built.ok ? built.command : { code: "ERR_EXEC_SANDBOX_UNAVAILABLE", message: built.message };
+    if (built.ok) return built.command;
+    const code = built.reason === "invalid" ? "ERR_EXEC_PARAMS_INVALID" : "ERR_EXEC_SANDBOX_UNAVAILABLE";
+    return { code, message: built.message };
   }
 
   async #run(

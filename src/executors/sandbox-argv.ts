@@ -2,6 +2,7 @@
 // goes through a shell: every element is one argv entry of prlimit, bwrap or the
 // container engine. A tier that cannot be provided is an error value, never a weaker run.
 import { existsSync, realpathSync } from "node:fs";
+import { isAbsolute } from "node:path";
 import {
   bwrapPath,
   bwrapUnavailable,
@@ -19,7 +20,10 @@ export interface SandboxCommand {
   argv0?: string;
 }
 
-export type SandboxBuild = { ok: true; command: SandboxCommand } | { ok: false; message: string };
+export type SandboxBuild =
+  | { ok: true; command: SandboxCommand }
+  /** `invalid`: the request itself is malformed; `unavailable`: this machine cannot provide it. */
+  | { ok: false; reason?: "invalid"; message: string };
 
 export interface CommandInput {
   /** Real path of the binary (host view). */
@@ -100,6 +104,12 @@ function containerArgs(plan: SandboxPlan, o: SandboxOptions, input: CommandInput
 
 /** The command that runs `input` under `plan`, or why this machine cannot. */
 export function sandboxCommand(plan: SandboxPlan, o: SandboxOptions, input: CommandInput): SandboxBuild {
+  // Bind paths come from configuration, never the model; still, only plain absolute paths
+  // (a ':' would smuggle mount options into the container engine's -v syntax).
+  const bad = plan.paths.find((p) => !isAbsolute(p.path) || /[\0:,]/.test(p.path));
+  if (bad !== undefined) {
+    return { ok: false, reason: "invalid", message: "sandbox paths must be absolute, without ':' or ','" };
+  }
   if (rootWithoutRunAs(plan, o)) {
     return { ok: false, message: "a process limit does not bind root: set sandbox.runAs (uid/gid)" };
   }

@@ -138,8 +138,8 @@ export function sandboxConfigProblem(o: SandboxOptions): string | undefined {
     }
   }
   for (const t of Object.values(o.tools ?? {})) {
-    if ((t.paths ?? []).some((p) => !isAbsolute(p.path) || p.path.includes("\0")))
-      return "sandbox paths must be absolute";
+    if ((t.paths ?? []).some((p) => !isAbsolute(p.path) || /[\0:,]/.test(p.path)))
+      return "sandbox paths must be absolute, without ':' or ','";
   }
   if (o.runAs !== undefined && (!Number.isSafeInteger(o.runAs.uid) || !Number.isSafeInteger(o.runAs.gid))) {
     return "runAs needs integer uid and gid";

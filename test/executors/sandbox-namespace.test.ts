@@ -115,6 +115,13 @@ describe("sandbox tier namespace (bubblewrap)", () => {
     },
   );
 
+  it("a bind path that is relative or smuggles mount options is refused before anything runs", async () => {
+    for (const path of ["relative/dir", "/srv/data:/etc:rw"]) {
+      const r = await runIn(workDir(), NS, { argv: ["true"] }, { sandbox: { paths: [{ path }] } });
+      expect(r).toMatchObject({ ok: false, code: "ERR_EXEC_PARAMS_INVALID" });
+    }
+  });
+
   it("a contract requiring the namespace on a machine without bwrap is refused, not run weaker", async () => {
     const r = await runIn(workDir(), { bwrap: "/nonexistent/bwrap" }, { argv: ["true"] }, { sandbox: NS });
     expect(r).toMatchObject({ ok: false, code: "ERR_EXEC_SANDBOX_UNAVAILABLE" });
