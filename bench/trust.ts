@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { generateKeyPair, saveKeyPair } from "../src/crypto/index.js";
-import { composeRuntime, type Runtime, type RuntimeConfig } from "../src/runtime/index.js";
+import { composeRuntime, type Runtime } from "../src/runtime/index.js";
 import { type EctLevel, signBehaviorSpec } from "../src/trust/index.js";
 import { gatePolicy, rawCall } from "./_decide-inproc.js";
 import { type Stats, summarize, table } from "./_stats.js";

@@ -3,9 +3,11 @@
 // older ones are rolled into the anchor (the seq and `prev` hash of the oldest retained
 // event), so a verifier holding the journal (where every event was written when it was
 // appended) can still check the retained tail against it. Appending is O(1) amortized.
+
 import type { Decision, Sha256Hash, TaintLabel } from "../contracts/index.js";
 import { sha256Of } from "../contracts/index.js";
 import type { WindowEvent } from "./behaviour.js";
+import type { ResourceUsage } from "./budgets.js";
 import { iso } from "./util.js";
 
 export interface SessionCounters {
@@ -60,7 +62,7 @@ export type EventBody =
       tokens?: number;
       cost?: number;
     }
-  | { type: "usage"; tokens?: number; cost?: number }
+  | { type: "usage"; tokens?: number; cost?: number; resources?: ResourceUsage }
   | { type: "quarantine"; trigger: QuarantineTrigger };
 
 /** One link of the session's hash chain. `hash` = sha256 of the canonical event without `hash`. */

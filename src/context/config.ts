@@ -24,11 +24,21 @@ const ActionPattern = z
 const Substring = z.string().min(1).max(256);
 const Limit = z.number().nonnegative().finite();
 
+/** OATS §9.2 run budgets (src/context/budgets.ts); each absent one is unlimited. */
+const Count = z.number().int().nonnegative().optional();
 const Budgets = z.strictObject({
-  toolCalls: z.number().int().nonnegative().optional(),
-  tokens: z.number().int().nonnegative().optional(),
-  wallTimeMs: z.number().int().nonnegative().optional(),
+  toolCalls: Count,
+  tokens: Count,
+  wallTimeMs: Count,
   cost: Limit.optional(),
+  /** ORGA loop iterations (counted by the loop through recordUsage). */
+  iterations: Count,
+  /** Outbound network requests and bytes (sent + received), reported by executors. */
+  networkRequests: Count,
+  networkBytes: Count,
+  /** Bytes and files written to the filesystem, reported by executors. */
+  fsBytesWritten: Count,
+  fsFilesWritten: Count,
 });
 
 const Rules = z.strictObject({

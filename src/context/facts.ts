@@ -11,17 +11,13 @@ import {
   type WindowEvent,
   type WindowView,
 } from "./behaviour.js";
+import type { BudgetFacts, BudgetLimits } from "./budgets.js";
 import type { SessionCounters, SessionEvent } from "./chain.js";
 import type { ContextConfig } from "./config.js";
 import type { Reservation, SyncBudgetLedger } from "./ledger.js";
 import type { Principals } from "./principals.js";
 import type { ProvenanceHit } from "./provenance.js";
 import type { Session } from "./session.js";
-
-export interface BudgetUse {
-  used: number;
-  limit: number;
-}
 
 /** What the policy sees of the session: plain JSON data, hashable. */
 export interface SessionFacts {
@@ -34,7 +30,8 @@ export interface SessionFacts {
   highestClassification?: string;
   quarantined: boolean;
   quarantineReason?: string;
-  budgets: { toolCalls?: BudgetUse; tokens?: BudgetUse; wallTimeMs?: BudgetUse; cost?: BudgetUse };
+  /** OATS §9.2 budgets that are configured for the run, with their use (src/context/budgets.ts). */
+  budgets: BudgetFacts;
   recentEvents: {
     seq: number;
     toolClass: string;
@@ -119,6 +116,8 @@ export interface SessionInit {
   principalId: string;
   originalRequest?: string | undefined;
   now: number;
+  /** Budgets of this run, each at most the configured one (src/context/budgets.ts). */
+  budgets?: Partial<BudgetLimits> | undefined;
   /** The run this one continues; its taint is carried in. */
   parentRun?: string | undefined;
   inheritedTaint?: readonly TaintLabel[] | undefined;
@@ -230,32 +229,4 @@ export class BehaviourWindow implements WindowView {
       while (this.#recent.length > 0 && this.#recent[0]!.seq < oldest) this.#recent.shift();
     }
   }
-}
-
-type Budgets = SessionFacts["budgets"];
-
-/** The run's budgets as the policy sees them: the configured ones, with what is used. */
-export function budgetFacts(
-  limits: ContextConfig["budgets"],
-  used: { toolCalls: number; tokens: number; wallTimeMs: number; cost: number },
-): Budgets {
-  const budgets: Budgets = {};
-  if (limits.toolCalls !== undefined) budgets.toolCalls = { used: used.toolCalls, limit: limits.toolCalls };
-  if (limits.tokens !== undefined) budgets.tokens = { used: used.tokens, limit: limits.tokens };
-  if (limits.wallTimeMs !== undefined)
-    budgets.wallTimeMs = { used: used.wallTimeMs, limit: limits.wallTimeMs };
-  if (limits.cost !== undefined) budgets.cost = { used: used.cost, limit: limits.cost };
-  return budgets;
-}
-
-/** Reason codes of the budgets that are used up, in a fixed order. */
-export function exhaustedBudgets(b: Budgets): string[] {
-  const reasons: string[] = [];
-  if (b.toolCalls !== undefined && b.toolCalls.used >= b.toolCalls.limit)
-    reasons.push("budget_tool_calls_exhausted");
-  if (b.tokens !== undefined && b.tokens.used >= b.tokens.limit) reasons.push("budget_tokens_exhausted");
-  if (b.wallTimeMs !== undefined && b.wallTimeMs.used >= b.wallTimeMs.limit)
-    reasons.push("budget_wall_time_exhausted");
-  if (b.cost !== undefined && b.cost.used >= b.cost.limit) reasons.push("budget_cost_exhausted");
-  return reasons;
 }

@@ -10,6 +10,18 @@ export {
   type WindowEvent,
 } from "./behaviour.js";
 export {
+  BUDGET_REASONS,
+  type BudgetFacts,
+  type BudgetLimits,
+  type BudgetName,
+  type BudgetUse,
+  METERED_RESOURCES,
+  type MeteredResource,
+  type ResourceUsage,
+  RunMeter,
+  runBudgetLimits,
+} from "./budgets.js";
+export {
   type ChainAnchor,
   type ChainVerification,
   EventChain,
@@ -42,7 +54,6 @@ export {
   words,
 } from "./embedding.js";
 export type {
-  BudgetUse,
   Prepared,
   PrepareOptions,
   RecordedResult,

@@ -21,6 +21,14 @@ import {
 } from "../contracts/index.js";
 import { type Candidate, classify, evaluateRules, type WindowEvent } from "./behaviour.js";
 import {
+  type BudgetLimits,
+  budgetFacts,
+  exhaustedBudgets,
+  type ResourceUsage,
+  RunMeter,
+  runBudgetLimits,
+} from "./budgets.js";
+import {
   type ChainAnchor,
   type EventBody,
   EventChain,
@@ -31,8 +39,6 @@ import {
 import { type ContextConfig, matchesAction } from "./config.js";
 import {
   BehaviourWindow,
-  budgetFacts,
-  exhaustedBudgets,
   type Prepared,
   type PrepareOptions,
   type RecordedResult,
@@ -73,6 +79,8 @@ export class Session {
   readonly #config: ContextConfig;
   readonly #clock: () => number;
   readonly #ledger: RunLedger;
+  readonly #limits: BudgetLimits; // the configured budgets, lowered by the run's own
+  readonly #meter = new RunMeter();
   readonly #chain: EventChain;
   readonly #window: BehaviourWindow;
   readonly #provenance: ProvenanceIndex;
@@ -111,7 +119,8 @@ export class Session {
     this.#deps = deps;
     this.#config = deps.config;
     this.#clock = deps.clock;
-    this.#ledger = new RunLedger(deps.ledger, init.runId, deps.config.budgets.toolCalls);
+    this.#limits = runBudgetLimits(deps.config.budgets, init.budgets);
+    this.#ledger = new RunLedger(deps.ledger, init.runId, this.#limits.toolCalls);
     this.#chain = new EventChain(deps.config.limits.eventsRetained);
     this.#window = new BehaviourWindow(
       deps.config.rules.windowSize,
@@ -433,18 +442,18 @@ export class Session {
     return { taint, classification, provenance, events: this.#chain.since(start) };
   }
 
-  /** Records model usage (tokens, cost) that is not tied to a tool call. */
-  recordUsage(usage: { tokens?: number; cost?: number }, now?: number): SessionEvent[] {
+  /** Records usage outside a call's result: tokens, cost, and the §9.2 metered resources (budgets.ts). */
+  recordUsage(usage: { tokens?: number; cost?: number } & ResourceUsage, now?: number): SessionEvent[] {
     this.#open();
     finiteNonNegative(usage.tokens, "tokens");
     finiteNonNegative(usage.cost, "cost");
-    this.#tokens += usage.tokens ?? 0;
-    this.#cost += usage.cost ?? 0;
+    const { tokens, cost, ...res } = usage;
+    this.#meter.add(res);
+    this.#tokens += tokens ?? 0;
+    this.#cost += cost ?? 0;
+    const resources = Object.keys(res).length > 0 ? res : undefined;
     return [
-      this.#chain.append(
-        defined({ type: "usage" as const, tokens: usage.tokens, cost: usage.cost }),
-        now ?? this.#clock(),
-      ),
+      this.#chain.append(defined({ type: "usage" as const, tokens, cost, resources }), now ?? this.#clock()),
     ];
   }
 
@@ -516,11 +525,12 @@ export class Session {
   }
 
   #budgets(now: number): SessionFacts["budgets"] {
-    return budgetFacts(this.#config.budgets, {
+    return budgetFacts(this.#limits, {
       toolCalls: this.#ledger.admitted(),
       tokens: this.#tokens,
       wallTimeMs: Math.max(0, now - this.#startedAt),
       cost: this.#cost,
+      meter: this.#meter,
     });
   }
 

@@ -6,7 +6,9 @@
 // principal in the ledger, and a run's taint is carried into a child run by `parentRun`.
 // Memory is bounded: open runs per principal and in all, idle eviction (reported through
 // `onEvict` for the journal), and a bounded memory of retired runs.
+
 import { ContextError, GateRequest, type TaintLabel, uuidv4 } from "../contracts/index.js";
+import type { BudgetLimits } from "./budgets.js";
 import { type ContextConfig, type ContextConfigInput, parseContextConfig } from "./config.js";
 import { type BudgetLedger, MemoryBudgetLedger, type SyncBudgetLedger } from "./ledger.js";
 import { type PrincipalStateStore, Principals } from "./principals.js";
@@ -44,6 +46,8 @@ export interface StartRunOptions {
    * Only the runtime sets this, from a message the communication gate delivered.
    */
   delegation?: { fromRun: string; taint: readonly TaintLabel[]; classifications: readonly string[] };
+  /** This run's OATS §9.2 budgets; each can only lower the configured one (src/context/budgets.ts). */
+  budgets?: Partial<BudgetLimits>;
 }
 
 interface Retired {
@@ -118,6 +122,7 @@ export class SessionStore {
         originalRequest: opts.originalRequest,
         parentRun: opts.parentRun ?? d?.fromRun,
         ...(d !== undefined ? { inheritedClassifications: [...d.classifications] } : {}),
+        ...(opts.budgets !== undefined ? { budgets: opts.budgets } : {}),
       },
       now,
       inheritedTaint,
@@ -192,6 +197,7 @@ export class SessionStore {
       originalRequest?: string | undefined;
       parentRun?: string | undefined;
       inheritedClassifications?: string[];
+      budgets?: Partial<BudgetLimits>;
     },
     now: number,
     inheritedTaint: TaintLabel[] | undefined,

@@ -357,6 +357,11 @@ export const ERROR_CODES = {
     "ERR_EXEC_MCP_TOOL_FLAGGED",
     // A call or contract names an MCP upstream the deployment did not declare.
     "ERR_EXEC_MCP_UPSTREAM_UNKNOWN",
+    // A contract or risk tier requires a sandbox tier (namespace, container) this machine
+    // cannot provide (no bwrap, no working docker/podman): refused, never run weaker.
+    "ERR_EXEC_SANDBOX_UNAVAILABLE",
+    // The process was killed by one of its resource limits (CPU, memory, file size, files, processes).
+    "ERR_EXEC_RESOURCE_LIMIT",
   ],
   mcpGateway: [
     // The gateway configuration is invalid (the message names the field).
@@ -367,6 +372,24 @@ export const ERROR_CODES = {
     "ERR_MCP_DENIED",
     // A tool, resource or prompt the calling principal cannot see.
     "ERR_MCP_NOT_FOUND",
+  ],
+  memory: [
+    // The memory firewall's configuration is malformed.
+    "ERR_MEMORY_CONFIG_INVALID",
+    // The Gate did not allow the memory operation (the reason codes say why).
+    "ERR_MEMORY_DENIED",
+    // No memory with that id is visible to this principal and run (another principal's is not found either).
+    "ERR_MEMORY_NOT_FOUND",
+    // The memory's classification is above the principal's clearance (read) or the write asks for one above it.
+    "ERR_MEMORY_CLASSIFIED",
+    // The content reads as instructions addressed to an agent (memory poisoning): not stored.
+    "ERR_MEMORY_INSTRUCTION",
+    // The memory is quarantined as poisoned: it is never returned.
+    "ERR_MEMORY_QUARANTINED",
+    // A bound of the store (records, per-principal records, content size) would be exceeded.
+    "ERR_MEMORY_LIMIT",
+    // The memory store could not be opened, read or written (fail closed).
+    "ERR_MEMORY_STORE",
   ],
   capability: [
     // A capability token that is malformed, not signed by this runtime's key, or tampered with.
@@ -600,6 +623,13 @@ export class ModelError extends WardenError {
 /** Executors: tickets, circuit breakers, SSRF, paths, binaries, SQL, MCP pins. */
 export class ExecutorError extends WardenError {
   constructor(code: CodeOf<"executor">, message: string, options?: WardenErrorOptions) {
+    super(code, message, options);
+  }
+}
+
+/** The memory firewall: configuration, refused operations, store faults. */
+export class MemoryError extends WardenError {
+  constructor(code: CodeOf<"memory">, message: string, options?: WardenErrorOptions) {
     super(code, message, options);
   }
 }

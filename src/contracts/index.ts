@@ -33,6 +33,7 @@ export {
   JournalError,
   LoopError,
   McpGatewayError,
+  MemoryError,
   MessagingError,
   ModelError,
   PolicyError,

@@ -117,6 +117,7 @@ export function bindingForContract(
         kind: "process",
         binding: {
           ...identity,
+          riskTier: tool.contract.tool.risk_tier,
           build: (p) => {
             const inv = prepare(tool, p);
             if (inv.kind !== "exec") throw new Error("contract backend is not exec");

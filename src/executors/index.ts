@@ -121,6 +121,20 @@ export {
   type ToolIdentity,
 } from "./runtime.js";
 export {
+  bwrapUnavailable,
+  type ContainerOptions,
+  containerUnavailable,
+  mergeLimits,
+  planSandbox,
+  type ResourceLimits,
+  SANDBOX_TIERS,
+  type SandboxOptions,
+  type SandboxPlan,
+  type SandboxRequest,
+  type SandboxTier,
+} from "./sandbox.js";
+export { limitKilled, type SandboxCommand, sandboxCommand } from "./sandbox-argv.js";
+export {
   defaultSecretProviders,
   EnvSecretProvider,
   FileSecretProvider,

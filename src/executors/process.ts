@@ -20,6 +20,8 @@ import {
   runBound,
   type ToolIdentity,
 } from "./runtime.js";
+import { planSandbox, type SandboxOptions, type SandboxRequest, sandboxConfigProblem } from "./sandbox.js";
+import { limitKilled, type SandboxCommand, sandboxCommand } from "./sandbox-argv.js";
 import { SecretMasker } from "./secret-mask.js";
 
 export interface ProcessSpec {
@@ -36,6 +38,10 @@ export interface ProcessSpec {
 
 export interface ProcessBinding extends ToolIdentity {
   build(parameters: Readonly<Record<string, unknown>>): ProcessSpec;
+  /** The contract's risk tier (selects a minimum sandbox tier through `sandbox.byRiskTier`). */
+  riskTier?: string;
+  /** What the contract asks of the sandbox (tier, limits, network destinations, paths). */
+  sandbox?: SandboxRequest;
 }
 
 export interface ProcessExecutorOptions {
@@ -50,6 +56,8 @@ export interface ProcessExecutorOptions {
   maxStdoutBytes?: number;
   maxStderrBytes?: number;
   maxTimeoutMs?: number;
+  /** Sandbox tiers and resource limits (docs/sandbox.md); absent: the process tier, no limits. */
+  sandbox?: SandboxOptions;
 }
 
 export interface ProcessOutput {
@@ -91,6 +99,7 @@ export class ProcessExecutor {
   readonly #maxErr: number;
   readonly #maxTimeoutMs: number;
   readonly #deps: ExecutorDeps;
+  readonly #sandbox: SandboxOptions;
 
   constructor(options: ProcessExecutorOptions, deps: ExecutorDeps = {}) {
     if (
@@ -112,6 +121,9 @@ export class ProcessExecutor {
     this.#maxErr = options.maxStderrBytes ?? 256 * 1024;
     this.#maxTimeoutMs = options.maxTimeoutMs ?? 60_000;
     this.#deps = deps;
+    this.#sandbox = options.sandbox ?? {};
+    const problem = sandboxConfigProblem(this.#sandbox);
+    if (problem !== undefined) throw new ExecutorError("ERR_EXEC_CONFIG_INVALID", problem);
   }
 
   execute(
@@ -126,7 +138,7 @@ export class ProcessExecutor {
         binding,
         defaultTaint: "tool-output",
         maxTimeoutMs: this.#maxTimeoutMs,
-        attempt: (spec, { signal }) => this.#run(spec, signal),
+        attempt: (spec, { signal }) => this.#run(spec, signal, binding),
       },
       this.#deps,
       opts,
@@ -197,7 +209,33 @@ export class ProcessExecutor {
     return real;
   }
 
-  async #run(spec: ProcessSpec, signal: AbortSignal): Promise<AttemptOutcome<ProcessOutput>> {
+  /** The command for the call's sandbox tier, or a coded refusal (never a weaker tier). */
+  #command(
+    binding: ProcessBinding,
+    input: {
+      binary: string;
+      name: string;
+      args: readonly string[];
+      cwd: string;
+      env: Record<string, string>;
+    },
+  ): SandboxCommand | { code: ExecutorErrorCode; message: string } {
+    const plan = planSandbox(this.#sandbox, {
+      tool: binding.name,
+      riskTier: binding.riskTier,
+      request: binding.sandbox,
+    });
+    const built = sandboxCommand(plan, this.#sandbox, { ...input, workDir: this.#workReal });
+    if (built.ok) return built.command;
+    const code = built.reason === "invalid" ? "ERR_EXEC_PARAMS_INVALID" : "ERR_EXEC_SANDBOX_UNAVAILABLE";
+    return { code, message: built.message };
+  }
+
+  async #run(
+    spec: ProcessSpec,
+    signal: AbortSignal,
+    binding: ProcessBinding,
+  ): Promise<AttemptOutcome<ProcessOutput>> {
     const [name, ...args] = spec.argv;
     if (name === undefined) {
       return { invocation: null, error: { code: "ERR_EXEC_PARAMS_INVALID", message: "empty argv" } };
@@ -233,10 +271,14 @@ export class ProcessExecutor {
       throw err;
     }
     if (signal.aborted) return { invocation: inv, error: { code: abortCode(signal), message: "aborted" } };
+    const command = this.#command(binding, { binary, name, args, cwd: inv.cwd, env });
+    if ("code" in command) return { invocation: inv, error: command };
+    const runAs = this.#sandbox.runAs;
 
     return new Promise((resolve) => {
-      const child = spawn(binary, args, {
-        argv0: name,
+      const child = spawn(command.file, command.args, {
+        ...(command.argv0 !== undefined ? { argv0: command.argv0 } : {}),
+        ...(runAs !== undefined ? { uid: runAs.uid, gid: runAs.gid } : {}),
         cwd: inv.cwd,
         env,
         shell: false,
@@ -304,6 +346,15 @@ export class ProcessExecutor {
           });
         }
         const ok = code !== null && (spec.okExitCodes ?? [0]).includes(code);
+        if (!ok && limitKilled(code, sig)) {
+          return resolve({
+            ...base,
+            error: {
+              code: "ERR_EXEC_RESOURCE_LIMIT",
+              message: `killed by a resource limit (${sig ?? code})`,
+            },
+          });
+        }
         resolve(
           ok ? base : { ...base, error: { code: "ERR_EXEC_TOOL_FAILED", message: `exit ${code ?? sig}` } },
         );

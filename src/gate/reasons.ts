@@ -45,6 +45,11 @@ export const CONTEXT_REASON_CODES = [
   "budget_tokens_exhausted",
   "budget_wall_time_exhausted",
   "budget_cost_exhausted",
+  "budget_iterations_exhausted",
+  "budget_network_requests_exhausted",
+  "budget_network_bytes_exhausted",
+  "budget_fs_bytes_exhausted",
+  "budget_fs_files_exhausted",
 ] as const;
 
 /**

@@ -6,12 +6,14 @@
 //   injection phrasing in assembled or retrieved context → ask; in memory being written,
 //     a sub-agent's result or retrieved memory → deny and the session is poisoned
 //   injection phrasing in the user's own input → allow with a warning
+import { HookError } from "../contracts/index.js";
+import { faultOf } from "../gate/index.js";
 import { count, type EvalContext, noteDenial } from "./context.js";
 import { scanText, type TextFindings, textOf } from "./detect.js";
 import { addTaint } from "./evaluate-tool.js";
 import type { Verdict } from "./schema-base.js";
 import type { HookEventOf } from "./schema-points.js";
-import { allow, fromSignal, merge } from "./verdicts.js";
+import { allow, fromGate, fromSignal, merge } from "./verdicts.js";
 
 type OnInjection = "allow" | "ask" | "deny";
 type OnCredential = "deny" | "mask";
@@ -129,11 +131,46 @@ export function preOutputDeliver(ctx: EvalContext, e: HookEventOf<"PreOutputDeli
   );
 }
 
-export function preMemoryWrite(ctx: EvalContext, e: HookEventOf<"PreMemoryWrite">): Verdict {
-  const v = judgeText(
+/**
+ * The host's memory hooks are answered like the memory firewall's own operations: the
+ * text is scanned by its detector, and the operation is a Gate decision on toolClass
+ * `memory` (policy, session taint, journal), so a web-tainted session writing memory
+ * meets the `host-ask-tainted-memory-write` rule of the host-tools preset.
+ */
+async function memoryDecision(
+  ctx: EvalContext,
+  action: "read" | "write",
+  parameters: Record<string, string>,
+): Promise<Verdict> {
+  const outcome = await ctx.runtime.gate.evaluate({
+    principalId: ctx.principalId,
+    runId: ctx.session.runId,
+    toolClass: "memory",
+    action,
+    parameters,
+    taintLabels: ctx.session.taint,
+  });
+  const fault = faultOf(outcome);
+  if (fault) throw new HookError("ERR_HOOK_ENGINE_FAULT", `the Gate failed closed (${fault})`);
+  if (outcome.decision === "allow" || outcome.decision === "modify")
+    ctx.runtime.gate.release(outcome.decisionId);
+  return fromGate(outcome, "memory", []);
+}
+
+export async function preMemoryWrite(ctx: EvalContext, e: HookEventOf<"PreMemoryWrite">): Promise<Verdict> {
+  let v = judgeText(
     ctx,
     { hook: e.hook_point, field: "content", onInjection: "deny", onCredential: "deny" },
     textOf(e.content),
+  );
+  if (v.decision === "deny") return v;
+  v = merge(
+    v,
+    await memoryDecision(ctx, "write", {
+      store: e.memory_store,
+      ...(e.memory_type !== undefined ? { memoryType: e.memory_type } : {}),
+      ...(e.write_source !== undefined ? { writeSource: e.write_source } : {}),
+    }),
   );
   if (v.decision !== "allow" || e.memory_type !== "instruction" || e.write_source === "user_request")
     return v;
@@ -149,7 +186,7 @@ export function preMemoryWrite(ctx: EvalContext, e: HookEventOf<"PreMemoryWrite"
   );
 }
 
-export function preMemoryRead(ctx: EvalContext, e: HookEventOf<"PreMemoryRead">): Verdict {
+export async function preMemoryRead(ctx: EvalContext, e: HookEventOf<"PreMemoryRead">): Promise<Verdict> {
   addTaint(ctx, { source: "rag", origin: `memory:${e.memory_store.slice(0, 200)}`, addedAt: ctx.now });
   const rule: TextRule = {
     hook: e.hook_point,
@@ -157,7 +194,9 @@ export function preMemoryRead(ctx: EvalContext, e: HookEventOf<"PreMemoryRead">)
     onInjection: "deny",
     onCredential: "deny",
   };
-  return judgeText(ctx, rule, textOf(e.retrieved_content));
+  const v = judgeText(ctx, rule, textOf(e.retrieved_content));
+  if (v.decision === "deny") return v;
+  return merge(v, await memoryDecision(ctx, "read", { store: e.memory_store }));
 }
 
 export function postSubAgentResult(ctx: EvalContext, e: HookEventOf<"PostSubAgentResult">): Verdict {

@@ -427,7 +427,10 @@ class LiveApae implements RuntimeApae {
 
   /** Every action ECT: denials and behaviour-spec violations become policy_violation events. */
   #onAction(e: ActionEct): void {
-    if (e.phase === "outcome") return this.#onOutcome(e);
+    if (e.phase === "outcome") {
+      this.#onOutcome(e);
+      return;
+    }
     const charged = this.#denials.charged(e.runId, e.decision);
     const denied = e.decision?.decision === "deny";
     if (!charged && denied) return;

@@ -3,6 +3,7 @@
 // Credentials are stored only as SHA-256 hashes of the bearer tokens; a token hash that
 // appears twice (in particular as both an agent and an approver credential) is refused,
 // so no credential can ever be both the party asking and the party approving.
+
 import { dirname, isAbsolute, resolve } from "node:path";
 import { z } from "zod";
 import { isPlainObject, ServerError, SHA256_HASH_PATTERN } from "../contracts/index.js";
@@ -15,6 +16,7 @@ import {
   SecretText,
   upstreamPaths,
 } from "../mcp-gateway/index.js";
+import { MemoryConfigSchema } from "../memory/index.js";
 import {
   ApaeSectionSchema,
   parseApaeSection,
@@ -276,6 +278,8 @@ export const SidecarConfigSchema = z.strictObject({
   drift: DriftSectionSchema.optional(),
   /** OTLP trace export and the OCSF/CEF streaming sink (docs/telemetry.md); absent means neither. */
   telemetry: TelemetrySectionSchema.optional(),
+  /** The memory firewall (docs/memory.md); absent means off. `path` defaults to `<journal>.memory.db`. */
+  memory: MemoryConfigSchema.extend({ path: PathText.optional() }).optional(),
   metrics: z
     .strictObject({
       /** Serve /metrics without an operator credential (default false). */
@@ -296,6 +300,12 @@ export interface LoadedSidecarConfig {
   apae?: RuntimeApaeConfig;
   /** The configuration file, when it was loaded from one (named in error messages). */
   source?: string;
+}
+
+/** The memory store's file: as configured, else beside the journal (memory for an in-memory journal). */
+function memoryPath(c: SidecarConfig, abs: (p: string) => string): string {
+  const p = c.memory?.path ?? (c.journal.path === ":memory:" ? ":memory:" : `${c.journal.path}.memory.db`);
+  return p === ":memory:" ? p : abs(p);
 }
 
 function invalid(message: string): ServerError {
@@ -417,6 +427,7 @@ export function parseSidecarConfig(input: unknown, baseDir: string = process.cwd
     ...c,
     policies: c.policies.map(abs),
     journal: { ...c.journal, path: abs(c.journal.path), key: abs(c.journal.key) },
+    ...(c.memory !== undefined ? { memory: { ...c.memory, path: memoryPath(c, abs) } } : {}),
   };
   if (c.tls) config.tls = { cert: abs(c.tls.cert), key: abs(c.tls.key) };
   if (c.store?.tls?.caFile !== undefined)

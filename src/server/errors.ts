@@ -119,6 +119,15 @@ export const ERROR_STATUS = {
   ERR_HOOK_POINT_UNKNOWN: 400,
   // The per-host engine map is full (hooks.maxEngines): refused, never evicted.
   ERR_HOOK_ENGINE_LIMIT: 503,
+  // The memory firewall (routes/memory.ts, docs/memory.md).
+  ERR_MEMORY_DENIED: 403,
+  ERR_MEMORY_NOT_FOUND: 404,
+  ERR_MEMORY_CLASSIFIED: 403,
+  ERR_MEMORY_INSTRUCTION: 422,
+  ERR_MEMORY_QUARANTINED: 409,
+  ERR_MEMORY_LIMIT: 422,
+  ERR_MEMORY_STORE: 503,
+  ERR_MEMORY_CONFIG_INVALID: 500,
 } as const;
 
 // Every server-family code has a status (a missing one fails to compile).
@@ -127,6 +136,9 @@ void _everyServerCode;
 // And every identity code (an AgentPin failure reaches HTTP with its own code).
 const _everyIdentityCode: Record<(typeof ERROR_CODES.identity)[number], number> = ERROR_STATUS;
 void _everyIdentityCode;
+// And every memory code (the memory routes answer the firewall's codes as they are).
+const _everyMemoryCode: Record<(typeof ERROR_CODES.memory)[number], number> = ERROR_STATUS;
+void _everyMemoryCode;
 
 export type ApiErrorCode = keyof typeof ERROR_STATUS;
 

@@ -3,6 +3,7 @@
 // approval and deferral queues, and the executors behind their circuit breakers.
 // `checkSidecarConfig` does the same loading without opening anything for writing, and
 // reports every problem it finds instead of stopping at the first.
+
 import { accessSync, constants, existsSync, readFileSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { Session, SessionStore, StartRunOptions } from "../context/index.js";
@@ -12,6 +13,7 @@ import { openRecorder, pinBundle } from "../evidence/index.js";
 import type { BreakerRegistry } from "../executors/index.js";
 import type { Gate, GatePolicy, InProcessApprovals } from "../gate/index.js";
 import { type Journal, type JournalStore, nextKeyId, SqliteJournalStore } from "../journal/index.js";
+import { MemoryFirewall, memoryClassify, withMemoryContracts } from "../memory/index.js";
 import { loadPolicyBundle } from "../policy/index.js";
 import {
   type AgentPinAuthenticator,
@@ -30,6 +32,7 @@ import {
 } from "../runtime/index.js";
 import { openPgNode, type PgNodeConfig } from "../store-pg/index.js";
 import {
+  type CompiledTool,
   type ContractRegistry,
   loadContractsTrusted,
   PinStore,
@@ -63,6 +66,8 @@ export interface SidecarRuntime {
   readonly agentpin: AgentPinAuthenticator | undefined;
   /** APAE trust when the configuration has an `apae:` section. */
   readonly apae: RuntimeApae | undefined;
+  /** The memory firewall (config `memory:`; routes/memory.ts), or undefined when off. */
+  readonly memory: MemoryFirewall | undefined;
   /** The composed runtime itself (the AARTS hooks engine runs over it: routes/hooks.ts). */
   readonly composed: Runtime;
   /** Starts a run bound to the authenticated principal. */
@@ -108,6 +113,7 @@ function executorsConfig(e: LoadedSidecarConfig["config"]["executors"]): Runtime
 export function sidecarRuntimeConfig(loaded: LoadedSidecarConfig, signer: KeyPair): RuntimeConfig {
   const c = loaded.config;
   const g = loaded.gate;
+  const routeClassify = (tool: CompiledTool) => classifyRoute(tool, executorDeclarations(c.executors));
   return {
     policy: c.policies,
     ...(c.contracts !== undefined
@@ -129,8 +135,10 @@ export function sidecarRuntimeConfig(loaded: LoadedSidecarConfig, signer: KeyPai
       // The sidecar creates runs (POST /v1/runs); a run id it did not create is refused.
       runs: g.config.runs ?? "runtime",
       approvals: g.config.approvals,
-      // file/database contracts are classified by the medium they run in (execute-routes.ts).
-      classify: (tool) => classifyRoute(tool, executorDeclarations(c.executors)),
+      // file/database contracts are classified by the medium they run in (execute-routes.ts);
+      // the memory operations are contracts the Gate knows when the firewall is on.
+      classify: c.memory !== undefined ? memoryClassify(routeClassify) : routeClassify,
+      ...(c.memory !== undefined ? { contractLookup: withMemoryContracts } : {}),
       ...(c.drift !== undefined ? { drift: driftTrackerOf(c.drift) } : {}),
     },
     ...(c.executors.breaker !== undefined ? { breaker: c.executors.breaker } : {}),
@@ -210,10 +218,13 @@ export async function openSidecarRuntime(
       throw err;
     }
   }
+  let memory: MemoryFirewall | undefined;
   let telemetry: RunningTelemetry;
   try {
+    memory = c.memory === undefined ? undefined : MemoryFirewall.open(rt, c.memory);
     telemetry = await startTelemetry(c.telemetry, rt.store);
   } catch (err) {
+    memory?.close();
     await rt.close();
     throw err;
   }
@@ -242,9 +253,11 @@ export async function openSidecarRuntime(
     composed: rt,
     startRun: (principalId, options) => rt.startRun(principalId, options),
     grant: (runId, grant, grantedBy) => rt.grant(runId, grant, grantedBy),
+    memory,
     close: async () => {
       // The sink's last delivery reads the journal, so it stops first; the tracer last.
       await telemetry.stopSink().catch(() => undefined);
+      memory?.close();
       try {
         await rt.close();
       } finally {

@@ -36,11 +36,12 @@ const ALLOWED: Record<string, string[]> = {
   messaging: ["contracts", "crypto", "context", "policy", "journal", "gate"],
   "store-pg": ["contracts", "crypto", "context", "journal", "trust", "identity", "messaging"],
   runtime: BELOW_ENTRY_POINTS,
+  memory: [...BELOW_ENTRY_POINTS, "runtime"],
   "mcp-gateway": [...BELOW_ENTRY_POINTS, "runtime"],
   // OCSF/CEF mapping, the journal-tailing sink, OTLP wiring, the embedder adapters that
   // talk to the world: reads the journal, never the Gate.
   telemetry: ["contracts", "crypto", "context", "journal"],
-  hooks: [...BELOW_ENTRY_POINTS, "runtime"],
+  hooks: [...BELOW_ENTRY_POINTS, "runtime", "memory"],
   evidence: [...BELOW_ENTRY_POINTS, "runtime"],
 };
 

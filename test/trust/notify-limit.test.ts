@@ -89,7 +89,7 @@ describe("POST /v1/apae/notify under a flood", () => {
     }
     // The first three are verified (and refused as malformed); then the limit answers.
     expect(statuses).toEqual([400, 400, 400, 429, 429]);
-    expect((last?.body.error as { code: string }).code).toBe("ERR_SERVER_RATE_LIMITED");
+    expect(last?.body.error).toMatchObject({ code: "ERR_SERVER_RATE_LIMITED" });
     expect(Number(last?.headers.get("retry-after"))).toBeGreaterThan(0);
   });
 });

@@ -16,6 +16,7 @@ import { CAPABILITY_GRANT, capabilityRoutes } from "./capabilities.js";
 import type { RouteContext } from "./context.js";
 import { HOOK_ROUTES, hookRoutes } from "./hooks.js";
 import { JOURNAL_HEAD, JOURNAL_LIST, JOURNAL_VERIFY, journalRoutes } from "./journal.js";
+import { MEMORY_ROUTES, memoryRoutes } from "./memory.js";
 import { MESSAGE_ROUTES, messageRoutes } from "./messages.js";
 import { HEALTH, METRICS, OPENAPI, opsRoutes, READY } from "./ops.js";
 import { RUN_CREATE, RUN_STATE, runRoutes } from "./runs.js";
@@ -44,6 +45,7 @@ export const ROUTES: readonly RouteSpec[] = [
   APAE_TRUST_ANCHOR,
   APAE_DELEGATE,
   ...HOOK_ROUTES,
+  ...MEMORY_ROUTES,
 ];
 
 /** Registers each resource's routes as its own encapsulated plugin (root hooks apply to all). */
@@ -58,6 +60,7 @@ export function mountRoutes(app: FastifyInstance, ctx: RouteContext): void {
     opsRoutes,
     apaeRoutes,
     hookRoutes,
+    memoryRoutes,
   ]) {
     void app.register(async (child) => routes(child, ctx));
   }

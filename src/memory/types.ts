@@ -1,0 +1,42 @@
+// The memory firewall's public types: who calls, what an operation answers, what a write
+// takes, and the runtime ports the firewall needs.
+import type { ERROR_CODES, TaintLabel } from "../contracts/index.js";
+import type { Runtime } from "../runtime/index.js";
+import type { Embedder } from "./search.js";
+
+export type MemoryErrorCode = (typeof ERROR_CODES.memory)[number];
+
+/** Who is asking: the authenticated principal and a run the runtime started for it. */
+export interface MemoryCaller {
+  principalId: string;
+  runId: string;
+}
+
+export interface MemoryItem {
+  id: string;
+  content: string;
+  classification: string;
+  scope: "private" | "shared";
+  taint: TaintLabel[];
+  createdAt: string;
+  score?: number;
+}
+
+export type MemoryResult<T> =
+  | { ok: true; value: T; taint: TaintLabel[]; decisionId: string }
+  | { ok: false; code: MemoryErrorCode; message: string; reasonCodes?: string[]; decisionId?: string };
+
+export interface WriteInput {
+  content: string;
+  classification: string;
+  scope?: "private" | "shared";
+  /** Labels the caller declares for the content (merged with the Gate's effective taint). */
+  taintLabels?: readonly TaintLabel[];
+}
+
+/** The runtime ports the firewall uses (a composed Runtime has them all). */
+export type MemoryRuntime = Pick<Runtime, "gate" | "journal" | "sessions" | "clock">;
+
+export interface MemoryFirewallOptions {
+  embedder?: Embedder;
+}
