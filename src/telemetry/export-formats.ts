@@ -60,7 +60,7 @@ function format(line: (e: JournalEntry) => string | undefined): ExportFormat {
         if (!after(e, from) || !before(e, to)) continue;
         const out = line(e);
         if (out === undefined) continue;
-        opts.write(out);
+        opts.write(`${out}\n`);
         n++;
       }
       return n;

@@ -141,4 +141,20 @@ describe("warden export --format gate", () => {
     const bad = await runCli("export", "--format", "nope", f.runId, "--journal", f.db);
     expect(bad.code).toBe(2);
   });
+
+  it("the same command exports the run as OCSF events and CEF lines for a SIEM", async () => {
+    const f = await recordedFileRun();
+    const ocsf = await runCli("export", "--format", "ocsf", f.runId, "--journal", f.db);
+    expect(ocsf.code).toBe(0);
+    const events = ocsf.out
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { class_uid: number; metadata: { version: string } });
+    expect(events.length).toBeGreaterThan(0);
+    expect(events.every((e) => e.metadata.version === "1.3.0")).toBe(true);
+    expect(new Set(events.map((e) => e.class_uid)).has(6003)).toBe(true);
+    const cef = await runCli("export", "--format", "cef", f.runId, "--journal", f.db);
+    expect(cef.code).toBe(0);
+    expect(cef.out.trim().split("\n").every((l) => l.startsWith("CEF:0|"))).toBe(true);
+  });
 });

@@ -235,7 +235,9 @@ describe("cef export", () => {
     expect(lines).toHaveLength(5);
     for (const l of lines) {
       expect(l).toMatch(/^CEF:0\|Warden\|Warden\|[^|]+\|[^|]+\|[^|]+\|\d{1,2}\|/);
-      expect(l).not.toMatch(/\n/);
+      // One line each: the terminator, and no line break smuggled inside (escaped).
+      expect(l.endsWith("\n")).toBe(true);
+      expect(l.slice(0, -1)).not.toMatch(/[\r\n]/);
     }
     const deny = lines.find((l) => l.includes("warden.gate.decision:deny"))!;
     expect(deny).toContain("act=deny");

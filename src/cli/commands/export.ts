@@ -1,31 +1,33 @@
 // `warden export --format FORMAT (RUN | --from ISO --to ISO) --journal DB [--keys FILE...]
 // [--out FILE]`: evidence out of the journal in a format other tools read. Formats are one
 // table (`FORMATS`); each takes the same options and resolves to the number of records
-// written. `gate`: the DARE record set as GATE JSONL (docs/evidence.md). Exit 0 with the
+// written. `gate`: the DARE record set as GATE JSONL (docs/evidence.md); `ocsf` / `cef`:
+// OCSF 1.3.0 events / CEF lines for a SIEM (docs/telemetry.md). Exit 0 with the
 // count on stderr; 1 when the journal does not verify; 2 for bad input.
 import { createWriteStream, existsSync } from "node:fs";
 import type { Command } from "commander";
 import { CliError, WardenError } from "../../contracts/index.js";
 import { exportGate } from "../../evidence/index.js";
+import { type ExportFormat, TELEMETRY_FORMATS } from "../../telemetry/index.js";
 import { type CliContext, EXIT } from "../io.js";
 import { addOptions, defineOptions, type OptionsOf } from "../options.js";
 import { SUMMARY } from "./summaries.js";
 
-export type ExportFormat = (opts: {
-  db: string;
-  keys: string[];
-  run?: string;
-  from?: string;
-  to?: string;
-  write: (line: string) => void;
-}) => Promise<number>;
+export type { ExportFormat };
 
+/** `gate` (src/evidence) and the SIEM formats `ocsf` and `cef` (src/telemetry). */
 export const FORMATS: Record<string, ExportFormat> = {
   gate: (o) => exportGate(o),
+  ...TELEMETRY_FORMATS,
 };
 
 export const EXPORT_OPTIONS = defineOptions({
-  format: { flags: "--format <format>", description: "output format: gate", kind: "value", required: true },
+  format: {
+    flags: "--format <format>",
+    description: "output format: gate, ocsf or cef",
+    kind: "value",
+    required: true,
+  },
   journal: { flags: "--journal <file>", description: "journal database", kind: "value", required: true },
   keys: {
     flags: "--keys <files...>",
