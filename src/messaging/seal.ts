@@ -68,6 +68,13 @@ export function seal(
   const plaintext = canonicalBytes(input.payload);
   if (plaintext.length > MAX_PAYLOAD_BYTES)
     throw new MessagingError("ERR_MESSAGE_MALFORMED", `payload larger than ${MAX_PAYLOAD_BYTES} bytes`);
+  // What the recipient's strict parser would refuse (a "__proto__" key, …) is refused here,
+  // never sealed into a message nobody can open.
+  try {
+    parseStrictJson(plaintext.toString("utf8"), { maxLength: MAX_PAYLOAD_BYTES });
+  } catch {
+    throw new MessagingError("ERR_MESSAGE_MALFORMED", "the payload is not strict JSON");
+  }
   if (recipient.id !== input.recipient)
     throw new MessagingError("ERR_MESSAGE_WRONG_RECIPIENT", "the recipient's keys are another identity's");
   const eph = generateKeyPairSync("x25519");

@@ -230,19 +230,34 @@ describe("sealed messages", () => {
 describe("sealed messages (property)", () => {
   const payloads = fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.parse(canonicalJson(v)) as JsonValue);
 
-  it("open(seal(m)) = m", () => {
+  it("open(seal(m)) = m, and what seal refuses it refuses with a code (never a message nobody can open)", () => {
     const w = world();
     fc.assert(
       fc.property(payloads, (p) => {
-        const got = open(w.send(p), w.executor, {
+        let sealed: SealedMessage;
+        try {
+          sealed = w.send(p);
+        } catch (err) {
+          // Only the strict parser's refusals (a "__proto__" key); found by this property.
+          expect((err as MessagingError).code).toBe("ERR_MESSAGE_MALFORMED");
+          expect(canonicalJson(p)).toContain('"__proto__"');
+          return;
+        }
+        const got = open(sealed, w.executor, {
           directory: w.directory,
           nonces: new MemoryNonceStore(),
           now: NOW,
         });
         expect(canonicalJson(got.payload)).toBe(canonicalJson(p));
       }),
-      { numRuns: 60 },
+      { numRuns: 200 },
     );
+  });
+
+  it("a payload the recipient's strict parser refuses (a __proto__ key) is refused at seal, not sealed", () => {
+    const w = world();
+    const payload = JSON.parse('{"__proto__": {"admin": true}}') as JsonValue;
+    expect(codeOf(() => w.send(payload))).toBe("ERR_MESSAGE_MALFORMED");
   });
 
   it("any single-bit flip of the wire text is refused", () => {
