@@ -454,7 +454,28 @@ describe("feeding results back to the Gate's context", () => {
     });
     const { options } = setup([fetchTurn, { text: "x" }], { gate: port, executor });
     await runLoop(options);
-    expect(reported).toEqual([{ id: "dec-1", r: { taintLabels: [WEB], output: "<p>" } }]);
+    expect(reported).toEqual([{ id: "dec-1", r: { taintLabels: [WEB], output: "<p>", outcome: "success" } }]);
+  });
+
+  it("reports a failed call's outcome (timeout for a *_TIMEOUT code) so APAE can count it", async () => {
+    for (const [code, outcome] of [
+      ["ERR_EXEC_TIMEOUT", "timeout"],
+      ["ERR_EXEC_EXIT_NONZERO", "failure"],
+    ] as const) {
+      const reported: { r: { outcome?: string } }[] = [];
+      const port = Object.assign(new FakeGate(), {
+        recordResult: async (id: string, r: { outcome?: string }) => {
+          reported.push({ r });
+          expect(id).toBe("dec-1");
+        },
+      });
+      const executor = new FakeExecutor({
+        fetch_page: () => ({ ok: false, code, message: "it failed" }),
+      });
+      const { options } = setup([fetchTurn, { text: "x" }], { gate: port, executor });
+      await runLoop(options);
+      expect(reported.map((x) => x.r.outcome)).toEqual([outcome]);
+    }
   });
 
   it("a Gate that cannot record a result stops the run (it would decide without that taint)", async () => {
