@@ -163,7 +163,7 @@ describe("the memory tools through the gateway", () => {
       expect(decisionId).toEqual(expect.any(String));
       const decisions = await entries("warden.gate.decision", decisionId);
       expect(decisions).toHaveLength(1);
-      expect((decisions[0]?.body as { tool?: string }).tool).toBe(tool);
+      expect((decisions[0]?.body as { tool?: string } | undefined)?.tool).toBe(tool);
       expect(await entries("warden.gate.result", decisionId)).toHaveLength(1);
     }
     // The memory events name the gateway's decision, not one of their own.
@@ -199,8 +199,8 @@ describe("the memory tools through the gateway", () => {
     expect(text(leak)).toMatch(/^ERR_MCP_DENIED: deny: .*(TAINTED_EGRESS|behavior_web_taint)/);
     expect(sent.length).toBe(before + 1);
     const decisions = await entries("warden.gate.decision", wardenMeta(leak)["warden/decisionId"]);
-    expect((decisions[0]?.body as { taint: { source: string; origin: string }[] }).taint).toContainEqual(
-      expect.objectContaining({ source: "web", origin: PAGE_URL }),
-    );
+    expect(
+      (decisions[0]?.body as { taint: { source: string; origin: string }[] } | undefined)?.taint,
+    ).toContainEqual(expect.objectContaining({ source: "web", origin: PAGE_URL }));
   });
 });

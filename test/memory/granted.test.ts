@@ -3,6 +3,7 @@
 // operation's contract, the caller's principal and run; anything else is refused and
 // nothing is stored or returned.
 import { afterEach, describe, expect, it } from "vitest";
+import type { TaintLabel } from "../../src/contracts/index.js";
 import { type ExecutionTicket, ticketOf } from "../../src/gate/index.js";
 import { deployment, type MemoryDeployment } from "./helpers.js";
 
@@ -17,7 +18,7 @@ async function grant(
   who: { principalId: string; runId: string },
   op: "write" | "read" | "search" | "delete",
   parameters: Record<string, unknown>,
-): Promise<{ ticket: ExecutionTicket; taint: { source: string; origin: string }[] }> {
+): Promise<{ ticket: ExecutionTicket; taint: TaintLabel[] }> {
   const o = await dep.rt.gate.authorize({
     ...who,
     toolClass: "memory",
