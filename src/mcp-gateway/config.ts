@@ -65,6 +65,13 @@ export const GatewayConfigSchema = z.strictObject({
         .default(1024 * 1024),
     })
     .optional(),
+  /**
+   * The memory firewall's tools (memory_write/read/search/delete) served beside the
+   * upstream ones (docs/mcp-gateway.md); absent means off. Its keys are the memory
+   * configuration (docs/memory.md), validated strictly when the gateway opens; `path`
+   * defaults to `<journal>.memory.db`.
+   */
+  memory: z.record(z.string(), z.unknown()).optional(),
   /** AgentPin credentials accepted over HTTP (the sidecar's `identity.agentpin`). */
   identity: z
     .strictObject({
@@ -137,10 +144,20 @@ export function parseGatewayConfig(input: unknown, baseDir: string = process.cwd
   checkPrincipals(c, gate);
   const abs = (p: string) => (isAbsolute(p) ? p : resolve(baseDir, p));
   const a = c.identity?.agentpin;
+  const journalPath = abs(c.journal.path);
+  const memPath = c.memory?.path ?? `${journalPath}.memory.db`;
   const config: GatewayConfig = {
     ...c,
     policies: c.policies.map(abs),
-    journal: { path: abs(c.journal.path), key: abs(c.journal.key) },
+    journal: { path: journalPath, key: abs(c.journal.key) },
+    ...(c.memory !== undefined
+      ? {
+          memory: {
+            ...c.memory,
+            path: typeof memPath === "string" && memPath !== ":memory:" ? abs(memPath) : memPath,
+          },
+        }
+      : {}),
     pins: abs(c.pins),
     upstreams: upstreamPaths(c.upstreams, abs),
     ...(a !== undefined

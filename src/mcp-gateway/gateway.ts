@@ -29,8 +29,11 @@ import { runtimeMcpConfig } from "./upstreams.js";
 import { canEverAllow } from "./visibility.js";
 
 export interface GatewayOptions {
-  /** Tools served beside the upstream ones (providers.ts). */
-  providers?: readonly LocalToolProvider[];
+  /**
+   * Tools served beside the upstream ones (providers.ts); a function is called once with
+   * the composed runtime (a provider that governs through it, e.g. the memory firewall).
+   */
+  providers?: readonly LocalToolProvider[] | ((runtime: Runtime) => readonly LocalToolProvider[]);
   clock?: () => number;
 }
 
@@ -120,11 +123,15 @@ export class Gateway {
       options.clock !== undefined ? { clock: options.clock } : {},
     );
     let gw: Gateway;
+    let providers: readonly LocalToolProvider[] = [];
     try {
-      gw = new Gateway(loaded, runtime, { providers: options.providers ?? [], contracts, classes });
+      const p = options.providers ?? [];
+      providers = typeof p === "function" ? p(runtime) : p;
+      gw = new Gateway(loaded, runtime, { providers, contracts, classes });
       gw.#installFixed();
       await gw.refresh();
     } catch (err) {
+      for (const p of providers) await p.close?.();
       await runtime.close();
       throw err;
     }
@@ -254,8 +261,12 @@ export class Gateway {
     return new GatewaySession(this, principalId, run.runId, identity);
   }
 
-  close(): Promise<void> {
-    return this.runtime.close();
+  async close(): Promise<void> {
+    try {
+      for (const p of this.#providers) await p.close?.();
+    } finally {
+      await this.runtime.close();
+    }
   }
 }
 

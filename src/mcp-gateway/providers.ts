@@ -16,17 +16,30 @@ export interface LocalTool {
 }
 
 export type LocalToolResult =
-  | { ok: true; output: unknown; taint: TaintLabel[]; outputHash?: Sha256Hash }
+  | {
+      ok: true;
+      output: unknown;
+      taint: TaintLabel[];
+      outputHash?: Sha256Hash;
+      /** The output's classification level for the Gate (default: the Gate's default). */
+      classification?: string;
+    }
   | { ok: false; code: string; message: string };
 
 export interface LocalToolProvider {
   /** A short name for logs and errors (e.g. `memory`). */
   readonly name: string;
   tools(): readonly LocalTool[];
-  /** Runs a call the Gate granted (the ticket is single-use and bound to the call). */
+  /**
+   * Runs a call the Gate granted (the ticket is single-use and bound to the call); `taint`
+   * is the decision's effective taint (what the call's inputs carry). The provider must not
+   * ask the Gate again, nor record the result: the gateway does both.
+   */
   execute(
     ticket: ExecutionTicket,
     tool: CompiledTool,
-    options: { signal: AbortSignal; principalId: string; runId: string },
+    options: { signal: AbortSignal; principalId: string; runId: string; taint: readonly TaintLabel[] },
   ): Promise<LocalToolResult>;
+  /** Called once when the gateway closes. */
+  close?(): void | Promise<void>;
 }

@@ -145,11 +145,12 @@ export class GatewaySession {
   }
 
   async #local(entry: LocalEntry, args: Record<string, unknown>, signal: AbortSignal): Promise<Governed> {
-    return this.#govern(entry.tool, args, signal, async (t) => {
+    return this.#govern(entry.tool, args, signal, async (t, taint) => {
       const r = await entry.provider.execute(t, entry.tool, {
         signal,
         principalId: this.principalId,
         runId: this.runId,
+        taint,
       });
       return r.ok
         ? {
@@ -157,6 +158,7 @@ export class GatewaySession {
             output: { result: { structuredContent: r.output }, isError: false },
             taint: r.taint,
             evidence: { output_hash: r.outputHash ?? null },
+            ...(r.classification !== undefined ? { classification: r.classification } : {}),
           }
         : { ok: false, code: r.code, message: r.message };
     });
@@ -195,7 +197,7 @@ export class GatewaySession {
     contract: CompiledTool,
     parameters: Record<string, unknown>,
     signal: AbortSignal,
-    run: (ticket: ExecutionTicket) => Promise<Executed>,
+    run: (ticket: ExecutionTicket, taint: TaintLabel[]) => Promise<Executed>,
   ): Promise<Governed> {
     const gate = this.#gw.runtime.gate;
     const classification = this.#gw.classification(contract);
@@ -232,7 +234,7 @@ export class GatewaySession {
         decisionId,
       };
     }
-    const r = await run(ticket);
+    const r = await run(ticket, outcome.taint);
     if (!r.ok) {
       await gate.recordResult(decisionId, {});
       return { ok: false, code: r.code, message: r.message.slice(0, 500), decisionId };
@@ -243,6 +245,7 @@ export class GatewaySession {
       taintLabels: r.taint,
       data,
       ...(hash !== null ? { outputHash: hash } : {}),
+      ...(r.classification !== undefined ? { classification: r.classification } : {}),
     });
     return { ok: true, output: data, decisionId, taint: recorded.taint };
   }
@@ -251,6 +254,7 @@ export class GatewaySession {
 type Executed =
   | (Pick<ExecutionResult<McpOutput> & { ok: true }, "ok" | "output" | "taint"> & {
       evidence?: { output_hash: `sha256:${string}` | null };
+      classification?: string;
     })
   | { ok: false; code: string; message: string };
 

@@ -10,8 +10,14 @@
 // read one are listed from the store.
 import { randomBytes } from "node:crypto";
 import { mergeTaint } from "../context/index.js";
-import { type DecisionId, isoTime, type TaintLabel } from "../contracts/index.js";
-import { type GateOutcome, redeemTicket, ticketOf } from "../gate/index.js";
+import { type DecisionId, decisionId, isoTime, type TaintLabel } from "../contracts/index.js";
+import {
+  type ExecutionTicket,
+  type GateOutcome,
+  type ReportedResult,
+  redeemTicket,
+  ticketOf,
+} from "../gate/index.js";
 import { defaultEventTypes } from "../journal/index.js";
 import { fail, itemOf, messages, refusalOf, sha256, visibilityOf } from "./access.js";
 import { clearanceRank, levelRank, type MemoryConfig, parseMemoryConfig } from "./config.js";
@@ -28,6 +34,8 @@ import {
 import { bm25, cosine, type Embedder, rank } from "./search.js";
 import { type MemoryRead, type MemoryRecord, MemoryStore, type Visibility } from "./store.js";
 import type {
+  GrantedCaller,
+  GrantedResult,
   MemoryCaller,
   MemoryErrorCode,
   MemoryFirewallOptions,
@@ -39,6 +47,23 @@ import type {
 
 const MAX_DIMENSIONS = 4096;
 const SYSTEM_RUN = "warden-memory";
+
+/** A decision that allowed the operation: its id, the parameters it granted, the call's taint. */
+interface Grant {
+  decisionId: DecisionId;
+  parameters: Readonly<Record<string, unknown>>;
+  taint: TaintLabel[];
+}
+
+/**
+ * How an operation settles its decision after the grant: self-governed, the firewall
+ * reports the result to the Gate (or releases the decision); under a host's ticket the
+ * report goes back to the host, which records it (the MCP gateway's local tools).
+ */
+interface Settle {
+  done(report: ReportedResult): Promise<void>;
+  refused(): void;
+}
 
 export class MemoryFirewall {
   readonly config: MemoryConfig;
@@ -96,6 +121,10 @@ export class MemoryFirewall {
     };
     const g = await this.#govern(caller, "write", params, input.taintLabels);
     if (!g.ok) return g;
+    return this.#write(caller, g, this.#self(g.decisionId));
+  }
+
+  async #write(caller: MemoryCaller, g: Grant, settle: Settle): Promise<MemoryResult<{ id: string }>> {
     const content = String(g.parameters.content);
     const record: MemoryRecord = {
       id: `mem_${randomBytes(16).toString("hex")}`,
@@ -113,7 +142,7 @@ export class MemoryFirewall {
       embedding: await this.#embed(content),
     };
     this.#store.insert(record);
-    await this.#rt.gate.recordResult(g.decisionId, { data: { id: record.id }, classification: "public" });
+    await settle.done({ data: { id: record.id }, classification: "public" });
     await this.#journal(caller.runId, MEMORY_WRITTEN, {
       memory_id: record.id,
       principal_id: caller.principalId,
@@ -130,21 +159,30 @@ export class MemoryFirewall {
   async read(caller: MemoryCaller, id: string): Promise<MemoryResult<MemoryItem>> {
     const g = await this.#govern(caller, "read", { id });
     if (!g.ok) return g;
+    return this.#read(caller, g, this.#self(g.decisionId));
+  }
+
+  async #read(caller: MemoryCaller, g: Grant, settle: Settle): Promise<MemoryResult<MemoryItem>> {
+    const id = String(g.parameters.id);
     const r = this.#store.get(id);
     const refusal = r === undefined ? "ERR_MEMORY_NOT_FOUND" : this.#refusal(caller, r);
     if (refusal !== undefined || r === undefined) {
       const code = refusal ?? "ERR_MEMORY_NOT_FOUND";
-      this.#rt.gate.release(g.decisionId);
+      settle.refused();
       await this.#refused(caller, "read", code, { memory_id: id, decision_id: g.decisionId });
       return fail(code, messages[code], { decisionId: g.decisionId });
     }
-    const taint = await this.#served(caller, g.decisionId, "read", [r]);
+    const taint = await this.#served(caller, { decisionId: g.decisionId, settle }, "read", [r]);
     return { ok: true, value: itemOf(r), taint, decisionId: g.decisionId };
   }
 
   async search(caller: MemoryCaller, query: string, limit = 10): Promise<MemoryResult<MemoryItem[]>> {
     const g = await this.#govern(caller, "search", { query, limit });
     if (!g.ok) return g;
+    return this.#search(caller, g, this.#self(g.decisionId));
+  }
+
+  async #search(caller: MemoryCaller, g: Grant, settle: Settle): Promise<MemoryResult<MemoryItem[]>> {
     const candidates = this.#store.visible(this.#visibility(caller), this.config.maxSearchScan);
     const q = String(g.parameters.query);
     const keyword = bm25(
@@ -155,7 +193,7 @@ export class MemoryFirewall {
     const qv = await this.#embed(q);
     if (qv !== null)
       semantic = candidates.map((r) => (r.embedding === null ? undefined : cosine(qv, r.embedding)));
-    const max = Math.min(Number(g.parameters.limit ?? limit), this.config.maxResults);
+    const max = Math.min(Number(g.parameters.limit ?? 10), this.config.maxResults);
     const ranked = rank(keyword, semantic, candidates.length, max);
     const hits = ranked.flatMap((s) => {
       const r = candidates[s.index];
@@ -163,7 +201,7 @@ export class MemoryFirewall {
     });
     const taint = await this.#served(
       caller,
-      g.decisionId,
+      { decisionId: g.decisionId, settle },
       "search",
       hits.map((h) => h.r),
     );
@@ -173,9 +211,14 @@ export class MemoryFirewall {
   async delete(caller: MemoryCaller, id: string): Promise<MemoryResult<{ id: string }>> {
     const g = await this.#govern(caller, "delete", { id });
     if (!g.ok) return g;
+    return this.#delete(caller, g, this.#self(g.decisionId));
+  }
+
+  async #delete(caller: MemoryCaller, g: Grant, settle: Settle): Promise<MemoryResult<{ id: string }>> {
+    const id = String(g.parameters.id);
     const r = this.#store.get(id);
     if (r === undefined || r.principalId !== caller.principalId) {
-      this.#rt.gate.release(g.decisionId);
+      settle.refused();
       await this.#refused(caller, "delete", "ERR_MEMORY_NOT_FOUND", {
         memory_id: id,
         decision_id: g.decisionId,
@@ -183,13 +226,62 @@ export class MemoryFirewall {
       return fail("ERR_MEMORY_NOT_FOUND", messages.ERR_MEMORY_NOT_FOUND, { decisionId: g.decisionId });
     }
     this.#store.delete(id);
-    await this.#rt.gate.recordResult(g.decisionId, { data: { id }, classification: "public" });
+    await settle.done({ data: { id }, classification: "public" });
     await this.#journal(caller.runId, MEMORY_DELETED, {
       memory_id: id,
       principal_id: caller.principalId,
       decision_id: g.decisionId,
     });
     return { ok: true, value: { id }, taint: [], decisionId: g.decisionId };
+  }
+
+  /**
+   * Performs an operation a host already had the Gate grant (the MCP gateway's local tools,
+   * docs/memory.md): the ticket is the Gate's proof, so there is no second decision. It must
+   * be a Gate-issued, unused ticket for this operation's contract, the caller's principal and
+   * run; it is redeemed here. The firewall's own checks still apply (instruction scan,
+   * clearance, bounds, read filters, quarantine, taint kept with a write: `caller.taint`, the
+   * decision's effective taint). The host records the result with `report`.
+   */
+  async granted(op: MemoryOp, ticket: ExecutionTicket, caller: GrantedCaller): Promise<GrantedResult> {
+    const tool = MEMORY_TOOL_NAMES[op];
+    const redeemed = redeemTicket(ticket, { tool, toolClass: "memory", now: this.#rt.clock() });
+    const denied = (message: string, reason: string): GrantedResult => ({
+      ok: false,
+      code: "ERR_MEMORY_DENIED",
+      message,
+      reasonCodes: [reason],
+    });
+    if (!redeemed.ok) return denied(`ticket refused: ${redeemed.code}`, redeemed.code);
+    if (ticket.action !== op || ticket.principalId !== caller.principalId || ticket.runId !== caller.runId)
+      return denied("the ticket was granted for another operation, principal or run", "ticket_mismatch");
+    const who = { principalId: caller.principalId, runId: caller.runId };
+    const g: Grant = {
+      decisionId: decisionId(ticket.decisionId),
+      parameters: redeemed.parameters,
+      taint: [...caller.taint],
+    };
+    let report: ReportedResult | undefined;
+    const settle: Settle = {
+      done: async (r) => {
+        report = r;
+      },
+      refused: () => undefined,
+    };
+    const p = g.parameters;
+    let r: MemoryResult<unknown>;
+    if (op === "write") {
+      const input: WriteInput = {
+        content: String(p.content),
+        classification: String(p.classification),
+        scope: p.scope === "shared" ? "shared" : "private",
+      };
+      r = (await this.#precheck(who, input)) ?? (await this.#write(who, g, settle));
+    } else if (op === "read") r = await this.#read(who, g, settle);
+    else if (op === "search") r = await this.#search(who, g, settle);
+    else r = await this.#delete(who, g, settle);
+    if (!r.ok) return { ...r, decisionId: ticket.decisionId };
+    return { ...r, report: report ?? {} };
   }
 
   /**
@@ -224,6 +316,18 @@ export class MemoryFirewall {
 
   close(): void {
     this.#store.close();
+  }
+
+  /** Settling a decision the firewall asked for itself: it reports to the Gate or releases. */
+  #self(id: DecisionId): Settle {
+    return {
+      done: async (r) => {
+        await this.#rt.gate.recordResult(id, r);
+      },
+      refused: () => {
+        this.#rt.gate.release(id);
+      },
+    };
   }
 
   /** Asks the Gate and redeems the ticket; a denial is ERR_MEMORY_DENIED with the Gate's reasons. */
@@ -271,7 +375,7 @@ export class MemoryFirewall {
   /** Records the reads, reports content and taint to the Gate (so the session carries them), journals. */
   async #served(
     caller: MemoryCaller,
-    decisionId: DecisionId,
+    { decisionId, settle }: { decisionId: DecisionId; settle: Settle },
     op: "read" | "search",
     records: readonly MemoryRecord[],
   ): Promise<TaintLabel[]> {
@@ -287,7 +391,7 @@ export class MemoryFirewall {
         levelRank(this.config, r.classification) > levelRank(this.config, best) ? r.classification : best,
       this.config.classificationLevels[0] ?? "public",
     );
-    await this.#rt.gate.recordResult(decisionId, {
+    await settle.done({
       taintLabels: taint,
       data: records.map((r) => r.content),
       classification: highest,

@@ -1,6 +1,7 @@
 // The memory firewall's public types: who calls, what an operation answers, what a write
 // takes, and the runtime ports the firewall needs.
 import type { ERROR_CODES, TaintLabel } from "../contracts/index.js";
+import type { ReportedResult } from "../gate/index.js";
 import type { Runtime } from "../runtime/index.js";
 import type { Embedder } from "./search.js";
 
@@ -11,6 +12,17 @@ export interface MemoryCaller {
   principalId: string;
   runId: string;
 }
+
+/** A caller whose operation a host already had the Gate grant (`MemoryFirewall.granted`). */
+export interface GrantedCaller extends MemoryCaller {
+  /** The decision's effective taint (what a write keeps with the memory). */
+  taint: readonly TaintLabel[];
+}
+
+/** A granted operation's answer; on success `report` is what the host records with the Gate. */
+export type GrantedResult =
+  | { ok: true; value: unknown; taint: TaintLabel[]; decisionId: string; report: ReportedResult }
+  | { ok: false; code: MemoryErrorCode; message: string; reasonCodes?: string[]; decisionId?: string };
 
 export interface MemoryItem {
   id: string;

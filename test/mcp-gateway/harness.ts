@@ -11,7 +11,7 @@ import {
   Gateway,
   type GatewayConfigInput,
   type GatewayHttp,
-  type LocalToolProvider,
+  type GatewayOptions,
   type McpUpstreamConfig,
   parseGatewayConfig,
   serveHttp,
@@ -62,7 +62,7 @@ export interface HarnessOptions {
   policy: string;
   upstreams: Record<string, McpUpstreamConfig>;
   config?: Partial<GatewayConfigInput>;
-  providers?: LocalToolProvider[];
+  providers?: GatewayOptions["providers"];
   dir?: string;
 }
 

@@ -6,7 +6,14 @@
 // Over stdio, stdout belongs to the MCP protocol: messages go to stderr.
 import type { Command } from "commander";
 import { CliError } from "../../contracts/index.js";
-import { Gateway, loadGatewayConfig, serveHttp, serveStdio } from "../../mcp-gateway/index.js";
+import {
+  Gateway,
+  type LoadedGatewayConfig,
+  loadGatewayConfig,
+  serveHttp,
+  serveStdio,
+} from "../../mcp-gateway/index.js";
+import { MemoryFirewall, memoryProvider } from "../../memory/index.js";
 import type { CliContext } from "../io.js";
 import { SUMMARY } from "./summaries.js";
 
@@ -22,12 +29,18 @@ function untilSignal(): Promise<void> {
   });
 }
 
+/** The gateway, with the memory firewall's tools when the configuration has a `memory:` section. */
+function openGateway(loaded: LoadedGatewayConfig): Promise<Gateway> {
+  const memory = loaded.config.memory;
+  if (memory === undefined) return Gateway.open(loaded);
+  return Gateway.open(loaded, { providers: (rt) => [memoryProvider(MemoryFirewall.open(rt, memory))] });
+}
+
 async function serve(
   ctx: CliContext,
   opts: { config: string; http?: boolean; port?: string },
 ): Promise<void> {
-  const loaded = loadGatewayConfig(opts.config);
-  const gw = await Gateway.open(loaded);
+  const gw = await openGateway(loadGatewayConfig(opts.config));
   try {
     for (const r of gw.refused)
       ctx.io.err(`warden mcp: refused ${r.server}/${r.tool}: ${r.code}: ${r.message}\n`);
@@ -61,7 +74,7 @@ export function registerMcp(program: Command, ctx: CliContext): void {
     .description("connect to the upstreams, pin what is new, and print what is served and refused (JSON)")
     .requiredOption("--config <file>", "gateway configuration (YAML or JSON)")
     .action(async (opts: { config: string }) => {
-      const gw = await Gateway.open(loadGatewayConfig(opts.config));
+      const gw = await openGateway(loadGatewayConfig(opts.config));
       try {
         const principals = Object.keys(gw.loaded.gate.principals);
         const served = principals.map((p) => ({ principal: p, tools: gw.toolsFor(p).map((t) => t.exposed) }));
