@@ -155,6 +155,11 @@ describe("warden export --format gate", () => {
     expect(new Set(events.map((e) => e.class_uid)).has(6003)).toBe(true);
     const cef = await runCli("export", "--format", "cef", f.runId, "--journal", f.db);
     expect(cef.code).toBe(0);
-    expect(cef.out.trim().split("\n").every((l) => l.startsWith("CEF:0|"))).toBe(true);
+    expect(
+      cef.out
+        .trim()
+        .split("\n")
+        .every((l) => l.startsWith("CEF:0|")),
+    ).toBe(true);
   });
 });
