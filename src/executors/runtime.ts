@@ -4,7 +4,6 @@
 // cancellation signal, then seal what happened into an evidence envelope and a
 // DARE ToolResponseEnvelope and journal both. Executors supply only the attempt.
 
-import type { ResourceUsage } from "../context/index.js";
 import {
   ERROR_CODES,
   ExecutorError,
@@ -33,6 +32,15 @@ import { checkObligations, maskOutput, OBLIGATIONS_EVENT, type ObligationPorts }
 
 export type ExecutorErrorCode = (typeof ERROR_CODES.executor)[number];
 export type ExecFailureCode = ExecutorErrorCode | TicketFailureCode;
+
+/**
+ * What one execution used, in the OATS §9.2 resources the run's budgets meter (the same
+ * names as the context layer's ResourceUsage): network requests and bytes, bytes and
+ * files written. The caller reports it with the result (Gate.recordResult's `usage`).
+ */
+export type ResourceUsage = Partial<
+  Record<"networkRequests" | "networkBytes" | "fsBytesWritten" | "fsFilesWritten", number>
+>;
 
 /** What executors need from a journal: `Journal.append` fits. */
 export interface ExecutorJournal {
