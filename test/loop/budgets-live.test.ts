@@ -215,4 +215,40 @@ describe("OATS §9.2 budgets, metered live", () => {
     const ok = await rt.gate.authorize({ ...base, tool: "fetch_chunk", toolClass: "http", action: "get" });
     expect(ok.decision).toBe("allow");
   });
+
+  it("an agent cannot spend (or refund) another run's budget through usage reports", async () => {
+    const { rt } = await runtime();
+    const run = await rt.startRun("agent-1", { budgets: { iterations: 3, networkBytes: 10 } });
+    expect(() => rt.gate.recordUsage(run.runId, "intruder", { iterations: 3 })).toThrow(
+      expect.objectContaining({ code: "ERR_RUN_UNKNOWN" }),
+    );
+    expect(() => rt.gate.recordUsage(run.runId, "agent-1", { iterations: -2 })).toThrow(
+      expect.objectContaining({ code: "ERR_CONTEXT_INPUT_INVALID" }),
+    );
+    expect(run.snapshot().budgets.iterations).toEqual({ used: 0, limit: 3 });
+    expect(rt.gate.recordUsage(run.runId, "agent-1", { iterations: 3 })).toEqual([
+      "budget_iterations_exhausted",
+    ]);
+    expect(run.snapshot().budgets.networkBytes).toEqual({ used: 0, limit: 10 });
+  });
+
+  it("a result reporting negative network bytes is refused, never subtracted", async () => {
+    const { rt } = await runtime();
+    const run = await rt.startRun("agent-1", { budgets: { networkBytes: 10 } });
+    const o = await rt.gate.authorize({
+      principalId: "agent-1",
+      runId: run.runId,
+      tool: "fetch_chunk",
+      toolClass: "http",
+      action: "get",
+      parameters: { part: 1 },
+    });
+    expect(o.decision).toBe("allow");
+    await expect(
+      rt.gate.recordResult(o.decisionId!, { usage: { networkBytes: -1e9 } }),
+    ).rejects.toMatchObject({
+      code: "ERR_CONTEXT_INPUT_INVALID",
+    });
+    expect(run.snapshot().budgets.networkBytes).toEqual({ used: 0, limit: 10 });
+  });
 });
