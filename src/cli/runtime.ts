@@ -7,7 +7,7 @@
 import { existsSync, mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
-import type { Session, SessionStore, StartRunOptions } from "../context/index.js";
+import type { ResourceUsage, Session, SessionStore, StartRunOptions } from "../context/index.js";
 import { CliError, type TaintLabel } from "../contracts/index.js";
 import {
   generateKeyPair,
@@ -82,6 +82,8 @@ export type RuntimeResult =
       evidence: EvidenceEnvelope;
       response?: unknown;
       taint: TaintLabel[];
+      /** What the execution used (network, filesystem): the loop reports it with the result. */
+      usage?: ResourceUsage;
     }
   | {
       ok: false;
@@ -90,6 +92,7 @@ export type RuntimeResult =
       evidence?: EvidenceEnvelope;
       response?: unknown;
       output?: unknown;
+      usage?: ResourceUsage;
     };
 
 export interface JournalKeyInfo {
@@ -173,6 +176,7 @@ function contractView(
     };
   }
   const parsed = parseOutput(tool, raw(r.output));
+  const usage = r.usage !== undefined ? { usage: r.usage } : {};
   if (!parsed.ok) {
     return {
       ok: false,
@@ -180,9 +184,17 @@ function contractView(
       message: parsed.message,
       evidence: r.evidence,
       response: r.response,
+      ...usage,
     };
   }
-  return { ok: true, output: parsed.value, evidence: r.evidence, response: r.response, taint: r.taint };
+  return {
+    ok: true,
+    output: parsed.value,
+    evidence: r.evidence,
+    response: r.response,
+    taint: r.taint,
+    ...usage,
+  };
 }
 
 function fileView(r: ExecutionResult<FileOutput>): RuntimeResult {
@@ -205,7 +217,8 @@ function fileView(r: ExecutionResult<FileOutput>): RuntimeResult {
   } else if (o.op === "list") output = o.entries;
   else if (o.op === "write") output = { bytes: o.bytes, created: o.created };
   else output = { deleted: true };
-  return { ok: true, output, evidence: r.evidence, response: r.response, taint: r.taint };
+  const usage = r.usage !== undefined ? { usage: r.usage } : {};
+  return { ok: true, output, evidence: r.evidence, response: r.response, taint: r.taint, ...usage };
 }
 
 type Route =

@@ -20,6 +20,20 @@ export interface SessionCounters {
   modified: number;
 }
 
+export function newCounters(): SessionCounters {
+  return { proposed: 0, allowed: 0, denied: 0, deferred: 0, executed: 0, stepUps: 0, modified: 0 };
+}
+
+/** Counts a recorded decision. */
+export function countDecision(c: SessionCounters, decision: Decision): void {
+  c.proposed++;
+  if (decision === "allow") c.allowed++;
+  else if (decision === "deny") c.denied++;
+  else if (decision === "defer") c.deferred++;
+  else if (decision === "step_up") c.stepUps++;
+  else c.modified++;
+}
+
 /** What triggered a quarantine, as journaled. */
 export interface QuarantineTrigger {
   type: "behavioral_rule" | "denial_threshold" | "manual" | "trust_score";
@@ -61,6 +75,8 @@ export type EventBody =
       taint: TaintLabel[];
       tokens?: number;
       cost?: number;
+      /** What the execution used (budgets.ts): settled against the run's budgets. */
+      resources?: ResourceUsage;
     }
   | { type: "usage"; tokens?: number; cost?: number; resources?: ResourceUsage }
   | { type: "quarantine"; trigger: QuarantineTrigger };

@@ -11,7 +11,7 @@ import {
   type WindowEvent,
   type WindowView,
 } from "./behaviour.js";
-import type { BudgetFacts, BudgetLimits } from "./budgets.js";
+import type { BudgetFacts, BudgetLimits, ResourceUsage } from "./budgets.js";
 import type { SessionCounters, SessionEvent } from "./chain.js";
 import type { ContextConfig } from "./config.js";
 import type { Reservation, SyncBudgetLedger } from "./ledger.js";
@@ -100,6 +100,8 @@ export interface ResultInput {
   outputHash?: Sha256Hash;
   tokens?: number;
   cost?: number;
+  /** What the execution used (network requests and bytes, filesystem writes): budgets.ts. */
+  usage?: ResourceUsage;
 }
 
 export interface RecordedResult {

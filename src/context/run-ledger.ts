@@ -8,7 +8,18 @@ export type HoldSlot = Reservation | "refused";
 
 export type ReserveResult =
   | { ok: true; reservation: Reservation }
-  | { ok: false; code: "ERR_RUN_RATE_LIMITED" | "ERR_RUN_BUDGET_EXHAUSTED"; reasonCodes: ReserveRefusal[] };
+  | {
+      ok: false;
+      code: "ERR_RUN_RATE_LIMITED" | "ERR_RUN_BUDGET_EXHAUSTED";
+      reasonCodes: (ReserveRefusal | "budget_network_requests_exhausted")[];
+    };
+
+/** A network call refused at reserve: the run's network-requests budget is spent (budgets.ts). */
+export const NETWORK_REQUESTS_REFUSED: ReserveResult = {
+  ok: false,
+  code: "ERR_RUN_BUDGET_EXHAUSTED",
+  reasonCodes: ["budget_network_requests_exhausted"],
+};
 
 export class RunLedger {
   readonly #ledger: SyncBudgetLedger;

@@ -24,14 +24,18 @@ import {
   type BudgetLimits,
   budgetFacts,
   exhaustedBudgets,
+  NETWORK_TOOL_CLASSES,
   type ResourceUsage,
   RunMeter,
   runBudgetLimits,
+  settleCallUsage,
 } from "./budgets.js";
 import {
   type ChainAnchor,
+  countDecision,
   type EventBody,
   EventChain,
+  newCounters,
   type QuarantineTrigger,
   type SessionCounters,
   type SessionEvent,
@@ -49,7 +53,7 @@ import {
 } from "./facts.js";
 import { ProvenanceIndex } from "./provenance.js";
 import { boundaryLabels, checkResult, classificationOf } from "./result.js";
-import { type HoldSlot, type ReserveResult, RunLedger } from "./run-ledger.js";
+import { type HoldSlot, NETWORK_REQUESTS_REFUSED, type ReserveResult, RunLedger } from "./run-ledger.js";
 import { mergeTaint, taintSources } from "./taint.js";
 import { copyRequest, defined, finiteNonNegative, iso } from "./util.js";
 
@@ -61,6 +65,8 @@ interface CallState {
   admitted?: boolean;
   resulted?: boolean;
   signals: WindowEvent["signals"];
+  /** The call holds one network request unit (NETWORK_TOOL_CLASSES), settled by its result. */
+  netHold?: boolean;
   /** The effective rate limit the call was checked against (its override included). */
   rateLimit: number | undefined;
   /** The call's reservation; `refused` when reserve said no. */
@@ -84,17 +90,8 @@ export class Session {
   readonly #chain: EventChain;
   readonly #window: BehaviourWindow;
   readonly #provenance: ProvenanceIndex;
-  /** Canonical request bytes this run has proposed (against limits.maxBytesPerRun). */
-  #bytes = 0;
-  readonly #counters: SessionCounters = {
-    proposed: 0,
-    allowed: 0,
-    denied: 0,
-    deferred: 0,
-    executed: 0,
-    stepUps: 0,
-    modified: 0,
-  };
+  #bytes = 0; // canonical request bytes proposed (against limits.maxBytesPerRun)
+  readonly #counters: SessionCounters = newCounters();
   /** Admissions per tool key. A Map: a key may be any tool name, `__proto__` included. */
   readonly #perTool = new Map<string, number>();
   readonly #levelsSeen = new Set<string>();
@@ -260,10 +257,10 @@ export class Session {
   }
 
   /**
-   * Takes the call's tool-call unit and its principal's rate-limit slot, atomically: call it
-   * right after prepare, before any await. A refusal is final for this call (deny it with
-   * the reason codes); a reservation is committed or released by recordDecision /
-   * recordResolution, and given back by the ledger if it is never settled.
+   * Takes the call's tool-call unit, its principal's rate-limit slot and, for a network call,
+   * a network request (budgets.ts), atomically: call it right after prepare, before any
+   * await. A refusal is final (deny it with the reason codes); a reservation is committed or
+   * released by recordDecision / recordResolution, given back by the ledger if never settled.
    */
   reserve(prepared: Prepared): ReserveResult {
     const state = this.#state(prepared);
@@ -271,7 +268,10 @@ export class Session {
       throw new ContextError("ERR_CONTEXT_ALREADY_RECORDED", "this call already has a reservation");
     const out = this.#ledger.reserve(prepared.request.principalId, prepared.at, state.rateLimit);
     state.reservation = out.ok ? out.reservation : "refused";
-    return out;
+    if (!out.ok || !NETWORK_TOOL_CLASSES.has(prepared.request.toolClass)) return out;
+    if (this.#meter.holdRequest(this.#limits.networkRequests)) state.netHold = true;
+    else this.#release(state, prepared.at);
+    return state.netHold === true ? out : NETWORK_REQUESTS_REFUSED;
   }
 
   /**
@@ -307,7 +307,7 @@ export class Session {
     const call = ++this.#calls;
     state.call = call;
     state.decision = decision;
-    this.#count(decision);
+    countDecision(this.#counters, decision);
     this.#bytes += prepared.requestBytes;
     if (state.reservation === undefined) {
       // A Gate that did not reserve: the unit (and, unless refused for its rate, the slot) is taken now.
@@ -315,7 +315,7 @@ export class Session {
       state.reservation = this.#ledger.hold(request.principalId, prepared.at, !rateLimited);
     }
     if (decision === "allow" || decision === "modify") this.#admit(state, request, at);
-    else if (decision === "deny") this.#ledger.release(state.reservation, at);
+    else if (decision === "deny") this.#release(state, at);
     else state.reservation = this.#ledger.renew(state.reservation, at);
     // Merging no labels would only copy the set (and drop its cached sources).
     if (prepared.effectiveTaint.length > 0)
@@ -371,7 +371,7 @@ export class Session {
       this.#admit(state, request, at);
     } else {
       this.#counters.denied++;
-      this.#ledger.release(state.reservation ?? "refused", at);
+      this.#release(state, at);
     }
     const event = this.#chain.append(
       { type: "call.resolved", call: state.call!, decision, reasonCodes: [...reasonCodes] },
@@ -397,6 +397,8 @@ export class Session {
     if (state.resulted)
       throw new ContextError("ERR_CONTEXT_ALREADY_RECORDED", "this call's result is already recorded");
     const { labels, outputHash } = checkResult(input);
+    const resources = settleCallUsage(this.#meter, state.netHold === true, input.usage);
+    state.netHold = false;
     state.resulted = true;
     const at = now ?? this.#clock();
     const start = this.#chain.length;
@@ -421,6 +423,7 @@ export class Session {
         taint,
         tokens: input.tokens,
         cost: input.cost,
+        resources,
       }),
       at,
     );
@@ -534,21 +537,18 @@ export class Session {
     });
   }
 
+  #release(state: CallState, at: number): void {
+    this.#ledger.release(state.reservation ?? "refused", at);
+    state.reservation = "refused";
+    if (state.netHold === true) this.#meter.releaseRequest();
+    state.netHold = false;
+  }
+
   #admit(state: CallState, request: GateRequest, at: number): void {
     state.admitted = true;
     this.#ledger.admit(state.reservation ?? "refused", request.principalId, at);
     const key = request.tool ?? `${request.toolClass}:${request.action}`;
     this.#perTool.set(key, (this.#perTool.get(key) ?? 0) + 1);
-  }
-
-  #count(decision: Decision): void {
-    const c = this.#counters;
-    c.proposed++;
-    if (decision === "allow") c.allowed++;
-    else if (decision === "deny") c.denied++;
-    else if (decision === "defer") c.deferred++;
-    else if (decision === "step_up") c.stepUps++;
-    else c.modified++;
   }
 
   #rateLimit(principalId: string, override: number | undefined): number | undefined {

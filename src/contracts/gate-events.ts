@@ -142,6 +142,16 @@ export const GateResultBody = z.strictObject({
   outcome: TaskOutcome.optional(),
   classification: Str,
   taint: z.array(TaintLabel),
+  /** What the execution used, as metered against the run's OATS §9.2 budgets. */
+  usage: z
+    .strictObject({
+      iterations: z.number().nonnegative().finite().optional(),
+      networkRequests: z.number().nonnegative().finite().optional(),
+      networkBytes: z.number().nonnegative().finite().optional(),
+      fsBytesWritten: z.number().nonnegative().finite().optional(),
+      fsFilesWritten: z.number().nonnegative().finite().optional(),
+    })
+    .optional(),
 });
 
 /** Type name -> body schema of every entry type the Gate writes. */

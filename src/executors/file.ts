@@ -360,6 +360,7 @@ export class FileExecutor {
         invocation: inv,
         raw: new Uint8Array(0),
         output: { op: "write", bytes: data.length, created: !existed },
+        usage: { fsBytesWritten: data.length, fsFilesWritten: 1 },
       };
     } finally {
       await fh.close();

@@ -312,9 +312,12 @@ export class HttpExecutor {
       body_hash: rawBody === undefined ? null : rawOutputHash(masker.bytes(rawBody).bytes),
       hops,
     });
+    // Every request sent (redirect hops included) and the body bytes sent and received.
+    const usage = { networkRequests: 0, networkBytes: 0 };
     const failed = (code: ExecutorErrorCode, message: string): AttemptOutcome<HttpOutput> => ({
       invocation: invocation(),
       error: { code, message },
+      usage,
     });
 
     for (let redirects = 0; ; redirects++) {
@@ -329,8 +332,11 @@ export class HttpExecutor {
       }
       hop.address = target.address;
       if (signal.aborted) return failed(abortCode(signal), "request aborted");
+      usage.networkRequests++;
+      usage.networkBytes += req.body === undefined ? 0 : Buffer.byteLength(req.body);
       const res = await this.#send(url, target, req, signal);
       if ("error" in res) return failed(res.error.code, res.error.message);
+      usage.networkBytes += res.body.byteLength;
       hop.status = res.status;
       const location = res.headers.location;
       if (REDIRECTS.has(res.status) && location !== undefined) {
@@ -343,7 +349,7 @@ export class HttpExecutor {
         req = next.req;
         continue;
       }
-      return this.#finish(spec, url, res, masker, invocation());
+      return { ...this.#finish(spec, url, res, masker, invocation()), usage };
     }
   }
 

@@ -117,6 +117,7 @@ export {
   type ExecutorErrorCode,
   type ExecutorJournal,
   journalBreakerTransitions,
+  type ResourceUsage as ExecutionUsage,
   type ResponseSnapshots,
   type ToolIdentity,
 } from "./runtime.js";
@@ -132,6 +133,7 @@ export {
   type SandboxPlan,
   type SandboxRequest,
   type SandboxTier,
+  sandboxConfigProblem,
 } from "./sandbox.js";
 export { limitKilled, type SandboxCommand, sandboxCommand } from "./sandbox-argv.js";
 export {

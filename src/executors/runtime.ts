@@ -3,6 +3,7 @@
 // ticket's frozen parameters only, run it under a deadline and the caller's
 // cancellation signal, then seal what happened into an evidence envelope and a
 // DARE ToolResponseEnvelope and journal both. Executors supply only the attempt.
+
 import {
   ERROR_CODES,
   ExecutorError,
@@ -31,6 +32,15 @@ import { checkObligations, maskOutput, OBLIGATIONS_EVENT, type ObligationPorts }
 
 export type ExecutorErrorCode = (typeof ERROR_CODES.executor)[number];
 export type ExecFailureCode = ExecutorErrorCode | TicketFailureCode;
+
+/**
+ * What one execution used, in the OATS §9.2 resources the run's budgets meter (the same
+ * names as the context layer's ResourceUsage): network requests and bytes, bytes and
+ * files written. The caller reports it with the result (Gate.recordResult's `usage`).
+ */
+export type ResourceUsage = Partial<
+  Record<"networkRequests" | "networkBytes" | "fsBytesWritten" | "fsFilesWritten", number>
+>;
 
 /** What executors need from a journal: `Journal.append` fits. */
 export interface ExecutorJournal {
@@ -82,6 +92,8 @@ export interface ExecutionSuccess<O> {
   evidence: EvidenceEnvelope;
   response: ToolResponseEnvelope;
   taint: TaintLabel[];
+  /** What the execution used: the caller reports it with the result (Gate.recordResult). */
+  usage?: ResourceUsage;
 }
 
 export interface ExecutionFailure<O> {
@@ -93,6 +105,8 @@ export interface ExecutionFailure<O> {
   response?: ToolResponseEnvelope;
   /** The output, when the tool ran and failed (non-zero exit, error status). */
   output?: O;
+  /** What the execution used before it failed (a failed download still moved bytes). */
+  usage?: ResourceUsage;
 }
 
 export type ExecutionResult<O> = ExecutionSuccess<O> | ExecutionFailure<O>;
@@ -109,6 +123,8 @@ export interface AttemptOutcome<O> {
   masked?: number;
   /** Extra taint origin (e.g. the final URL) for the output label. */
   origin?: string;
+  /** What the attempt used (OATS §9.2 metered resources), reported with the call's result. */
+  usage?: ResourceUsage;
 }
 
 export interface AttemptContext {
@@ -360,12 +376,14 @@ export async function runGoverned<O>(
       evidence,
       response,
       ...(outcome.output !== undefined ? { output: outcome.output } : {}),
+      ...(outcome.usage !== undefined ? { usage: outcome.usage } : {}),
     };
   }
   if (outcome.output === undefined) {
     throw new ExecutorError("ERR_EXEC_IO", `${spec.executor} executor produced no output`);
   }
-  return { ok: true, output: outcome.output, evidence, response, taint };
+  const usage = outcome.usage !== undefined ? { usage: outcome.usage } : {};
+  return { ok: true, output: outcome.output, evidence, response, taint, ...usage };
 }
 
 /** A tool binding: its identity plus the contract's builder of the executor's own spec. */

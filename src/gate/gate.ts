@@ -12,9 +12,10 @@
 // Reason codes: reasons.ts (meanings in docs/gate.md).
 
 import { type Context, type Span, trace } from "@opentelemetry/api";
-import type { SessionStore } from "../context/index.js";
+import type { ResourceUsage, SessionStore } from "../context/index.js";
 import { createSessionStore } from "../context/index.js";
 import type { DecisionId, PrincipalId, Sha256Hash, TaintLabel, TaskOutcome } from "../contracts/index.js";
+import { ContextError } from "../contracts/index.js";
 import { type Admission, admit } from "./admission.js";
 import { admitGrants } from "./capability.js";
 import { DeferQueue } from "./defer.js";
@@ -38,6 +39,8 @@ export interface ReportedResult {
   cost?: number;
   /** How the execution ended (journaled; APAE turns it into a task_* trust event). */
   outcome?: TaskOutcome;
+  /** What the execution used (network requests/bytes, filesystem writes): metered against the run's budgets. */
+  usage?: ResourceUsage;
 }
 
 export class Gate {
@@ -106,12 +109,23 @@ export class Gate {
     const p = d.pending.take(decisionId);
     if (!p) throw new Error("recordResult: unknown or already reported decision id");
     const input: ReportedResult = {};
-    for (const k of ["taintLabels", "data", "classification", "outputHash", "tokens", "cost"] as const) {
+    for (const k of [
+      "taintLabels",
+      "data",
+      "classification",
+      "outputHash",
+      "tokens",
+      "cost",
+      "usage",
+    ] as const) {
       if (result[k] !== undefined) (input as Record<string, unknown>)[k] = result[k];
     }
     const rec = p.session.recordResult(p.prepared, input, d.clock());
     const runId = p.prepared.request.runId;
-    const resultSeq = rec.events.find((e) => e.type === "call.result")?.seq;
+    const resultEvent = rec.events.find((e) => e.type === "call.result");
+    const resultSeq = resultEvent?.seq;
+    // What was metered (a network call counts as at least one request): journaled with the result.
+    const usage = resultEvent?.type === "call.result" ? resultEvent.resources : undefined;
     if (resultSeq !== undefined) d.o.onResult?.({ decisionId, runId, resultSeq });
     await d.o.journal.appendBuilt({
       type: GATE_RESULT,
@@ -123,10 +137,35 @@ export class Gate {
         ...(result.outcome !== undefined ? { outcome: result.outcome } : {}),
         classification: rec.classification,
         taint: rec.taint,
+        ...(usage !== undefined ? { usage } : {}),
       },
     });
     await journalQuarantine(d, rec.events, { runId, traceId: p.traceId });
     return { taint: rec.taint, classification: rec.classification };
+  }
+
+  /**
+   * Meters a run's usage outside a call's result (the loop's completed iterations, a
+   * model's tokens) against its OATS §9.2 budgets; returns the reason codes of the run's
+   * budgets now spent (its next call is denied with them). The run must be the principal's
+   * (with `runs: "runtime"`, an open run: ERR_RUN_UNKNOWN otherwise).
+   */
+  recordUsage(
+    runId: string,
+    principalId: string,
+    usage: { tokens?: number; cost?: number } & ResourceUsage,
+  ): string[] {
+    const d = this.#d;
+    const now = d.clock();
+    const session =
+      d.o.runs === "runtime"
+        ? d.sessions.run(runId, principalId)
+        : d.sessions.open({ runId, principalId }, now);
+    if (session.principalId !== principalId)
+      throw new ContextError("ERR_RUN_UNKNOWN", "no such run for this principal");
+    session.recordUsage(usage, now);
+    // Read-only: only the budgets are asked about, not the quarantine.
+    return session.standingDenials(true, now);
   }
 
   // The action span wraps the whole decision (resolution included); its traceparent goes

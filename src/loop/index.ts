@@ -38,8 +38,10 @@ export type {
   GateVerdict,
   JournalPort,
   LoopEvent,
+  LoopUsage,
   ObservedResult,
   ResolvedCall,
+  RunRef,
   TicketLike,
   ToolCatalog,
 } from "./ports.js";

@@ -34,6 +34,7 @@ import {
   gateProposal,
   observations,
   observationText,
+  reportUsage,
   takeResponse,
 } from "./steps.js";
 import type { DecisionView, LoopResult, ProposalView, ResultView, TerminationReason } from "./types.js";
@@ -64,6 +65,8 @@ export class Reasoning {
     let usage: TokenUsage = { inputTokens: 0, outputTokens: 0 };
     if (response !== null) ({ proposals, usage } = takeResponse(run, response));
     else run.lastText = null;
+    const tokens = usage.inputTokens + usage.outputTokens;
+    if (tokens > 0) await reportUsage(run, { tokens }, "reason");
     await record(run, "ReasoningComplete", {
       iteration: run.iterations,
       model: run.o.model.id,
@@ -210,6 +213,8 @@ export class Observing {
         content: observationText(r, observations.get(r), run.limits.maxObservationChars),
       });
     }
+    // The iteration is complete: it counts against the run's iterations budget.
+    await reportUsage(run, { iterations: 1 }, "observe");
     const contextSize = run.messages.reduce((n, m) => n + (m.content?.length ?? 0), 0);
     await record(run, "ObservationsCollected", {
       iteration: run.iterations,

@@ -31,6 +31,8 @@ export interface ObservedResult {
   evidenceHash?: Sha256Hash;
   /** How the execution ended (APAE counts it as a task_* trust event). */
   outcome?: TaskOutcome;
+  /** What the execution used (network, filesystem), as the executor reported it. */
+  usage?: Readonly<Record<string, number>>;
 }
 
 export interface GatePort<T extends TicketLike = TicketLike> {
@@ -39,6 +41,23 @@ export interface GatePort<T extends TicketLike = TicketLike> {
   recordResult?(decisionId: string, result: ObservedResult): Promise<unknown>;
   /** Optional: drops a ticketed decision that will not be executed (a hook vetoed it). */
   release?(decisionId: string): void;
+  /**
+   * Optional: meters the run's usage outside a call (a completed iteration, a model's tokens)
+   * against its OATS §9.2 budgets; resolves to the reason codes of the budgets now spent.
+   */
+  recordUsage?(run: RunRef, usage: LoopUsage): Promise<readonly string[]>;
+}
+
+/** Whose run a usage report is for. */
+export interface RunRef {
+  runId: string;
+  principalId: string;
+}
+
+/** What the loop meters: completed iterations and model tokens. */
+export interface LoopUsage {
+  iterations?: number;
+  tokens?: number;
 }
 
 export type ExecutionOutcome =
@@ -50,6 +69,8 @@ export type ExecutionOutcome =
       taintLabels?: readonly TaintLabel[];
       evidenceHash?: Sha256Hash;
       durationMs?: number;
+      /** What the execution used (network requests/bytes, filesystem writes). */
+      usage?: Readonly<Record<string, number>>;
     }
   | {
       ok: false;
@@ -60,6 +81,7 @@ export type ExecutionOutcome =
       taintLabels?: readonly TaintLabel[];
       evidenceHash?: Sha256Hash;
       durationMs?: number;
+      usage?: Readonly<Record<string, number>>;
     };
 
 export interface ExecutorPort<T extends TicketLike = TicketLike> {

@@ -11,7 +11,14 @@ import {
 } from "../contracts/index.js";
 import { beforeModelCall, canonicalOf, screenResponse, screenToolCall } from "./hook-moments.js";
 import type { ModelResponse, TokenUsage } from "./model.js";
-import type { ExecutionOutcome, GateVerdict, ObservedResult, ResolvedCall, TicketLike } from "./ports.js";
+import type {
+  ExecutionOutcome,
+  GateVerdict,
+  LoopUsage,
+  ObservedResult,
+  ResolvedCall,
+  TicketLike,
+} from "./ports.js";
 import {
   addTaint,
   budgetStop,
@@ -262,6 +269,7 @@ export async function dispatchCall(run: Run, g: GatedItem<TicketLike>): Promise<
         output: out.output,
         outcome: "success",
         ...evidence,
+        ...(out.usage !== undefined ? { usage: out.usage } : {}),
       });
     return r;
   } catch (err) {
@@ -311,8 +319,28 @@ async function failed(
       output: { error: observed },
       outcome: taskOutcomeOf(false, out.code),
       ...(out.evidenceHash ? { evidenceHash: out.evidenceHash } : {}),
+      ...(out.usage !== undefined ? { usage: out.usage } : {}),
     });
   return r;
+}
+
+/**
+ * Meters a completed iteration or a model's tokens against the run's OATS §9.2 budgets in
+ * the Gate's context; a spent iterations or tokens budget stops the loop. A report the
+ * Gate cannot take stops it too (fail closed).
+ */
+export async function reportUsage(run: Run, usage: LoopUsage, phase: "reason" | "observe"): Promise<void> {
+  if (run.o.gate.recordUsage === undefined) return;
+  let spent: readonly string[];
+  try {
+    spent = await run.o.gate.recordUsage({ runId: run.runId, principalId: run.o.principalId }, usage);
+  } catch (err) {
+    run.terminating ??= "gate_fault";
+    await record(run, "RecoveryTriggered", { strategy: "fail_closed", phase, error: errorInfo(err) });
+    return;
+  }
+  if (spent.includes("budget_iterations_exhausted")) run.terminating ??= "iteration_limit";
+  else if (spent.includes("budget_tokens_exhausted")) run.terminating ??= "token_budget";
 }
 
 /** The full message of a failed result (journaled, never shown to the agent). */

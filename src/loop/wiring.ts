@@ -17,7 +17,9 @@ import type {
   ExecutionOutcome,
   ExecutorPort,
   GatePort,
+  LoopUsage,
   ResolvedCall,
+  RunRef,
   TicketLike,
   ToolCatalog,
 } from "./ports.js";
@@ -79,11 +81,18 @@ export interface AuthorizingGate<T> {
   authorize(raw: unknown, signal?: AbortSignal): Promise<AuthorizeOutcome<T>>;
   recordResult(
     decisionId: string,
-    result: { taintLabels?: TaintLabel[]; data?: unknown; outputHash?: Sha256Hash },
+    result: {
+      taintLabels?: TaintLabel[];
+      data?: unknown;
+      outputHash?: Sha256Hash;
+      usage?: Readonly<Record<string, number>>;
+    },
   ): Promise<unknown>;
   readonly sessions?: { get(runId: string): { readonly quarantined: boolean } | undefined };
   /** Drops the pending result of a decision nothing will report (src/gate's Gate has it). */
   release?(decisionId: string): unknown;
+  /** Meters a run's usage against its budgets; the reason codes of spent budgets (src/gate's Gate has it). */
+  recordUsage?(runId: string, principalId: string, usage: LoopUsage): readonly string[];
 }
 
 export function gatePort<T extends TicketLike>(gate: AuthorizingGate<T>): GatePort<T> {
@@ -114,8 +123,16 @@ export function gatePort<T extends TicketLike>(gate: AuthorizingGate<T>): GatePo
         data: result.output,
         ...(result.evidenceHash !== undefined ? { outputHash: result.evidenceHash } : {}),
         ...(result.outcome !== undefined ? { outcome: result.outcome } : {}),
+        ...(result.usage !== undefined ? { usage: result.usage } : {}),
       });
     },
+    ...(gate.recordUsage !== undefined
+      ? {
+          async recordUsage(run: RunRef, usage: LoopUsage) {
+            return gate.recordUsage!(run.runId, run.principalId, usage);
+          },
+        }
+      : {}),
   };
 }
 
@@ -129,12 +146,14 @@ export type GovernedResult =
       output: unknown;
       evidence: { duration_ms: number; output_hash: Sha256Hash | null };
       taint: TaintLabel[];
+      usage?: Readonly<Record<string, number>>;
     }
   | {
       ok: false;
       code: string;
       message: string;
       evidence?: { duration_ms: number; output_hash: Sha256Hash | null };
+      usage?: Readonly<Record<string, number>>;
     };
 
 /** Routes a ticket to the executor (and binding) for its tool; `undefined` means no executor serves it. */
@@ -152,6 +171,7 @@ export function executorPort<T extends TicketLike>(route: ExecutorRoute<T>): Exe
       const r = await p;
       const evidenceHash = r.evidence ? sha256Of(r.evidence) : undefined;
       const durationMs = r.evidence?.duration_ms;
+      const usage = r.usage !== undefined ? { usage: r.usage } : {};
       if (r.ok) {
         return {
           ok: true,
@@ -159,6 +179,7 @@ export function executorPort<T extends TicketLike>(route: ExecutorRoute<T>): Exe
           taintLabels: r.taint,
           ...(evidenceHash ? { evidenceHash } : {}),
           ...(durationMs !== undefined ? { durationMs } : {}),
+          ...usage,
         };
       }
       return {
@@ -167,6 +188,7 @@ export function executorPort<T extends TicketLike>(route: ExecutorRoute<T>): Exe
         message: r.message,
         ...(evidenceHash ? { evidenceHash } : {}),
         ...(durationMs !== undefined ? { durationMs } : {}),
+        ...usage,
       };
     },
   };

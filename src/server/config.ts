@@ -24,6 +24,7 @@ import {
   readConfigFile,
 } from "../runtime/index.js";
 import { TrustConfigSchema } from "../tools/index.js";
+import { SandboxSection } from "./sandbox-config.js";
 import { DriftSectionSchema, TelemetrySectionSchema } from "./telemetry-config.js";
 
 const Id = z
@@ -225,6 +226,8 @@ export const SidecarConfigSchema = z.strictObject({
             .max(256)
             .optional(),
           maxTimeoutMs: z.number().int().min(1).max(3_600_000).default(60_000),
+          /** Sandbox tiers (per risk tier, per tool), limits, bwrap, container (docs/sandbox.md). */
+          sandbox: SandboxSection.optional(),
         })
         .optional(),
       /** Contracts with `[mcp] server = "warden.file"` (tool read|list|write|delete) run here. */

@@ -4,6 +4,8 @@
 // the contract's template by the executors layer, and the raw output is parsed and
 // validated against the contract's output schema before it leaves the sidecar: the
 // agent gets typed, checked data, never the executor's raw buffers.
+
+import type { ResourceUsage } from "../context/index.js";
 import { agentErrorText, type TaintLabel } from "../contracts/index.js";
 import {
   bindingForContract,
@@ -52,6 +54,8 @@ export interface RunOutcome {
   outputHash: string | null;
   /** Taint labels of the output (empty when nothing was produced). */
   taint: TaintLabel[];
+  /** What the execution used (network, filesystem): reported with the result to the Gate. */
+  usage?: ResourceUsage;
 }
 
 export interface ToolRunnerOptions {
@@ -184,6 +188,7 @@ export class ToolRunner {
     };
     const evidenceId = r.evidence?.evidence_id ?? null;
     const outputHash = r.evidence?.output_hash ?? null;
+    const usage = r.usage !== undefined ? { usage: r.usage } : {};
     if (!r.ok) {
       // The agent reads a cleaned first line (no internal paths, stack frames or secret
       // variable names; the evidence keeps the detail), and text that may quote the tool's
@@ -199,6 +204,7 @@ export class ToolRunner {
         evidenceId,
         outputHash,
         taint: [{ source: "tool-output", origin: tool.name }],
+        ...usage,
       };
     }
     const parsed = parseOutput(tool, raw(r.output));
@@ -214,6 +220,7 @@ export class ToolRunner {
         evidenceId,
         outputHash,
         taint: r.taint,
+        ...usage,
       };
     }
     return {
@@ -222,6 +229,7 @@ export class ToolRunner {
       evidenceId,
       outputHash,
       taint: r.taint,
+      ...usage,
     };
   }
 }

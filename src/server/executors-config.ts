@@ -2,7 +2,8 @@
 // database connections (a `env:NAME` value is read from the environment at start and
 // never written anywhere), MCP upstreams and pins; plus what `--check` validates
 // (roots exist, SQLite files open, connection strings resolve, statements classify,
-// every contract names an executor the configuration declares).
+// every contract names an executor the configuration declares, the process sandbox's
+// tiers are available on this machine: sandbox-config.ts).
 import { statSync } from "node:fs";
 import { ServerError } from "../contracts/index.js";
 import { classifySql } from "../executors/index.js";
@@ -11,6 +12,7 @@ import type { RuntimeDatabaseConfig, RuntimeExecutorsConfig, RuntimeMcpConfig } 
 import type { ContractRegistry } from "../tools/index.js";
 import type { SidecarConfig } from "./config.js";
 import { DATABASE_SERVER, type ExecutorDeclarations, routeOf } from "./execute-routes.js";
+import { sandboxProblems } from "./sandbox-config.js";
 
 type Executors = SidecarConfig["executors"];
 
@@ -114,6 +116,7 @@ export function checkExecutors(e: Executors, contracts: ContractRegistry | undef
       });
   }
   if (e.mcp) attempt("executors.mcp", () => mcpConfig(e.mcp!));
+  if (e.process?.sandbox) problems.push(...sandboxProblems(e.process.sandbox));
   const decl = executorDeclarations(e);
   for (const name of contracts?.names() ?? []) {
     const tool = contracts?.get(name);

@@ -44,6 +44,7 @@ import { ToolRunner } from "./execute.js";
 import { classifyRoute } from "./execute-routes.js";
 import { checkExecutors, executorDeclarations, sidecarExecutorMedia } from "./executors-config.js";
 import { loadJournalKey } from "./journal-key.js";
+import { sandboxOptions } from "./sandbox-config.js";
 import { driftTrackerOf, type RunningTelemetry, startTelemetry } from "./telemetry-config.js";
 
 export interface SidecarRuntime {
@@ -103,6 +104,7 @@ function executorsConfig(e: LoadedSidecarConfig["config"]["executors"]): Runtime
             workDir: p.workDir,
             maxTimeoutMs: p.maxTimeoutMs,
             ...(p.trustedPrefixes !== undefined ? { trustedPrefixes: p.trustedPrefixes } : {}),
+            ...(p.sandbox !== undefined ? { sandbox: sandboxOptions(p.sandbox) } : {}),
           },
         }
       : {}),

@@ -267,6 +267,7 @@ async function runAndRecord(ctx: RouteContext, g: Granted): Promise<Record<strin
       taintLabels: run.taint,
       outcome: taskOutcomeOf(run.view.ok, run.view.ok ? undefined : run.view.code),
       ...(run.data !== undefined ? { data: run.data } : {}),
+      ...(run.usage !== undefined ? { usage: run.usage } : {}),
       ...(run.outputHash !== null ? { outputHash: run.outputHash as `sha256:${string}` } : {}),
     });
   } catch {
