@@ -9,7 +9,7 @@
 // principal's clearance allow; quarantined memories are never returned, and the runs that
 // read one are listed from the store.
 import { randomBytes } from "node:crypto";
-import { mergeTaint } from "../context/index.js";
+import { type Embedder, mergeTaint } from "../context/index.js";
 import { type DecisionId, decisionId, isoTime, type TaintLabel } from "../contracts/index.js";
 import {
   type ExecutionTicket,
@@ -31,7 +31,7 @@ import {
   MEMORY_WRITTEN,
   registerMemoryEventTypes,
 } from "./events.js";
-import { bm25, cosine, type Embedder, rank } from "./search.js";
+import { bm25, cosine, rank } from "./search.js";
 import { type MemoryRead, type MemoryRecord, MemoryStore, type Visibility } from "./store.js";
 import type {
   GrantedCaller,
@@ -429,10 +429,10 @@ export class MemoryFirewall {
 
   async #embed(text: string): Promise<number[] | null> {
     if (this.#embedder === undefined) return null;
-    const [v] = await this.#embedder.embed([text]);
-    if (v === undefined || v.length === 0 || v.length > MAX_DIMENSIONS || !v.every(Number.isFinite)) {
-      return null;
-    }
+    // The drift work's Embedder port (src/context): Float32Array vectors, stored as numbers.
+    const [raw] = await this.#embedder.embed([text]);
+    const v = raw === undefined ? [] : Array.from(raw);
+    if (v.length === 0 || v.length > MAX_DIMENSIONS || !v.every(Number.isFinite)) return null;
     return v;
   }
 

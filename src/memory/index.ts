@@ -32,7 +32,7 @@ export {
 } from "./events.js";
 export { MemoryFirewall } from "./firewall.js";
 export { type MemoryProviderResult, type MemoryToolProvider, memoryProvider } from "./provider.js";
-export { bm25, cosine, type Embedder, MIN_SIMILARITY, rank, type Scored, tokenize } from "./search.js";
+export { bm25, cosine, MIN_SIMILARITY, rank, type Scored, tokenize } from "./search.js";
 export { type MemoryRead, type MemoryRecord, MemoryRecordSchema, MemoryStore } from "./store.js";
 export { type MemoryTool, type MemoryToolResult, memoryTools } from "./tools.js";
 export type {

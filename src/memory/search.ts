@@ -3,11 +3,6 @@
 // the store hands in at most `maxSearchScan` candidates, so a search's cost is bounded
 // whatever the store holds.
 
-/** The embedding port (the drift work defines the same shape): one vector per text. */
-export interface Embedder {
-  embed(texts: string[]): Promise<number[][]>;
-}
-
 export interface Scored {
   index: number;
   score: number;

@@ -1,9 +1,10 @@
 // The memory firewall's public types: who calls, what an operation answers, what a write
 // takes, and the runtime ports the firewall needs.
+
+import type { Embedder } from "../context/index.js";
 import type { ERROR_CODES, TaintLabel } from "../contracts/index.js";
 import type { ReportedResult } from "../gate/index.js";
 import type { Runtime } from "../runtime/index.js";
-import type { Embedder } from "./search.js";
 
 export type MemoryErrorCode = (typeof ERROR_CODES.memory)[number];
 

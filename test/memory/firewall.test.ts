@@ -1,7 +1,8 @@
 // The memory firewall's other rules: run lineage, bounds, embeddings through the Embedder
 // port, the MCP-style tools, and configuration refusals.
 import { afterEach, describe, expect, it } from "vitest";
-import { type Embedder, memoryTools, parseMemoryConfig } from "../../src/memory/index.js";
+import { type Embedder, lexicalEmbedder } from "../../src/context/index.js";
+import { memoryTools, parseMemoryConfig } from "../../src/memory/index.js";
 import { deployment, type MemoryDeployment } from "./helpers.js";
 
 let d: MemoryDeployment | undefined;
@@ -68,7 +69,10 @@ describe("memory firewall", () => {
       "lunch plans": [0, 1],
       payments: [0.95, 0.05],
     };
-    const embedder: Embedder = { embed: async (texts) => texts.map((t) => vectors[t] ?? [0, 0]) };
+    const embedder: Embedder = {
+      id: "test-vectors",
+      embed: async (texts) => texts.map((t) => Float32Array.from(vectors[t] ?? [0, 0])),
+    };
     d = await deployment();
     const { MemoryFirewall } = await import("../../src/memory/index.js");
     const path = d.memory.config.path;
@@ -80,6 +84,29 @@ describe("memory firewall", () => {
     await d.memory.write(caller, { content: "lunch plans", classification: "public" });
     const s = await d.memory.search(caller, "payments");
     expect(s.ok && s.value.map((m) => m.id)).toEqual([inv.ok ? inv.value.id : ""]);
+  });
+
+  it("search uses the drift work's built-in lexical Embedder (one port for drift and memory)", async () => {
+    d = await deployment();
+    const { MemoryFirewall } = await import("../../src/memory/index.js");
+    const path = d.memory.config.path;
+    d.memory.close();
+    d.memory = MemoryFirewall.open(d.rt, { path }, { embedder: lexicalEmbedder });
+    const run = await d.rt.startRun("alice");
+    const caller = { principalId: "alice", runId: run.runId };
+    const inv = await d.memory.write(caller, {
+      content: "invoices quarterly",
+      classification: "public",
+    });
+    await d.memory.write(caller, { content: "lunch plans with the team", classification: "public" });
+    // No shared word with the query ("invoice" ≠ "invoices"): only the n-gram vectors match.
+    const s = await d.memory.search(caller, "invoice");
+    expect(s.ok && s.value[0]?.id).toBe(inv.ok ? inv.value.id : "");
+    // Without an embedder the same query finds nothing: the match above is the vectors'.
+    d.memory.close();
+    d.memory = MemoryFirewall.open(d.rt, { path });
+    const plain = await d.memory.search(caller, "invoice");
+    expect(plain.ok && plain.value).toEqual([]);
   });
 
   it("the MCP memory tools run through the firewall and report taint and codes", async () => {
