@@ -6,9 +6,8 @@
 // paths are relative to the file.
 import { dirname, resolve } from "node:path";
 import { GateError, isPlainObject } from "../contracts/index.js";
-import { type LoadedGateConfig, parseGateConfig } from "../gate/index.js";
+import { type LoadedGateConfig, parseGateConfig, requireContractByDefault } from "../gate/index.js";
 import { parseApaeSection, type RuntimeApaeConfig, readConfigFile } from "../runtime/index.js";
-import { requireContractByDefault } from "../server/index.js";
 
 function invalid(message: string): GateError {
   return new GateError("ERR_GATE_CONFIG_INVALID", message);

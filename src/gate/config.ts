@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { type ContextConfig, ContextConfigSchema } from "../context/index.js";
-import { GateError } from "../contracts/index.js";
+import { GateError, isPlainObject } from "../contracts/index.js";
 import type { PrincipalConfig } from "./options.js";
 
 const Id = z
@@ -106,4 +106,16 @@ export function loadGateConfig(path: string): LoadedGateConfig {
     throw new GateError("ERR_GATE_CONFIG_INVALID", `${path}: ${(err as Error).message.split("\n")[0]}`);
   }
   return parseGateConfig(data);
+}
+
+/**
+ * A gate configuration input with `requireContract: true` unless it states the member
+ * itself. The sidecar and the CLI require a tool contract by default (a call without one
+ * is denied `contract_required`); `requireContract: false` is the documented opt-out.
+ * Anything that is not an object is returned as it is, for the schema to refuse.
+ */
+export function requireContractByDefault(gate: unknown): unknown {
+  if (gate === undefined) return { requireContract: true };
+  if (!isPlainObject(gate) || Object.hasOwn(gate, "requireContract")) return gate;
+  return { ...gate, requireContract: true };
 }

@@ -27,6 +27,7 @@ export {
   type LoadedGateConfig,
   loadGateConfig,
   parseGateConfig,
+  requireContractByDefault,
 } from "./config.js";
 export { dareRunId, runTraceId, toolCategory } from "./dare-mapping.js";
 export { DeferQueue, type DeferResolution, type DeferredItem } from "./defer.js";

@@ -6,7 +6,12 @@
 import { dirname, isAbsolute, resolve } from "node:path";
 import { z } from "zod";
 import { isPlainObject, McpGatewayError, SHA256_HASH_PATTERN } from "../contracts/index.js";
-import { GateConfigSchema, type LoadedGateConfig, parseGateConfig } from "../gate/index.js";
+import {
+  GateConfigSchema,
+  type LoadedGateConfig,
+  parseGateConfig,
+  requireContractByDefault,
+} from "../gate/index.js";
 import { readConfigFile } from "../runtime/index.js";
 import { McpLimitsSchema, McpUpstreamName, McpUpstreamSchema, upstreamPaths } from "./upstreams.js";
 
@@ -120,12 +125,9 @@ function checkPrincipals(c: GatewayConfig, gate: LoadedGateConfig): void {
 
 /** Validates a configuration; relative paths are resolved against `baseDir`. */
 export function parseGatewayConfig(input: unknown, baseDir: string = process.cwd()): LoadedGatewayConfig {
-  const raw = isPlainObject(input) ? input : {};
-  const gateIn =
-    isPlainObject(raw.gate) && Object.hasOwn(raw.gate, "requireContract")
-      ? raw.gate
-      : { ...(isPlainObject(raw.gate) ? raw.gate : {}), requireContract: true };
-  const res = GatewayConfigSchema.safeParse(isPlainObject(input) ? { ...input, gate: gateIn } : input);
+  const res = GatewayConfigSchema.safeParse(
+    isPlainObject(input) ? { ...input, gate: requireContractByDefault(input.gate) } : input,
+  );
   if (!res.success) {
     const issue = res.error.issues[0];
     throw invalid(

@@ -7,7 +7,12 @@
 import { dirname, isAbsolute, resolve } from "node:path";
 import { z } from "zod";
 import { isPlainObject, ServerError, SHA256_HASH_PATTERN } from "../contracts/index.js";
-import { GateConfigSchema, type LoadedGateConfig, parseGateConfig } from "../gate/index.js";
+import {
+  GateConfigSchema,
+  type LoadedGateConfig,
+  parseGateConfig,
+  requireContractByDefault,
+} from "../gate/index.js";
 import { SourceTrustConfigSchema } from "../hooks/index.js";
 import {
   McpLimitsSchema,
@@ -313,18 +318,6 @@ function memoryPath(c: SidecarConfig, abs: (p: string) => string): string {
 
 function invalid(message: string): ServerError {
   return new ServerError("ERR_SERVER_CONFIG_INVALID", message);
-}
-
-/**
- * A gate configuration input with `requireContract: true` unless it states the member
- * itself. The sidecar and the CLI require a tool contract by default (a call without one
- * is denied `contract_required`); `requireContract: false` is the documented opt-out.
- * Anything that is not an object is returned as it is, for the schema to refuse.
- */
-export function requireContractByDefault(gate: unknown): unknown {
-  if (gate === undefined) return { requireContract: true };
-  if (!isPlainObject(gate) || Object.hasOwn(gate, "requireContract")) return gate;
-  return { ...gate, requireContract: true };
 }
 
 type Executors = SidecarConfig["executors"];

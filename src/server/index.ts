@@ -7,7 +7,6 @@ export {
   type LoadedSidecarConfig,
   loadSidecarConfig,
   parseSidecarConfig,
-  requireContractByDefault,
   type SidecarConfig,
   type SidecarConfigInput,
   SidecarConfigSchema,

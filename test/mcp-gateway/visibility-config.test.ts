@@ -119,6 +119,13 @@ describe("gateway configuration", () => {
     ).toContain("requireContract must stay true");
   });
 
+  it("refuses a gate section that is not an object (never replaced by a default one)", () => {
+    expect(refuse({ ...base(), gate: "allow-all" })).toMatch(
+      /^ERR_MCP_CONFIG_INVALID: gateway config invalid at gate/,
+    );
+    expect(refuse({ ...base(), gate: ["x"] })).toMatch(/^ERR_MCP_CONFIG_INVALID/);
+  });
+
   it("refuses two credentials with one token hash", () => {
     const t = `sha256:${"b".repeat(64)}`;
     const input = {
