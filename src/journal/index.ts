@@ -72,6 +72,14 @@ export {
 export { openPrivateSqlite } from "./private-sqlite.js";
 export { type CredentialKind, type Redaction, redactCredentials, redactString } from "./redact.js";
 export {
+  assertExtends,
+  entryOrThrow,
+  JOURNAL_COLUMNS,
+  type JournalRow,
+  normalizeTime,
+  rowToEntry,
+} from "./rows.js";
+export {
   batchSealer,
   type Chained,
   entrySealer,

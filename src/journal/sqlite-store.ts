@@ -9,8 +9,16 @@
 // in-transaction check that each entry extends the head already rules out forks.
 import { closeSync, fchmodSync, openSync } from "node:fs";
 import Database from "better-sqlite3";
-import { isoTime, JournalError, parseStrictJson } from "../contracts/index.js";
-import { type JournalEntry, JournalEntrySchema, type JournalHead, type SealedEntry } from "./entry.js";
+import { JournalError } from "../contracts/index.js";
+import type { JournalEntry, JournalHead, SealedEntry } from "./entry.js";
+import {
+  assertExtends,
+  entryOrThrow,
+  JOURNAL_COLUMNS,
+  type JournalRow,
+  normalizeTime,
+  rowToEntry,
+} from "./rows.js";
 import { type JournalQuery, type JournalStore, MalformedRecord } from "./store.js";
 
 const SCHEMA_VERSION = 2;
@@ -47,7 +55,6 @@ CREATE INDEX IF NOT EXISTS journal_entries_type ON journal_entries (type, seq);
 CREATE INDEX IF NOT EXISTS journal_entries_decision ON journal_entries (decision, seq);
 `;
 
-const COLUMNS = "seq, time, type, run_id, trace_id, prev_hash, hash, key_id, signature, body";
 /**
  * Rows per INSERT statement (10 parameters each, far below SQLite's limit): a batch of
  * up to 64 appends (64 in flight) is one statement, so the transaction has a single
@@ -55,67 +62,6 @@ const COLUMNS = "seq, time, type, run_id, trace_id, prev_hash, hash, key_id, sig
  */
 const ROWS = 64;
 const PAGE = 2000;
-
-interface Row {
-  seq: number;
-  time: string;
-  type: string;
-  run_id: string | null;
-  trace_id: string | null;
-  prev_hash: string;
-  hash: string;
-  key_id: string;
-  signature: string;
-  body: string;
-}
-
-/**
- * A stored row as an entry, validated like anything read from outside: the body must
- * be strict JSON and the entry must have the entry schema's shape (a row changed on
- * disk is refused here, before the journal chains on it or a reader trusts it; its
- * hash and signature are the verifier's business).
- */
-function rowToEntry(row: Row): JournalEntry | MalformedRecord {
-  let body: unknown;
-  try {
-    body = parseStrictJson(row.body);
-  } catch (err) {
-    return new MalformedRecord(
-      `seq ${row.seq}`,
-      `body is not strict JSON: ${(err as Error).message}`,
-      row.seq,
-    );
-  }
-  const parsed = JournalEntrySchema.safeParse({
-    seq: row.seq,
-    time: row.time,
-    type: row.type,
-    run_id: row.run_id,
-    trace_id: row.trace_id,
-    body,
-    prev_hash: row.prev_hash,
-    hash: row.hash,
-    key_id: row.key_id,
-    signature: row.signature,
-  });
-  if (!parsed.success) {
-    const first = parsed.error.issues[0];
-    const at = first === undefined || first.path.length === 0 ? "(root)" : first.path.map(String).join(".");
-    return new MalformedRecord(`seq ${row.seq}`, `entry is malformed at ${at}`, row.seq);
-  }
-  return parsed.data as JournalEntry;
-}
-
-function entryOrThrow(row: Row | undefined): JournalEntry | null {
-  if (row === undefined) return null;
-  const e = rowToEntry(row);
-  if (e instanceof MalformedRecord) {
-    throw new JournalError("ERR_JOURNAL_STORE", `unreadable entry at ${e.where}`, {
-      details: { seq: row.seq },
-    });
-  }
-  return e;
-}
 
 export interface SqliteStoreOptions {
   /** Open an existing journal for reading only (verification, export). */
@@ -138,9 +84,9 @@ export class SqliteJournalStore implements JournalStore {
   readonly path: string;
   readonly #db: Database.Database;
   readonly #append: (build: (last: JournalEntry | null) => SealedEntry[]) => JournalEntry[];
-  readonly #last: Database.Statement<[], Row>;
-  readonly #get: Database.Statement<[number], Row>;
-  readonly #page: Database.Statement<[number, number, number], Row>;
+  readonly #last: Database.Statement<[], JournalRow>;
+  readonly #get: Database.Statement<[number], JournalRow>;
+  readonly #page: Database.Statement<[number, number, number], JournalRow>;
   /** Transactions this handle committed (each one fsync in durability "fsync"); for benchmarks. */
   #commits = 0;
   /** A copy of the last entry this store committed, to skip reading it back. */
@@ -150,10 +96,10 @@ export class SqliteJournalStore implements JournalStore {
   private constructor(path: string, db: Database.Database) {
     this.path = path;
     this.#db = db;
-    this.#last = db.prepare(`SELECT ${COLUMNS} FROM journal_entries ORDER BY seq DESC LIMIT 1`);
-    this.#get = db.prepare(`SELECT ${COLUMNS} FROM journal_entries WHERE seq = ?`);
+    this.#last = db.prepare(`SELECT ${JOURNAL_COLUMNS} FROM journal_entries ORDER BY seq DESC LIMIT 1`);
+    this.#get = db.prepare(`SELECT ${JOURNAL_COLUMNS} FROM journal_entries WHERE seq = ?`);
     this.#page = db.prepare(
-      `SELECT ${COLUMNS} FROM journal_entries WHERE seq >= ? AND seq <= ? ORDER BY seq LIMIT ?`,
+      `SELECT ${JOURNAL_COLUMNS} FROM journal_entries WHERE seq >= ? AND seq <= ? ORDER BY seq LIMIT ?`,
     );
     const head = db.prepare<[], { seq: number; hash: string }>(
       "SELECT seq, hash FROM journal_entries ORDER BY seq DESC LIMIT 1",
@@ -165,7 +111,7 @@ export class SqliteJournalStore implements JournalStore {
       let st = inserts[rows];
       if (st === undefined) {
         const values = Array.from({ length: rows }, () => "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)").join(", ");
-        st = db.prepare<unknown[]>(`INSERT INTO journal_entries (${COLUMNS}) VALUES ${values}`);
+        st = db.prepare<unknown[]>(`INSERT INTO journal_entries (${JOURNAL_COLUMNS}) VALUES ${values}`);
         inserts[rows] = st;
       }
       return st;
@@ -339,7 +285,7 @@ export class SqliteJournalStore implements JournalStore {
       for (const row of rows) yield rowToEntry(row);
       const lastRow = rows.at(-1);
       if (rows.length < PAGE || lastRow === undefined) return;
-      next = lastRow.seq + 1;
+      next = Number(lastRow.seq) + 1;
     }
   }
 
@@ -359,10 +305,10 @@ export class SqliteJournalStore implements JournalStore {
     add("decision = ?", q.decision);
     const limit = q.limit === undefined ? -1 : Math.max(0, Math.floor(q.limit));
     const sql =
-      `SELECT ${COLUMNS} FROM journal_entries${where.length ? ` WHERE ${where.join(" AND ")}` : ""}` +
+      `SELECT ${JOURNAL_COLUMNS} FROM journal_entries${where.length ? ` WHERE ${where.join(" AND ")}` : ""}` +
       ` ORDER BY seq ${q.descending ? "DESC" : "ASC"} LIMIT ${limit}`;
     const out: JournalEntry[] = [];
-    for (const row of this.#db.prepare(sql).all(...args) as Row[]) {
+    for (const row of this.#db.prepare(sql).all(...args) as JournalRow[]) {
       const e = rowToEntry(row);
       if (!(e instanceof MalformedRecord)) out.push(e);
     }
@@ -426,31 +372,4 @@ function migrateFrom1(db: Database.Database): void {
   db.exec("DROP INDEX IF EXISTS journal_entries_decision");
   db.exec("ALTER TABLE journal_entries DROP COLUMN decision");
   db.exec(`ALTER TABLE journal_entries ADD COLUMN ${DECISION_COLUMN}`);
-}
-
-/** Refuses a batch that does not extend `last` seq by seq, hash by hash. */
-function assertExtends(last: JournalEntry | null, sealed: readonly SealedEntry[]): void {
-  let prevSeq = last?.seq ?? 0;
-  let prevHash = last?.hash ?? null;
-  for (const { entry } of sealed) {
-    if (entry.seq !== prevSeq + 1 || (prevHash !== null && entry.prev_hash !== prevHash)) {
-      throw new JournalError(
-        "ERR_JOURNAL_CHAIN_BROKEN",
-        `entry ${entry.seq} does not extend seq ${prevSeq}`,
-        {
-          details: { seq: entry.seq },
-        },
-      );
-    }
-    prevSeq = entry.seq;
-    prevHash = entry.hash;
-  }
-}
-
-/** Entry times are ISO UTC with milliseconds, so a normalized bound compares as text. */
-function normalizeTime(t: string): string {
-  const ms = Date.parse(t);
-  if (Number.isNaN(ms))
-    throw new JournalError("ERR_JOURNAL_ENTRY_INVALID", "time bound is not an RFC 3339 instant");
-  return isoTime(ms);
 }

@@ -13,15 +13,24 @@ import { hostname } from "node:os";
 import type pg from "pg";
 import { JournalError, WardenError } from "../contracts/index.js";
 import {
+  assertExtends,
+  entryOrThrow,
+  JOURNAL_COLUMNS,
   type JournalEntry,
   type JournalHead,
   type JournalQuery,
+  type JournalRow,
   type JournalStore,
   MalformedRecord,
+  normalizeTime,
+  rowToEntry,
   type SealedEntry,
 } from "../journal/index.js";
 import { inTransaction, isUnavailable } from "./connect.js";
-import { assertExtends, COLUMNS, entryOrThrow, normalizeTime, type Row, rowToEntry } from "./rows.js";
+
+/** A journal row as pg returns it (bigint seq as text); read by the journal's shared row reader. */
+type Row = JournalRow & { seq: string };
+const COLUMNS = JOURNAL_COLUMNS;
 
 /** Rows per INSERT statement (11 parameters each). */
 const ROWS = 64;

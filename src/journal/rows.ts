@@ -1,17 +1,15 @@
-// Journal rows read from PostgreSQL, validated like anything read from outside (as the
-// SQLite store does): the body must be strict JSON and the entry must have the entry
-// schema's shape; hash and signature are the verifier's business.
+// Journal rows as the stores read them back (SQLite here, PostgreSQL in src/store-pg): a row
+// is validated like anything read from outside — the body must be strict JSON and the entry
+// must have the entry schema's shape (a row changed on disk is refused here, before the
+// journal chains on it or a reader trusts it; its hash and signature are the verifier's
+// business) — and a batch must extend the chain's last entry seq by seq, hash by hash.
 import { isoTime, JournalError, parseStrictJson } from "../contracts/index.js";
-import {
-  type JournalEntry,
-  JournalEntrySchema,
-  MalformedRecord,
-  type SealedEntry,
-} from "../journal/index.js";
+import { type JournalEntry, JournalEntrySchema, type SealedEntry } from "./entry.js";
+import { MalformedRecord } from "./store.js";
 
-export interface Row {
-  /** bigint: pg hands it over as text. */
-  seq: string;
+/** A stored row; `seq` is a number in SQLite and text in PostgreSQL (bigint). */
+export interface JournalRow {
+  seq: number | string;
   time: string;
   type: string;
   run_id: string | null;
@@ -23,9 +21,10 @@ export interface Row {
   body: string;
 }
 
-export const COLUMNS = "seq, time, type, run_id, trace_id, prev_hash, hash, key_id, signature, body";
+/** The entry columns in the order every store selects and inserts them. */
+export const JOURNAL_COLUMNS = "seq, time, type, run_id, trace_id, prev_hash, hash, key_id, signature, body";
 
-export function rowToEntry(row: Row): JournalEntry | MalformedRecord {
+export function rowToEntry(row: JournalRow): JournalEntry | MalformedRecord {
   const seq = Number(row.seq);
   let body: unknown;
   try {
@@ -33,7 +32,18 @@ export function rowToEntry(row: Row): JournalEntry | MalformedRecord {
   } catch (err) {
     return new MalformedRecord(`seq ${seq}`, `body is not strict JSON: ${(err as Error).message}`, seq);
   }
-  const parsed = JournalEntrySchema.safeParse({ ...row, seq, body });
+  const parsed = JournalEntrySchema.safeParse({
+    seq,
+    time: row.time,
+    type: row.type,
+    run_id: row.run_id,
+    trace_id: row.trace_id,
+    body,
+    prev_hash: row.prev_hash,
+    hash: row.hash,
+    key_id: row.key_id,
+    signature: row.signature,
+  });
   if (!parsed.success) {
     const first = parsed.error.issues[0];
     const at = first === undefined || first.path.length === 0 ? "(root)" : first.path.map(String).join(".");
@@ -42,7 +52,8 @@ export function rowToEntry(row: Row): JournalEntry | MalformedRecord {
   return parsed.data as JournalEntry;
 }
 
-export function entryOrThrow(row: Row | undefined): JournalEntry | null {
+/** A row that must be readable (the chain's head, a requested seq): unreadable → ERR_JOURNAL_STORE. */
+export function entryOrThrow(row: JournalRow | undefined): JournalEntry | null {
   if (row === undefined) return null;
   const e = rowToEntry(row);
   if (e instanceof MalformedRecord) {
