@@ -14,6 +14,7 @@ import {
   type BehaviorSpec,
   type ContractFacts,
   checkProfile,
+  contractGaps,
   type DeploymentFacts,
   type ProfileGap,
   verifyBehaviorSpec,
@@ -31,7 +32,12 @@ function policyFacts(policy: GatePolicy): { thresholdRules: boolean; hitlRules: 
 }
 
 /** The configured behaviour specs, each verified against the configured keys (throws on a bad one). */
-export function behaviorFacts(config: RuntimeApaeConfig): { specs: number; continuous: boolean } {
+export function behaviorFacts(config: RuntimeApaeConfig): {
+  specs: number;
+  continuous: boolean;
+  /** The verified specifications (what contract gaps read: require_checkpoint_before). */
+  verified: BehaviorSpec[];
+} {
   const keys = new Map<string, KeyObject>();
   for (const file of config.behavior?.keys ?? []) {
     const key = loadPublicKeyFile(file);
@@ -39,12 +45,23 @@ export function behaviorFacts(config: RuntimeApaeConfig): { specs: number; conti
   }
   let continuous = true;
   const files = config.behavior?.specs ?? [];
+  const verified: BehaviorSpec[] = [];
   for (const file of files) {
     const v = verifyBehaviorSpec(parseStrictJson(readFileSync(file, "utf8")), keys);
     if (!v.ok) throw new TrustError(v.code, `${file}: ${v.message}`);
     continuous &&= v.spec.verification_frequency === "continuous";
+    verified.push(v.spec);
   }
-  return { specs: files.length, continuous: files.length > 0 && continuous };
+  return { specs: files.length, continuous: files.length > 0 && continuous, verified };
+}
+
+/** The profile's contract requirements (provenance claims, checkpoints) against loaded contracts. */
+export function contractProfileGaps(
+  profile: AssuranceProfile,
+  contracts: Parameters<typeof contractFacts>[0],
+  specs: readonly BehaviorSpec[],
+): ProfileGap[] {
+  return contractGaps(profile, contractFacts(contracts, specs));
 }
 
 /** What the deployment configures, as the profile's requirements see it. */

@@ -31,7 +31,13 @@ export {
   type PeerDelivery,
   type PeerReceipt,
 } from "./apae-peers.js";
-export { behaviorFacts, deploymentFacts, profileGaps, refuseUnmetProfile } from "./apae-profile.js";
+export {
+  behaviorFacts,
+  contractProfileGaps,
+  deploymentFacts,
+  profileGaps,
+  refuseUnmetProfile,
+} from "./apae-profile.js";
 export {
   CAPABILITY_GRANTED_EVENT,
   CapabilityGrantedBodySchema,

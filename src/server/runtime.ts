@@ -20,6 +20,7 @@ import {
   type ApaeSummary,
   behaviorFacts,
   composeRuntime,
+  contractProfileGaps,
   profileGaps,
   type Runtime,
   type RuntimeApae,
@@ -376,10 +377,10 @@ export async function checkSidecarConfig(loaded: LoadedSidecarConfig): Promise<C
   );
   if (trust) summary.trust = { ...trust.summary(), pins: pinSummary(loaded) };
   const apae = loaded.apae;
+  const behavior = apae === undefined ? undefined : attempt("apae.behavior", () => behaviorFacts(apae));
   if (apae !== undefined) {
     summary.apae = summarizeApae(apae, c.journal.path);
     const profile = apae.profile ?? "standard";
-    const behavior = attempt("apae.behavior", () => behaviorFacts(apae));
     if (bundle && behavior) {
       const gaps = profileGaps(profile, apae, bundle, c.auth.approvers.length, behavior);
       summary.apae.gaps = gaps.map((g) => `${g.mechanism}: ${g.message}`);
@@ -390,6 +391,12 @@ export async function checkSidecarConfig(loaded: LoadedSidecarConfig): Promise<C
     const dir = c.contracts;
     const reg = attempt("contracts", () => checkContracts(dir, trust));
     if (reg) summary.contracts = reg.names();
+    // The profile's contract requirements (provenance claims, checkpoints): what the start refuses.
+    if (reg && apae !== undefined && summary.apae !== undefined && behavior !== undefined) {
+      const gaps = contractProfileGaps(apae.profile ?? "standard", reg, behavior.verified);
+      summary.apae.gaps = [...(summary.apae.gaps ?? []), ...gaps.map((g) => `${g.mechanism}: ${g.message}`)];
+      attempt("apae.contracts", () => refuseUnmetProfile(apae.profile ?? "standard", gaps));
+    }
     problems.push(...checkExecutors(c.executors, reg));
   } else problems.push(...checkExecutors(c.executors, undefined));
   if (c.tls) {

@@ -1,6 +1,6 @@
 // Assurance profiles: the spec's table, stricter-only overrides, and a Regulated sidecar
 // that refuses to start for each required mechanism it does not configure.
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -117,6 +117,22 @@ describe("a Regulated sidecar", () => {
     }
     return expect.unreachable("a regulated deployment started with a gap");
   }
+
+  it("--check reports a contract without provenance claims, as the start refuses it", async () => {
+    const dir = s.loaded.config.contracts as string;
+    const copy = join(s.dir, `contracts-${Math.random()}`);
+    mkdirSync(copy);
+    for (const f of readdirSync(dir)) writeFileSync(join(copy, f), readFileSync(join(dir, f), "utf8"));
+    const first = readdirSync(copy).find((f) => f.endsWith(".toml")) as string;
+    const text = readFileSync(join(copy, first), "utf8");
+    writeFileSync(join(copy, first), text.replace(/\n\[apae\][\s\S]*?(?=\n\[|$)/, "\n"));
+    const base = variant(REGULATED);
+    const loaded = { ...base, config: { ...base.config, contracts: copy } };
+    const report = await checkSidecarConfig(loaded);
+    expect(report.problems.find((p) => p.what === "apae.contracts")?.message).toMatch(/provenance_claims/);
+    expect(report.summary.apae?.gaps?.some((g) => g.startsWith("provenance_claims"))).toBe(true);
+    await expect(openSidecarRuntime(loaded)).rejects.toMatchObject({ code: "ERR_TRUST_PROFILE_UNMET" });
+  });
 
   it("refuses to start without an ECT signing key (L3, audit ledger)", async () => {
     const { ect: _e, ...rest } = REGULATED;
