@@ -53,7 +53,8 @@ const TEXT_CODES = {
 } as const satisfies Record<string, WardenErrorCode>;
 
 function text(s: string, budget: { left: number }): string {
-  const r = screenText(s, JSON_ARG_LIMITS.maxBytes, { metachars: false });
+  // Bounded by what is left of the byte budget, so NFKC never runs on an oversized string.
+  const r = screenText(s, Math.max(0, budget.left), { metachars: false });
   if (!r.ok) refuse(TEXT_CODES[r.rule], r.rule, r.message);
   budget.left -= r.value.length + 3;
   if (budget.left < 0) {
@@ -63,6 +64,10 @@ function text(s: string, budget: { left: number }): string {
 }
 
 function copy(v: unknown, depth: number, budget: { left: number }): JsonValue {
+  // Every node costs at least one byte of its serialisation: the walk is bounded by the budget.
+  budget.left -= 1;
+  if (budget.left < 0)
+    refuse("ERR_TOOL_ARG_JSON_TOO_LARGE", "bytes", `over ${JSON_ARG_LIMITS.maxBytes} bytes`);
   if (v === null || typeof v === "boolean") return v;
   if (typeof v === "number") {
     if (!Number.isFinite(v)) refuse("ERR_TOOL_ARG_TYPE", "type", "non-finite number");

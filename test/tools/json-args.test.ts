@@ -165,6 +165,14 @@ describe("json argument values", () => {
     expect(code({ entities: [{ name: "a", observations: big }] })).toBe("ERR_TOOL_ARG_JSON_TOO_LARGE");
   });
 
+  it("a value of many small nodes (a million zeros in bounded arrays) is refused by the byte budget", () => {
+    const anyTool = mcpTool({ v: { type: "json", required: true, schema: {} } });
+    const v = Array.from({ length: JSON_ARG_LIMITS.maxItems }, () =>
+      new Array(JSON_ARG_LIMITS.maxItems).fill(0),
+    );
+    expect(validateArgs(anyTool, { v })).toMatchObject({ ok: false, code: "ERR_TOOL_ARG_JSON_TOO_LARGE" });
+  });
+
   it("control, bidi and invisible characters in nested strings or keys are refused", () => {
     expect(code({ entities: [{ name: "a\u202eb", observations: [] }] })).toBe("ERR_TOOL_ARG_INVISIBLE");
     expect(code({ entities: [{ name: "a", observations: ["x\u0000"] }] })).toBe("ERR_TOOL_ARG_INVISIBLE");
