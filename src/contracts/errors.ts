@@ -166,6 +166,18 @@ export const ERROR_CODES = {
     "ERR_TOOL_ARG_SCHEME",
     "ERR_TOOL_ARG_OUT_OF_SCOPE",
     "ERR_TOOL_ARG_FILE",
+    // A structured (json) argument's serialised size is over the bound.
+    "ERR_TOOL_ARG_JSON_TOO_LARGE",
+    // A structured argument nests deeper than the bound.
+    "ERR_TOOL_ARG_JSON_TOO_DEEP",
+    // A structured argument has an object with too many keys or an array that is too long.
+    "ERR_TOOL_ARG_JSON_TOO_MANY",
+    // A structured argument has a `__proto__`, `constructor` or `prototype` key (or a duplicate after NFKC).
+    "ERR_TOOL_ARG_JSON_UNSAFE_KEY",
+    // A structured argument does not satisfy the argument's pinned JSON Schema.
+    "ERR_TOOL_ARG_JSON_SCHEMA",
+    // A json argument in a contract without [mcp], or a schema that is remote, unsafe or does not compile strictly.
+    "ERR_TOOL_ARG_JSON_CONTRACT",
     "ERR_TOOL_RUNTIME_VAR_MISSING",
     "ERR_TOOL_SECRET_MISSING",
     "ERR_TOOL_SECRET_INVALID",

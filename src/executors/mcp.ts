@@ -435,6 +435,12 @@ export function contractFromMcpTool(
       args[name] = { type: "enum", allowed: schema.enum, required: required.has(name), ...description };
       continue;
     }
+    if (schema.type === "object" || schema.type === "array") {
+      // Structured: validated against the pinned schema of this property (compiled strictly
+      // at load; a schema that does not compile leaves the tool refused).
+      args[name] = { type: "json", schema, required: required.has(name), ...description };
+      continue;
+    }
     const t = typeof schema.type === "string" ? TYPE_MAP[schema.type] : undefined;
     if (t === undefined) {
       unsupported.push(name);

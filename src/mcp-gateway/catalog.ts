@@ -134,7 +134,8 @@ export interface UpstreamCatalog {
 /**
  * Lists, pins and scans every tool of every upstream. Shadowing is judged against the
  * other upstreams' tool names; a tool whose required arguments the contract format cannot
- * express (objects, arrays) is refused here rather than shown and failing later.
+ * express (an unusable name or type, a structured argument whose schema is unsafe or does
+ * not compile strictly) is refused here rather than shown and failing later.
  */
 export async function discoverTools(
   executor: McpExecutor,
@@ -198,7 +199,11 @@ function toolEntry(
     findings.length > 0
       ? { ...contract, tool: { ...contract.tool, risk_tier: "critical" as const } }
       : contract;
-  const tool = compiled(withTier);
+  // A structured argument whose pinned schema is unsafe or does not compile strictly
+  // leaves the tool refused (its code says which rule), never served unchecked.
+  const c = compileContract(ToolContractSchema.parse(withTier));
+  if (!c.ok) return { refusal: { server, tool: info.name, code: c.code, message: c.message } };
+  const tool = c.tool;
   return {
     kind: "tool",
     exposed: tool.name,

@@ -76,6 +76,16 @@ export class GatewaySession {
   }
 
   async callTool(name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<Governed> {
+    // The Gate's request schema would silently drop a `__proto__` member; an argument that
+    // carries one is refused here at the edge instead, like a malformed request.
+    if (hasProtoKey(args, 0)) {
+      return {
+        ok: false,
+        code: "ERR_TOOL_ARG_JSON_UNSAFE_KEY",
+        message: "arguments hold a __proto__ key",
+        decisionId: null,
+      };
+    }
     const entry: ToolEntry | LocalEntry | undefined = this.#gw.tool(name) ?? this.#gw.local(name);
     if (entry === undefined || !this.#gw.visible(this.principalId, entry.tool)) {
       const decisionId = await this.#attempt(name, entry?.tool, args, signal);
@@ -265,4 +275,15 @@ function requestBinding(
 ): McpRequestBinding {
   const t = contract.contract.tool;
   return { name: t.name, version: t.version, timeoutMs: t.timeout_seconds * 1000, server, build };
+}
+
+/** Whether a `__proto__` own key appears anywhere in a parsed JSON value (bounded walk). */
+function hasProtoKey(v: unknown, depth: number): boolean {
+  if (v === null || typeof v !== "object") return false;
+  if (depth > 64) return true;
+  if (Array.isArray(v)) return v.some((item) => hasProtoKey(item, depth + 1));
+  for (const key of Object.keys(v)) {
+    if (key === "__proto__" || hasProtoKey((v as Record<string, unknown>)[key], depth + 1)) return true;
+  }
+  return false;
 }

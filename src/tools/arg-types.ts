@@ -3,8 +3,10 @@
 // a Warden code and a short rule name so the caller can say which argument broke which rule.
 import { realpathSync, statSync } from "node:fs";
 import { isAbsolute, relative, resolve, sep } from "node:path";
+import type { ValidateFunction } from "ajv";
 import type { WardenErrorCode } from "../contracts/index.js";
 import type { BuiltinType } from "./contract-schema.js";
+import { checkJsonValue, type JsonValue } from "./json-arg.js";
 import {
   type CompiledScope,
   hostnameProblem,
@@ -16,7 +18,8 @@ import {
 } from "./net.js";
 import { screenText } from "./text-safety.js";
 
-export type ArgValue = string | number | boolean;
+/** A `json` argument's value is an object or array (or any JSON value its schema allows). */
+export type ArgValue = string | number | boolean | JsonValue;
 
 /** An argument with its custom type folded in: everything needed to validate a value. */
 export interface ResolvedArg {
@@ -39,6 +42,13 @@ export interface ResolvedArg {
   /** Whether the value is checked against deployment scope. */
   scopeCheck: boolean;
   maxLength: number;
+  /**
+   * Whether string values are held to the shell metacharacter rule: true for every
+   * contract except [mcp]-backed ones (their calls are structured JSON, not shell lines).
+   */
+  shellText: boolean;
+  /** The compiled pinned schema of a `json` argument (json arguments exist only under [mcp]). */
+  jsonSchema?: ValidateFunction;
 }
 
 export type ValueCheck =
@@ -84,11 +94,15 @@ export function validateValue(arg: ResolvedArg, raw: unknown, ctx: ValueContext)
   if (STRING_TYPES.has(arg.base)) {
     if (typeof raw !== "string")
       return fail("ERR_TOOL_ARG_TYPE", "type", `expected a string for ${arg.type}`);
-    const screened = screenText(raw, arg.maxLength);
+    const screened = screenText(raw, arg.maxLength, { metachars: arg.shellText });
     if (!screened.ok) return fail(TEXT_CODES[screened.rule], screened.rule, screened.message);
     return validateString(arg, screened.value, ctx);
   }
   switch (arg.base) {
+    case "json":
+      return arg.jsonSchema === undefined
+        ? fail("ERR_TOOL_ARG_JSON_CONTRACT", "schema", "json arguments need a compiled schema")
+        : checkJsonValue(raw, arg.jsonSchema);
     case "integer":
     case "port":
       return validateInteger(arg, raw);
@@ -347,5 +361,7 @@ function bound(arg: ResolvedArg, n: number): ValueCheck {
 
 /** The string form a value takes in an argv element, header, or `when` comparison. */
 export function valueToString(v: ArgValue): string {
-  return typeof v === "string" ? v : String(v);
+  if (typeof v === "string") return v;
+  // Only reachable for json arguments, which compile only under [mcp] (no argv or template).
+  return v !== null && typeof v === "object" ? JSON.stringify(v) : String(v);
 }

@@ -1,6 +1,8 @@
 // Argument resolution for the contract compiler: custom types folded into each argument,
 // constraint combinations checked, patterns compiled once with a backtracking guard. A
 // manifest error is thrown as a CompileFailure, which compileContract turns into a value.
+
+import type { ValidateFunction } from "ajv";
 import type { WardenErrorCode } from "../contracts/index.js";
 import { type ResolvedArg, validateValue } from "./arg-types.js";
 import {
@@ -11,6 +13,7 @@ import {
   isBuiltinType,
   type ToolContract,
 } from "./contract-schema.js";
+import { compileJsonSchema, schemaProblem } from "./json-arg.js";
 
 export class CompileFailure extends Error {
   constructor(
@@ -65,12 +68,44 @@ export function resolveArgs(contract: ToolContract): Map<string, ResolvedArg> {
         invalid(["args", name, "position"], `position ${spec.position} is also used by '${other}'`);
       positions.set(spec.position, name);
     }
-    out.set(name, resolveArg(name, spec, types));
+    const arg = resolveArg(name, spec, types, contract.mcp === undefined);
+    if (arg.base === "json") arg.jsonSchema = resolveJson(name, spec, contract.mcp !== undefined);
+    else if (spec.schema !== undefined) invalid(["args", name, "schema"], "'schema' only applies to json");
+    out.set(name, arg);
   }
   return out;
 }
 
-function resolveArg(name: string, spec: ArgSpec, types: Record<string, CustomType>): ResolvedArg {
+/**
+ * A `json` argument: only under [mcp] (a process or HTTP contract would have to flatten it
+ * into text), with a pinned schema that stays inside itself and compiles under ajv's strict mode.
+ */
+function resolveJson(name: string, spec: ArgSpec, mcp: boolean): ValidateFunction {
+  const at = ["args", name];
+  const code = "ERR_TOOL_ARG_JSON_CONTRACT";
+  if (!mcp) return invalid(at, "json arguments are only allowed in [mcp] contracts", code);
+  if (spec.type !== "json") return invalid([...at, "type"], "json cannot be the base of a custom type", code);
+  if (spec.schema === undefined) return invalid(at, "json arguments need 'schema'", code);
+  if (spec.default !== undefined) return invalid([...at, "default"], "json arguments cannot have a default");
+  const problem = schemaProblem(spec.schema, (source) => compilePattern(source, [...at, "schema"]));
+  if (problem !== undefined) return invalid([...at, "schema"], problem, code);
+  try {
+    return compileJsonSchema(spec.schema);
+  } catch (err) {
+    return invalid(
+      [...at, "schema"],
+      `schema does not compile: ${(err as Error).message.slice(0, 200)}`,
+      code,
+    );
+  }
+}
+
+function resolveArg(
+  name: string,
+  spec: ArgSpec,
+  types: Record<string, CustomType>,
+  shellText: boolean,
+): ResolvedArg {
   const at = ["args", name];
   let base: BuiltinType;
   let custom: CustomType | undefined;
@@ -145,6 +180,7 @@ function resolveArg(name: string, spec: ArgSpec, types: Record<string, CustomTyp
     allowLeadingDash: spec.allow_leading_dash ?? false,
     scopeCheck: ALWAYS_SCOPED.has(base) || spec.scope_check,
     maxLength: maxLength ?? DEFAULT_MAX_LENGTH,
+    shellText,
   };
   const description = spec.description ?? custom?.description;
   if (description !== undefined) resolved.description = description;

@@ -21,6 +21,7 @@ export const BUILTIN_TYPES = [
   "duration",
   "regex_match",
   "credential_file",
+  "json",
 ] as const;
 export type BuiltinType = (typeof BUILTIN_TYPES)[number];
 
@@ -73,6 +74,8 @@ export const ArgSpecSchema = z.strictObject({
   allow_leading_dash: z.boolean().optional(),
   /** ToolClad's explicit opt-in; Warden applies injection checks to every string type anyway. */
   sanitize: z.array(z.literal("injection")).optional(),
+  /** The JSON Schema a `json` argument is validated against (only for `json`, only under [mcp]). */
+  schema: z.record(z.string(), z.unknown()).optional(),
   ...constraintShape,
 });
 export type ArgSpec = z.infer<typeof ArgSpecSchema>;

@@ -89,6 +89,7 @@ export {
   secretEnvName,
   secretValue,
 } from "./invocation.js";
+export { JSON_ARG_LIMITS, type JsonValue } from "./json-arg.js";
 export {
   type ContractFailure,
   loadContract,

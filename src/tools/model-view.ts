@@ -47,6 +47,10 @@ function argSchema(arg: ResolvedArg): Record<string, unknown> {
       s.type = "string";
       s.anyOf = [{ pattern: IPV4_PATTERN }, { format: "ipv6" }];
       break;
+    case "json":
+      // The pinned schema the value is validated against, as the model must follow it.
+      Object.assign(s, structuredClone(arg.jsonSchema?.schema ?? {}));
+      break;
     default:
       s.type = "string";
   }

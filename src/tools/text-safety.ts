@@ -39,8 +39,17 @@ export type TextRule = "too-long" | "metachar" | "invisible" | "malformed";
 
 export type TextCheck = { ok: true; value: string } | { ok: false; rule: TextRule; message: string };
 
+export interface ScreenOptions {
+  /**
+   * Whether the shell metacharacter rule applies (default true). Only strings that reach
+   * an [mcp] call, which is structured JSON and never a shell line, are screened without it;
+   * control characters (newlines included) and invisible/bidi characters stay refused.
+   */
+  metachars?: boolean;
+}
+
 /** Normalises and screens one string. `maxLength` bounds the input before and after NFKC. */
-export function screenText(raw: string, maxLength: number): TextCheck {
+export function screenText(raw: string, maxLength: number, options: ScreenOptions = {}): TextCheck {
   // Bound the work before normalising: NFKC can expand a character up to 18-fold.
   if (raw.length > maxLength) {
     return { ok: false, rule: "too-long", message: `longer than ${maxLength} characters` };
@@ -56,7 +65,7 @@ export function screenText(raw: string, maxLength: number): TextCheck {
       message: `longer than ${maxLength} characters after normalisation`,
     };
   }
-  const meta = METACHAR_RE.exec(value);
+  const meta = options.metachars === false ? null : METACHAR_RE.exec(value);
   if (meta) {
     return { ok: false, rule: "metachar", message: `contains the shell metacharacter ${describe(meta[0])}` };
   }

@@ -105,10 +105,12 @@ describe("tools/list through the gateway", () => {
     expect(flagged.map((e) => e.body)).toEqual([]);
   });
 
-  it("refuses tools whose required arguments the contract format cannot express, and says so", () => {
-    const refused = h.gw.refused.map((r) => `${r.server}/${r.tool}:${r.code}`);
-    expect(refused).toContain("memory/create_entities:ERR_EXEC_PARAMS_INVALID");
-    expect(refused).toContain("fs/read_multiple_files:ERR_EXEC_PARAMS_INVALID");
+  it("serves the tools with required object/array arguments as json arguments under their pinned schemas", () => {
+    // Before structured arguments these two were refused with ERR_EXEC_PARAMS_INVALID.
+    expect(h.gw.refused).toEqual([]);
+    expect(h.gw.tool("memory__create_entities")?.tool.args.get("entities")?.base).toBe("json");
+    expect(h.gw.tool("fs__read_multiple_files")?.tool.args.get("paths")?.base).toBe("json");
+    expect(h.gw.tool("fs__edit_file")?.tool.args.get("edits")?.base).toBe("json");
   });
 });
 
