@@ -43,7 +43,9 @@ export interface ScreenOptions {
   /**
    * Whether the shell metacharacter rule applies (default true). Only strings that reach
    * an [mcp] call, which is structured JSON and never a shell line, are screened without it;
-   * control characters (newlines included) and invisible/bidi characters stay refused.
+   * there a line feed and a tab are text (a file's lines, a note), while every other
+   * control character (carriage return, NUL, escape, …) and invisible/bidi characters stay
+   * refused.
    */
   metachars?: boolean;
 }
@@ -69,7 +71,8 @@ export function screenText(raw: string, maxLength: number, options: ScreenOption
   if (meta) {
     return { ok: false, rule: "metachar", message: `contains the shell metacharacter ${describe(meta[0])}` };
   }
-  const hidden = INVISIBLE_RE.exec(value);
+  // Structured (non-shell) text may hold line feeds and tabs; nothing else invisible.
+  const hidden = INVISIBLE_RE.exec(options.metachars === false ? value.replace(/[\n\t]/g, "") : value);
   if (hidden) {
     return {
       ok: false,

@@ -205,9 +205,12 @@ describe("json argument values", () => {
 });
 
 describe("text rules by backend", () => {
-  it("[mcp] string arguments may carry shell metacharacters but not newlines or bidi controls", () => {
+  it("[mcp] string arguments may carry shell metacharacters, line feeds and tabs, but no other control or bidi character", () => {
     expect(code({ entities: [], note: "a; b | c $(d) `e` <f>" })).toBe("ok");
-    expect(code({ entities: [], note: "a\nb" })).toBe("ERR_TOOL_ARG_INVISIBLE");
+    expect(code({ entities: [], note: "line one\n\tline two\n" })).toBe("ok");
+    for (const c of ["\r", "\u0000", "\u001b[31m", "\u0085", "\u2028"]) {
+      expect(code({ entities: [], note: `a${c}b` })).toBe("ERR_TOOL_ARG_INVISIBLE");
+    }
     expect(code({ entities: [], note: "a\u202eb" })).toBe("ERR_TOOL_ARG_INVISIBLE");
     expect(code({ entities: [], note: "x".repeat(5000) })).toBe("ERR_TOOL_ARG_TOO_LONG");
   });
