@@ -50,12 +50,19 @@ describe("memory firewall", () => {
     });
   });
 
-  it("content the contract refuses (shell metacharacters) is denied at the Gate", async () => {
+  it("content the contract refuses (a bidi override hiding text) is denied at the Gate", async () => {
     d = await deployment();
     const run = await d.rt.startRun("alice");
+    // A memory is structured data, never a shell line: metacharacters and line breaks are
+    // content; invisible and bidi controls are not.
+    const ok = await d.memory.write(
+      { principalId: "alice", runId: run.runId },
+      { content: "build: npm ci && npm test; see notes\nline two", classification: "public" },
+    );
+    expect(ok.ok).toBe(true);
     const r = await d.memory.write(
       { principalId: "alice", runId: run.runId },
-      { content: "a; rm -rf /", classification: "public" },
+      { content: "invoice approved \u202e)dias ton( ", classification: "public" },
     );
     expect(r).toMatchObject({ ok: false, code: "ERR_MEMORY_DENIED" });
     expect(r.ok === false && r.reasonCodes?.some((c) => c.startsWith("contract_param_invalid:content"))).toBe(
