@@ -4,7 +4,18 @@
 // Private files are created exclusively (never overwritten) with mode 0600 and are
 // refused on load when the group or others can read them.
 import type { KeyObject } from "node:crypto";
-import { closeSync, fstatSync, openSync, readFileSync, statSync, writeSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import {
+  closeSync,
+  fstatSync,
+  fsyncSync,
+  linkSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from "node:fs";
 import { join } from "node:path";
 import { CryptoError } from "../contracts/index.js";
 import { type KeyPair, keyPairFromPrivate, parsePrivateKey, parsePublicKey, publicKeyInfo } from "./keys.js";
@@ -21,27 +32,36 @@ export interface SaveOptions {
   name?: string;
 }
 
+/**
+ * Writes a key file whole under a private temporary name (fsync'd), then links it into
+ * place: a concurrent reader (two first starts racing on a fresh directory) sees no file
+ * or the whole key, never a partial one, and link() refuses a name that exists.
+ */
 function writeExclusive(path: string, data: string, mode: number): void {
-  let fd: number;
+  const tmp = `${path}.${process.pid}.${randomBytes(8).toString("hex")}.tmp`;
+  const fd = openSync(tmp, "wx", mode);
   try {
-    fd = openSync(path, "wx", mode);
+    try {
+      // The umask may have narrowed the mode; it can only have removed bits, but make sure.
+      if ((fstatSync(fd).mode & 0o777) !== mode) {
+        throw new CryptoError(
+          "ERR_CRYPTO_KEY_FILE_PERMISSIONS",
+          `could not create ${path} with mode ${mode.toString(8)}`,
+        );
+      }
+      writeSync(fd, data);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    linkSync(tmp, path);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "EEXIST") {
       throw new CryptoError("ERR_CRYPTO_KEY_FILE_EXISTS", `refusing to overwrite existing key file ${path}`);
     }
     throw err;
-  }
-  try {
-    // The umask may have narrowed the mode; it can only have removed bits, but make sure.
-    if ((fstatSync(fd).mode & 0o777) !== mode) {
-      throw new CryptoError(
-        "ERR_CRYPTO_KEY_FILE_PERMISSIONS",
-        `could not create ${path} with mode ${mode.toString(8)}`,
-      );
-    }
-    writeSync(fd, data);
   } finally {
-    closeSync(fd);
+    rmSync(tmp, { force: true });
   }
 }
 
