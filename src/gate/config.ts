@@ -119,3 +119,30 @@ export function requireContractByDefault(gate: unknown): unknown {
   if (!isPlainObject(gate) || Object.hasOwn(gate, "requireContract")) return gate;
   return { ...gate, requireContract: true };
 }
+
+/**
+ * A deployment configuration (sidecar, MCP gateway) whose `gate:` section requires
+ * contracts by default: the schema first (its first issue named by path), then the gate
+ * section. `invalid` turns a message into the caller's coded error.
+ */
+export function parseWithGateSection<T extends { gate: unknown }>(
+  schema: z.ZodType<T>,
+  input: unknown,
+  what: string,
+  invalid: (message: string) => Error,
+): { config: T; gate: LoadedGateConfig } {
+  const res = schema.safeParse(
+    isPlainObject(input) ? { ...input, gate: requireContractByDefault(input.gate) } : input,
+  );
+  if (!res.success) {
+    const issue = res.error.issues[0];
+    throw invalid(
+      `${what} config invalid at ${issue?.path.join(".") || "(root)"}: ${issue?.message ?? "invalid"}`,
+    );
+  }
+  try {
+    return { config: res.data, gate: parseGateConfig(res.data.gate) };
+  } catch (err) {
+    throw invalid(`gate: ${(err as Error).message}`);
+  }
+}

@@ -27,6 +27,7 @@ export {
   type LoadedGateConfig,
   loadGateConfig,
   parseGateConfig,
+  parseWithGateSection,
   requireContractByDefault,
 } from "./config.js";
 export { dareRunId, runTraceId, toolCategory } from "./dare-mapping.js";

@@ -5,13 +5,8 @@
 // SHA-256 hashes) or AgentPin credentials over Streamable HTTP.
 import { dirname, isAbsolute, resolve } from "node:path";
 import { z } from "zod";
-import { isPlainObject, McpGatewayError, SHA256_HASH_PATTERN } from "../contracts/index.js";
-import {
-  GateConfigSchema,
-  type LoadedGateConfig,
-  parseGateConfig,
-  requireContractByDefault,
-} from "../gate/index.js";
+import { McpGatewayError, SHA256_HASH_PATTERN } from "../contracts/index.js";
+import { GateConfigSchema, type LoadedGateConfig, parseWithGateSection } from "../gate/index.js";
 import { readConfigFile } from "../runtime/index.js";
 import { McpLimitsSchema, McpUpstreamName, McpUpstreamSchema, upstreamPaths } from "./upstreams.js";
 
@@ -125,22 +120,7 @@ function checkPrincipals(c: GatewayConfig, gate: LoadedGateConfig): void {
 
 /** Validates a configuration; relative paths are resolved against `baseDir`. */
 export function parseGatewayConfig(input: unknown, baseDir: string = process.cwd()): LoadedGatewayConfig {
-  const res = GatewayConfigSchema.safeParse(
-    isPlainObject(input) ? { ...input, gate: requireContractByDefault(input.gate) } : input,
-  );
-  if (!res.success) {
-    const issue = res.error.issues[0];
-    throw invalid(
-      `gateway config invalid at ${issue?.path.join(".") || "(root)"}: ${issue?.message ?? "invalid"}`,
-    );
-  }
-  const c = res.data;
-  let gate: LoadedGateConfig;
-  try {
-    gate = parseGateConfig(c.gate);
-  } catch (err) {
-    throw invalid(`gate: ${(err as Error).message}`);
-  }
+  const { config: c, gate } = parseWithGateSection(GatewayConfigSchema, input, "gateway", invalid);
   if (!gate.config.requireContract)
     throw invalid("gate.requireContract must stay true: every upstream tool is a contract");
   checkPrincipals(c, gate);

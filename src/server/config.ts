@@ -6,13 +6,8 @@
 
 import { dirname, isAbsolute, resolve } from "node:path";
 import { z } from "zod";
-import { isPlainObject, ServerError, SHA256_HASH_PATTERN } from "../contracts/index.js";
-import {
-  GateConfigSchema,
-  type LoadedGateConfig,
-  parseGateConfig,
-  requireContractByDefault,
-} from "../gate/index.js";
+import { ServerError, SHA256_HASH_PATTERN } from "../contracts/index.js";
+import { GateConfigSchema, type LoadedGateConfig, parseWithGateSection } from "../gate/index.js";
 import { SourceTrustConfigSchema } from "../hooks/index.js";
 import {
   McpLimitsSchema,
@@ -377,23 +372,7 @@ function agentPinPaths(
  * (the configuration file's directory). Throws ERR_SERVER_CONFIG_INVALID naming the field.
  */
 export function parseSidecarConfig(input: unknown, baseDir: string = process.cwd()): LoadedSidecarConfig {
-  const raw = input ?? {};
-  const res = SidecarConfigSchema.safeParse(
-    isPlainObject(raw) ? { ...raw, gate: requireContractByDefault(raw.gate) } : raw,
-  );
-  if (!res.success) {
-    const issue = res.error.issues[0];
-    throw invalid(
-      `sidecar config invalid at ${issue?.path.join(".") || "(root)"}: ${issue?.message ?? "invalid"}`,
-    );
-  }
-  const c = res.data;
-  let gate: LoadedGateConfig;
-  try {
-    gate = parseGateConfig(c.gate);
-  } catch (err) {
-    throw invalid(`gate: ${(err as Error).message}`);
-  }
+  const { config: c, gate } = parseWithGateSection(SidecarConfigSchema, input ?? {}, "sidecar", invalid);
 
   const seen = new Map<string, string>();
   const claim = (hash: string, who: string) => {
