@@ -110,7 +110,7 @@ export {
   type RejectedContract,
   type VerifiedContract,
 } from "./registry.js";
-export { hasShellMetacharacter, SHELL_METACHARACTERS } from "./text-safety.js";
+export { hasShellMetacharacter, INVISIBLE_CHARS_SOURCE, SHELL_METACHARACTERS } from "./text-safety.js";
 export {
   ContractLoadRefusedError,
   loadContractsTrusted,

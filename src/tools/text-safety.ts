@@ -30,8 +30,10 @@ const METACHAR_RE = /[;|&$`(){}[\]<>!\n\r\0]/;
 // BOM, tags), line/paragraph separators, private use, plus invisible letters and marks
 // that are not in those categories: Hangul fillers, combining grapheme joiner, variation
 // selectors, braille blank.
-const INVISIBLE_RE =
-  /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\u115f\u1160\u17b4\u17b5\u2800\u3164\uffa0]|\u034f|[\u180b-\u180f]|[\ufe00-\ufe0f]|[\u{e0100}-\u{e01ef}]/u;
+/** The invisible/control characters above, as a regex source (flag `u`) for other screens and renderers. */
+export const INVISIBLE_CHARS_SOURCE =
+  "[\\p{Cc}\\p{Cf}\\p{Zl}\\p{Zp}\\p{Co}\\u115f\\u1160\\u17b4\\u17b5\\u2800\\u3164\\uffa0]|\\u034f|[\\u180b-\\u180f]|[\\ufe00-\\ufe0f]|[\\u{e0100}-\\u{e01ef}]";
+const INVISIBLE_RE = new RegExp(INVISIBLE_CHARS_SOURCE, "u");
 
 const LONE_SURROGATE_RE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 

@@ -43,6 +43,9 @@ const ALLOWED: Record<string, string[]> = {
   telemetry: ["contracts", "crypto", "context", "journal"],
   hooks: [...BELOW_ENTRY_POINTS, "runtime", "memory"],
   evidence: [...BELOW_ENTRY_POINTS, "runtime"],
+  // The browser console (served by the sidecar under /console): reads runs, the journal
+  // and evidence, decides approvals through the runtime; never the loop or the server.
+  console: [...BELOW_ENTRY_POINTS, "runtime", "evidence", "telemetry"],
 };
 
 function files(dir: string): string[] {
