@@ -4,7 +4,7 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { expect } from "vitest";
+import { afterEach, expect } from "vitest";
 import type { ConsoleViewContext } from "../../../src/console/page.js";
 import type { DecisionId, GateRequest } from "../../../src/contracts/index.js";
 import { generateKeyPair } from "../../../src/crypto/index.js";
@@ -107,4 +107,17 @@ export function expectInert(page: string): void {
   // Invisible and bidi characters never reach the browser raw: they are badges.
   expect(page).not.toContain("\u202E");
   expect(page).not.toContain("\u200B");
+}
+
+/** A factory of deployments closed after each test of the file that calls it. */
+export function deployments(): (o?: Parameters<typeof deployment>[0]) => Promise<Deployment> {
+  const live: Deployment[] = [];
+  afterEach(async () => {
+    for (const d of live.splice(0)) await d.rt.close();
+  });
+  return async (o) => {
+    const d = await deployment(o);
+    live.push(d);
+    return d;
+  };
 }

@@ -1,12 +1,12 @@
 // The runs pages as an attack surface: every string an agent controls (parameters, the run
 // id it names, the policy reasons shown with them) arrives as visible, inert text.
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { MAX_GRAPH_NODES } from "../../../src/console/views/common.js";
 import { VIEW_PAGES } from "../../../src/console/views/index.js";
 import {
   call,
   type Deployment,
-  deployment,
+  deployments,
   expectInert,
   HOSTILE_RUN,
   hostileRun,
@@ -21,15 +21,11 @@ const page = (path: string) => {
 const render = async (d: Deployment, path: string, params = {}, query = {}) =>
   (await page(path).render(d.ctx, { params, query })).value;
 
-let open: Deployment | undefined;
-afterEach(async () => {
-  await open?.rt.close();
-  open = undefined;
-});
+const fresh = deployments();
 
 describe("runs list", () => {
   it("a run named <img/src=x/onerror=…> or javascript:… is listed as marked text with an encoded link", async () => {
-    const d = (open = await deployment());
+    const d = await fresh();
     await hostileRun(d.rt, HOSTILE_RUN);
     await hostileRun(d.rt, JS_RUN);
     const out = await render(d, "/runs");
@@ -42,7 +38,7 @@ describe("runs list", () => {
   });
 
   it("an agent quarantined by denials shows as quarantined in the list", async () => {
-    const d = (open = await deployment({ denialThreshold: 2 }));
+    const d = await fresh({ denialThreshold: 2 });
     for (let i = 0; i < 2; i++)
       await call(d.rt, {
         runId: "run-q",
@@ -55,7 +51,7 @@ describe("runs list", () => {
   });
 
   it("a page number that is not a number is a coded message, not a stack trace", async () => {
-    const d = (open = await deployment());
+    const d = await fresh();
     const out = await render(d, "/runs", {}, { page: "<script>1</script>" });
     expectInert(out);
     expect(out).toContain("ERR_CONSOLE_VIEW_INPUT");
@@ -65,7 +61,7 @@ describe("runs list", () => {
 
 describe("run page", () => {
   it("hostile parameters, reasons and run id render marked: img, javascript:, RTL, zero-width and look-alike domain", async () => {
-    const d = (open = await deployment());
+    const d = await fresh();
     await hostileRun(d.rt, HOSTILE_RUN);
     const out = await render(d, "/runs/:id", { id: HOSTILE_RUN });
     expectInert(out);
@@ -79,7 +75,7 @@ describe("run page", () => {
   });
 
   it("a 1 MB parameter does not make a 1 MB page: it is elided and the page stays bounded", async () => {
-    const d = (open = await deployment());
+    const d = await fresh();
     await hostileRun(d.rt, "run-big");
     const out = await render(d, "/runs/:id", { id: "run-big" });
     expect(out.length).toBeLessThan(100_000);
@@ -87,7 +83,7 @@ describe("run page", () => {
   });
 
   it("the timeline lists decisions, the denial and the execution in journal order with their codes", async () => {
-    const d = (open = await deployment());
+    const d = await fresh();
     await hostileRun(d.rt, "run-t");
     const out = await render(d, "/runs/:id", { id: "run-t" });
     const kinds = [...out.matchAll(/<tr class="tl-([a-z]+)">/g)].map((m) => m[1]);
@@ -96,7 +92,7 @@ describe("run page", () => {
   });
 
   it("the provenance graph ties the mailed value to the fetch output it came from", async () => {
-    const d = (open = await deployment());
+    const d = await fresh();
     await hostileRun(d.rt, "run-p");
     const out = await render(d, "/runs/:id", { id: "run-p" });
     const body = out.slice(out.indexOf('<li class="prov-param"><code><span class="agent-text">body</span>'));
@@ -109,7 +105,7 @@ describe("run page", () => {
   });
 
   it("a run the journal does not hold is ERR_CONSOLE_VIEW_NOT_FOUND, and a run id with a space is refused", async () => {
-    const d = (open = await deployment());
+    const d = await fresh();
     expect(await render(d, "/runs/:id", { id: "nope" })).toContain("ERR_CONSOLE_VIEW_NOT_FOUND");
     const bad = await render(d, "/runs/:id", { id: `a ${"<script>"}` });
     expect(bad).toContain("ERR_CONSOLE_VIEW_INPUT");
@@ -117,13 +113,13 @@ describe("run page", () => {
   });
 
   it("without APAE the trust section says APAE off", async () => {
-    const d = (open = await deployment());
+    const d = await fresh();
     await hostileRun(d.rt, "run-a");
     expect(await render(d, "/runs/:id", { id: "run-a" })).toContain("APAE off");
   });
 
   it("with APAE the trust section shows the agent's score and its history from the journal", async () => {
-    const d = (open = await deployment({ apae: { ectLevel: "L3" } }));
+    const d = await fresh({ apae: { ectLevel: "L3" } });
     await hostileRun(d.rt, "run-apae");
     await d.rt.apae?.settled();
     const out = await render(d, "/runs/:id", { id: "run-apae" });
@@ -134,7 +130,7 @@ describe("run page", () => {
   });
 
   it("a run of more than MAX_GRAPH_NODES values has its graph cut and marked", async () => {
-    const d = (open = await deployment());
+    const d = await fresh();
     const parameters = Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`p${i}`, i]));
     for (let i = 0; i < 10; i++)
       await call(d.rt, { runId: "run-wide", toolClass: "web", action: "fetch", parameters });
