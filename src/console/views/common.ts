@@ -43,11 +43,14 @@ export function parseInput<T>(schema: z.ZodType<T>, input: unknown, what: string
 
 /** A run id as the journal stores them (printable ASCII, no spaces, ≤ 256). */
 export const RunId = z.string().regex(RUN_ID_PATTERN, "not a run id");
-/** A decimal page number (1-based), bounded. */
+/** Pages reachable by paging (PAGE_ROWS × MAX_PAGE rows, or timeline rows, at most). */
+export const MAX_PAGE = 100;
+/** A decimal page number (1-based), at most MAX_PAGE. */
 export const PageNo = z
   .string()
-  .regex(/^[1-9]\d{0,6}$/, "not a page number")
-  .transform(Number);
+  .regex(/^[1-9]\d{0,2}$/, "not a page number")
+  .transform(Number)
+  .refine((n) => n <= MAX_PAGE, `at most page ${MAX_PAGE}`);
 /** A journal sequence number. */
 export const Seq = z
   .string()

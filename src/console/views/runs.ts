@@ -10,6 +10,7 @@ import type { ConsolePage, ConsolePageInput, ConsoleViewContext } from "../page.
 import {
   decisionTag,
   href,
+  MAX_PAGE,
   MAX_SCANNED_ENTRIES,
   orError,
   PAGE_ROWS,
@@ -51,7 +52,7 @@ ${list.cut ? html`<p class="cut" role="status">From the newest ${MAX_SCANNED_ENT
 <th scope="col">last</th><th scope="col">decisions</th><th scope="col">denials</th><th scope="col">executions</th>
 <th scope="col">approvals</th><th scope="col">quarantined</th></tr></thead><tbody>${rows}</tbody></table>
 ${rows.length === 0 ? html`<p class="empty">No runs on this page.</p>` : ""}
-${pager(ctx, ["runs"], { no, more: list.runs.length > no * PAGE_ROWS, query: {} })}`;
+${pager(ctx, ["runs"], { no, more: list.runs.length > no * PAGE_ROWS && no < MAX_PAGE, query: {} })}`;
 }
 
 function codes(list: readonly string[]): Html {
@@ -110,7 +111,7 @@ async function renderRun(ctx: ConsoleViewContext, input: ConsolePageInput): Prom
 <dl class="facts"><dt>principal</dt><dd>${run.principal === undefined ? "not known" : agentText(run.principal)}</dd>
 <dt>quarantined</dt><dd>${quarantineCell(quarantine)}</dd></dl>
 ${timeline(ctx, run.entries)}
-${pager(ctx, ["runs", id], { no, more: run.more, query: {} })}
+${pager(ctx, ["runs", id], { no, more: run.more && no < MAX_PAGE, query: {} })}
 <section class="provenance" aria-labelledby="prov-h"><h2 id="prov-h">Where each value came from</h2>
 ${provenanceGraph(ctx, id, run.entries)}</section>
 ${await trustSection(ctx.runtime, run.principal)}`;

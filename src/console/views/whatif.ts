@@ -144,10 +144,16 @@ async function handle(
   host: ReplayHost | undefined,
 ): Promise<ConsoleActionResult> {
   const filled = filledQuery(body);
+  // Only values that are valid on their own are shown again (and audited).
+  const valid = (schema: z.ZodType<string>, v: string | undefined) =>
+    v === undefined || !schema.safeParse(v).success ? undefined : v;
+  const run = valid(RunId, filled.run);
+  const since = valid(IsoTime, filled.since);
+  const until = valid(IsoTime, filled.until);
   const echo = {
-    ...(filled.run !== undefined ? { run: filled.run } : {}),
-    ...(filled.since !== undefined ? { since: filled.since } : {}),
-    ...(filled.until !== undefined ? { until: filled.until } : {}),
+    ...(run !== undefined ? { run } : {}),
+    ...(since !== undefined ? { since } : {}),
+    ...(until !== undefined ? { until } : {}),
   };
   try {
     const f = parseInput(WhatifForm, filled, "what-if");
