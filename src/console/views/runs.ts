@@ -24,6 +24,8 @@ import { listRuns, type QuarantineState, quarantineOf, runEntries } from "./runs
 import { trustSection } from "./trust.js";
 
 const READERS = ["auditor", "approver"] as const;
+/** The approver-signed DARE HITL record (src/evidence reads the same type). */
+const HITL_TYPE = "dare.hitl.decision";
 const ListQuery = z.strictObject({ page: PageNo.optional() });
 const RunParams = z.strictObject({ id: RunId });
 const RunQuery = z.strictObject({ page: PageNo.optional() });
@@ -77,8 +79,15 @@ function summary(e: JournalEntry): Html {
     )}`;
   if (e.type === GATE_RESULT)
     return html`executed: ${agentText(String(b.outcome ?? "reported"))}, ${agentText(String(b.classification))}`;
-  if (typeof b.code === "string") return html`<code>${agentText(b.code)}</code>`;
-  return html``;
+  if (e.type === HITL_TYPE) {
+    const d = (b.decision ?? {}) as { action?: unknown; approver_id?: unknown; justification?: unknown };
+    return html`signed ${agentText(String(d.action))} by ${agentText(String(d.approver_id))} — ${agentText(
+      String(d.justification),
+    )}`;
+  }
+  const code =
+    typeof b.code === "string" ? b.code : typeof b.error_code === "string" ? b.error_code : undefined;
+  return code === undefined ? html`` : html`<code>${agentText(code)}</code>`;
 }
 
 function kindOf(e: JournalEntry): string {
@@ -87,6 +96,7 @@ function kindOf(e: JournalEntry): string {
   if (e.type === GATE_RESOLUTION)
     return (e.body as { via?: string }).via === "approval" ? "approval" : "resolution";
   if (e.type === GATE_RESULT) return "execution";
+  if (e.type === HITL_TYPE) return "approval";
   return "event";
 }
 

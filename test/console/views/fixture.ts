@@ -6,8 +6,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, expect } from "vitest";
 import type { ConsoleViewContext } from "../../../src/console/page.js";
-import type { DecisionId, GateRequest } from "../../../src/contracts/index.js";
-import { generateKeyPair } from "../../../src/crypto/index.js";
+import { type DecisionId, type GateRequest, isoTime } from "../../../src/contracts/index.js";
+import { generateKeyPair, type KeyPair } from "../../../src/crypto/index.js";
+import { signApproval } from "../../../src/journal/index.js";
 import { composeRuntime, type Runtime, type RuntimeApaeConfig } from "../../../src/runtime/index.js";
 
 export const IMG = "<img src=x onerror=alert(1)>";
@@ -25,6 +26,7 @@ const POLICY = `
 rules:
   - { id: fetch, name: fetch, priority: 100, match: { toolClass: web, action: fetch }, decision: allow, reason: "reads <script>alert(1)</script>" }
   - { id: no-mail, name: no mail, priority: 90, match: { toolClass: mail }, decision: deny, reason: "<img src=x onerror=alert(2)> denied" }
+  - { id: wire, name: wire, priority: 80, match: { toolClass: payments }, decision: step_up, reason: money, stepUp: { approverRole: treasurer, timeout: 30s } }
 `;
 
 export interface Deployment {
@@ -32,6 +34,8 @@ export interface Deployment {
   db: string;
   rt: Runtime;
   ctx: ConsoleViewContext;
+  /** The approver `alice` (role treasurer) signs step-ups with this key. */
+  alice: KeyPair;
 }
 
 export async function deployment(
@@ -40,6 +44,7 @@ export async function deployment(
   const dir = mkdtempSync(join(tmpdir(), "warden-views-"));
   writeFileSync(join(dir, "policy.yaml"), POLICY);
   const db = join(dir, "journal.db");
+  const alice = generateKeyPair("ed25519");
   const rt = await composeRuntime({
     policy: [join(dir, "policy.yaml")],
     journal: { path: db, signer: generateKeyPair("ed25519") },
@@ -49,9 +54,10 @@ export async function deployment(
       requireContract: false,
       runs: "caller",
     },
+    approvers: { alice: [alice.publicKey.export({ format: "pem", type: "spki" }).toString()] },
     ...(o.apae !== undefined ? { apae: o.apae } : {}),
   });
-  return { dir, db, rt, ctx: contextOf(rt) };
+  return { dir, db, rt, ctx: contextOf(rt), alice };
 }
 
 export function contextOf(rt: Runtime): ConsoleViewContext {
@@ -120,4 +126,35 @@ export function deployments(): (o?: Parameters<typeof deployment>[0]) => Promise
     live.push(d);
     return d;
   };
+}
+
+/** A payment that steps up and is approved by alice with a signed HITL record and `justification`. */
+export async function approvedPayment(d: Deployment, runId: string, justification: string): Promise<void> {
+  const outcome = d.rt.gate.authorize({
+    principalId: "agent",
+    runId,
+    toolClass: "payments",
+    action: "transfer",
+    parameters: { amount: 5, to: IMG },
+  });
+  let id: string | undefined;
+  for (let i = 0; i < 200 && id === undefined; i++) {
+    id = d.rt.approvals.pending()[0]?.decisionId;
+    if (id === undefined) await new Promise((r) => setImmediate(r));
+  }
+  if (id === undefined) throw new Error("the payment did not step up");
+  const statement = {
+    decision_id: id,
+    action: "approve" as const,
+    approver_id: "alice",
+    justification,
+    time: isoTime(Date.now()),
+  };
+  d.rt.approvals.decide(id, {
+    outcome: "approve",
+    approver: { id: "alice", roles: ["treasurer"] },
+    justification,
+    signed: signApproval(statement, d.alice.privateKey),
+  });
+  await outcome;
 }

@@ -4,13 +4,16 @@ import { describe, expect, it } from "vitest";
 import { MAX_GRAPH_NODES } from "../../../src/console/views/common.js";
 import { VIEW_PAGES } from "../../../src/console/views/index.js";
 import {
+  approvedPayment,
   call,
   type Deployment,
   deployments,
   expectInert,
   HOSTILE_RUN,
   hostileRun,
+  IMG,
   JS_RUN,
+  RTL,
 } from "./fixture.js";
 
 const page = (path: string) => {
@@ -89,6 +92,22 @@ describe("run page", () => {
     const kinds = [...out.matchAll(/<tr class="tl-([a-z]+)">/g)].map((m) => m[1]);
     expect(kinds.filter((k) => k !== "event")).toEqual(["decision", "execution", "denial", "decision"]);
     expect(out).toContain('<code><span class="agent-text">RULE:no-mail</span></code>');
+  });
+
+  it("a step-up approved with a hostile justification shows as an approval, signed, with the text marked", async () => {
+    const d = await fresh();
+    await approvedPayment(d, "run-pay", `ok ${IMG} ${RTL}`);
+    const out = await render(d, "/runs/:id", { id: "run-pay" });
+    expectInert(out);
+    const kinds = [...out.matchAll(/<tr class="tl-([a-z]+)">/g)].map((m) => m[1]);
+    expect(kinds.filter((k) => k !== "event")).toEqual(["decision", "approval", "approval"]);
+    expect(out).toContain('<span class="decision decision-step_up">step_up</span>');
+    expect(out).toContain(
+      'signed <span class="agent-text">approve</span> by <span class="agent-text">alice</span>',
+    );
+    expect(out).toContain("ok &lt;img src=x onerror=alert(1)&gt;");
+    const list = await render(d, "/runs");
+    expect(list).toMatch(/<td>1<\/td>\s*<td>0<\/td>\s*<td>0<\/td>\s*<td>1<\/td>/);
   });
 
   it("the provenance graph ties the mailed value to the fetch output it came from", async () => {
