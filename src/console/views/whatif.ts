@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
-import { WardenError } from "../../contracts/index.js";
+import { sha256Hex, WardenError } from "../../contracts/index.js";
 import { type ReplayHost, type RunReport, replayEntries, selectRuns } from "../../evidence/index.js";
 import { loadPolicyBundle } from "../../policy/index.js";
 import { agentText, type Html, html } from "../html.js";
@@ -170,6 +170,7 @@ async function handle(
       audit: {
         ...echo,
         ok: true,
+        policy: sha256Hex(f.policy),
         policyBytes: Buffer.byteLength(f.policy, "utf8"),
         runs: reports.length,
         changed,

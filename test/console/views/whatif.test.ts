@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { cliReplayHost } from "../../../src/cli/replay-host.js";
 import type { ConsoleActionResult } from "../../../src/console/page.js";
 import { auditViews, MAX_WHATIF_POLICY_BYTES, VIEW_ACTIONS } from "../../../src/console/views/index.js";
+import { sha256Hex } from "../../../src/contracts/index.js";
 import { loadPrivateKeyFile } from "../../../src/crypto/index.js";
 import { composeRuntime, type Runtime } from "../../../src/runtime/index.js";
 import { type Recorded, recordedFileRun, STRICTER } from "../../evidence/fixture.js";
@@ -48,7 +49,7 @@ describe("what-if", () => {
         expect(rows[i]).toContain('<td class="decision-allow">allow</td><td class="decision-deny">deny</td>');
         expect(rows[i]).toContain('<code><span class="agent-text">no-notes</span></code>');
       }
-      expect(r.audit).toMatchObject({ ok: true, runs: 1, changed: 2 });
+      expect(r.audit).toMatchObject({ ok: true, runs: 1, changed: 2, policy: sha256Hex(STRICTER) });
     } finally {
       await rt.close();
     }
