@@ -69,7 +69,9 @@ export function href(
   segments: readonly string[],
   query: Readonly<Record<string, string | number | undefined>> = {},
 ): string {
-  const path = segments.map((s) => `/${encodeURIComponent(s)}`).join("");
+  // A run named `.` or `..` would be a dot-segment the browser resolves away: encode its dots.
+  const segment = (s: string) => (s === "." || s === ".." ? s.replaceAll(".", "%2E") : encodeURIComponent(s));
+  const path = segments.map((s) => `/${segment(s)}`).join("");
   const q = Object.entries(query)
     .filter((e): e is [string, string | number] => e[1] !== undefined && e[1] !== "")
     .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`)

@@ -40,6 +40,14 @@ describe("runs list", () => {
     expect(out).toMatch(/<td>3<\/td>\s*<td>1<\/td>\s*<td>1<\/td>\s*<td>0<\/td>/);
   });
 
+  it("a run named .. links to itself, not to the page above (dot-segments encoded)", async () => {
+    const d = await fresh();
+    await hostileRun(d.rt, "..");
+    const out = await render(d, "/runs");
+    expect(out).toContain('href="/console/runs/%2E%2E"');
+    expect(out).not.toContain('href="/console/runs/.."');
+  });
+
   it("an agent quarantined by denials shows as quarantined in the list", async () => {
     const d = await fresh({ denialThreshold: 2 });
     for (let i = 0; i < 2; i++)
