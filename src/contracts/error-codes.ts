@@ -492,4 +492,13 @@ export const ERROR_CODES = {
     "ERR_SERVER_SHUTTING_DOWN",
     "ERR_SERVER_INTERNAL",
   ],
+  // The console's audit views (src/console/views): shown in the page, never as a stack trace.
+  consoleViews: [
+    // A console page's query or an action's form failed validation (bad run id, range, size).
+    "ERR_CONSOLE_VIEW_INPUT",
+    // The run or journal entry asked for is not in the journal.
+    "ERR_CONSOLE_VIEW_NOT_FOUND",
+    // The view needs what this deployment lacks (a SQLite journal, the entry point's replay host, a journal small enough).
+    "ERR_CONSOLE_VIEW_UNAVAILABLE",
+  ],
 } as const;

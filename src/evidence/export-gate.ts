@@ -15,6 +15,7 @@ import {
   WardenError,
 } from "../contracts/index.js";
 import { loadPrivateKeyFile } from "../crypto/index.js";
+import type { JournalEntry } from "../journal/index.js";
 import { type RunEvidence, readVerified, type Selection, selectRuns } from "./journal-read.js";
 import { ledgerEventsOf } from "./records-ledger.js";
 import { toolRequestOf, toolResponseOf } from "./records-tool.js";
@@ -65,18 +66,27 @@ function runRecords(run: RunEvidence, key: KeyObject, hasSnapshot: (h: string) =
   return out;
 }
 
+/**
+ * The GATE JSONL lines of the selected runs from entries already verified (the console
+ * verifies its runtime's store with the runtime's keys): `db` locates the evidence store
+ * beside the journal, `privateKey` (Ed25519) signs the LedgerEvents.
+ */
+export function gateLines(
+  entries: readonly JournalEntry[],
+  o: Selection & { db: string; privateKey: KeyObject },
+): string[] {
+  const runs = selectRuns(entries, o);
+  const hasSnapshot = snapshotProbe(o.db);
+  return runs.flatMap((run) =>
+    runRecords(run, o.privateKey, hasSnapshot).map((r) => `${canonicalJson(toGateNamespace(r))}\n`),
+  );
+}
+
 /** Writes the records; resolves to how many lines were written. */
 export async function exportGate(o: ExportOptions): Promise<number> {
   const key = ledgerKey(o.keys);
   const entries = await readVerified(o.db, o.keys);
-  const runs = selectRuns(entries, o);
-  const hasSnapshot = snapshotProbe(o.db);
-  let n = 0;
-  for (const run of runs) {
-    for (const r of runRecords(run, key, hasSnapshot)) {
-      o.write(`${canonicalJson(toGateNamespace(r))}\n`);
-      n++;
-    }
-  }
-  return n;
+  const lines = gateLines(entries, { ...o, privateKey: key });
+  for (const line of lines) o.write(line);
+  return lines.length;
 }

@@ -2,12 +2,13 @@
 // records derived from a journal, the GATE export, replay and what-if.
 export { type BundleSources, collectBundle, type DecisionBundle, type MaterializedBundle } from "./bundle.js";
 export { EVIDENCE_BUNDLE_EVENT, type EvidenceBundleBody } from "./events.js";
-export { type ExportOptions, exportGate } from "./export-gate.js";
+export { type ExportOptions, exportGate, gateLines } from "./export-gate.js";
 export { agentInstanceId, ledgerEventId, spiffeOf, traceIdOf } from "./ids.js";
 export {
   type DecisionStep,
   type RunEvidence,
   readVerified,
+  readVerifiedStore,
   type Selection,
   selectRuns,
 } from "./journal-read.js";
@@ -19,6 +20,7 @@ export {
   type ReplayHost,
   type ReplayOptions,
   type RunReport,
+  replayEntries,
   replayRuns,
   type StepReport,
   type Verdict,

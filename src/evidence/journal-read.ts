@@ -11,7 +11,13 @@ import {
   type GateDecisionBody,
 } from "../contracts/index.js";
 import { Keyring, loadPublicKeyFile } from "../crypto/index.js";
-import { type JournalEntry, MalformedRecord, SqliteJournalStore, verifyJournal } from "../journal/index.js";
+import {
+  type JournalEntry,
+  type JournalStore,
+  MalformedRecord,
+  SqliteJournalStore,
+  verifyJournal,
+} from "../journal/index.js";
 import { EVIDENCE_BUNDLE_EVENT, type EvidenceBundleBody } from "./events.js";
 
 export const EVIDENCE_TYPE = "warden.executor.evidence";
@@ -62,18 +68,23 @@ export async function readVerified(db: string, keys: readonly string[]): Promise
     );
   const store = SqliteJournalStore.open(db, { readonly: true });
   try {
-    const report = await verifyJournal(store, new Keyring(keys.map((k) => loadPublicKeyFile(k))));
-    if (!report.ok)
-      throw new EvidenceError(
-        "ERR_EVIDENCE_JOURNAL_INVALID",
-        `the journal does not verify at seq ${report.failure.seq}: ${report.failure.reason}`,
-      );
-    const out: JournalEntry[] = [];
-    for await (const e of store.entries()) if (!(e instanceof MalformedRecord)) out.push(e);
-    return out;
+    return await readVerifiedStore(store, new Keyring(keys.map((k) => loadPublicKeyFile(k))));
   } finally {
     await store.close();
   }
+}
+
+/** Verifies an open journal store with a keyring and returns all its entries in order. */
+export async function readVerifiedStore(store: JournalStore, keyring: Keyring): Promise<JournalEntry[]> {
+  const report = await verifyJournal(store, keyring);
+  if (!report.ok)
+    throw new EvidenceError(
+      "ERR_EVIDENCE_JOURNAL_INVALID",
+      `the journal does not verify at seq ${report.failure.seq}: ${report.failure.reason}`,
+    );
+  const out: JournalEntry[] = [];
+  for await (const e of store.entries()) if (!(e instanceof MalformedRecord)) out.push(e);
+  return out;
 }
 
 function byDecision(entries: readonly JournalEntry[]): Map<string, DecisionStep> {

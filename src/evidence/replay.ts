@@ -17,6 +17,7 @@ import {
   WardenError,
 } from "../contracts/index.js";
 import type { Gate, GateOutcome } from "../gate/index.js";
+import type { JournalEntry } from "../journal/index.js";
 import {
   type DecisionBundle,
   type MaterializedBundle,
@@ -221,7 +222,11 @@ async function replayStep(w: Walk, s: DecisionStep, i: number): Promise<StepRepo
     : { ...base, replayed, status: "diverged", reason: diff };
 }
 
-async function replayOne(o: ReplayOptions, run: RunEvidence, store: EvidenceStore): Promise<RunReport> {
+async function replayOne(
+  o: Omit<ReplayOptions, "keys">,
+  run: RunEvidence,
+  store: EvidenceStore,
+): Promise<RunReport> {
   const { hash, bundle } = pinnedBundle(run, store, o.change);
   const mb = materializeBundle(bundle);
   const clock = { now: Date.parse((run.steps[0] as DecisionStep).decision.time) };
@@ -249,7 +254,17 @@ async function replayOne(o: ReplayOptions, run: RunEvidence, store: EvidenceStor
 
 /** Replays the selected runs; throws a coded error when the journal or a bundle cannot be trusted. */
 export async function replayRuns(o: ReplayOptions): Promise<RunReport[]> {
-  const entries = await readVerified(o.db, o.keys);
+  return replayEntries(await readVerified(o.db, o.keys), o);
+}
+
+/**
+ * Replays the selected runs of entries already verified (the console verifies its
+ * runtime's store with the runtime's keys); `db` locates the evidence store.
+ */
+export async function replayEntries(
+  entries: readonly JournalEntry[],
+  o: Omit<ReplayOptions, "keys">,
+): Promise<RunReport[]> {
   const runs = selectRuns(entries, o);
   const store = EvidenceStore.read(o.db);
   const out: RunReport[] = [];
