@@ -31,7 +31,7 @@ export interface Classification {
 /** The optional per-suite refinement: a tool's class or personal-data mark, by tool name. */
 export type Annotations = Record<string, { class?: ToolClass; personalData?: boolean }>;
 
-const SECRET = /(^|_)(password|passphrase|passwd|passcode|secret|token|pin|otp|api_?key|credential)s?($|_)/i;
+const SECRET = /(^|_)(password|passphrase|passwd|passcode|secret|token|pin|otp|api_?key|credential)($|_)/i;
 const RECIPIENT =
   /(^|_)(recipients?|to|cc|bcc|emails?|e_?mail_?address(es)?|user_email|participants?|attendees?|phone(_number)?|iban|account(_number)?)($|_)/i;
 const DESTINATION = /(^|_)(url|uri|link|endpoint|webhook|domain|host)s?($|_)/i;
