@@ -36,7 +36,7 @@ describe("assistant-tools preset", () => {
   it("every rule of the preset is in the printed rule list", () => {
     loadPolicyBundle([PRESET]); // throws when the preset does not load
     const listed = new Set(RULES.map(([id]) => id));
-    const ids = [...readFileSync(PRESET, "utf8").matchAll(/^ {2}- id: (\S+)$/gm)].map((m) => m[1]);
+    const ids = [...readFileSync(PRESET, "utf8").matchAll(/^ {2}- id: (\S+)$/gm)].map((m) => m[1] ?? "");
     expect(ids.length).toBeGreaterThan(0);
     for (const id of ids) expect(listed.has(id), id).toBe(true);
   });
