@@ -2,7 +2,8 @@
 // and a JSON Schema of the arguments (the shape OpenAI-style and MCP tool lists use). The
 // contract dispatches as [mcp] (structured JSON, never a shell line): scalars become typed
 // arguments, a string enum an `enum`, objects and arrays `json` arguments validated against
-// their own schema, and `anyOf: [T, {type: null}]` (an optional value) the type T. Anything
+// their own schema (with the tool's `$defs` when they refer to them), and
+// `anyOf: [T, {type: null}]` (an optional value) the type T. Anything
 // the contract format cannot express is named in `unsupported` and left out of the
 // contract, so a call that passes it is refused by validation (fail closed).
 import { type ToolContract, ToolContractSchema } from "./contract-schema.js";
@@ -51,7 +52,11 @@ function unwrapNullable(schema: Schema): Schema | undefined {
 }
 
 /** The contract argument for one property, or undefined when the format cannot express it. */
-function argSpec(raw: Schema, required: boolean): Record<string, unknown> | undefined {
+function argSpec(
+  raw: Schema,
+  required: boolean,
+  defs: Schema | undefined,
+): Record<string, unknown> | undefined {
   const schema = unwrapNullable(raw);
   if (schema === undefined) return undefined;
   const description =
@@ -67,9 +72,12 @@ function argSpec(raw: Schema, required: boolean): Record<string, unknown> | unde
   ) {
     return { type: "enum", allowed: e, required, ...description };
   }
-  if (schema.type === "object" || schema.type === "array") {
+  if (schema.type === "object" || schema.type === "array" || typeof schema.$ref === "string") {
     const { title: _t, default: _d, description: _ds, ...shape } = schema;
-    return { type: "json", schema: shape, required, ...description };
+    // Local references (`#/$defs/…`, pydantic's nested models) resolve inside the argument's schema.
+    const withDefs =
+      defs !== undefined && JSON.stringify(shape).includes('"#/$defs/') ? { ...shape, $defs: defs } : shape;
+    return { type: "json", schema: withDefs, required, ...description };
   }
   const t = typeof schema.type === "string" ? SCALARS[schema.type] : undefined;
   if (t === undefined) return undefined;
@@ -90,10 +98,12 @@ export function contractFromSchema(
   const required = new Set(
     Array.isArray(params.required) ? params.required.filter((r) => typeof r === "string") : [],
   );
+  const defs = isObject(params.$defs) ? params.$defs : undefined;
   const args: Record<string, unknown> = {};
   const unsupported: string[] = [];
   for (const [name, schema] of Object.entries(props)) {
-    const spec = ARG_NAME.test(name) && isObject(schema) ? argSpec(schema, required.has(name)) : undefined;
+    const spec =
+      ARG_NAME.test(name) && isObject(schema) ? argSpec(schema, required.has(name), defs) : undefined;
     if (spec === undefined) unsupported.push(name);
     else args[name] = spec;
   }

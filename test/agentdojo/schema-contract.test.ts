@@ -117,6 +117,31 @@ describe("contractFromSchema", () => {
     );
   });
 
+  it("a nested model behind a local $ref is validated against the tool's $defs", () => {
+    const { contract, unsupported } = contractFromSchema(
+      {
+        name: "book",
+        description: "Books a trip.",
+        parameters: {
+          type: "object",
+          $defs: { Leg: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } },
+          properties: {
+            legs: { type: "array", items: { $ref: "#/$defs/Leg" } },
+            first: { anyOf: [{ $ref: "#/$defs/Leg" }, { type: "null" }], default: null },
+          },
+          required: ["legs"],
+        },
+      },
+      { server: "sim" },
+    );
+    expect(unsupported).toEqual([]);
+    const c = compileContract(contract);
+    if (!c.ok) throw new Error(c.message);
+    expect(validateArgs(c.tool, { legs: [{ city: "Rome" }], first: { city: "Oslo" } }).ok).toBe(true);
+    expect(validateArgs(c.tool, { legs: [{ town: "Rome" }] }).ok).toBe(false);
+    expect(validateArgs(c.tool, { legs: [], first: { town: "Oslo" } }).ok).toBe(false);
+  });
+
   it("what the format cannot express is named and left out (so passing it is refused)", () => {
     const { contract, unsupported } = contractFromSchema(
       {
