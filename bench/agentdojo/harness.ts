@@ -4,11 +4,14 @@
 // call goes to the Gate; an allowed call "executes" by returning its recorded output, which
 // is reported with `recordResult` (taint `tool-output`, provenance, classification
 // `confidential` for personal-data tools) exactly as an executor's output would be. An
-// output that carries instructions addressed to the agent (detect.ts) quarantines the run.
+// output that carries instructions addressed to the agent (detect.ts) quarantines the run,
+// journaled as `warden.system.quarantine` (trigger `manual`, the detector's rule ids in the reason).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Session } from "../../src/context/index.js";
 import { generateKeyPair } from "../../src/crypto/index.js";
+import { runTraceId } from "../../src/gate/index.js";
 import { composeRuntime, type Runtime } from "../../src/runtime/index.js";
 import { buildCatalog, type Catalog, TOOL_CLASS } from "./catalog.js";
 import type { Annotations } from "./classify.js";
@@ -84,6 +87,11 @@ export class Harness {
     }
   }
 
+  /** The composed runtime (its journal holds every decision, result and quarantine). */
+  get runtime(): Runtime {
+    return this.#runtime;
+  }
+
   /** Plays one run's steps; returns what was executed and every decision. */
   async play(prompt: string, steps: readonly Step[]): Promise<RunResult> {
     const principalId = `agent-${++this.#n}`;
@@ -114,13 +122,37 @@ export class Harness {
         data: s.output,
         classification: entry?.cls.personalData === true ? "confidential" : "public",
       });
-      if (this.#detector && instructionFindings(s.output).length > 0 && !session.quarantined) {
-        session.quarantine(`instructions addressed to the agent in the output of ${s.call.function}`);
-      }
+      const findings = this.#detector && !session.quarantined ? instructionFindings(s.output) : [];
+      if (findings.length > 0)
+        await this.#quarantine(
+          session,
+          `instructions addressed to the agent in the output of ${s.call.function} (${findings.join(", ")})`,
+        );
     }
     out.quarantined = session.quarantined;
     this.#runtime.sessions.end(session.runId);
     return out;
+  }
+
+  /** Quarantines the run and journals it as the Gate journals its own quarantines. */
+  async #quarantine(session: Session, reason: string): Promise<void> {
+    for (const ev of session.quarantine(reason)) {
+      if (ev.type !== "quarantine") continue;
+      const t = ev.trigger;
+      await this.#runtime.journal.appendBuilt({
+        type: "warden.system.quarantine",
+        run_id: session.runId,
+        trace_id: runTraceId(session.runId),
+        body: {
+          subject: session.runId,
+          trigger: t.type === "denial_threshold" ? "threshold" : t.type,
+          reason: t.reason,
+          counters: { ...t.counters },
+          matched_events: t.matchedEvents.map((m) => ({ ...m })),
+          at: t.at,
+        },
+      });
+    }
   }
 
   async close(): Promise<void> {

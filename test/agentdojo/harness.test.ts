@@ -11,6 +11,8 @@ import { targetsMet } from "../../bench/agentdojo/report.js";
 import { runSuite } from "../../bench/agentdojo/run.js";
 import { MODEL_OUTPUT_PLACEHOLDER } from "../../bench/agentdojo/score.js";
 import { loadSuite, type Suite, SuiteError } from "../../bench/agentdojo/suite.js";
+import { Keyring } from "../../src/crypto/index.js";
+import { verifyJournal } from "../../src/journal/index.js";
 import { ATTACKER_IBAN, writeSyntheticSuite } from "./synthetic.js";
 
 const POLICY = [resolve("policies/assistant-tools.yaml")];
@@ -66,6 +68,31 @@ describe("agentdojo harness", () => {
     const attacker = r.steps.find((s) => s.origin === "injection");
     expect(attacker?.decision).toBe("deny");
     expect(r.executed.some((c) => c.args.beneficiary === ATTACKER_IBAN)).toBe(false);
+  });
+
+  it("the quarantine, the refused payment and every result are in the signed journal", async () => {
+    const suite = loadSuite(synth());
+    const h = await Harness.open(suite, { policy: POLICY });
+    try {
+      const user = byId(suite.userTasks, "user_task_0");
+      await h.play(user.prompt, attackSteps(suite, user, byId(suite.injectionTasks, "injection_task_0")));
+      const report = await verifyJournal(h.runtime.store, new Keyring([h.runtime.signer.publicKey]));
+      expect(report.ok).toBe(true);
+      const entries: { type: string; body: unknown }[] = [];
+      for await (const e of h.runtime.store.entries())
+        if ("type" in e) entries.push({ type: e.type, body: e.body });
+      const q = entries.find((e) => e.type === "warden.system.quarantine");
+      expect(q?.body).toMatchObject({
+        trigger: "manual",
+        reason: expect.stringContaining("aarts-injection-ignore-instructions"),
+      });
+      const decided = entries
+        .filter((e) => e.type === "warden.gate.decision")
+        .map((e) => (e.body as { decision: string }).decision);
+      expect(decided).toEqual(["allow", "deny", "deny"]);
+    } finally {
+      await h.close();
+    }
   });
 
   it("the same payment goes through when the Gate's detector is off (the rule is what stops it)", async () => {
