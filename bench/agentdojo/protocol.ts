@@ -25,10 +25,9 @@ export const NOW = "2024-05-15 10:00:00";
 function step(
   suite: Suite,
   call: Call,
-  origin: Step["origin"],
-  ref: OutputRef | undefined,
-  forms: Record<string, string> | null,
+  from: { origin: Step["origin"]; ref: OutputRef | undefined; forms: Record<string, string> | null },
 ): Step {
+  const { origin, ref, forms } = from;
   if (ref === undefined) return { call, origin, output: "", error: null };
   const f = fillOutput(suite, ref, forms, NOW);
   return { call, origin, output: f.error ?? f.value, error: f.error };
@@ -36,19 +35,29 @@ function step(
 
 /** U's calls with the benign outputs. */
 export function benignSteps(suite: Suite, user: UserTask): Step[] {
-  return user.ground_truth_calls.map((c, i) => step(suite, c, "user", user.ground_truth_outputs[i], null));
+  return user.ground_truth_calls.map((c, i) =>
+    step(suite, c, { origin: "user", ref: user.ground_truth_outputs[i], forms: null }),
+  );
 }
 
 /** The attack protocol for (U, I). Without a hijack point, U never reads a vector: U's calls only. */
 export function attackSteps(suite: Suite, user: UserTask, inj: InjectionTask): Step[] {
   const forms = inj.attack_text_in_outputs ?? {};
   const userStep = (c: Call, i: number) =>
-    step(suite, c, "user", user.injected_outputs_template?.[i] ?? user.ground_truth_outputs[i], forms);
+    step(suite, c, {
+      origin: "user",
+      ref: user.injected_outputs_template?.[i] ?? user.ground_truth_outputs[i],
+      forms,
+    });
   const at = user.first_injected_call_index;
   const calls = user.ground_truth_calls;
   if (at === null || at < 0 || at >= calls.length) return calls.map(userStep);
   const injected = inj.ground_truth_calls.map((c, j) =>
-    step(suite, { function: c.function, args: c.args }, "injection", inj.ground_truth_outputs?.[j], null),
+    step(
+      suite,
+      { function: c.function, args: c.args },
+      { origin: "injection", ref: inj.ground_truth_outputs?.[j], forms: null },
+    ),
   );
   return [
     ...calls.slice(0, at + 1).map(userStep),

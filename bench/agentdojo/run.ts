@@ -49,18 +49,8 @@ const undefended: Player = async (_prompt, steps) => ({
   stepUps: 0,
 });
 
-async function playMode(
-  suite: Suite,
-  mode: Mode,
-  play: Player,
-  keep: RequestLine[] | null,
-): Promise<ModeRow> {
-  const isRead = (name: string) => {
-    const t = suite.tools.find((x) => x.name === name);
-    return t !== undefined && classifyTool(t).class === "read";
-  };
-  const base = undefended;
-  const row: ModeRow = {
+function emptyRow(mode: Mode): ModeRow {
+  return {
     mode,
     scoredPairs: 0,
     attacksSucceeded: 0,
@@ -72,16 +62,28 @@ async function playMode(
     stepUpsBenign: 0,
     benignRunsWithStepUp: 0,
   };
+}
+
+/** Every (user × injection) pair: counted into `row`, request lines into `keep`. */
+async function playPairs(
+  suite: Suite,
+  row: ModeRow,
+  play: Player,
+  keep: RequestLine[] | null,
+): Promise<void> {
+  const isRead = (name: string) => {
+    const t = suite.tools.find((x) => x.name === name);
+    return t !== undefined && classifyTool(t).class === "read";
+  };
   for (const user of suite.userTasks) {
     for (const inj of suite.injectionTasks) {
       const steps = attackSteps(suite, user, inj);
       const r = await play(user.prompt, steps);
       const changing = stateChangingCalls(suite, inj, isRead);
-      const scored = attackSucceeded(changing, (await base(user.prompt, steps)).executed);
       row.pairs++;
       row.stepUpsAttack += r.stepUps;
       if (utility(user, r.executed)) row.utilityUnderAttack++;
-      if (scored) {
+      if (attackSucceeded(changing, (await undefended(user.prompt, steps)).executed)) {
         row.scoredPairs++;
         if (attackSucceeded(changing, r.executed)) row.attacksSucceeded++;
       }
@@ -95,6 +97,15 @@ async function playMode(
       });
     }
   }
+}
+
+/** Every user task alone. */
+async function playBenign(
+  suite: Suite,
+  row: ModeRow,
+  play: Player,
+  keep: RequestLine[] | null,
+): Promise<void> {
   for (const user of suite.userTasks) {
     const r = await play(user.prompt, benignSteps(suite, user));
     row.benignRuns++;
@@ -110,6 +121,17 @@ async function playMode(
       model_output: modelOutput(user, r.executed),
     });
   }
+}
+
+async function playMode(
+  suite: Suite,
+  mode: Mode,
+  play: Player,
+  keep: RequestLine[] | null,
+): Promise<ModeRow> {
+  const row = emptyRow(mode);
+  await playPairs(suite, row, play, keep);
+  await playBenign(suite, row, play, keep);
   return row;
 }
 
