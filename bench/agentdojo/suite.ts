@@ -118,7 +118,7 @@ export function loadSuite(dir: string): Suite {
   return { name, dir, tools, userTasks, injectionTasks, texts, marker: new RegExp(regex, "g"), now };
 }
 
-/** The text of one recorded output (markers filled from `forms`; `⟦NOW⟧` set to `now`). */
+/** The text of one recorded output (markers filled from `forms`; `⟦NOW⟧` set to `now`). A marker without a text, or a missing text, is a SuiteError. */
 export function fillOutput(
   suite: Suite,
   ref: OutputRef,
@@ -127,9 +127,14 @@ export function fillOutput(
 ): OutputRef & { value: string } {
   const fill = (s: string): string =>
     s
-      .replace(suite.marker, (_m, _v: string, form: string) => (forms === null ? "" : (forms[form] ?? "")))
+      .replace(suite.marker, (m, _v: string, form: string) => {
+        const t = forms?.[form];
+        if (t === undefined) throw new SuiteError(`${suite.dir}: no text for the injection marker ${m}`);
+        return t;
+      })
       .split(suite.now)
       .join(now);
-  const text = ref.text === null ? "" : (suite.texts[ref.text] ?? "");
+  const text = ref.text === null ? "" : suite.texts[ref.text];
+  if (text === undefined) throw new SuiteError(`${suite.dir}/outputs.json: no text ${ref.text}`);
   return { text: ref.text, error: ref.error === null ? null : fill(ref.error), value: fill(text) };
 }

@@ -1,7 +1,7 @@
 // The harness on a synthetic suite it has never seen (new tool names, its own injection
 // phrasing, no per-suite file): every call through a composed runtime's Gate, recorded
 // outputs reported as results, the README's request lines and proxy scoring.
-import { rmSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { Harness } from "../../bench/agentdojo/harness.js";
@@ -177,5 +177,26 @@ describe("agentdojo harness", () => {
     expect(() => suiteDirs(parseArgs([]), "/nonexistent-root")).toThrow(SuiteError);
     expect(() => parseArgs(["--suite-dir"])).toThrow(/needs a value/);
     expect(() => parseArgs(["--bogus"])).toThrow(/unknown argument/);
+  });
+});
+
+describe("agentdojo export loading", () => {
+  it("a malformed export is refused with the file named", () => {
+    const dir = synth();
+    writeFileSync(resolve(dir, "tools.json"), JSON.stringify({ not: "a list" }));
+    expect(() => loadSuite(dir)).toThrow(/tools.json is not a list/);
+    writeFileSync(resolve(dir, "suite.json"), JSON.stringify({}));
+    expect(() => loadSuite(dir)).toThrow(/suite.json has no 'suite' name/);
+    writeFileSync(resolve(dir, "tools.json"), "[]");
+    rmSync(resolve(dir, "outputs.json"));
+    writeFileSync(resolve(dir, "suite.json"), JSON.stringify({ suite: "s" }));
+    expect(() => loadSuite(dir)).toThrow(/outputs.json is missing/);
+  });
+
+  it("an injection marker whose form the injection task does not give fails instead of hiding the attack", () => {
+    const suite = loadSuite(synth());
+    const user = byId(suite.userTasks, "user_task_0");
+    const inj = { ...byId(suite.injectionTasks, "injection_task_0"), attack_text_in_outputs: { a9: "x" } };
+    expect(() => attackSteps(suite, user, inj)).toThrow(/no text for the injection marker/);
   });
 });
