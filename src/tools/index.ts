@@ -110,6 +110,13 @@ export {
   type RejectedContract,
   type VerifiedContract,
 } from "./registry.js";
+export {
+  contractFromSchema,
+  type SchemaContract,
+  type SchemaContractOptions,
+  type SchemaToolDescription,
+  usableToolName,
+} from "./schema-contract.js";
 export { hasShellMetacharacter, INVISIBLE_CHARS_SOURCE, SHELL_METACHARACTERS } from "./text-safety.js";
 export {
   ContractLoadRefusedError,

@@ -1,0 +1,165 @@
+// Plays scripted runs through a composed Warden runtime (library mode): a temp-dir SQLite
+// journal, the assistant-tools preset, the suite's derived contracts. Each run is a fresh
+// principal's run whose original request is the user's prompt (value provenance). Every
+// call goes to the Gate; an allowed call "executes" by returning its recorded output, which
+// is reported with `recordResult` (taint `tool-output`, provenance, classification
+// `confidential` for personal-data tools) exactly as an executor's output would be. An
+// output that carries instructions addressed to the agent (detect.ts) quarantines the run,
+// journaled as `warden.system.quarantine` (trigger `manual`, the detector's rule ids in the reason).
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Session } from "../../src/context/index.js";
+import { generateKeyPair } from "../../src/crypto/index.js";
+import { runTraceId } from "../../src/gate/index.js";
+import { composeRuntime, type Runtime } from "../../src/runtime/index.js";
+import { buildCatalog, type Catalog, TOOL_CLASS } from "./catalog.js";
+import type { Annotations } from "./classify.js";
+import { instructionFindings } from "./detect.js";
+import type { Step } from "./protocol.js";
+import type { Call, Suite } from "./suite.js";
+
+export interface HarnessOptions {
+  /** Policy files (default: policies/assistant-tools.yaml). */
+  policy: readonly string[];
+  annotations?: Annotations | undefined;
+  /** Quarantine a run whose tool output carries instructions (default true). */
+  detector?: boolean;
+}
+
+export interface StepResult {
+  call: Call;
+  origin: Step["origin"];
+  decision: string;
+  reasons: readonly string[];
+}
+
+export interface RunResult {
+  executed: Call[];
+  steps: StepResult[];
+  stepUps: number;
+  quarantined: boolean;
+}
+
+/** The context the preset expects: `assistant:read` is the only read-only action. */
+export function assistantContext(): { quarantine: { readOnly: string[]; readOnlyCategories: string[] } } {
+  return { quarantine: { readOnly: [`${TOOL_CLASS}:read`], readOnlyCategories: [] } };
+}
+
+export class Harness {
+  readonly catalog: Catalog;
+  readonly #runtime: Runtime;
+  readonly #dir: string;
+  readonly #detector: boolean;
+  #n = 0;
+
+  private constructor(catalog: Catalog, runtime: Runtime, dir: string, detector: boolean) {
+    this.catalog = catalog;
+    this.#runtime = runtime;
+    this.#dir = dir;
+    this.#detector = detector;
+  }
+
+  static async open(suite: Suite, options: HarnessOptions): Promise<Harness> {
+    const catalog = buildCatalog(suite, options.annotations);
+    const dir = mkdtempSync(join(tmpdir(), "warden-agentdojo-"));
+    try {
+      const runtime = await composeRuntime({
+        policy: options.policy,
+        journal: {
+          path: join(dir, "journal.db"),
+          signer: generateKeyPair("ed25519"),
+          signatureMode: "batch",
+        },
+        gate: {
+          principals: (id: string) => ({ id, roles: ["agent"] }),
+          context: assistantContext(),
+          requireContract: true,
+          runs: "runtime",
+          contractLookup: () => catalog.lookup,
+          classify: (tool) => catalog.classify(tool),
+        },
+      });
+      return new Harness(catalog, runtime, dir, options.detector ?? true);
+    } catch (err) {
+      rmSync(dir, { recursive: true, force: true });
+      throw err;
+    }
+  }
+
+  /** The composed runtime (its journal holds every decision, result and quarantine). */
+  get runtime(): Runtime {
+    return this.#runtime;
+  }
+
+  /** Plays one run's steps; returns what was executed and every decision. */
+  async play(prompt: string, steps: readonly Step[]): Promise<RunResult> {
+    const principalId = `agent-${++this.#n}`;
+    const session = await this.#runtime.startRun(principalId, { originalRequest: prompt });
+    const gate = this.#runtime.gate;
+    const out: RunResult = { executed: [], steps: [], stepUps: 0, quarantined: false };
+    for (const s of steps) {
+      const entry = this.catalog.entries.get(s.call.function);
+      const action = entry?.cls.class ?? "write";
+      const o = await gate.evaluate({
+        principalId,
+        runId: session.runId,
+        toolClass: TOOL_CLASS,
+        action,
+        tool: s.call.function,
+        parameters: s.call.args,
+        originalRequest: prompt,
+      });
+      const reasons = [...o.reasonCodes, ...o.matchedRules.map((r) => r.id)];
+      out.steps.push({ call: s.call, origin: s.origin, decision: o.decision, reasons });
+      if (o.decision === "step_up") out.stepUps++;
+      if (o.decision !== "allow" && o.decision !== "modify") {
+        if (o.decisionId !== null) gate.release(o.decisionId);
+        continue;
+      }
+      out.executed.push({ function: s.call.function, args: o.parameters });
+      await gate.recordResult(o.decisionId, {
+        data: s.output,
+        classification: entry?.cls.personalData === true ? "confidential" : "public",
+      });
+      const findings = this.#detector && !session.quarantined ? instructionFindings(s.output) : [];
+      if (findings.length > 0)
+        await this.#quarantine(
+          session,
+          `instructions addressed to the agent in the output of ${s.call.function} (${findings.join(", ")})`,
+        );
+    }
+    out.quarantined = session.quarantined;
+    this.#runtime.sessions.end(session.runId);
+    return out;
+  }
+
+  /** Quarantines the run and journals it as the Gate journals its own quarantines. */
+  async #quarantine(session: Session, reason: string): Promise<void> {
+    for (const ev of session.quarantine(reason)) {
+      if (ev.type !== "quarantine") continue;
+      const t = ev.trigger;
+      await this.#runtime.journal.appendBuilt({
+        type: "warden.system.quarantine",
+        run_id: session.runId,
+        trace_id: runTraceId(session.runId),
+        body: {
+          subject: session.runId,
+          trigger: t.type === "denial_threshold" ? "threshold" : t.type,
+          reason: t.reason,
+          counters: { ...t.counters },
+          matched_events: t.matchedEvents.map((m) => ({ ...m })),
+          at: t.at,
+        },
+      });
+    }
+  }
+
+  async close(): Promise<void> {
+    try {
+      await this.#runtime.close();
+    } finally {
+      rmSync(this.#dir, { recursive: true, force: true });
+    }
+  }
+}

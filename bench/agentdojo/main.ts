@@ -1,0 +1,86 @@
+// `npm run bench -- agentdojo [--suite-dir DIR]… [--out FILE] [--annotations FILE]`:
+// plays every suite (default: every folder of ../shared/agentdojo/export) and prints the
+// table and the rule list; --out writes the request lines (README format) of the defended run.
+import { existsSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { readAnnotations } from "./catalog.js";
+import { formatReport } from "./report.js";
+import { runSuite, type SuiteReport } from "./run.js";
+import { loadSuite, SuiteError } from "./suite.js";
+
+export const DEFAULT_EXPORT = "../shared/agentdojo/export";
+
+export interface BenchArgs {
+  suiteDirs: string[];
+  out?: string;
+  annotations?: string;
+  ablation: boolean;
+}
+
+export function parseArgs(argv: readonly string[]): BenchArgs {
+  const args: BenchArgs = { suiteDirs: [], ablation: true };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const value = () => {
+      const v = argv[++i];
+      if (v === undefined || v.startsWith("--")) throw new SuiteError(`${a} needs a value`);
+      return v;
+    };
+    if (a === "--suite-dir") args.suiteDirs.push(value());
+    else if (a === "--out") args.out = value();
+    else if (a === "--annotations") args.annotations = value();
+    else if (a === "--no-ablation") args.ablation = false;
+    else
+      throw new SuiteError(
+        `unknown argument ${a} (--suite-dir DIR, --out FILE, --annotations FILE, --no-ablation)`,
+      );
+  }
+  return args;
+}
+
+/** The suite folders to play: the given ones, or every folder of the default export. */
+export function suiteDirs(args: BenchArgs, cwd = process.cwd()): string[] {
+  if (args.suiteDirs.length > 0) return args.suiteDirs.map((d) => resolve(cwd, d));
+  const root = resolve(cwd, DEFAULT_EXPORT);
+  if (!existsSync(root))
+    throw new SuiteError(
+      `no AgentDojo export at ${root}: pass --suite-dir DIR (repeatable) for each suite folder (see docs/agentdojo.md)`,
+    );
+  return readdirSync(root)
+    .map((d) => join(root, d))
+    .filter((d) => statSync(d).isDirectory())
+    .sort();
+}
+
+export async function runBench(
+  args: BenchArgs,
+  policy: readonly string[],
+): Promise<{ text: string; reports: SuiteReport[] }> {
+  const reports: SuiteReport[] = [];
+  for (const dir of suiteDirs(args)) {
+    const suite = loadSuite(dir);
+    const annotations = readAnnotations(suite, args.annotations);
+    reports.push(await runSuite(suite, { policy, annotations, ablation: args.ablation }));
+  }
+  if (args.out !== undefined) {
+    const lines = reports.flatMap((r) => r.requests).map((l) => JSON.stringify(l));
+    writeFileSync(args.out, `${lines.join("\n")}\n`);
+  }
+  return { text: formatReport(reports), reports };
+}
+
+/** The preset, found from the repository root (the working directory of `npm run bench`). */
+export function presetPath(cwd = process.cwd()): string {
+  return resolve(cwd, "policies/assistant-tools.yaml");
+}
+
+/** The command: prints the report; a usage or data error is one line on stderr and exit code 1. */
+export async function cli(argv: readonly string[]): Promise<void> {
+  try {
+    const { text } = await runBench(parseArgs(argv), [presetPath()]);
+    process.stdout.write(`${text}\n`);
+  } catch (err) {
+    process.stderr.write(`agentdojo: ${(err as Error).message}\n`);
+    process.exitCode = 1;
+  }
+}
