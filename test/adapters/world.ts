@@ -7,6 +7,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { contractModelTool, type GovernedTarget, governedTarget } from "../../src/adapters/index.js";
 import { generateKeyPair, saveKeyPair } from "../../src/crypto/index.js";
 import { composeRuntime, type Runtime } from "../../src/runtime/index.js";
 import {
@@ -250,4 +251,53 @@ export async function decideInProcess(
     if (Date.now() > end) throw new Error("no step-up appeared");
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+export type Mode = "library" | "http";
+export const MODES: Mode[] = ["library", "http"];
+export const TOOL_NAMES = ["fetch_page", "send_email", "pay"];
+
+/** One world served both ways: a composed runtime and a sidecar over the same contracts and policy. */
+export interface Both {
+  w: World;
+  rt: Runtime;
+  side: { server: SidecarServer; url: string };
+  /** A fresh target (a new run on first call) in the given mode. */
+  target(mode: Mode): GovernedTarget;
+  /** Approves or denies the pending step-up of a target's run through that mode's approvals API. */
+  decide(mode: Mode, target: GovernedTarget, outcome: "approve" | "deny"): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function openBoth(stepUpTimeout = "400ms"): Promise<Both> {
+  const w = await openWorld(stepUpTimeout);
+  const rt = await libraryRuntime(w);
+  const side = await sidecar(w);
+  const tools = TOOL_NAMES.map((t) => contractModelTool(join(w.contractsDir, `${t}.clad.toml`)));
+  return {
+    w,
+    rt,
+    side,
+    target: (mode) =>
+      mode === "library"
+        ? governedTarget({ runtime: rt, principalId: "agent-a", stepUpWaitMs: 10_000 })
+        : governedTarget({ url: side.url, token: AGENT_TOKEN, tools }),
+    async decide(mode, target, outcome) {
+      const runId = await target.runId();
+      if (mode === "library") await decideInProcess(rt, runId, outcome);
+      else await decideOverHttp(side.url, runId, outcome);
+    },
+    async close() {
+      await rt.close();
+      await side.server.close();
+      await w.close();
+    },
+  };
+}
+
+/** The journaled decision entries of a run, whichever mode decided them. */
+export async function decisions(b: Both, mode: Mode, runId: string): Promise<Record<string, unknown>[]> {
+  const store = mode === "library" ? b.rt.store : b.side.server.runtime.store;
+  const entries = await store.query({ type: "warden.gate.decision", run_id: runId });
+  return entries.map((e) => e.body as Record<string, unknown>);
 }
