@@ -1,8 +1,8 @@
 // The contract's parameters as zod: the framework's first check must never be looser than
 // the model's JSON Schema of the same contract (checked with ajv over generated contracts
 // and values), and the Gate still refuses what the contract refuses.
-import Ajv from "ajv";
-import addFormats from "ajv-formats";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import ajvFormats from "ajv-formats";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { withoutNulls, zodOfTool } from "../../src/adapters/index.js";
@@ -39,8 +39,8 @@ const valueArb = fc.oneof(
 
 describe("contract parameters as zod", () => {
   it("zod never accepts an argument object the contract's JSON Schema refuses", () => {
-    const ajv = new Ajv({ strict: false });
-    addFormats(ajv);
+    const ajv = new Ajv2020({ strict: false });
+    ajvFormats.default(ajv);
     fc.assert(
       fc.property(
         argsArb,
