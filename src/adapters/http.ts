@@ -8,9 +8,8 @@
 import { z } from "zod";
 import { AdapterError, type TaintLabel } from "../contracts/index.js";
 import type { ModelTool } from "../tools/index.js";
-import { checkWait } from "./library.js";
 import { deniedOutcome, faultOutcome, type GovernedOutcome } from "./outcome.js";
-import { type CallOptions, type GovernedTarget, TaintCarry } from "./target.js";
+import { type CallOptions, checkWait, type GovernedTarget, TaintCarry } from "./target.js";
 
 export interface HttpOptions {
   /** The sidecar's base URL, e.g. `http://127.0.0.1:8787` (https for anything but loopback). */

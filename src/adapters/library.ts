@@ -33,7 +33,7 @@ import {
 } from "../tools/index.js";
 import { contractRoute } from "./library-executor.js";
 import { deniedOutcome, faultOutcome, type GovernedOutcome } from "./outcome.js";
-import { type CallOptions, type GovernedTarget, TaintCarry } from "./target.js";
+import { type CallOptions, checkWait, type GovernedTarget, TaintCarry } from "./target.js";
 
 export interface LibraryOptions {
   /** A runtime from `composeRuntime` (its Gate, approvals, contracts and executors). */
@@ -48,15 +48,6 @@ export interface LibraryOptions {
   route?: ExecutorRoute<ExecutionTicket>;
   /** How long a call may wait for a step-up or deferral, at most (default 60 s); then it is denied. */
   stepUpWaitMs?: number;
-}
-
-const DEFAULT_WAIT_MS = 60_000;
-
-export function checkWait(ms: number | undefined): number {
-  const v = ms ?? DEFAULT_WAIT_MS;
-  if (!Number.isSafeInteger(v) || v < 1 || v > 24 * 3_600_000)
-    throw new AdapterError("ERR_ADAPTER_CONFIG_INVALID", "the wait bound must be 1 ms to 24 h");
-  return v;
 }
 
 export class LibraryTarget implements GovernedTarget {
@@ -88,7 +79,13 @@ export class LibraryTarget implements GovernedTarget {
 
   /** The run the calls are made in (started on first use). */
   runId(): Promise<string> {
-    this.#run ??= this.#o.runtime.startRun(this.#o.principalId).then((s) => s.runId);
+    this.#run ??= this.#o.runtime
+      .startRun(this.#o.principalId)
+      .then((s) => s.runId)
+      .catch((err: unknown) => {
+        this.#run = undefined; // a later call may try again
+        throw err;
+      });
     return this.#run;
   }
 
@@ -106,9 +103,16 @@ export class LibraryTarget implements GovernedTarget {
     const resolved = this.#catalog.resolve(tool, args);
     if (!resolved.ok)
       return { kind: "denied", code: resolved.code, reasonCodes: [resolved.code], decisionId: null };
+    let runId: string;
+    try {
+      runId = await this.runId();
+    } catch (err) {
+      // No run (a trust quarantine refuses new runs, a store is down): nothing is decided.
+      return faultOutcome(err instanceof WardenError ? err.code : "ERR_ADAPTER_GATE_FAULT", String(err));
+    }
     const request: GateRequestInput = {
       principalId: this.#o.principalId,
-      runId: await this.runId(),
+      runId,
       toolClass: resolved.toolClass,
       action: resolved.action,
       tool: resolved.tool,

@@ -24,7 +24,8 @@ function stringOf(s: Json): z.ZodType {
   let t = z.string();
   const max = num(s, "maxLength");
   if (max !== undefined) t = t.max(max);
-  if (typeof s.pattern === "string") t = t.regex(new RegExp(s.pattern, "u"));
+  // The contract compiles its patterns without flags (src/tools): the same here.
+  if (typeof s.pattern === "string") t = t.regex(new RegExp(s.pattern));
   if (s.format === "uri") t = t.url();
   return t;
 }

@@ -2,7 +2,7 @@
 // or HTTP mode (a sidecar). Both answer one outcome union, so a framework adapter is the
 // same code in either mode.
 import { mergeTaint } from "../context/index.js";
-import { TaintLabel } from "../contracts/index.js";
+import { AdapterError, TaintLabel } from "../contracts/index.js";
 import type { ModelTool } from "../tools/index.js";
 import type { GovernedOutcome } from "./outcome.js";
 
@@ -48,4 +48,14 @@ export class TaintCarry {
   labels(): TaintLabel[] {
     return this.#labels.map((l) => ({ ...l }));
   }
+}
+
+const DEFAULT_WAIT_MS = 60_000;
+
+/** A wait bound in milliseconds (default 60 s), 1 ms to 24 h. */
+export function checkWait(ms: number | undefined): number {
+  const v = ms ?? DEFAULT_WAIT_MS;
+  if (!Number.isSafeInteger(v) || v < 1 || v > 24 * 3_600_000)
+    throw new AdapterError("ERR_ADAPTER_CONFIG_INVALID", "the wait bound must be 1 ms to 24 h");
+  return v;
 }

@@ -123,6 +123,17 @@ describe("configuration and the sidecar's answers", () => {
     }
   });
 
+  it("a runtime that cannot start the run answers a coded fault, and decides nothing", async () => {
+    const closed = await libraryRuntime(w, "closed.db");
+    await closed.close();
+    const [page] = governedTools(governedTarget({ runtime: closed, principalId: "agent-a" }), ["fetch_page"]);
+    const before = w.service.hits.length;
+    const o = await page!.call({ page: "pricing" });
+    expect(o.kind).toBe("fault");
+    expect(o.kind === "fault" && o.code).toMatch(/^ERR_/);
+    expect(w.service.hits.length).toBe(before);
+  });
+
   it("plain http to a non-loopback sidecar is refused (the token would travel in clear)", () => {
     expect(() => new HttpTarget({ url: "http://warden.example.com", token: AGENT_TOKEN, tools: [] })).toThrow(
       /loopback/,

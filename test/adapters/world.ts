@@ -167,11 +167,11 @@ export async function openWorld(stepUpTimeout = "20s"): Promise<World> {
 }
 
 /** Library mode: a runtime from the one composition root over the world's directory. */
-export function libraryRuntime(w: World): Promise<Runtime> {
+export function libraryRuntime(w: World, journal = "library.db"): Promise<Runtime> {
   return composeRuntime({
     policy: [join(w.dir, "policy.yaml")],
     contracts: { dir: w.contractsDir },
-    journal: { path: join(w.dir, "library.db"), signer: generateKeyPair("ed25519") },
+    journal: { path: join(w.dir, journal), signer: generateKeyPair("ed25519") },
     gate: {
       principals: { "agent-a": { id: "agent-a", roles: ["agent"] } },
       requireContract: true,
