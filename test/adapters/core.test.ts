@@ -106,7 +106,9 @@ describe.each(Object.keys(modes) as (keyof typeof modes)[])("governed tools, %s 
     // The send's arguments hold nothing from the page: its web taint is the carried taint of the run.
     const store = mode === "library" ? rt.store : side.server.runtime.store;
     const decided = await store.query({ type: "warden.gate.decision", run_id: await target.runId() });
-    const sendTaint = (decided[1]?.body as { taint?: { source: string; origin: string }[] }).taint ?? [];
+    expect(decided).toHaveLength(2);
+    const sendTaint = (decided[1]?.body as { taint?: { source: string; origin: string }[] } | undefined)
+      ?.taint;
     expect(sendTaint).toContainEqual(
       expect.objectContaining({ source: "web", origin: `127.0.0.1:${w.service.port}` }),
     );
