@@ -501,4 +501,20 @@ export const ERROR_CODES = {
     // The view needs what this deployment lacks (a SQLite journal, the entry point's replay host, a journal small enough).
     "ERR_CONSOLE_VIEW_UNAVAILABLE",
   ],
+  adapter: [
+    // Misuse of a framework adapter: no contract (or model view) for the tool, a bad sidecar URL or token, a bad bound.
+    "ERR_ADAPTER_CONFIG_INVALID",
+    // The Gate (or the contract check before it) refused the call; the model sees a structured tool error.
+    "ERR_ADAPTER_DENIED",
+    // A step-up (or deferral) was not approved within its timeout or the adapter's wait bound: denied and journaled.
+    "ERR_ADAPTER_STEP_UP_TIMEOUT",
+    // HTTP mode: the sidecar did not answer within the adapter's wait bound (its wait is cancelled and journaled).
+    "ERR_ADAPTER_TIMEOUT",
+    // HTTP mode: the sidecar could not be reached, or answered something that is not its documented shape.
+    "ERR_ADAPTER_SIDECAR_UNAVAILABLE",
+    // Library mode: no executor in the composed runtime serves the contract's backend.
+    "ERR_ADAPTER_NO_EXECUTOR",
+    // The Gate failed while deciding or recording a result: nothing more is executed (fail closed).
+    "ERR_ADAPTER_GATE_FAULT",
+  ],
 } as const;

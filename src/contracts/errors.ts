@@ -199,3 +199,10 @@ export class MessagingError extends WardenError {
     super(code, message, options);
   }
 }
+
+/** The framework adapters (src/adapters): misuse of a governed tool's configuration. */
+export class AdapterError extends WardenError {
+  constructor(code: CodeOf<"adapter">, message: string, options?: WardenErrorOptions) {
+    super(code, message, options);
+  }
+}

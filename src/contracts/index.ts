@@ -13,6 +13,7 @@ export {
   sha256Of,
 } from "./canonical-json.js";
 export {
+  AdapterError,
   CanonicalJsonError,
   CapabilityError,
   CliError,

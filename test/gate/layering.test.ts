@@ -46,6 +46,9 @@ const ALLOWED: Record<string, string[]> = {
   // The browser console (served by the sidecar under /console): reads runs, the journal
   // and evidence, decides approvals through the runtime; never the loop or the server.
   console: [...BELOW_ENTRY_POINTS, "runtime", "evidence", "telemetry"],
+  // Framework adapters: a governed tool over a composed runtime (the loop's catalog and
+  // executor route) or a sidecar; never the server or the CLI.
+  adapters: [...BELOW_ENTRY_POINTS, "runtime", "loop"],
 };
 
 function files(dir: string): string[] {
