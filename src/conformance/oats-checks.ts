@@ -1,0 +1,125 @@
+// OATS §11: the core requirements C1–C7 (each with its §11.4 verification procedure as a
+// scenario) and the extended requirements E1–E8 where a scenario exists; the others say why
+// not. Extended checks are SHOULDs: a missing scenario is reported, never passed.
+import { toOcsf } from "../telemetry/index.js";
+import {
+  auditJournal,
+  contextAccumulation,
+  contractValidation,
+  evidenceEnvelope,
+  gateIndependence,
+  policyDeny,
+} from "./oats.js";
+import { phaseOrderCompiles } from "./phase-check.js";
+import { describeOutcome, probeOf, unknownTool, withScenario } from "./scenario.js";
+import type { Check, LibraryTarget, Observation } from "./types.js";
+import {
+  contractValidationOverHttp,
+  evidenceOverHttp,
+  journalVerifiesOverHttp,
+  unknownToolOverHttp,
+} from "./url-checks.js";
+
+const CORE = "OATS §11.2 / §11.4";
+const EXT = "OATS §11.3";
+
+/** C1 in Warden: the loop's typestate makes a Gate-skipping path a compile error. */
+async function phaseOrder(loopModule?: string): Promise<Observation> {
+  const r = await phaseOrderCompiles(loopModule);
+  return r.ran ? r : { pass: false, observed: r.observed, skipped: `cannot run: ${r.observed}` };
+}
+
+/** E6: the deployment's decision and evidence entries map to OCSF events for a SIEM. */
+async function telemetryExport(t: LibraryTarget): Promise<Observation> {
+  return withScenario(t, async (s) => {
+    const probe = probeOf(t, s.rt);
+    await s.call(probe.tool, probe.parameters);
+    await s.authorize(unknownTool(), {});
+    const wanted = (await s.entries()).filter((e) => e.type === "warden.gate.decision" || e.type === "warden.executor.evidence");
+    const events = wanted.map((e) => toOcsf(e));
+    const mapped = events.filter((e) => e !== undefined && typeof e.class_uid === "number");
+    const classes = [...new Set(mapped.map((e) => e?.class_uid))].join(", ");
+    return {
+      pass: wanted.length >= 3 && mapped.length === wanted.length,
+      observed: `${mapped.length}/${wanted.length} decision and evidence entries map to OCSF events (class ${classes || "none"})`,
+    };
+  });
+}
+
+/** E8: a capability token scoped to one tool and one use: another tool and a second use are refused. */
+async function scopedCapability(t: LibraryTarget): Promise<Observation> {
+  return withScenario(t, async (s) => {
+    const probe = probeOf(t, s.rt);
+    const cap = await s.rt.grant(s.runId, { tool: probe.tool, maxUses: 1 }, "conformance");
+    const token = { capability: cap.token };
+    const other = await s.rt.gate.authorize(s.request(unknownTool(), {}, token));
+    const first = await s.rt.gate.authorize(s.request(probe.tool, probe.parameters, token));
+    const second = await s.rt.gate.authorize(s.request(probe.tool, probe.parameters, token));
+    return {
+      pass: other.decision === "deny" && first.decision === "allow" && second.decision === "deny",
+      observed: `other tool ${describeOutcome(other)}; first use ${describeOutcome(first)}; second use ${describeOutcome(second)}`,
+    };
+  });
+}
+
+export function oatsChecks(o: { loopModule?: string } = {}): Check[] {
+  const core = (id: string, title: string, c: Pick<Check, "library" | "url">): Check => ({
+    spec: "oats",
+    id,
+    title,
+    section: CORE,
+    ...c,
+  });
+  const ext = (id: string, title: string, c: Pick<Check, "library" | "notImplemented">): Check => ({
+    spec: "oats",
+    id,
+    title,
+    section: EXT,
+    ...c,
+  });
+  return [
+    core("C1", "ORGA phase order: a Reason → Act path that skips the Gate does not compile", {
+      library: () => phaseOrder(o.loopModule),
+    }),
+    core("C2", "typed contract parameters: metacharacters and out-of-type values refused, no raw invocation", {
+      library: contractValidation,
+      url: contractValidationOverHttp,
+    }),
+    core("C3", "default deny and deny rules: refused, journaled, nothing executed", {
+      library: policyDeny,
+      url: unknownToolOverHttp,
+    }),
+    core("C4", "the policy engine receives the run's accumulated context", { library: contextAccumulation }),
+    core("C5", "allow/deny/step-up/defer journaled, signed, chained; tampering detected", {
+      library: auditJournal,
+      url: journalVerifiesOverHttp,
+    }),
+    core("C6", "the Gate decides on structured input only (the model's text changes nothing)", {
+      library: gateIndependence,
+    }),
+    core("C7", "an execution's evidence envelope: tool, parameters, output hash, duration, identity, decision", {
+      library: evidenceEnvelope,
+      url: evidenceOverHttp,
+    }),
+    ext("E1", "tool contract signatures verified with TOFU key pinning", {
+      notImplemented: "no deployment scenario yet (contract integrity is tested in test/tools; needs a signed contract set)",
+    }),
+    ext("E2", "agent identity: domain-anchored credentials with delegation chains", {
+      notImplemented: "no deployment scenario yet (AgentPin is tested in test/identity; needs a credential issuer)",
+    }),
+    ext("E3", "semantic distance between actions and the stated intent", {
+      notImplemented: "no deployment scenario yet (drift scoring is optional per deployment; tested in test/gate)",
+    }),
+    ext("E4", "multi-tier sandboxing", {
+      notImplemented: "no deployment scenario yet (the tiers need bubblewrap on the host; tested in test/executors)",
+    }),
+    ext("E5", "inter-agent messages: authorized, signed and encrypted", {
+      notImplemented: "no deployment scenario yet (needs two messaging identities; tested in test/messaging)",
+    }),
+    ext("E6", "telemetry export to security platforms (OCSF)", { library: telemetryExport }),
+    ext("E7", "a formally verifiable policy language (Cedar)", {
+      notImplemented: "no deployment scenario yet (Cedar policies are tested in test/policy)",
+    }),
+    ext("E8", "least-privilege credentials: a capability scoped to one tool and one use", { library: scopedCapability }),
+  ];
+}
