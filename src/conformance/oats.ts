@@ -84,12 +84,19 @@ export async function contextAccumulation(t: LibraryTarget): Promise<Observation
       const original = "conformance: the user's original request";
       await s.call(probe.tool, probe.parameters);
       await s.rt.gate.authorize(s.request(probe.tool, probe.parameters, { originalRequest: original }));
-      await s.authorize(unknownTool(), {});
+      await s.authorize(probe.tool, probe.parameters);
       const last = spy.inputs[spy.inputs.length - 1];
       const history = last?.session.recentEvents?.length ?? 0;
       const calls = last?.session.perToolCalls[probe.tool] ?? 0;
-      const pass = spy.inputs.length >= 3 && history >= 2 && calls >= 1;
-      return { pass, observed: `${spy.inputs.length} policy inputs; the third carries ${history} prior events, ${calls} earlier ${probe.tool} calls` };
+      // The original request reaches policy with the call that states it; the run pins it
+      // (drift scoring reads it there), later calls carry only what they state.
+      const stated = spy.inputs[1]?.request.originalRequest === original;
+      const classes = Array.isArray(last?.session.dataClassificationsSeen);
+      const pass = spy.inputs.length >= 3 && history >= 2 && calls >= 2 && stated && classes;
+      return {
+        pass,
+        observed: `${spy.inputs.length} policy inputs; the third carries ${history} prior events, ${calls} earlier ${probe.tool} calls, data classifications seen ${classes ? "present" : "MISSING"}; original request ${stated ? "given to policy" : "MISSING"}`,
+      };
     },
     { deps: spy.deps },
   );
