@@ -2,7 +2,7 @@
 // fresh runtime of the deployment under test (C1, the phase order, is phase-check.ts).
 import { contractCatalog } from "../loop/index.js";
 import type { JournalEntry } from "../journal/index.js";
-import { probeOf, type Scenario, unknownTool, withScenario } from "./scenario.js";
+import { describeOutcome, probeOf, type Scenario, unknownTool, withScenario } from "./scenario.js";
 import { withRules } from "./setup.js";
 import { spyDeps } from "./spy.js";
 import type { LibraryTarget, Observation } from "./types.js";
@@ -52,9 +52,12 @@ export async function contractValidation(t: LibraryTarget): Promise<Observation>
 export async function policyDeny(t: LibraryTarget): Promise<Observation> {
   const unknown = await withScenario(t, async (s) => {
     const o = await s.authorize(unknownTool(), {});
+    // An action no contract declares and no rule names: whatever reaches policy must be denied.
+    const bare = await s.rt.gate.authorize({ principalId: s.agent, runId: s.runId, toolClass: "conformance", action: "undeclared", parameters: {} });
     const e = await s.entries();
     const rec = decisions(e).find((d) => d.body.decision_id === o.decisionId);
-    return { pass: o.decision === "deny" && evidenceOf(e, o.decisionId) === undefined, rec, o };
+    const pass = o.decision === "deny" && bare.decision === "deny" && evidenceOf(e, o.decisionId) === undefined;
+    return { pass, rec, o, bare };
   });
   const rule = await withScenario(
     t,
@@ -70,7 +73,7 @@ export async function policyDeny(t: LibraryTarget): Promise<Observation> {
   );
   return {
     pass: unknown.pass && rule.pass,
-    observed: `undeclared tool → ${unknown.o.decision} (${unknown.o.reasonCodes.join(", ") || "no reason"}), ${unknown.o.decisionId === null ? "refused before a record" : unknown.rec ? "journaled" : "NOT journaled"}; deny rule on ${probeOf(t).tool} → ${rule.o.decision}, ${rule.rec ? "journaled" : "NOT journaled"}, nothing executed: ${rule.pass}`,
+    observed: `undeclared tool → ${unknown.o.decision} (${unknown.o.reasonCodes.join(", ") || "no reason"}), ${unknown.o.decisionId === null ? "refused before a record" : unknown.rec ? "journaled" : "NOT journaled"}; undeclared action → ${describeOutcome(unknown.bare)}; deny rule on ${probeOf(t).tool} → ${rule.o.decision}, ${rule.rec ? "journaled" : "NOT journaled"}, nothing executed: ${rule.pass}`,
   };
 }
 
