@@ -16,7 +16,9 @@ const noProfile = (t: LibraryTarget): Observation | undefined =>
 
 function headerOf(token: string): { alg?: string } {
   try {
-    return JSON.parse(Buffer.from(token.split(".")[0] ?? "", "base64url").toString("utf8")) as { alg?: string };
+    return JSON.parse(Buffer.from(token.split(".")[0] ?? "", "base64url").toString("utf8")) as {
+      alg?: string;
+    };
   } catch {
     return {};
   }
@@ -28,7 +30,8 @@ async function ectLevel(t: LibraryTarget): Promise<Observation> {
   if (skip) return skip;
   return withScenario(t, async (s) => {
     const apae = s.rt.apae;
-    if (apae === undefined) return { pass: false, observed: "apae is configured but the runtime has no trust engine" };
+    if (apae === undefined)
+      return { pass: false, observed: "apae is configured but the runtime has no trust engine" };
     const want = PROFILE_MECHANISMS[apae.profile].ect_level;
     const tokens: string[] = [];
     const stop = apae.ects.listen((e) => tokens.push(e.token));
@@ -38,7 +41,10 @@ async function ectLevel(t: LibraryTarget): Promise<Observation> {
     stop();
     const algs = [...new Set(tokens.map((x) => headerOf(x).alg ?? "?"))];
     const ledger = (await s.entries()).filter((e) => e.type === ECT_LEDGER_EVENT).length;
-    const signedOk = want === "L1" ? algs.every((a) => a === "none" || a === "ES256") : algs.length > 0 && algs.every((a) => a === "ES256");
+    const signedOk =
+      want === "L1"
+        ? algs.every((a) => a === "none" || a === "ES256")
+        : algs.length > 0 && algs.every((a) => a === "ES256");
     const ledgerOk = want !== "L3" || ledger >= tokens.length;
     return {
       pass: tokens.length >= 2 && signedOk && ledgerOk && apae.ects.level >= want,
@@ -53,7 +59,8 @@ async function quarantineOnFloor(t: LibraryTarget): Promise<Observation> {
   if (skip) return skip;
   return withScenario(t, async (s) => {
     const apae = s.rt.apae;
-    if (apae === undefined) return { pass: false, observed: "apae is configured but the runtime has no trust engine" };
+    if (apae === undefined)
+      return { pass: false, observed: "apae is configured but the runtime has no trust engine" };
     const start = apae.viewOf(s.agent).score;
     let n = 0;
     for (; n < 40 && apae.viewOf(s.agent).status !== "quarantined"; n++) {
@@ -64,7 +71,10 @@ async function quarantineOnFloor(t: LibraryTarget): Promise<Observation> {
     const probe = probeOf(t, s.rt);
     const same = await s.authorize(probe.tool, probe.parameters);
     const fresh = await s.rt.startRun(s.agent).then(
-      (r) => s.rt.gate.authorize({ ...s.request(probe.tool, probe.parameters), runId: r.runId }).then(describeOutcome),
+      (r) =>
+        s.rt.gate
+          .authorize({ ...s.request(probe.tool, probe.parameters), runId: r.runId })
+          .then(describeOutcome),
       (e: unknown) => `new run refused (${(e as { code?: string }).code ?? "error"})`,
     );
     const quarantined = view.status === "quarantined";
@@ -76,20 +86,34 @@ async function quarantineOnFloor(t: LibraryTarget): Promise<Observation> {
 }
 
 export const APAE_CHECKS: readonly Check[] = [
-  { spec: "apae", id: "APAE-ECT", title: "actions emit ECTs at the profile's assurance level", section: SECTION, library: ectLevel },
-  { spec: "apae", id: "APAE-QUARANTINE", title: "trust below the floor quarantines the agent (quarantine protocol)", section: SECTION, library: quarantineOnFloor },
+  {
+    spec: "apae",
+    id: "APAE-ECT",
+    title: "actions emit ECTs at the profile's assurance level",
+    section: SECTION,
+    library: ectLevel,
+  },
+  {
+    spec: "apae",
+    id: "APAE-QUARANTINE",
+    title: "trust below the floor quarantines the agent (quarantine protocol)",
+    section: SECTION,
+    library: quarantineOnFloor,
+  },
   {
     spec: "apae",
     id: "APAE-LIFT",
     title: "an early quarantine lift needs an approver's signed HITL override",
     section: "APAE, Quarantine Expiry and Recovery",
-    notImplemented: "no scenario yet: covered by the trust layer's tests (test/trust), not run against a deployment",
+    notImplemented:
+      "no scenario yet: covered by the trust layer's tests (test/trust), not run against a deployment",
   },
   {
     spec: "apae",
     id: "APAE-BEHAVIOR",
     title: "behaviour verification at the profile's frequency (periodic / continuous)",
     section: SECTION,
-    notImplemented: "no scenario yet: needs a signed behaviour spec the deployment trusts; covered by test/runtime",
+    notImplemented:
+      "no scenario yet: needs a signed behaviour spec the deployment trusts; covered by test/runtime",
   },
 ];

@@ -6,7 +6,13 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type EvidenceStore, openRecorder, pinBundle, type ReplayHost, replayRuns } from "../evidence/index.js";
+import {
+  type EvidenceStore,
+  openRecorder,
+  pinBundle,
+  type ReplayHost,
+  replayRuns,
+} from "../evidence/index.js";
 import { composeRuntime } from "../runtime/index.js";
 import { probeOf, scratchConfig, unknownTool, withScenario } from "./scenario.js";
 import type { LibraryTarget, Observation } from "./types.js";
@@ -22,7 +28,9 @@ function replayHost(t: LibraryTarget): ReplayHost {
           ...base,
           gate: { ...base.gate, runs: "caller" as const },
           policy: bundle.policy,
-          ...(base.contracts !== undefined ? { contracts: { ...base.contracts, dir: bundle.contractsDir } } : {}),
+          ...(base.contracts !== undefined
+            ? { contracts: { ...base.contracts, dir: bundle.contractsDir } }
+            : {}),
         };
         const rt = await (t.open ?? composeRuntime)(config, { clock: o.clock });
         return {
@@ -57,7 +65,12 @@ export async function replayCheck(t: LibraryTarget): Promise<Observation> {
       await s.call(probe.tool, probe.parameters);
       const key = join(s.dir, "journal.pub.pem");
       writeFileSync(key, s.rt.signer.publicKey.export({ format: "pem", type: "spki" }));
-      const [report] = await replayRuns({ db: join(s.dir, "journal.db"), keys: [key], host: replayHost(t), run: s.runId });
+      const [report] = await replayRuns({
+        db: join(s.dir, "journal.db"),
+        keys: [key],
+        host: replayHost(t),
+        run: s.runId,
+      });
       if (report === undefined) return { pass: false, observed: "the recorded run was not found for replay" };
       const c = report.counts;
       const bad = report.steps.find((x) => x.status !== "identical");

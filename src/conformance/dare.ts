@@ -17,7 +17,8 @@ async function decisionBeforeExecution(t: LibraryTarget): Promise<Observation> {
   const linked = await withScenario(t, async (s) => {
     const probe = probeOf(t, s.rt);
     const { outcome, executed } = await s.call(probe.tool, probe.parameters);
-    if (!executed?.ok) return { pass: false, observed: `probe ${probe.tool}: ${describeOutcome(outcome)}, not executed` };
+    if (!executed?.ok)
+      return { pass: false, observed: `probe ${probe.tool}: ${describeOutcome(outcome)}, not executed` };
     const entries = await s.entries();
     const evidence = byType(entries, "warden.executor.evidence").find(
       (e) => e.body.decision_id === outcome.decisionId,
@@ -43,11 +44,16 @@ async function decisionBeforeExecution(t: LibraryTarget): Promise<Observation> {
     const probe = probeOf(t, s.rt);
     await s.rt.journal.close();
     const outcome = await s.authorize(probe.tool, probe.parameters).catch((e: unknown) => e);
-    if (outcome instanceof Error) return { pass: true, observed: `authorize threw ${outcome.message.slice(0, 80)}` };
+    if (outcome instanceof Error)
+      return { pass: true, observed: `authorize threw ${outcome.message.slice(0, 80)}` };
     const ticket = ticketOf(outcome as never);
-    if (ticket === undefined) return { pass: true, observed: `journal closed → ${describeOutcome(outcome as never)}` };
+    if (ticket === undefined)
+      return { pass: true, observed: `journal closed → ${describeOutcome(outcome as never)}` };
     const r = await s.execute(probe.tool, ticket).catch((e: unknown) => ({ ok: false, code: String(e) }));
-    return { pass: !r.ok, observed: `journal closed → a ticket was issued; executor ${r.ok ? "ran" : "refused"}` };
+    return {
+      pass: !r.ok,
+      observed: `journal closed → a ticket was issued; executor ${r.ok ? "ran" : "refused"}`,
+    };
   });
   return { pass: closed.pass, observed: `${linked.observed}; ${closed.observed}` };
 }
@@ -58,7 +64,8 @@ async function noBypass(t: LibraryTarget): Promise<Observation> {
     const probe = probeOf(t, s.rt);
     const outcome = await s.authorize(probe.tool, probe.parameters);
     const ticket = ticketOf(outcome);
-    if (ticket === undefined) return { pass: false, observed: `probe ${probe.tool}: ${describeOutcome(outcome)}` };
+    if (ticket === undefined)
+      return { pass: false, observed: `probe ${probe.tool}: ${describeOutcome(outcome)}` };
     const copy = Object.assign(Object.create(Object.getPrototypeOf(ticket) as object) as object, ticket);
     const forged = await s.execute(probe.tool, copy);
     const plain = await s.execute(probe.tool, JSON.parse(JSON.stringify(ticket)));
@@ -77,7 +84,11 @@ async function tamperEvident(t: LibraryTarget): Promise<Observation> {
     await s.call(probe.tool, probe.parameters);
     await s.authorize(unknownTool(), {});
     const own = await s.verify();
-    if (!own.ok) return { pass: false, observed: `the journal does not verify: ${own.failure.reason} at ${own.failure.seq}` };
+    if (!own.ok)
+      return {
+        pass: false,
+        observed: `the journal does not verify: ${own.failure.reason} at ${own.failure.seq}`,
+      };
     const entries = await s.entries();
     const denied = entries.find((e) => e.type === "warden.gate.decision" && e.body.decision === "deny");
     if (denied === undefined) return { pass: false, observed: "no deny decision journaled" };

@@ -34,7 +34,8 @@ async function signedStepUp(t: LibraryTarget): Promise<Observation> {
       const a = approver as NonNullable<typeof approver>;
       const decided = s.authorize(probe.tool, probe.parameters);
       const req = await pendingOf(s.rt, decided);
-      if (req === undefined) return { pass: false, observed: `no approval was requested: ${describeOutcome(await decided)}` };
+      if (req === undefined)
+        return { pass: false, observed: `no approval was requested: ${describeOutcome(await decided)}` };
       const who = { id: a.id, roles: [a.role] };
       const justification = "conformance: approving the probe call";
       const unsigned = s.rt.approvals.decide(req.id, { outcome: "approve", approver: who, justification });
@@ -62,7 +63,9 @@ async function signedStepUp(t: LibraryTarget): Promise<Observation> {
         const w = withApprover(c);
         approver = w.approver;
         const stepUp = { approverRole: w.approver.role, timeout: "10s" };
-        return withRules(w.config, dir, [{ id: "conformance-step-up", decision: "step_up", stepUp, match: { tool: probeOf(t).tool } }]);
+        return withRules(w.config, dir, [
+          { id: "conformance-step-up", decision: "step_up", stepUp, match: { tool: probeOf(t).tool } },
+        ]);
       },
     },
   );
@@ -75,7 +78,8 @@ async function obligationEnforced(t: LibraryTarget): Promise<Observation> {
       const probe = probeOf(t, s.rt);
       const outcome = await s.authorize(probe.tool, probe.parameters);
       const ticket = ticketOf(outcome);
-      if (ticket === undefined) return { pass: false, observed: `allow expected: ${describeOutcome(outcome)}` };
+      if (ticket === undefined)
+        return { pass: false, observed: `allow expected: ${describeOutcome(outcome)}` };
       const r = await s.execute(probe.tool, ticket);
       return {
         pass: !r.ok && r.code === "ERR_EXEC_OBLIGATION_UNMET",

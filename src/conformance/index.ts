@@ -2,7 +2,7 @@
 // verification procedures (DARE's five checks, OATS C1–C7 and E1–E8, AARTS levels 1–3, the
 // APAE profile requirements) as executable scenarios against a deployment — in this process
 // from its configuration, or a sidecar over HTTP — and the pass table.
-export { aartsChecks, aartsLevel, type EngineOpener } from "./aarts.js";
+export { aartsChecks, aartsReport, type EngineOpener } from "./aarts.js";
 export { ILLEGAL_PATHS, phaseOrderCompiles } from "./phase-check.js";
 export { formatSummary } from "./report.js";
 export { allChecks, type RunOptions, runChecks } from "./runner.js";

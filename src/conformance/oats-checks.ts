@@ -35,7 +35,9 @@ async function telemetryExport(t: LibraryTarget): Promise<Observation> {
     const probe = probeOf(t, s.rt);
     await s.call(probe.tool, probe.parameters);
     await s.authorize(unknownTool(), {});
-    const wanted = (await s.entries()).filter((e) => e.type === "warden.gate.decision" || e.type === "warden.executor.evidence");
+    const wanted = (await s.entries()).filter(
+      (e) => e.type === "warden.gate.decision" || e.type === "warden.executor.evidence",
+    );
     const events = wanted.map((e) => toOcsf(e));
     const mapped = events.filter((e) => e !== undefined && typeof e.class_uid === "number");
     const classes = [...new Set(mapped.map((e) => e?.class_uid))].join(", ");
@@ -81,10 +83,14 @@ export function oatsChecks(o: { loopModule?: string } = {}): Check[] {
     core("C1", "ORGA phase order: a Reason → Act path that skips the Gate does not compile", {
       library: () => phaseOrder(o.loopModule),
     }),
-    core("C2", "typed contract parameters: metacharacters and out-of-type values refused, no raw invocation", {
-      library: contractValidation,
-      url: contractValidationOverHttp,
-    }),
+    core(
+      "C2",
+      "typed contract parameters: metacharacters and out-of-type values refused, no raw invocation",
+      {
+        library: contractValidation,
+        url: contractValidationOverHttp,
+      },
+    ),
     core("C3", "default deny and deny rules: refused, journaled, nothing executed", {
       library: policyDeny,
       url: unknownToolOverHttp,
@@ -97,21 +103,29 @@ export function oatsChecks(o: { loopModule?: string } = {}): Check[] {
     core("C6", "the Gate decides on structured input only (the model's text changes nothing)", {
       library: gateIndependence,
     }),
-    core("C7", "an execution's evidence envelope: tool, parameters, output hash, duration, identity, decision", {
-      library: evidenceEnvelope,
-      url: evidenceOverHttp,
-    }),
+    core(
+      "C7",
+      "an execution's evidence envelope: tool, parameters, output hash, duration, identity, decision",
+      {
+        library: evidenceEnvelope,
+        url: evidenceOverHttp,
+      },
+    ),
     ext("E1", "tool contract signatures verified with TOFU key pinning", {
-      notImplemented: "no deployment scenario yet (contract integrity is tested in test/tools; needs a signed contract set)",
+      notImplemented:
+        "no deployment scenario yet (contract integrity is tested in test/tools; needs a signed contract set)",
     }),
     ext("E2", "agent identity: domain-anchored credentials with delegation chains", {
-      notImplemented: "no deployment scenario yet (AgentPin is tested in test/identity; needs a credential issuer)",
+      notImplemented:
+        "no deployment scenario yet (AgentPin is tested in test/identity; needs a credential issuer)",
     }),
     ext("E3", "semantic distance between actions and the stated intent", {
-      notImplemented: "no deployment scenario yet (drift scoring is optional per deployment; tested in test/gate)",
+      notImplemented:
+        "no deployment scenario yet (drift scoring is optional per deployment; tested in test/gate)",
     }),
     ext("E4", "multi-tier sandboxing", {
-      notImplemented: "no deployment scenario yet (the tiers need bubblewrap on the host; tested in test/executors)",
+      notImplemented:
+        "no deployment scenario yet (the tiers need bubblewrap on the host; tested in test/executors)",
     }),
     ext("E5", "inter-agent messages: authorized, signed and encrypted", {
       notImplemented: "no deployment scenario yet (needs two messaging identities; tested in test/messaging)",
@@ -120,6 +134,8 @@ export function oatsChecks(o: { loopModule?: string } = {}): Check[] {
     ext("E7", "a formally verifiable policy language (Cedar)", {
       notImplemented: "no deployment scenario yet (Cedar policies are tested in test/policy)",
     }),
-    ext("E8", "least-privilege credentials: a capability scoped to one tool and one use", { library: scopedCapability }),
+    ext("E8", "least-privilege credentials: a capability scoped to one tool and one use", {
+      library: scopedCapability,
+    }),
   ];
 }

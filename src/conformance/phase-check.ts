@@ -18,7 +18,10 @@ export const ILLEGAL_PATHS: readonly { what: string; code: string }[] = [
   { what: "the Reason result dispatching before gate()", code: "await (await reasoning.reason()).act();" },
   { what: "PolicyCheck → Observe (no dispatch)", code: "await checking.observe();" },
   { what: "a PolicyCheck standing in for a Dispatching", code: "const d: Dispatching = checking; void d;" },
-  { what: "fabricating a Dispatching outside the loop", code: 'new Dispatching(Symbol("forged"), {} as never);' },
+  {
+    what: "fabricating a Dispatching outside the loop",
+    code: 'new Dispatching(Symbol("forged"), {} as never);',
+  },
 ];
 
 function source(loopModule: string, legal: boolean): string {
@@ -26,7 +29,12 @@ function source(loopModule: string, legal: boolean): string {
   const sig = `(reasoning: AgentLoop<"reasoning">, checking: AgentLoop<"policy_check">): Promise<void> {\n`;
   if (legal)
     return `${head}export async function legal${sig}  void checking; void Dispatching;\n  await (await (await (await reasoning.reason()).gate()).act()).observe();\n}\n`;
-  return head + ILLEGAL_PATHS.map((p, i) => `export async function illegal${i}${sig}  void reasoning; void checking;\n  ${p.code}\n}\n`).join("");
+  return (
+    head +
+    ILLEGAL_PATHS.map(
+      (p, i) => `export async function illegal${i}${sig}  void reasoning; void checking;\n  ${p.code}\n}\n`,
+    ).join("")
+  );
 }
 
 /** The loop's public face next to this module (src/loop/index.ts, or dist's index.d.ts). */
@@ -46,16 +54,22 @@ function tscPath(): { bin: string; typeRoots: string } | undefined {
 
 function run(bin: string, project: string): Promise<string> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [bin, "-p", project, "--pretty", "false"], { timeout: 120_000 }, (_e, out, err) =>
-      resolve(`${out}${err}`),
+    execFile(
+      process.execPath,
+      [bin, "-p", project, "--pretty", "false"],
+      { timeout: 120_000 },
+      (_e, out, err) => resolve(`${out}${err}`),
     );
   });
 }
 
 /** Compiles the illegal paths and the legal control against `loopModule`. */
-export async function phaseOrderCompiles(loopModule = defaultLoopModule()): Promise<Observation & { ran: boolean }> {
+export async function phaseOrderCompiles(
+  loopModule = defaultLoopModule(),
+): Promise<Observation & { ran: boolean }> {
   const tsc = tscPath();
-  if (tsc === undefined) return { ran: false, pass: false, observed: "the TypeScript compiler is not installed" };
+  if (tsc === undefined)
+    return { ran: false, pass: false, observed: "the TypeScript compiler is not installed" };
   const dir = mkdtempSync(join(tmpdir(), "warden-conformance-c1-"));
   try {
     writeFileSync(join(dir, "illegal.ts"), source(loopModule, false));
@@ -73,10 +87,15 @@ export async function phaseOrderCompiles(loopModule = defaultLoopModule()): Prom
       exactOptionalPropertyTypes: true,
       noUncheckedIndexedAccess: true,
     };
-    writeFileSync(join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions, files: ["illegal.ts", "legal.ts"] }));
+    writeFileSync(
+      join(dir, "tsconfig.json"),
+      JSON.stringify({ compilerOptions, files: ["illegal.ts", "legal.ts"] }),
+    );
     const out = await run(tsc.bin, join(dir, "tsconfig.json"));
     const errorsIn = (file: string) =>
-      out.split("\n").filter((l) => (l.startsWith(`${file}(`) || l.includes(`/${file}(`)) && l.includes("error"));
+      out
+        .split("\n")
+        .filter((l) => (l.startsWith(`${file}(`) || l.includes(`/${file}(`)) && l.includes("error"));
     const legalErrors = errorsIn("legal.ts");
     const illegalLines = new Set(errorsIn("illegal.ts").map((l) => Number(/\((\d+),/.exec(l)?.[1])));
     // Function i's illegal line is 4 + 4i (one import line, then 4 lines per function).

@@ -14,7 +14,9 @@ export function formatSummary(s: ConformanceSummary): string {
   lines.push(`${"spec".padEnd(5)}  ${"id".padEnd(idWidth)}  result  title / observed`);
   for (const r of s.results) {
     lines.push(`${r.spec.padEnd(5)}  ${r.id.padEnd(idWidth)}  ${MARK[r.result]}    ${cut(r.title, 100)}`);
-    lines.push(`${"".padEnd(5 + 2 + idWidth + 2 + 8)}${r.result === "not-implemented" ? "why: " : "observed: "}${cut(r.observed, 240)}`);
+    lines.push(
+      `${"".padEnd(5 + 2 + idWidth + 2 + 8)}${r.result === "not-implemented" ? "why: " : "observed: "}${cut(r.observed, 240)}`,
+    );
   }
   const c = s.counts;
   lines.push(

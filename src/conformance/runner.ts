@@ -41,7 +41,9 @@ export function allChecks(o: Pick<RunOptions, "loopModule" | "aartsEngine"> = {}
 function message(err: unknown): string {
   const e = err as { code?: unknown; message?: unknown };
   const text = typeof e?.message === "string" ? e.message : String(err);
-  return `${typeof e?.code === "string" ? `${e.code}: ` : ""}${text}`.split("\n")[0]?.slice(0, 300) ?? "error";
+  return (
+    `${typeof e?.code === "string" ? `${e.code}: ` : ""}${text}`.split("\n")[0]?.slice(0, 300) ?? "error"
+  );
 }
 
 async function observe(c: Check, t: Target): Promise<Observation | { notImplemented: string }> {
@@ -69,16 +71,22 @@ async function resolveProbe(t: Target): Promise<Target> {
 export async function runChecks(target: Target, o: RunOptions = {}): Promise<ConformanceSummary> {
   const specs = o.specs?.length ? [...o.specs] : [...SPECS];
   const t = await resolveProbe(target);
-  const chosen = allChecks(o).filter((c) => specs.includes(c.spec) && (o.only === undefined || o.only.includes(c.id)));
+  const chosen = allChecks(o).filter(
+    (c) => specs.includes(c.spec) && (o.only === undefined || o.only.includes(c.id)),
+  );
   const results: CheckResult[] = [];
   for (const c of chosen) {
     const r = await observe(c, t);
     const base = { spec: c.spec, id: c.id, title: c.title, section: c.section };
-    if ("notImplemented" in r) results.push({ ...base, result: "not-implemented", observed: r.notImplemented });
-    else if (r.skipped !== undefined) results.push({ ...base, result: "not-implemented", observed: r.skipped });
+    if ("notImplemented" in r)
+      results.push({ ...base, result: "not-implemented", observed: r.notImplemented });
+    else if (r.skipped !== undefined)
+      results.push({ ...base, result: "not-implemented", observed: r.skipped });
     else results.push({ ...base, result: r.pass ? "pass" : "fail", observed: r.observed });
   }
-  const counts = Object.fromEntries(RESULTS.map((k) => [k, results.filter((r) => r.result === k).length])) as ConformanceSummary["counts"];
+  const counts = Object.fromEntries(
+    RESULTS.map((k) => [k, results.filter((r) => r.result === k).length]),
+  ) as ConformanceSummary["counts"];
   return {
     target: target.kind === "library" ? target.label : target.url,
     mode: target.kind,

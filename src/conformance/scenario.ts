@@ -27,13 +27,24 @@ export interface Scenario {
   readonly agent: string;
   readonly runId: string;
   /** A request for the scenario's run (principal and run filled in). */
-  request(tool: string, parameters: Record<string, unknown>, extra?: Record<string, unknown>): Record<string, unknown>;
+  request(
+    tool: string,
+    parameters: Record<string, unknown>,
+    extra?: Record<string, unknown>,
+  ): Record<string, unknown>;
   /** Asks the Gate about a contract-named call. */
-  authorize(tool: string, parameters: Record<string, unknown>, extra?: Record<string, unknown>): Promise<GateOutcome>;
+  authorize(
+    tool: string,
+    parameters: Record<string, unknown>,
+    extra?: Record<string, unknown>,
+  ): Promise<GateOutcome>;
   /** Redeems whatever ticket is given with the executor of the tool's backend (never checks it here). */
   execute(tool: string, ticket: unknown): Promise<Executed>;
   /** authorize, then execute when a ticket came back, then report the result to the Gate. */
-  call(tool: string, parameters: Record<string, unknown>): Promise<{ outcome: GateOutcome; executed?: Executed }>;
+  call(
+    tool: string,
+    parameters: Record<string, unknown>,
+  ): Promise<{ outcome: GateOutcome; executed?: Executed }>;
   entries(): Promise<JournalEntry[]>;
   verify(source?: Iterable<unknown>, expectHead?: unknown): Promise<VerifyReport>;
 }
@@ -58,10 +69,12 @@ async function redeem(rt: Runtime, name: string, ticket: unknown): Promise<Execu
   const t = ticket as Parameters<NonNullable<Runtime["executors"]["process"]>["execute"]>[0];
   let r: { ok: boolean; code?: string; message?: string; evidence?: unknown; output?: unknown };
   if (b.kind === "process") {
-    if (rt.executors.process === undefined) return { ok: false, code: "NO_EXECUTOR", message: "no process executor" };
+    if (rt.executors.process === undefined)
+      return { ok: false, code: "NO_EXECUTOR", message: "no process executor" };
     r = await rt.executors.process.execute(t, b.binding);
   } else if (b.kind === "http") {
-    if (rt.executors.http === undefined) return { ok: false, code: "NO_EXECUTOR", message: "no http executor" };
+    if (rt.executors.http === undefined)
+      return { ok: false, code: "NO_EXECUTOR", message: "no http executor" };
     r = await rt.executors.http.execute(t, b.binding);
   } else {
     if (rt.executors.mcp === undefined) return { ok: false, code: "NO_EXECUTOR", message: "no mcp executor" };
@@ -77,7 +90,11 @@ function jsonData(v: unknown): unknown {
   if (Buffer.isBuffer(v)) return v.toString("utf8");
   if (Array.isArray(v)) return v.map(jsonData);
   if (v !== null && typeof v === "object")
-    return Object.fromEntries(Object.entries(v).filter(([, x]) => x !== undefined).map(([k, x]) => [k, jsonData(x)]));
+    return Object.fromEntries(
+      Object.entries(v)
+        .filter(([, x]) => x !== undefined)
+        .map(([k, x]) => [k, jsonData(x)]),
+    );
   return typeof v === "number" && !Number.isFinite(v) ? null : v;
 }
 
@@ -95,13 +112,19 @@ export function scratchConfig(c: RuntimeConfig, dir: string): RuntimeConfig {
     ...rest,
     journal: { ...c.journal, path: journal, signer: generateKeyPair("ed25519") },
     ...(c.apae !== undefined ? { apae: { ...c.apae, store: `${journal}.trust.db` } } : {}),
-    ...(c.messaging !== undefined ? { messaging: { ...c.messaging, nonceStore: `${journal}.messages.db` } } : {}),
+    ...(c.messaging !== undefined
+      ? { messaging: { ...c.messaging, nonceStore: `${journal}.messages.db` } }
+      : {}),
   };
 }
 
 type Classify = (tool: CompiledTool) => ToolClassification;
 
-function scenarioOf(rt: Runtime, dir: string, run: { agent: string; runId: string; classify: Classify }): Scenario {
+function scenarioOf(
+  rt: Runtime,
+  dir: string,
+  run: { agent: string; runId: string; classify: Classify },
+): Scenario {
   const { agent, runId } = run;
   const s: Scenario = {
     rt,
@@ -130,7 +153,11 @@ function scenarioOf(rt: Runtime, dir: string, run: { agent: string; runId: strin
     },
     entries: () => readAll(rt),
     verify: (source, expectHead) =>
-      verifyJournal(source ?? rt.store, new Keyring([rt.signer.publicKey]), expectHead === undefined ? {} : { expectHead }),
+      verifyJournal(
+        source ?? rt.store,
+        new Keyring([rt.signer.publicKey]),
+        expectHead === undefined ? {} : { expectHead },
+      ),
   };
   return s;
 }

@@ -32,7 +32,11 @@ export interface ScenarioApprover {
 
 /** A fresh approver (its own Ed25519 key) the configuration requires signatures from. */
 export function withApprover(c: RuntimeConfig): { config: RuntimeConfig; approver: ScenarioApprover } {
-  const approver = { id: "conformance-approver", role: "conformance-approver", key: generateKeyPair("ed25519") };
+  const approver = {
+    id: "conformance-approver",
+    role: "conformance-approver",
+    key: generateKeyPair("ed25519"),
+  };
   const pem = approver.key.publicKey.export({ format: "pem", type: "spki" }).toString();
   return { config: { ...c, approvers: { ...(c.approvers ?? {}), [approver.id]: [pem] } }, approver };
 }

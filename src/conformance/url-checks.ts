@@ -12,10 +12,17 @@ interface Answer {
   body: Record<string, unknown>;
 }
 
-async function api(t: UrlTarget, path: string, o: { token: string; body?: unknown; method?: string }): Promise<Answer> {
+async function api(
+  t: UrlTarget,
+  path: string,
+  o: { token: string; body?: unknown; method?: string },
+): Promise<Answer> {
   const res = await fetch(new URL(path, t.url.endsWith("/") ? t.url : `${t.url}/`), {
     method: o.method ?? (o.body === undefined ? "GET" : "POST"),
-    headers: { authorization: `Bearer ${o.token}`, ...(o.body !== undefined ? { "content-type": "application/json" } : {}) },
+    headers: {
+      authorization: `Bearer ${o.token}`,
+      ...(o.body !== undefined ? { "content-type": "application/json" } : {}),
+    },
     ...(o.body !== undefined ? { body: JSON.stringify(o.body) } : {}),
     signal: AbortSignal.timeout(30_000),
   });
@@ -29,11 +36,13 @@ async function api(t: UrlTarget, path: string, o: { token: string; body?: unknow
   return { status: res.status, body };
 }
 
-const errCode = (a: Answer) => String((a.body.error as { code?: string } | undefined)?.code ?? a.body.decision ?? a.status);
+const errCode = (a: Answer) =>
+  String((a.body.error as { code?: string } | undefined)?.code ?? a.body.decision ?? a.status);
 
 async function newRun(t: UrlTarget): Promise<string> {
   const r = await api(t, "v1/runs", { token: t.agentToken, body: {} });
-  if (r.status !== 201 || typeof r.body.runId !== "string") throw new Error(`POST /v1/runs answered ${r.status} ${errCode(r)}`);
+  if (r.status !== 201 || typeof r.body.runId !== "string")
+    throw new Error(`POST /v1/runs answered ${r.status} ${errCode(r)}`);
   return r.body.runId;
 }
 
@@ -43,22 +52,35 @@ const skip = (why: string): Observation => ({ pass: false, observed: why, skippe
 export async function unknownToolOverHttp(t: UrlTarget): Promise<Observation> {
   const invented = await api(t, "v1/execute", {
     token: t.agentToken,
-    body: { runId: "run-invented-by-the-agent", tool: unknownTool(), toolClass: "conformance", action: "probe" },
+    body: {
+      runId: "run-invented-by-the-agent",
+      tool: unknownTool(),
+      toolClass: "conformance",
+      action: "probe",
+    },
   });
   const runId = await newRun(t);
   const call = await api(t, "v1/execute", {
     token: t.agentToken,
     body: { runId, tool: unknownTool(), toolClass: "conformance", action: "probe", parameters: {} },
   });
+  // An action no contract declares and no rule names (decide only: nothing to execute).
+  const bare = await api(t, "v1/decide", {
+    token: t.agentToken,
+    body: { runId, toolClass: "conformance", action: "undeclared", parameters: {} },
+  });
   const executed = call.body.result !== undefined;
-  const denied = call.status >= 400 || call.body.decision === "deny";
+  const refused = (a: Answer) => a.status >= 400 || a.body.decision === "deny";
   return {
-    pass: invented.status === 404 && denied && !executed,
-    observed: `invented run id → ${invented.status} ${errCode(invented)}; undeclared tool → ${call.status} ${errCode(call)}, executed: ${executed}`,
+    pass: invented.status === 404 && refused(call) && !executed && refused(bare),
+    observed: `invented run id → ${invented.status} ${errCode(invented)}; undeclared tool → ${call.status} ${errCode(call)}, executed: ${executed}; undeclared action → ${bare.status} ${errCode(bare)}`,
   };
 }
 
-async function journalPrefix(t: UrlTarget, token: string): Promise<{ entries: JournalEntry[]; keyring: Keyring }> {
+async function journalPrefix(
+  t: UrlTarget,
+  token: string,
+): Promise<{ entries: JournalEntry[]; keyring: Keyring }> {
   const head = await api(t, "v1/journal/head", { token });
   if (head.status !== 200) throw new Error(`GET /v1/journal/head answered ${head.status} ${errCode(head)}`);
   const key = createPublicKey({ key: head.body.publicKey as never, format: "jwk" });
@@ -69,7 +91,8 @@ async function journalPrefix(t: UrlTarget, token: string): Promise<{ entries: Jo
 
 /** The sidecar's own verification passes; the served entries verify here and an altered copy does not. */
 export async function journalVerifiesOverHttp(t: UrlTarget): Promise<Observation> {
-  if (t.operatorToken === undefined) return skip("needs an operator token ($WARDEN_OPERATOR_TOKEN) to read the journal");
+  if (t.operatorToken === undefined)
+    return skip("needs an operator token ($WARDEN_OPERATOR_TOKEN) to read the journal");
   const token = t.operatorToken;
   await unknownToolOverHttp(t);
   const remote = await api(t, "v1/journal/verify", { token, body: {} });
@@ -77,7 +100,9 @@ export async function journalVerifiesOverHttp(t: UrlTarget): Promise<Observation
   const local = await verifyJournal(entries, keyring);
   const target = entries[entries.length - 1];
   if (target === undefined) return { pass: false, observed: "the journal is empty" };
-  const altered = entries.map((e) => (e.seq === target.seq ? { ...e, body: { ...e.body, conformance: "tampered" } } : e));
+  const altered = entries.map((e) =>
+    e.seq === target.seq ? { ...e, body: { ...e.body, conformance: "tampered" } } : e,
+  );
   const tampered = await verifyJournal(altered, keyring);
   return {
     pass: remote.body.ok === true && local.ok && !tampered.ok,
@@ -88,7 +113,8 @@ export async function journalVerifiesOverHttp(t: UrlTarget): Promise<Observation
 /** A probe call with metacharacters or an out-of-type value is refused (needs a probe call). */
 export async function contractValidationOverHttp(t: UrlTarget): Promise<Observation> {
   const probe = t.probe;
-  if (probe?.textArg === undefined) return skip("needs a probe call with a string argument (--probe) in URL mode");
+  if (probe?.textArg === undefined)
+    return skip("needs a probe call with a string argument (--probe) in URL mode");
   const runId = await newRun(t);
   const tries: [string, unknown][] = [
     ["shell metacharacters", "x; rm -rf / $(id)"],
@@ -111,17 +137,31 @@ export async function contractValidationOverHttp(t: UrlTarget): Promise<Observat
 /** An executed probe call's evidence envelope, read from the journal, has the OATS §8.4 fields. */
 export async function evidenceOverHttp(t: UrlTarget): Promise<Observation> {
   if (t.probe === undefined) return skip("needs a probe call (--probe) in URL mode");
-  if (t.operatorToken === undefined) return skip("needs an operator token ($WARDEN_OPERATOR_TOKEN) to read the journal");
+  if (t.operatorToken === undefined)
+    return skip("needs an operator token ($WARDEN_OPERATOR_TOKEN) to read the journal");
   const runId = await newRun(t);
-  const r = await api(t, "v1/execute", { token: t.agentToken, body: { runId, tool: t.probe.tool, parameters: t.probe.parameters } });
-  if (typeof r.body.evidenceId !== "string") return { pass: false, observed: `probe → ${r.status} ${errCode(r)}, no evidence` };
-  const list = await api(t, `v1/journal?type=warden.executor.evidence&run_id=${encodeURIComponent(runId)}`, { token: t.operatorToken });
-  const e = (list.body.entries as JournalEntry[] | undefined)?.find((x) => x.body.evidence_id === r.body.evidenceId);
+  const r = await api(t, "v1/execute", {
+    token: t.agentToken,
+    body: { runId, tool: t.probe.tool, parameters: t.probe.parameters },
+  });
+  if (typeof r.body.evidenceId !== "string")
+    return { pass: false, observed: `probe → ${r.status} ${errCode(r)}, no evidence` };
+  const list = await api(t, `v1/journal?type=warden.executor.evidence&run_id=${encodeURIComponent(runId)}`, {
+    token: t.operatorToken,
+  });
+  const e = (list.body.entries as JournalEntry[] | undefined)?.find(
+    (x) => x.body.evidence_id === r.body.evidenceId,
+  );
   const b = e?.body ?? {};
   const need = ["tool", "parameters_hash", "output_hash", "duration_ms", "identity", "decision_id"];
   const missing = need.filter((k) => b[k] === undefined || b[k] === null);
   return {
     pass: e !== undefined && missing.length === 0 && b.decision_id === r.body.decisionId,
-    observed: e === undefined ? "the evidence entry is not in the journal" : missing.length ? `missing ${missing.join(", ")}` : `evidence ${String(r.body.evidenceId).slice(0, 8)}… has ${need.join(", ")}`,
+    observed:
+      e === undefined
+        ? "the evidence entry is not in the journal"
+        : missing.length
+          ? `missing ${missing.join(", ")}`
+          : `evidence ${String(r.body.evidenceId).slice(0, 8)}… has ${need.join(", ")}`,
   };
 }

@@ -18,16 +18,20 @@ const allowEverything: EngineOpener = async (): Promise<EngineTransport> => ({
 const T = 120_000;
 
 describe("AARTS levels", () => {
-  it("an engine that allows every hostile event fails level 1, 2 and 3", async () => {
-    const s = await runChecks(exampleTarget(), { specs: ["aarts"], aartsEngine: allowEverything });
-    expect(s.results.map((r) => [r.id, r.result])).toEqual([
-      ["AARTS-L1", "fail"],
-      ["AARTS-L2", "fail"],
-      ["AARTS-L3", "fail"],
-    ]);
-    expect(s.results[0]?.observed).toMatch(/rm -rf \/ → block \[allow\]/);
-    expect(s.passed).toBe(false);
-  }, T);
+  it(
+    "an engine that allows every hostile event fails level 1, 2 and 3",
+    async () => {
+      const s = await runChecks(exampleTarget(), { specs: ["aarts"], aartsEngine: allowEverything });
+      expect(s.results.map((r) => [r.id, r.result])).toEqual([
+        ["AARTS-L1", "fail"],
+        ["AARTS-L2", "fail"],
+        ["AARTS-L3", "fail"],
+      ]);
+      expect(s.results[0]?.observed).toMatch(/rm -rf \/ → block \[allow\]/);
+      expect(s.passed).toBe(false);
+    },
+    T,
+  );
 });
 
 function withApae(apae: NonNullable<LibraryTarget["config"]["apae"]>): LibraryTarget {
@@ -36,26 +40,44 @@ function withApae(apae: NonNullable<LibraryTarget["config"]["apae"]>): LibraryTa
 }
 
 describe("APAE profile requirements", () => {
-  it("a relaxed deployment emits L1 ECTs and quarantines an agent driven below the floor", async () => {
-    const s = await runChecks(withApae({ profile: "relaxed" }), { only: ["APAE-ECT", "APAE-QUARANTINE"] });
-    for (const r of s.results) expect(r.result, `${r.id}: ${r.observed}`).toBe("pass");
-    expect(s.results[1]?.observed).toMatch(/status quarantined; next call deny/);
-  }, T);
+  it(
+    "a relaxed deployment emits L1 ECTs and quarantines an agent driven below the floor",
+    async () => {
+      const s = await runChecks(withApae({ profile: "relaxed" }), { only: ["APAE-ECT", "APAE-QUARANTINE"] });
+      for (const r of s.results) expect(r.result, `${r.id}: ${r.observed}`).toBe("pass");
+      expect(s.results[1]?.observed).toMatch(/status quarantined; next call deny/);
+    },
+    T,
+  );
 
-  it("a deployment whose trust never quarantines (floor 0) fails the quarantine protocol", async () => {
-    const s = await runChecks(withApae({ profile: "relaxed", settings: { quarantine_floor: 0 } }), { only: ["APAE-QUARANTINE"] });
-    expect(s.results[0]?.result, s.results[0]?.observed).toBe("fail");
-  }, T);
+  it(
+    "a deployment whose trust never quarantines (floor 0) fails the quarantine protocol",
+    async () => {
+      const s = await runChecks(withApae({ profile: "relaxed", settings: { quarantine_floor: 0 } }), {
+        only: ["APAE-QUARANTINE"],
+      });
+      expect(s.results[0]?.result, s.results[0]?.observed).toBe("fail");
+    },
+    T,
+  );
 
-  it("a standard-profile deployment that emits unsigned L1 ECTs fails the ECT level", async () => {
-    const s = await runChecks(withApae({ profile: "standard", ectLevel: "L1" }), { only: ["APAE-ECT"] });
-    expect(s.results[0]?.result, s.results[0]?.observed).toBe("fail");
-    expect(s.results[0]?.observed).toMatch(/requires L2.*alg none/);
-  }, T);
+  it(
+    "a standard-profile deployment that emits unsigned L1 ECTs fails the ECT level",
+    async () => {
+      const s = await runChecks(withApae({ profile: "standard", ectLevel: "L1" }), { only: ["APAE-ECT"] });
+      expect(s.results[0]?.result, s.results[0]?.observed).toBe("fail");
+      expect(s.results[0]?.observed).toMatch(/requires L2.*alg none/);
+    },
+    T,
+  );
 
-  it("without an apae section the profile checks are not implemented for it, never passed", async () => {
-    const s = await runChecks(exampleTarget(), { specs: ["apae"] });
-    expect(s.results.every((r) => r.result === "not-implemented")).toBe(true);
-    expect(s.counts.pass).toBe(0);
-  }, T);
+  it(
+    "without an apae section the profile checks are not implemented for it, never passed",
+    async () => {
+      const s = await runChecks(exampleTarget(), { specs: ["apae"] });
+      expect(s.results.every((r) => r.result === "not-implemented")).toBe(true);
+      expect(s.counts.pass).toBe(0);
+    },
+    T,
+  );
 });

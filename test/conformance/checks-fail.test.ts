@@ -34,73 +34,135 @@ async function failsOn(id: string, t: LibraryTarget): Promise<string> {
 const T = 60_000;
 
 describe("DARE checks fail on broken deployments", () => {
-  it("DARE-1: an executor that runs without a ticket leaves no decision-linked evidence", async () => {
-    expect(await failsOn("DARE-1", exampleTarget({ open: ticketless }))).toMatch(/evidence missing/);
-  }, T);
+  it(
+    "DARE-1: an executor that runs without a ticket leaves no decision-linked evidence",
+    async () => {
+      expect(await failsOn("DARE-1", exampleTarget({ open: ticketless }))).toMatch(/evidence missing/);
+    },
+    T,
+  );
 
-  it("DARE-2: an executor that accepts a copied ticket is a bypass", async () => {
-    expect(await failsOn("DARE-2", exampleTarget({ open: ticketless }))).toMatch(/copy EXECUTED/);
-  }, T);
+  it(
+    "DARE-2: an executor that accepts a copied ticket is a bypass",
+    async () => {
+      expect(await failsOn("DARE-2", exampleTarget({ open: ticketless }))).toMatch(/copy EXECUTED/);
+    },
+    T,
+  );
 
-  it("DARE-3: a policy that decides differently on replay does not reproduce the run", async () => {
-    expect(await failsOn("DARE-3", exampleTarget({ open: flakyPolicy() }))).toMatch(/diverged/);
-  }, T);
+  it(
+    "DARE-3: a policy that decides differently on replay does not reproduce the run",
+    async () => {
+      expect(await failsOn("DARE-3", exampleTarget({ open: flakyPolicy() }))).toMatch(/diverged/);
+    },
+    T,
+  );
 
-  it("DARE-4: a journal whose entries do not carry valid signatures does not verify", async () => {
-    expect(await failsOn("DARE-4", exampleTarget({ open: unsignedJournal }))).toMatch(/does not verify/);
-  }, T);
+  it(
+    "DARE-4: a journal whose entries do not carry valid signatures does not verify",
+    async () => {
+      expect(await failsOn("DARE-4", exampleTarget({ open: unsignedJournal }))).toMatch(/does not verify/);
+    },
+    T,
+  );
 
-  it("DARE-5: approvals that need no approver signature are refused by the check", async () => {
-    expect(await failsOn("DARE-5", exampleTarget({ open: unsignedApprovals }))).toMatch(/unsigned verdict ACCEPTED/);
-  }, T);
+  it(
+    "DARE-5: approvals that need no approver signature are refused by the check",
+    async () => {
+      expect(await failsOn("DARE-5", exampleTarget({ open: unsignedApprovals }))).toMatch(
+        /unsigned verdict ACCEPTED/,
+      );
+    },
+    T,
+  );
 });
 
 describe("OATS core checks fail on broken deployments", () => {
-  it("C2: a Gate that repairs invalid parameters lets metacharacters through", async () => {
-    const t = exampleTarget({ open: lenientGate({ message: "conformance" }) });
-    expect(await failsOn("C2", t)).toMatch(/shell metacharacters: allow/);
-  }, T);
+  it(
+    "C2: a Gate that repairs invalid parameters lets metacharacters through",
+    async () => {
+      const t = exampleTarget({ open: lenientGate({ message: "conformance" }) });
+      expect(await failsOn("C2", t)).toMatch(/shell metacharacters: allow/);
+    },
+    T,
+  );
 
-  it("C3: a policy that allows by default (and no contract required) lets an undeclared tool through", async () => {
-    const base = exampleTarget();
-    const t = { ...base, config: allowAll(mkdtempSync(join(tmpdir(), "warden-conf-allow-")), base.config) };
-    expect(await failsOn("C3", t)).toMatch(/undeclared action → allow/);
-  }, T);
+  it(
+    "C3: a policy that allows by default (and no contract required) lets an undeclared tool through",
+    async () => {
+      const base = exampleTarget();
+      const t = { ...base, config: allowAll(mkdtempSync(join(tmpdir(), "warden-conf-allow-")), base.config) };
+      expect(await failsOn("C3", t)).toMatch(/undeclared action → allow/);
+    },
+    T,
+  );
 
-  it("C4: a policy handed a fresh session every time sees no accumulated context", async () => {
-    expect(await failsOn("C4", exampleTarget({ open: forgetful }))).toMatch(/carries 0 prior events/);
-  }, T);
+  it(
+    "C4: a policy handed a fresh session every time sees no accumulated context",
+    async () => {
+      expect(await failsOn("C4", exampleTarget({ open: forgetful }))).toMatch(/carries 0 prior events/);
+    },
+    T,
+  );
 
-  it("C5: an unsigned journal fails the audit journal check", async () => {
-    expect(await failsOn("C5", exampleTarget({ open: unsignedJournal }))).toMatch(/verify: signature_invalid/);
-  }, T);
+  it(
+    "C5: an unsigned journal fails the audit journal check",
+    async () => {
+      expect(await failsOn("C5", exampleTarget({ open: unsignedJournal }))).toMatch(
+        /verify: signature_invalid/,
+      );
+    },
+    T,
+  );
 
-  it("C6: a Gate swayed by the model's rationale is caught", async () => {
-    expect(await failsOn("C6", exampleTarget({ open: textSwayed }))).toMatch(/with injected rationale allow/);
-  }, T);
+  it(
+    "C6: a Gate swayed by the model's rationale is caught",
+    async () => {
+      expect(await failsOn("C6", exampleTarget({ open: textSwayed }))).toMatch(
+        /with injected rationale allow/,
+      );
+    },
+    T,
+  );
 
-  it("C7: an execution outside the governed executor produces no evidence envelope", async () => {
-    expect(await failsOn("C7", exampleTarget({ open: ticketless }))).toMatch(/no evidence entry/);
-  }, T);
+  it(
+    "C7: an execution outside the governed executor produces no evidence envelope",
+    async () => {
+      expect(await failsOn("C7", exampleTarget({ open: ticketless }))).toMatch(/no evidence entry/);
+    },
+    T,
+  );
 });
 
 describe("OATS extended checks fail on broken deployments", () => {
-  it("E6: a journal that hands back nothing gives the SIEM nothing", async () => {
-    const t = exampleTarget({ open: unsignedJournal });
-    // Unsigned entries still map; what must fail is a journal with no decision entries at all.
-    const empty = exampleTarget({
-      open: async (c, d) => {
-        const rt = await (t.open as NonNullable<LibraryTarget["open"]>)(c, d);
-        return new Proxy(rt, {
-          get: (x, k, r) =>
-            k === "store" ? new Proxy(x.store, { get: (s, kk, rr) => (kk === "entries" ? async function* () {} : Reflect.get(s, kk, rr)) }) : Reflect.get(x, k, r),
-        });
-      },
-    });
-    expect(await failsOn("E6", empty)).toMatch(/0\/0/);
-  }, T);
+  it(
+    "E6: a journal that hands back nothing gives the SIEM nothing",
+    async () => {
+      const t = exampleTarget({ open: unsignedJournal });
+      // Unsigned entries still map; what must fail is a journal with no decision entries at all.
+      const empty = exampleTarget({
+        open: async (c, d) => {
+          const rt = await (t.open as NonNullable<LibraryTarget["open"]>)(c, d);
+          return new Proxy(rt, {
+            get: (x, k, r) =>
+              k === "store"
+                ? new Proxy(x.store, {
+                    get: (s, kk, rr) => (kk === "entries" ? async function* () {} : Reflect.get(s, kk, rr)),
+                  })
+                : Reflect.get(x, k, r),
+          });
+        },
+      });
+      expect(await failsOn("E6", empty)).toMatch(/0\/0/);
+    },
+    T,
+  );
 
-  it("E8: a grant with more uses than asked for is not least privilege", async () => {
-    expect(await failsOn("E8", exampleTarget({ open: generousGrants }))).toMatch(/second use allow/);
-  }, T);
+  it(
+    "E8: a grant with more uses than asked for is not least privilege",
+    async () => {
+      expect(await failsOn("E8", exampleTarget({ open: generousGrants }))).toMatch(/second use allow/);
+    },
+    T,
+  );
 });

@@ -5,10 +5,15 @@ import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { LibraryTarget } from "../../src/conformance/index.js";
-import type { GatePolicy } from "../../src/gate/index.js";
-import { composeRuntime, type Runtime, type RuntimeConfig, type RuntimeDeps } from "../../src/runtime/index.js";
-import { loadSidecarConfig, sidecarRuntimeConfig } from "../../src/server/index.js";
 import { generateKeyPair } from "../../src/crypto/index.js";
+import type { GatePolicy } from "../../src/gate/index.js";
+import {
+  composeRuntime,
+  type Runtime,
+  type RuntimeConfig,
+  type RuntimeDeps,
+} from "../../src/runtime/index.js";
+import { loadSidecarConfig, sidecarRuntimeConfig } from "../../src/server/index.js";
 import { REPO_ROOT } from "../helpers/repo.js";
 
 export const EXAMPLE = join(REPO_ROOT, "examples", "sidecar", "sidecar.yaml");
@@ -44,7 +49,10 @@ export const ticketless: Open = altered((rt) => ({
   executors: {
     ...rt.executors,
     process: {
-      execute: async (ticket: unknown, binding: { build(p: Record<string, unknown>): { argv: string[] } }) => {
+      execute: async (
+        ticket: unknown,
+        binding: { build(p: Record<string, unknown>): { argv: string[] } },
+      ) => {
         // Whatever it was handed, it runs the probe's command.
         void ticket;
         const params = { message: "conformance" };
@@ -76,7 +84,9 @@ export const textSwayed: Open = altered((rt) => ({
       if (key !== "authorize") return Reflect.get(target, key, receiver);
       return async (raw: { rationale?: string }, signal?: AbortSignal) => {
         const o = await target.authorize(raw, signal);
-        return raw.rationale?.includes("approved") ? { ...o, decision: "allow", reasonCodes: ["RATIONALE"] } : o;
+        return raw.rationale?.includes("approved")
+          ? { ...o, decision: "allow", reasonCodes: ["RATIONALE"] }
+          : o;
       };
     },
   }),
@@ -108,7 +118,8 @@ export const forgetful: Open = (c, d) => {
 
 /** Broken: capability grants are issued with far more uses than asked for. */
 export const generousGrants: Open = altered((rt) => ({
-  grant: (runId: string, g: Parameters<Runtime["grant"]>[1], by?: string) => rt.grant(runId, { ...g, maxUses: 100 }, by),
+  grant: (runId: string, g: Parameters<Runtime["grant"]>[1], by?: string) =>
+    rt.grant(runId, { ...g, maxUses: 100 }, by),
 }));
 
 /** Broken: the step-up approvals do not require the configured approver signatures. */
@@ -127,7 +138,8 @@ export function flakyPolicy(): Open {
       await rt.close();
       const policy: GatePolicy = {
         policyBundleHash: inner.policyBundleHash,
-        evaluate: (input) => (n++ === 0 ? inner.evaluate(input) : { ...inner.evaluate(input), decision: "deny" }),
+        evaluate: (input) =>
+          n++ === 0 ? inner.evaluate(input) : { ...inner.evaluate(input), decision: "deny" },
       };
       return composeRuntime(c, { ...d, policy });
     });

@@ -46,6 +46,18 @@ const ALLOWED: Record<string, string[]> = {
   // The browser console (served by the sidecar under /console): reads runs, the journal
   // and evidence, decides approvals through the runtime; never the loop or the server.
   console: [...BELOW_ENTRY_POINTS, "runtime", "evidence", "telemetry"],
+  // The specifications' verification procedures run against a deployment: composes runtimes,
+  // drives the loop's types, the hooks driver, replay and the OCSF mapping; never server/cli.
+  conformance: [
+    ...BELOW_ENTRY_POINTS,
+    "runtime",
+    "hooks",
+    "loop",
+    "memory",
+    "evidence",
+    "mcp-gateway",
+    "telemetry",
+  ],
 };
 
 function files(dir: string): string[] {

@@ -35,14 +35,24 @@ const OPTIONS = defineOptions({
   },
   url: {
     flags: "--url <url>",
-    description: "URL mode: a running sidecar (tokens in $WARDEN_AGENT_TOKEN, $WARDEN_OPERATOR_TOKEN, $WARDEN_HOST_TOKEN)",
+    description:
+      "URL mode: a running sidecar (tokens in $WARDEN_AGENT_TOKEN, $WARDEN_OPERATOR_TOKEN, $WARDEN_HOST_TOKEN)",
     kind: "value",
   },
-  spec: { flags: "--spec <name>", description: "dare, oats, aarts or apae (repeatable; default all)", kind: "repeat" },
-  agent: { flags: "--agent <principal>", description: "library mode: the agent principal (default: the first configured)", kind: "value" },
+  spec: {
+    flags: "--spec <name>",
+    description: "dare, oats, aarts or apae (repeatable; default all)",
+    kind: "repeat",
+  },
+  agent: {
+    flags: "--agent <principal>",
+    description: "library mode: the agent principal (default: the first configured)",
+    kind: "value",
+  },
   probe: {
     flags: "--probe <json>",
-    description: 'a call the deployment allows: {"tool": NAME, "parameters": {...}, "textArg": NAME} (default: derived from the first contract)',
+    description:
+      'a call the deployment allows: {"tool": NAME, "parameters": {...}, "textArg": NAME} (default: derived from the first contract)',
     kind: "value",
   },
   json: { flags: "--json", description: "print the results as JSON (for CI)", kind: "flag" },
@@ -58,13 +68,19 @@ export function exampleConfig(): string {
     if (existsSync(p)) return p;
     dir = dirname(dir);
   }
-  throw new CliError("ERR_CLI_USAGE", "examples/sidecar/sidecar.yaml not found beside the package; give --config");
+  throw new CliError(
+    "ERR_CLI_USAGE",
+    "examples/sidecar/sidecar.yaml not found beside the package; give --config",
+  );
 }
 
 function specsOf(names: readonly string[]): Spec[] {
   for (const n of names)
     if (!(SPECS as readonly string[]).includes(n))
-      throw new CliError("ERR_CLI_USAGE", `--spec must be one of ${SPECS.join(", ")} (got ${n.slice(0, 40)})`);
+      throw new CliError(
+        "ERR_CLI_USAGE",
+        `--spec must be one of ${SPECS.join(", ")} (got ${n.slice(0, 40)})`,
+      );
   return names as Spec[];
 }
 
@@ -76,7 +92,11 @@ function probeOf(text: string | undefined): ProbeCall | undefined {
   } catch {
     throw new CliError("ERR_CLI_USAGE", "--probe must be JSON");
   }
-  if (!isPlainObject(v) || typeof v.tool !== "string" || (v.parameters !== undefined && !isPlainObject(v.parameters)))
+  if (
+    !isPlainObject(v) ||
+    typeof v.tool !== "string" ||
+    (v.parameters !== undefined && !isPlainObject(v.parameters))
+  )
     throw new CliError("ERR_CLI_USAGE", '--probe must be {"tool": NAME, "parameters": {...}}');
   return {
     tool: v.tool,
@@ -98,7 +118,8 @@ function libraryTarget(file: string, copy: string, o: Options): LibraryTarget {
   const config = sidecarRuntimeConfig(loaded, generateKeyPair("ed25519"));
   const principals = Object.values(loaded.gate.principals);
   const agent = o.agent ?? (principals.find((p) => p.roles.includes("agent")) ?? principals[0])?.id;
-  if (agent === undefined) throw new CliError("ERR_CLI_INPUT", "the configuration names no principal to act as");
+  if (agent === undefined)
+    throw new CliError("ERR_CLI_INPUT", "the configuration names no principal to act as");
   const probe = probeOf(o.probe);
   return { kind: "library", label: file, config, agent, ...(probe ? { probe } : {}) };
 }
@@ -106,7 +127,8 @@ function libraryTarget(file: string, copy: string, o: Options): LibraryTarget {
 function urlTarget(url: string, o: Options): Target {
   if (!/^https?:\/\//.test(url)) throw new CliError("ERR_CLI_USAGE", "--url must be an http(s) URL");
   const agentToken = process.env.WARDEN_AGENT_TOKEN;
-  if (!agentToken) throw new CliError("ERR_CLI_USAGE", "URL mode needs the agent token in $WARDEN_AGENT_TOKEN");
+  if (!agentToken)
+    throw new CliError("ERR_CLI_USAGE", "URL mode needs the agent token in $WARDEN_AGENT_TOKEN");
   const operatorToken = process.env.WARDEN_OPERATOR_TOKEN;
   const hostToken = process.env.WARDEN_HOST_TOKEN;
   const probe = probeOf(o.probe);
