@@ -1,7 +1,7 @@
 // `warden conformance [--config FILE | --url URL] [--spec dare|oats|aarts|apae]… [--json]`:
 // the specifications' verification procedures run against a deployment (docs/conformance.md).
 // Library mode copies the configuration's directory to a private temp directory (journal
-// files left out) and composes every scenario's runtime from that copy with a fresh journal
+// files and the journal key left out) and composes every scenario's runtime from that copy with a fresh journal
 // key, so the deployment's own journal, state and keys are never touched; the default is the
 // example sidecar deployment. URL mode talks to a running sidecar with the tokens from
 // $WARDEN_AGENT_TOKEN, $WARDEN_OPERATOR_TOKEN and $WARDEN_HOST_TOKEN.
@@ -105,11 +105,18 @@ function probeOf(text: string | undefined): ProbeCall | undefined {
   };
 }
 
-/** A copy of the configuration's directory without journal databases; its config file path. */
+/**
+ * A copy of the configuration's directory without journal databases, evidence directories
+ * or the journal's private key (scenarios sign with fresh keys); its config file path.
+ */
 function copyDeployment(file: string, into: string): string {
-  const from = dirname(resolve(file));
   if (!existsSync(file)) throw new CliError("ERR_CLI_INPUT", `no configuration file ${file}`);
-  cpSync(from, into, { recursive: true, filter: (src) => !/\.db(-wal|-shm)?$|\.evidence$/.test(src) });
+  const journalKey = resolve(loadSidecarConfig(file).config.journal.key);
+  const from = dirname(resolve(file));
+  cpSync(from, into, {
+    recursive: true,
+    filter: (src) => resolve(src) !== journalKey && !/\.db(-wal|-shm)?$|\.evidence$/.test(src),
+  });
   return join(into, basename(file));
 }
 
