@@ -4,6 +4,7 @@
 // from its configuration, or a sidecar over HTTP — and the pass table.
 export { aartsChecks, aartsReport, type EngineOpener } from "./aarts.js";
 export { ILLEGAL_PATHS, phaseOrderCompiles } from "./phase-check.js";
+export { MAX_PROBE_BYTES, type ProbeParse, parseProbe } from "./probe.js";
 export { formatSummary } from "./report.js";
 export { allChecks, type RunOptions, runChecks } from "./runner.js";
 export { type Scenario, scratchConfig, withScenario } from "./scenario.js";

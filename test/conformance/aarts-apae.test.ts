@@ -2,8 +2,12 @@
 // level, an engine that allows everything fails each. APAE profile requirements run when the
 // deployment configures a profile: a relaxed one passes, a deployment that emits ECTs below its
 // profile's level or never quarantines fails; without an apae section they are not counted.
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { type EngineOpener, type LibraryTarget, runChecks } from "../../src/conformance/index.js";
+import { generateKeyPair, saveKeyPair } from "../../src/crypto/index.js";
 import type { EngineTransport } from "../../src/hooks/index.js";
 import { exampleTarget } from "./deployment.js";
 
@@ -46,6 +50,19 @@ describe("APAE profile requirements", () => {
       const s = await runChecks(withApae({ profile: "relaxed" }), { only: ["APAE-ECT", "APAE-QUARANTINE"] });
       for (const r of s.results) expect(r.result, `${r.id}: ${r.observed}`).toBe("pass");
       expect(s.results[1]?.observed).toMatch(/status quarantined; next call deny/);
+    },
+    T,
+  );
+
+  it(
+    "a standard deployment with an ECT key emits ES256-signed L2 ECTs",
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), "warden-conf-ect-"));
+      const key = saveKeyPair(generateKeyPair("p256"), dir, { name: "ect" });
+      const t = withApae({ profile: "standard", ect: { issuer: "conformance", key: key.privatePem } });
+      const s = await runChecks(t, { only: ["APAE-ECT"] });
+      expect(s.results[0]?.result, s.results[0]?.observed).toBe("pass");
+      expect(s.results[0]?.observed).toMatch(/requires L2: \d+ ECTs for one call, alg ES256/);
     },
     T,
   );

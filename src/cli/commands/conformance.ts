@@ -15,12 +15,13 @@ import {
   formatSummary,
   type LibraryTarget,
   type ProbeCall,
+  parseProbe,
   runChecks,
   SPECS,
   type Spec,
   type Target,
 } from "../../conformance/index.js";
-import { CliError, isPlainObject, parseStrictJson } from "../../contracts/index.js";
+import { CliError } from "../../contracts/index.js";
 import { generateKeyPair } from "../../crypto/index.js";
 import { loadSidecarConfig, sidecarRuntimeConfig } from "../../server/index.js";
 import { type CliContext, EXIT } from "../io.js";
@@ -86,23 +87,9 @@ function specsOf(names: readonly string[]): Spec[] {
 
 function probeOf(text: string | undefined): ProbeCall | undefined {
   if (text === undefined) return undefined;
-  let v: unknown;
-  try {
-    v = parseStrictJson(text);
-  } catch {
-    throw new CliError("ERR_CLI_USAGE", "--probe must be JSON");
-  }
-  if (
-    !isPlainObject(v) ||
-    typeof v.tool !== "string" ||
-    (v.parameters !== undefined && !isPlainObject(v.parameters))
-  )
-    throw new CliError("ERR_CLI_USAGE", '--probe must be {"tool": NAME, "parameters": {...}}');
-  return {
-    tool: v.tool,
-    parameters: (v.parameters ?? {}) as Record<string, unknown>,
-    ...(typeof v.textArg === "string" ? { textArg: v.textArg } : {}),
-  };
+  const r = parseProbe(text);
+  if (!r.ok) throw new CliError("ERR_CLI_USAGE", `--probe: ${r.message}`);
+  return r.probe;
 }
 
 /**
