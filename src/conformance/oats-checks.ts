@@ -12,6 +12,7 @@ import {
 } from "./oats.js";
 import { phaseOrderCompiles } from "./phase-check.js";
 import { describeOutcome, probeOf, unknownTool, withScenario } from "./scenario.js";
+import { withCedar } from "./setup.js";
 import type { Check, LibraryTarget, Observation } from "./types.js";
 import {
   contractValidationOverHttp,
@@ -62,6 +63,33 @@ async function scopedCapability(t: LibraryTarget): Promise<Observation> {
       observed: `other tool ${describeOutcome(other)}; first use ${describeOutcome(first)}; second use ${describeOutcome(second)}`,
     };
   });
+}
+
+/** E7: a Cedar policy is enforced (a forbid on the probe denies it) and checked against the schema at load. */
+async function cedarPolicy(t: LibraryTarget): Promise<Observation> {
+  const tool = probeOf(t).tool;
+  const forbid = `@id("conformance-cedar-forbid")\nforbid(principal, action, resource == Warden::Tool::${JSON.stringify(tool)});\n`;
+  const enforced = await withScenario(
+    t,
+    async (s) => {
+      const o = await s.authorize(tool, probeOf(t).parameters);
+      const rule = o.matchedRules.find((m) => m.id === "conformance-cedar-forbid");
+      return {
+        pass: o.decision === "deny" && rule !== undefined,
+        observed: `Cedar forbid on ${tool}: ${describeOutcome(o)}`,
+      };
+    },
+    { config: (c, dir) => withCedar(c, dir, forbid) },
+  );
+  const typo =
+    '@id("conformance-cedar-typo")\nforbid(principal, action, resource) when { context.noSuchAttribute == 1 };\n';
+  const checked = await withScenario(t, async () => "LOADED (not checked against the schema)", {
+    config: (c, dir) => withCedar(c, dir, typo),
+  }).catch((e: unknown) => `refused at load (${(e as { code?: string }).code ?? "error"})`);
+  return {
+    pass: enforced.pass && checked.startsWith("refused"),
+    observed: `${enforced.observed}; a policy naming an undeclared context attribute: ${checked}`,
+  };
 }
 
 export function oatsChecks(o: { loopModule?: string } = {}): Check[] {
@@ -131,8 +159,8 @@ export function oatsChecks(o: { loopModule?: string } = {}): Check[] {
       notImplemented: "no deployment scenario yet (needs two messaging identities; tested in test/messaging)",
     }),
     ext("E6", "telemetry export to security platforms (OCSF)", { library: telemetryExport }),
-    ext("E7", "a formally verifiable policy language (Cedar)", {
-      notImplemented: "no deployment scenario yet (Cedar policies are tested in test/policy)",
+    ext("E7", "a formally verifiable policy language (Cedar): enforced, schema-checked", {
+      library: cedarPolicy,
     }),
     ext("E8", "least-privilege credentials: a capability scoped to one tool and one use", {
       library: scopedCapability,

@@ -24,6 +24,15 @@ export function withRules(c: RuntimeConfig, dir: string, rules: readonly Scenari
   return { ...c, policy: [file, ...(c.policy as readonly string[])] };
 }
 
+/** The configuration with a Cedar policy file of the scenario's added to the deployment's policy. */
+export function withCedar(c: RuntimeConfig, dir: string, text: string): RuntimeConfig {
+  if (!Array.isArray(c.policy))
+    throw new Error("the deployment's policy is an engine object, not files: a scenario cannot add a rule");
+  const file = join(dir, "conformance-scenario.cedar");
+  writeFileSync(file, text, { mode: 0o600 });
+  return { ...c, policy: [...(c.policy as readonly string[]), file] };
+}
+
 export interface ScenarioApprover {
   id: string;
   role: string;

@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { type LibraryTarget, runChecks } from "../../src/conformance/index.js";
 import {
   allowAll,
+  cedarIgnored,
   exampleTarget,
   flakyPolicy,
   forgetful,
@@ -154,6 +155,16 @@ describe("OATS extended checks fail on broken deployments", () => {
         },
       });
       expect(await failsOn("E6", empty)).toMatch(/0\/0/);
+    },
+    T,
+  );
+
+  it(
+    "E7: a runtime that ignores Cedar policy files neither enforces nor checks them",
+    async () => {
+      const observed = await failsOn("E7", exampleTarget({ open: cedarIgnored }));
+      expect(observed).toMatch(/Cedar forbid on echo: allow/);
+      expect(observed).toMatch(/LOADED/);
     },
     T,
   );

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import type { LibraryTarget } from "../../src/conformance/index.js";
 import { generateKeyPair } from "../../src/crypto/index.js";
 import type { GatePolicy } from "../../src/gate/index.js";
+import { loadPolicyBundle } from "../../src/policy/index.js";
 import {
   composeRuntime,
   type Runtime,
@@ -114,6 +115,12 @@ export const forgetful: Open = (c, d) => {
       inner.evaluate({ ...input, session: { ...input.session, recentEvents: [], perToolCalls: {} } }),
   };
   return composeRuntime(c, { ...d, policy });
+};
+
+/** Broken: a runtime that loads only the YAML policy files and ignores Cedar ones. */
+export const cedarIgnored: Open = (c, d) => {
+  const yamlOnly = (c.policy as string[]).filter((f) => !f.endsWith(".cedar"));
+  return composeRuntime(c, { ...d, policy: loadPolicyBundle(yamlOnly) });
 };
 
 /** Broken: capability grants are issued with far more uses than asked for. */
