@@ -12,6 +12,7 @@ import {
   flakyPolicy,
   forgetful,
   generousGrants,
+  journalIgnored,
   lenientGate,
   textSwayed,
   ticketless,
@@ -39,6 +40,15 @@ describe("DARE checks fail on broken deployments", () => {
     "DARE-1: an executor that runs without a ticket leaves no decision-linked evidence",
     async () => {
       expect(await failsOn("DARE-1", exampleTarget({ open: ticketless }))).toMatch(/evidence missing/);
+    },
+    T,
+  );
+
+  it(
+    "DARE-1: a Gate that keeps issuing tickets after its journal is closed reaches the executor",
+    async () => {
+      const observed = await failsOn("DARE-1", exampleTarget({ open: journalIgnored }));
+      expect(observed).toMatch(/journal closed → a ticket was issued; executor ran/);
     },
     T,
   );

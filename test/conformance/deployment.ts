@@ -65,6 +65,13 @@ export const ticketless: Open = altered((rt) => ({
   },
 }));
 
+/** Broken: closing the runtime's journal does not stop the Gate (it decides on, unrecorded by it). */
+export const journalIgnored: Open = altered((rt) => ({
+  journal: new Proxy(rt.journal, {
+    get: (target, key, receiver) => (key === "close" ? async () => {} : Reflect.get(target, key, receiver)),
+  }),
+}));
+
 /** Broken: the journal's entries come back without their signatures (verification cannot hold). */
 export const unsignedJournal: Open = altered((rt) => ({
   store: new Proxy(rt.store, {
