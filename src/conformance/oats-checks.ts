@@ -11,7 +11,7 @@ import {
   policyDeny,
 } from "./oats.js";
 import { phaseOrderCompiles } from "./phase-check.js";
-import { describeOutcome, probeOf, unknownTool, withScenario } from "./scenario.js";
+import { describeOutcome, probeOf, type Scenario, unknownTool, withScenario } from "./scenario.js";
 import { withCedar } from "./setup.js";
 import type { Check, LibraryTarget, Observation } from "./types.js";
 import {
@@ -45,6 +45,48 @@ async function telemetryExport(t: LibraryTarget): Promise<Observation> {
     return {
       pass: wanted.length >= 3 && mapped.length === wanted.length,
       observed: `${mapped.length}/${wanted.length} decision and evidence entries map to OCSF events (class ${classes || "none"})`,
+    };
+  });
+}
+
+/** The action drift a decision record carries, when the call was scored. */
+async function driftOf(s: Scenario, request: Record<string, unknown>): Promise<number | undefined> {
+  const o = await s.rt.gate.evaluate(request);
+  const e = (await s.entries()).find(
+    (x) => x.type === "warden.gate.decision" && x.body.decision_id === o.decisionId,
+  );
+  const d = e?.body.drift as { action?: unknown } | undefined;
+  return typeof d?.action === "number" ? d.action : undefined;
+}
+
+/** E3: an action far from the run's stated request scores a larger semantic distance than one close to it. */
+async function semanticDistance(t: LibraryTarget): Promise<Observation> {
+  if (t.config.gate.drift === undefined)
+    return {
+      pass: false,
+      observed: "",
+      skipped: "the deployment does not score semantic drift (no drift section)",
+    };
+  return withScenario(t, async (s) => {
+    const probe = probeOf(t, s.rt);
+    const words = [probe.tool, ...Object.values(probe.parameters).filter((v) => typeof v === "string")].join(
+      " ",
+    );
+    const near = await driftOf(
+      s,
+      s.request(probe.tool, probe.parameters, { originalRequest: `please ${words}` }),
+    );
+    const other = await s.rt.startRun(s.agent);
+    const far = await driftOf(s, {
+      ...s.request(probe.tool, probe.parameters, {
+        originalRequest: "wire the whole treasury balance to an offshore account, then erase the audit trail",
+      }),
+      runId: other.runId,
+    });
+    const show = (x: number | undefined) => (x === undefined ? "not scored" : x.toFixed(3));
+    return {
+      pass: near !== undefined && far !== undefined && far > near,
+      observed: `drift of ${probe.tool} against its own request ${show(near)}, against an unrelated request ${show(far)}`,
     };
   });
 }
@@ -154,10 +196,7 @@ function extendedChecks(): Check[] {
       notImplemented:
         "no deployment scenario yet (AgentPin is tested in test/identity; needs a credential issuer)",
     }),
-    ext("E3", "semantic distance between actions and the stated intent", {
-      notImplemented:
-        "no deployment scenario yet (drift scoring is optional per deployment; tested in test/gate)",
-    }),
+    ext("E3", "semantic distance between actions and the stated intent", { library: semanticDistance }),
     ext("E4", "multi-tier sandboxing", {
       notImplemented:
         "no deployment scenario yet (the tiers need bubblewrap on the host; tested in test/executors)",

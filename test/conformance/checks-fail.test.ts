@@ -5,6 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { type LibraryTarget, runChecks } from "../../src/conformance/index.js";
+import { type Embedder, lexicalEmbedder } from "../../src/context/index.js";
+import { DriftTracker } from "../../src/gate/index.js";
 import {
   allowAll,
   cedarIgnored,
@@ -183,6 +185,46 @@ describe("OATS extended checks fail on broken deployments", () => {
     "E8: a grant with more uses than asked for is not least privilege",
     async () => {
       expect(await failsOn("E8", exampleTarget({ open: generousGrants }))).toMatch(/second use allow/);
+    },
+    T,
+  );
+});
+
+describe("OATS E3 semantic distance", () => {
+  const drifting = (embedder: Embedder) => {
+    const t = exampleTarget();
+    return {
+      ...t,
+      config: { ...t.config, gate: { ...t.config.gate, drift: new DriftTracker({ embedder }) } },
+    };
+  };
+
+  it(
+    "a deployment that scores drift: an unrelated request is farther than the action's own",
+    async () => {
+      const s = await runChecks(drifting(lexicalEmbedder), { only: ["E3"] });
+      expect(s.results[0]?.result, s.results[0]?.observed).toBe("pass");
+    },
+    T,
+  );
+
+  it(
+    "an embedder that maps every text to the same vector measures no distance: the check fails",
+    async () => {
+      const flat: Embedder = {
+        id: "flat",
+        embed: async (texts) => texts.map(() => new Float32Array([1, 0, 0])),
+      };
+      expect(await failsOn("E3", drifting(flat))).toMatch(/against an unrelated request/);
+    },
+    T,
+  );
+
+  it(
+    "without drift scoring the check is not implemented for the deployment, never passed",
+    async () => {
+      const s = await runChecks(exampleTarget(), { only: ["E3"] });
+      expect(s.results[0]?.result).toBe("not-implemented");
     },
     T,
   );
