@@ -1,6 +1,8 @@
 // OATS §11: the core requirements C1–C7 (each with its §11.4 verification procedure as a
 // scenario) and the extended requirements E1–E8 where a scenario exists; the others say why
 // not. Extended checks are SHOULDs: a missing scenario is reported, never passed.
+import { cpSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { toOcsf } from "../telemetry/index.js";
 import {
   auditJournal,
@@ -47,6 +49,39 @@ async function telemetryExport(t: LibraryTarget): Promise<Observation> {
       observed: `${mapped.length}/${wanted.length} decision and evidence entries map to OCSF events (class ${classes || "none"})`,
     };
   });
+}
+
+/** A copy of the contract directory in `dir` with one contract's description changed (or not). */
+function contractsCopy(from: string, dir: string, tamper: boolean): string {
+  const to = join(dir, "contracts-copy");
+  cpSync(from, to, { recursive: true });
+  if (!tamper) return to;
+  const file = readdirSync(to).find((f) => f.endsWith(".clad.toml"));
+  if (file === undefined) throw new Error("the contract directory holds no contract");
+  const text = readFileSync(join(to, file), "utf8");
+  writeFileSync(join(to, file), text.replace(/description\s*=\s*"/, "$&tampered after signing: "));
+  return to;
+}
+
+/** E1: under the deployment's enforced contract trust, a contract changed after signing stops the start. */
+async function contractIntegrity(t: LibraryTarget): Promise<Observation> {
+  const c = t.config.contracts;
+  if ((c?.trust as { mode?: unknown } | undefined)?.mode !== "enforce" || c === undefined)
+    return {
+      pass: false,
+      observed: "",
+      skipped: "the deployment loads contracts unsigned (contract trust mode is not enforce)",
+    };
+  const open = (tamper: boolean) =>
+    withScenario(t, async (s) => `started with ${s.rt.contracts?.names().length ?? 0} contracts`, {
+      config: (x, dir) => ({ ...x, contracts: { ...c, dir: contractsCopy(c.dir, dir, tamper) } }),
+    }).catch((e: unknown) => `refused (${(e as { code?: string }).code ?? "error"})`);
+  const intact = await open(false);
+  const tampered = await open(true);
+  return {
+    pass: intact.startsWith("started") && tampered === "refused (ERR_TOOL_REGISTRY_UNVERIFIED)",
+    observed: `the signed contracts as they are: ${intact}; one description changed after signing: ${tampered}`,
+  };
 }
 
 /** The action drift a decision record carries, when the call was scored. */
@@ -188,9 +223,8 @@ function extendedChecks(): Check[] {
     ...c,
   });
   return [
-    ext("E1", "tool contract signatures verified with TOFU key pinning", {
-      notImplemented:
-        "no deployment scenario yet (contract integrity is tested in test/tools; needs a signed contract set)",
+    ext("E1", "tool contract signatures verified at load (a changed contract is refused)", {
+      library: contractIntegrity,
     }),
     ext("E2", "agent identity: domain-anchored credentials with delegation chains", {
       notImplemented:

@@ -4,9 +4,9 @@
 // helpers scenarios share — make a call through the Gate, redeem a ticket with the
 // executor the contract's backend names, read the journal back and verify it. Closed and
 // deleted when the scenario ends, whatever it observed.
-import { mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { uuidv7 } from "../contracts/index.js";
 import { generateKeyPair, Keyring } from "../crypto/index.js";
 import { bindingForContract } from "../executors/index.js";
@@ -104,12 +104,24 @@ async function readAll(rt: Runtime): Promise<JournalEntry[]> {
   return out;
 }
 
+/** The contract trust section with its TOFU pin store copied into `dir` (pins are written on first use). */
+function scratchTrust(contracts: RuntimeConfig["contracts"], dir: string): RuntimeConfig["contracts"] {
+  const trust = contracts?.trust as { pins?: unknown } | undefined;
+  if (contracts === undefined || typeof trust?.pins !== "string") return contracts;
+  const from = resolve(contracts.baseDir ?? process.cwd(), trust.pins);
+  const to = join(dir, "contract-pins.json");
+  if (existsSync(from)) copyFileSync(from, to);
+  return { ...contracts, trust: { ...trust, pins: to } };
+}
+
 /** The configuration with every file the runtime writes moved into `dir` and a fresh key. */
 export function scratchConfig(c: RuntimeConfig, dir: string): RuntimeConfig {
   const journal = join(dir, "journal.db");
-  const { principalState: _p, store: _s, ...rest } = c;
+  const { principalState: _p, store: _s, contracts, ...rest } = c;
+  const scratchContracts = scratchTrust(contracts, dir);
   return {
     ...rest,
+    ...(scratchContracts !== undefined ? { contracts: scratchContracts } : {}),
     journal: { ...c.journal, path: journal, signer: generateKeyPair("ed25519") },
     ...(c.apae !== undefined ? { apae: { ...c.apae, store: `${journal}.trust.db` } } : {}),
     ...(c.messaging !== undefined

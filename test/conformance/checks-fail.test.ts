@@ -1,12 +1,15 @@
 // Every DARE and OATS check fails on a deliberately broken deployment (a check that cannot
 // fail is worthless), and passes on the example deployment it is paired with.
-import { mkdtempSync } from "node:fs";
+import { cpSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { type LibraryTarget, runChecks } from "../../src/conformance/index.js";
 import { type Embedder, lexicalEmbedder } from "../../src/context/index.js";
+import { generateKeyPair } from "../../src/crypto/index.js";
 import { DriftTracker } from "../../src/gate/index.js";
+import { composeRuntime } from "../../src/runtime/index.js";
+import { loadContract, signContractFile } from "../../src/tools/index.js";
 import {
   allowAll,
   cedarIgnored,
@@ -225,6 +228,58 @@ describe("OATS E3 semantic distance", () => {
     async () => {
       const s = await runChecks(exampleTarget(), { only: ["E3"] });
       expect(s.results[0]?.result).toBe("not-implemented");
+    },
+    T,
+  );
+});
+
+describe("OATS E1 contract integrity", () => {
+  /** The example deployment with its contracts signed by a publisher key and trust enforced. */
+  function signedTarget(): LibraryTarget {
+    const t = exampleTarget();
+    const dir = mkdtempSync(join(tmpdir(), "warden-conf-signed-"));
+    cpSync(t.config.contracts?.dir as string, dir, { recursive: true });
+    const publisher = generateKeyPair("p256");
+    const file = join(dir, "echo.clad.toml");
+    const loaded = loadContract(file);
+    if (!loaded.ok) throw new Error(loaded.message);
+    signContractFile(loaded.tool.contract, file, {
+      privateKey: publisher.privateKey,
+      domain: "tools.example",
+    });
+    const pem = publisher.publicKey.export({ format: "pem", type: "spki" }).toString();
+    const contracts = { ...t.config.contracts, dir, trust: { mode: "enforce", keys: [pem] } };
+    return { ...t, config: { ...t.config, contracts } };
+  }
+
+  it(
+    "a deployment enforcing signed contracts refuses one changed after signing",
+    async () => {
+      const s = await runChecks(signedTarget(), { only: ["E1"] });
+      expect(s.results[0]?.result, s.results[0]?.observed).toBe("pass");
+    },
+    T,
+  );
+
+  it(
+    "a runtime that loads contracts unverified although trust is enforced fails the check",
+    async () => {
+      const open: NonNullable<LibraryTarget["open"]> = (c, d) =>
+        composeRuntime(
+          { ...c, ...(c.contracts ? { contracts: { ...c.contracts, trust: { mode: "off" } } } : {}) },
+          d,
+        );
+      const observed = await failsOn("E1", { ...signedTarget(), open });
+      expect(observed).toMatch(/changed after signing: started/);
+    },
+    T,
+  );
+
+  it(
+    "a deployment that loads contracts unsigned: not implemented for it, never passed",
+    async () => {
+      const s = await runChecks(exampleTarget(), { only: ["E1"] });
+      expect(s.results[0]).toMatchObject({ result: "not-implemented" });
     },
     T,
   );
