@@ -30,6 +30,7 @@ const COMMANDS: Record<CommandName, () => Promise<Register>> = {
   replay: async () => (await import("./commands/replay.js")).registerReplay,
   whatif: async () => (await import("./commands/whatif.js")).registerWhatif,
   db: async () => (await import("./commands/db.js")).registerDb,
+  conformance: async () => (await import("./commands/conformance.js")).registerConformance,
 };
 
 /** The command `argv` runs (`warden help X` asks for X). */

@@ -98,8 +98,11 @@ const NOT_SCORED: DriftResult = { kind: "none" };
 
 function policyInput(deps: GateDeps, a: Admission, prepared: Prepared): PolicyInput {
   const principal = a.principal!;
+  // The model's free text (rationale) is hashed into the record, never handed to a policy
+  // backend (OATS C6: the Gate decides on structured input only; `warden conformance` C6).
+  const { rationale: _modelText, ...request } = a.checked;
   const input: PolicyInput = {
-    request: a.checked,
+    request,
     principal: {
       id: principal.id,
       roles: [...principal.roles],

@@ -28,6 +28,7 @@ export {
   openSidecarRuntime,
   type RuntimeOverrides,
   type SidecarRuntime,
+  sidecarRuntimeConfig,
 } from "./runtime.js";
 export {
   createSidecarServer,

@@ -49,6 +49,18 @@ const ALLOWED: Record<string, string[]> = {
   // Framework adapters: a governed tool over a composed runtime (the loop's catalog and
   // executor route) or a sidecar; never the server or the CLI.
   adapters: [...BELOW_ENTRY_POINTS, "runtime", "loop"],
+  // The specifications' verification procedures run against a deployment: composes runtimes,
+  // drives the loop's types, the hooks driver, replay and the OCSF mapping; never server/cli.
+  conformance: [
+    ...BELOW_ENTRY_POINTS,
+    "runtime",
+    "hooks",
+    "loop",
+    "memory",
+    "evidence",
+    "mcp-gateway",
+    "telemetry",
+  ],
 };
 
 function files(dir: string): string[] {

@@ -22,6 +22,8 @@ export const SUMMARY = {
   whatif: "replay recorded runs under a changed policy/contracts and show which decisions change",
   db: "the shared PostgreSQL store of distributed mode: migrate its schema, check its version",
   init: "write a working starter sidecar deployment (config, keys, policy, contracts, work dir)",
+  conformance:
+    "run the specifications' verification procedures (DARE, OATS, AARTS, APAE) against a deployment",
 } as const;
 
 export type CommandName = keyof typeof SUMMARY;
