@@ -48,6 +48,7 @@ import { composeExecutors, type RuntimeExecutors } from "./executors.js";
 import { messagingFor, type RuntimeMessaging } from "./messages.js";
 import { SqlitePrincipalStateStore } from "./principal-store.js";
 import { wireRevocations } from "./revocations.js";
+import { sharedRuns } from "./shared-runs.js";
 
 export interface Runtime {
   readonly gate: Gate;
@@ -77,6 +78,12 @@ export interface Runtime {
   readonly agentpin: AgentPinAuthenticator | undefined;
   /** Starts a run bound to an authenticated principal (loads its persisted state first). */
   startRun(principalId: string, options?: StartRunOptions): Promise<Session>;
+  /**
+   * Distributed mode: makes a named run servable by this replica before a call uses it
+   * (adopts it when its owner's lease expired) or throws ERR_RUN_ELSEWHERE (details: the
+   * owner node) / ERR_RUNTIME_STORE_UNAVAILABLE. A no-op without `store`.
+   */
+  ensureRun(runId: string, principalId: string): Promise<void>;
   /** Verifies capability tokens (the Gate's checker); signs with the journal key. */
   readonly capabilities: CapabilityService;
   /**
@@ -348,7 +355,9 @@ async function wire(
       await apae.close();
       throw err;
     });
+  const runs = sharedRuns(o.node?.runs, sessions, journal);
   gone.forget = (id) => {
+    runs.gone(id);
     ceilings.forget(id);
     void capabilities.forgetRun(id).catch(() => undefined);
   };
@@ -395,7 +404,8 @@ async function wire(
     apae,
     messages,
     agentpin,
-    startRun: (principalId, options) => sessions.startRun(principalId, options),
+    startRun: (principalId, options) => runs.start(principalId, options),
+    ensureRun: (runId, principalId) => runs.ensure(runId, principalId),
     capabilities,
     grant: (runId, grant, grantedBy = "runtime") =>
       grantCapability({ service: capabilities, sessions, journal }, runId, grant, grantedBy),
@@ -408,6 +418,7 @@ async function wire(
     close() {
       closing ??= (async () => {
         stopBreakers();
+        runs.stop();
         await executors.close();
         await apae?.close();
         await sessions.principals.flush();

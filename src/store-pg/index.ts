@@ -23,6 +23,7 @@ export {
   SCHEMA_VERSION,
 } from "./migrations.js";
 export { openPgNode, type PgNode, type PgNodeConfig } from "./node.js";
+export { PgRunRegistry, type RebuiltRun, type RunLocation, type RunRegistryOptions } from "./runs.js";
 export { type NonceOptions, PgNonceStore, PgPrincipalStateStore } from "./state-stores.js";
 export { PgTrustStore } from "./trust-store.js";
 export { PRINCIPAL_CHANNEL, PrincipalWatcher, type WatchOptions } from "./watch.js";

@@ -8,6 +8,7 @@ import { openPool, type PgStoreConfig, resolveUrl, sslOf } from "./connect.js";
 import { PgJournalStore } from "./journal-store.js";
 import { PgBudgetLedger } from "./ledger.js";
 import { checkSchema } from "./migrations.js";
+import { PgRunRegistry } from "./runs.js";
 import { PgNonceStore, PgPrincipalStateStore } from "./state-stores.js";
 import { PgTrustStore } from "./trust-store.js";
 import { PrincipalWatcher } from "./watch.js";
@@ -15,6 +16,10 @@ import { PrincipalWatcher } from "./watch.js";
 export interface PgNodeConfig extends PgStoreConfig {
   /** This replica's name in the journal's `node` column (default host:pid). */
   node?: string;
+  /** Run leases: how long a renewal keeps a run this replica's, and the clock margin (runs.ts). */
+  runs?: { leaseMs?: number; marginMs?: number };
+  /** Polling period of the shared approval queue when notifications are lost (default 1 s). */
+  approvalPollMs?: number;
 }
 
 export interface PgNode {
@@ -26,6 +31,8 @@ export interface PgNode {
   readonly ledger: PgBudgetLedger;
   readonly nonces: PgNonceStore;
   readonly trust: PgTrustStore;
+  /** The runs registry: principal binding, owner node and lease of every run. */
+  readonly runs: PgRunRegistry;
   /** Calls `onPrincipal` for every principal whose state another node changed (LISTEN + polling). */
   watchPrincipals(onPrincipal: (principalId: string) => void, pollMs?: number): Promise<PrincipalWatcher>;
   close(): Promise<void>;
@@ -46,6 +53,7 @@ export async function openPgNode(
   const node = config.node ?? `${hostname()}:${process.pid}`;
   const watchers: PrincipalWatcher[] = [];
   let closing: Promise<void> | undefined;
+  const runs = new PgRunRegistry(pool, { node, ...config.runs });
   return {
     pool,
     node,
@@ -54,6 +62,7 @@ export async function openPgNode(
     ledger: new PgBudgetLedger(pool),
     nonces: new PgNonceStore(pool),
     trust: new PgTrustStore(pool),
+    runs,
     async watchPrincipals(onPrincipal, pollMs) {
       const w = new PrincipalWatcher({
         url: resolveUrl(config.url, env),
@@ -68,6 +77,7 @@ export async function openPgNode(
     close() {
       closing ??= (async () => {
         for (const w of watchers) await w.close();
+        runs.stop();
         await pool.end().catch(() => undefined);
       })();
       return closing;

@@ -1,0 +1,113 @@
+// Runs across replicas (distributed mode, docs/distributed.md): the runtime's side of the
+// shared runs registry (src/store-pg runs.ts). A run started here is registered with its
+// principal and this replica as owner (a run the registry did not take is ended at once:
+// fail closed); the owner renews the leases of its open runs and drops a run another
+// replica adopted. Before a call names a run, `ensure` makes sure this replica may serve
+// it: its own open run (while its leases are fresh: a replica that cannot renew stops
+// serving before any other may adopt), ERR_RUN_ELSEWHERE (421, details: the owner) for a
+// run another live replica owns, or the run adopted with its taint and admitted calls
+// rebuilt from the journal when the owner's lease expired. Without `store` nothing changes.
+import type { Session, SessionStore, StartRunOptions } from "../context/index.js";
+import { ContextError, RuntimeError } from "../contracts/index.js";
+import type { Journal } from "../journal/index.js";
+import type { PgRunRegistry } from "../store-pg/index.js";
+import { RUN_ADOPTED_EVENT } from "./events.js";
+
+export interface SharedRuns {
+  /** Starts a run here and registers it (registry failure: the run is ended, the error thrown). */
+  start(principalId: string, options: StartRunOptions | undefined): Promise<Session>;
+  /** Makes the run servable here or throws ERR_RUN_ELSEWHERE / ERR_RUNTIME_STORE_UNAVAILABLE. */
+  ensure(runId: string, principalId: string): Promise<void>;
+  /** A run this replica evicted or ended: no replica serves or adopts it again. */
+  gone(runId: string): void;
+  stop(): void;
+}
+
+export function sharedRuns(
+  registry: PgRunRegistry | undefined,
+  sessions: SessionStore,
+  journal: Pick<Journal, "append">,
+): SharedRuns {
+  if (registry === undefined) {
+    return {
+      start: (principalId, options) => sessions.startRun(principalId, options),
+      ensure: async () => undefined,
+      gone: () => undefined,
+      stop: () => undefined,
+    };
+  }
+  registry.start(
+    () => sessions.openRunIds(),
+    (runId) => sessions.end(runId),
+  );
+  return {
+    async start(principalId, options) {
+      const session = await sessions.startRun(principalId, options);
+      try {
+        await registry.register(session.runId, principalId, options?.parentRun);
+      } catch (err) {
+        sessions.end(session.runId);
+        throw err;
+      }
+      return session;
+    },
+    ensure: (runId, principalId) => ensureRun(registry, { sessions, journal }, runId, principalId),
+    gone(runId) {
+      void registry.end(runId).catch(() => undefined);
+    },
+    stop: () => registry.stop(),
+  };
+}
+
+async function ensureRun(
+  registry: PgRunRegistry,
+  p: { sessions: SessionStore; journal: Pick<Journal, "append"> },
+  runId: string,
+  principalId: string,
+): Promise<void> {
+  const local = p.sessions.get(runId);
+  if (local !== undefined) {
+    if (local.principalId === principalId && !registry.leaseFresh())
+      throw new RuntimeError(
+        "ERR_RUNTIME_STORE_UNAVAILABLE",
+        "this replica could not renew its run leases: it serves its runs again once it can",
+      );
+    return; // another principal's: SessionStore.run answers ERR_RUN_UNKNOWN
+  }
+  const where = await registry.locate(runId, principalId);
+  if (where.kind === "elsewhere")
+    throw new ContextError("ERR_RUN_ELSEWHERE", "the run is served by another replica", {
+      details: { node: where.node },
+    });
+  if (where.kind !== "adopted" || p.sessions.get(runId) !== undefined) return;
+  const r = where.run;
+  try {
+    p.sessions.adopt({
+      runId,
+      principalId,
+      parentRun: r.parentRun,
+      taint: r.taint,
+      admitted: r.admitted,
+    });
+  } catch {
+    return; // ended here before, or adopted meanwhile by a concurrent call: SessionStore.run decides
+  }
+  try {
+    await p.journal.append({
+      type: RUN_ADOPTED_EVENT,
+      run_id: runId,
+      body: {
+        run_id: runId,
+        principal_id: principalId,
+        from_node: where.previousNode,
+        node: registry.node,
+        admitted: r.admitted,
+        denied: r.denied,
+        taint_labels: r.taint.length,
+      },
+    });
+  } catch (err) {
+    p.sessions.end(runId); // an adoption the journal did not take is not served
+    throw err;
+  }
+}
