@@ -1,0 +1,152 @@
+// Runs across replicas, end to end: three `warden sidecar` processes from the
+// docker-compose configuration (short run leases) on one real PostgreSQL. A run is served
+// by its owner only (ERR_RUN_ELSEWHERE elsewhere), never by another principal anywhere,
+// and a run whose owner died is adopted with the budget and taint it had.
+import { hostname } from "node:os";
+import type pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { migrate } from "../../src/store-pg/index.js";
+import { type PostgresServer, startPostgres } from "../helpers/postgres.js";
+import {
+  AGENT,
+  AGENT_2,
+  AGENT_3,
+  type Answer,
+  call,
+  codeOf,
+  deployCopy,
+  echo,
+  type Node,
+  OPERATOR,
+  startNode,
+  startRun,
+  stopNode,
+} from "./cluster-helpers.js";
+import { freshDatabase, poolOf } from "./helpers.js";
+
+const LEASE_MS = 2000;
+
+let server: PostgresServer;
+let dbUrl: string;
+let dir: string;
+let db: pg.Pool;
+const nodes: Node[] = [];
+
+beforeAll(async () => {
+  server = await startPostgres();
+  dbUrl = await freshDatabase(server.connectionString);
+  dir = deployCopy({ store: [`runs: { leaseMs: ${LEASE_MS}, marginMs: 500 }`, "approvalPollMs: 200"] });
+  db = poolOf(dbUrl, 2);
+  await migrate(db);
+  for (const name of ["a", "b", "c"]) nodes.push(await startNode(dir, name, dbUrl));
+}, 120_000);
+
+afterAll(async () => {
+  for (const n of nodes) await stopNode(n);
+  await db?.end();
+  await server?.stop();
+});
+
+const node = (i: number) => nodes[i] as Node;
+const nodeName = (n: Node) => `${hostname()}:${n.child.pid}`;
+const ok = (a: Answer) => a.status === 200 && (a.body.result as { ok?: boolean } | undefined)?.ok === true;
+
+describe("runs shared by three replicas", () => {
+  it("another principal's run id is unknown on every node (404, never 'elsewhere': no ownership oracle)", async () => {
+    const runId = await startRun(node(0), AGENT);
+    for (const n of nodes) {
+      const stolen = await call(n.url, "/v1/decide", AGENT_2, echo(runId));
+      expect(stolen.status, JSON.stringify(stolen.body)).toBe(404);
+      expect(codeOf(stolen)).toBe("ERR_RUN_UNKNOWN");
+    }
+    const invented = await call(
+      node(1).url,
+      "/v1/decide",
+      AGENT,
+      echo("a3a0c1d6-8a0b-4c55-9d69-1c2b3d4e5f60"),
+    );
+    expect(codeOf(invented)).toBe("ERR_RUN_UNKNOWN");
+    // The owner still serves its principal.
+    expect((await call(node(0).url, "/v1/decide", AGENT, echo(runId))).body.decision).toBe("allow");
+  });
+
+  it("switching node does not escape the run: the others answer 421 ERR_RUN_ELSEWHERE naming the owner", async () => {
+    const runId = await startRun(node(0), AGENT);
+    for (const i of [1, 2]) {
+      const a = await call(node(i).url, "/v1/execute", AGENT, echo(runId));
+      expect(a.status, JSON.stringify(a.body)).toBe(421);
+      expect(a.body.error).toMatchObject({ code: "ERR_RUN_ELSEWHERE", details: { node: nodeName(node(0)) } });
+    }
+    const row = await db.query("SELECT principal_id, node FROM runs WHERE run_id = $1", [runId]);
+    expect(row.rows[0]).toEqual({ principal_id: "demo-agent", node: nodeName(node(0)) });
+  });
+
+  it("a single-use capability token presented to all three nodes at once is used exactly once", async () => {
+    const runId = await startRun(node(0), AGENT_2);
+    const grant = await call(node(0).url, `/v1/runs/${runId}/capabilities`, OPERATOR, {
+      tool: "echo",
+      maxUses: 1,
+    });
+    expect(grant.status, JSON.stringify(grant.body)).toBe(201);
+    const capability = grant.body.token as string;
+    const answers = await Promise.all(
+      [0, 1, 2, 0, 1, 2].map((i) =>
+        call(node(i).url, "/v1/execute", AGENT_2, { ...echo(runId, `use ${i}`), capability }),
+      ),
+    );
+    expect(answers.filter(ok).length).toBe(1);
+    for (const a of answers.filter((x) => !ok(x)))
+      expect([200, 421], JSON.stringify(a.body)).toContain(a.status);
+    const uses = await db.query<{ n: string }>(
+      "SELECT count(*) AS n FROM journal_entries WHERE run_id = $1 AND type = 'warden.gate.decision' " +
+        "AND decision = 'allow' AND body::jsonb ->> 'capability_id' = $2",
+      [runId, grant.body.id],
+    );
+    expect(Number(uses.rows[0]?.n)).toBe(1);
+  });
+
+  it("a run whose owner died is adopted by one node with its budget spent and the taint of a result acknowledged on the owner", async () => {
+    const runId = await startRun(node(0), AGENT_3);
+    const before = await Promise.all(
+      Array.from({ length: 10 }, (_, k) => call(node(0).url, "/v1/execute", AGENT_3, echo(runId, `a${k}`))),
+    );
+    expect(before.filter(ok).length).toBe(10);
+    // The acknowledged result's taint (tool output) is in the run's journal.
+    expect(before[0]?.body.taint).toEqual(
+      expect.arrayContaining([expect.objectContaining({ source: "tool-output" })]),
+    );
+    node(0).child.kill("SIGKILL");
+    await node(0).exited;
+    // While the lease is live the others refuse; once it expired, one adopts.
+    let first: Answer = await call(node(1).url, "/v1/decide", AGENT_3, echo(runId, "after"));
+    expect([421, 200]).toContain(first.status);
+    for (let i = 0; i < 60 && first.status === 421; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      first = await call(node(1).url, "/v1/decide", AGENT_3, echo(runId, "after"));
+    }
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    // The decision on B sees the taint of the result acknowledged on A.
+    expect(first.body.taint).toEqual(
+      expect.arrayContaining([expect.objectContaining({ source: "tool-output", origin: "echo" })]),
+    );
+    // C now sees B as the owner.
+    const onC = await call(node(2).url, "/v1/decide", AGENT_3, echo(runId));
+    expect(onC.body.error).toMatchObject({ code: "ERR_RUN_ELSEWHERE", details: { node: nodeName(node(1)) } });
+    // Budget 50: 10 ran on A and B allowed one decision, so 39 more run on B, not 49 (three
+    // refused, under the denial threshold).
+    const after = await Promise.all(
+      Array.from({ length: 42 }, (_, k) => call(node(1).url, "/v1/execute", AGENT_3, echo(runId, `b${k}`))),
+    );
+    expect(after.filter(ok).length).toBe(39);
+    const adopted = await db.query(
+      "SELECT body FROM journal_entries WHERE run_id = $1 AND type = 'warden.run.adopted'",
+      [runId],
+    );
+    expect(adopted.rowCount).toBe(1);
+    expect(JSON.parse(adopted.rows[0].body as string)).toMatchObject({
+      admitted: 10,
+      from_node: nodeName(node(0)),
+    });
+    nodes[0] = await startNode(dir, "a", dbUrl);
+  });
+});
