@@ -24,7 +24,15 @@ import {
   RateWindows,
   registerExecutorEventTypes,
 } from "../executors/index.js";
-import { DeferQueue, Gate, type GatePolicy, InProcessApprovals } from "../gate/index.js";
+import {
+  type ApprovalQueue,
+  type Approvals,
+  DeferQueue,
+  Gate,
+  type GatePolicy,
+  InProcessApprovals,
+  localApprovalQueue,
+} from "../gate/index.js";
 import type { CapabilityService, IssuedCapability } from "../identity/capabilities/index.js";
 import {
   ApproverKeyring,
@@ -35,7 +43,7 @@ import {
   SqliteJournalStore,
 } from "../journal/index.js";
 import { loadPolicyBundle } from "../policy/index.js";
-import { openPgNode, type PgNode } from "../store-pg/index.js";
+import { APPROVAL_CHANNEL, openPgNode, PgApprovalQueue, type PgNode } from "../store-pg/index.js";
 import type { ContractRegistry, TrustStore } from "../tools/index.js";
 import { AgentPinAuthenticator } from "./agentpin.js";
 import { openApae, type RuntimeApae } from "./apae.js";
@@ -56,7 +64,13 @@ export interface Runtime {
   /** SQLite, or the shared PostgreSQL chain with `config.store` (docs/distributed.md). */
   readonly store: JournalStore;
   readonly sessions: SessionStore;
+  /** This replica's own step-up queue (its waiting calls). */
   readonly approvals: InProcessApprovals;
+  /**
+   * The operators' queue: this replica's requests, or in distributed mode every replica's
+   * (a verdict given here resumes the call waiting on the replica that holds it).
+   */
+  readonly approvalQueue: ApprovalQueue;
   readonly policy: GatePolicy;
   readonly signer: KeyPair;
   /** The registry the trust store admitted (undefined when no contract directory is configured). */
@@ -192,6 +206,23 @@ export async function composeRuntime(config: RuntimeConfig, deps: RuntimeDeps = 
   }
 }
 
+/** Distributed mode: the approval queue in PostgreSQL, over this replica's own queue. */
+async function sharedApprovals(
+  node: PgNode | undefined,
+  local: InProcessApprovals,
+  clock: () => number,
+): Promise<PgApprovalQueue | undefined> {
+  if (node === undefined) return undefined;
+  const q = new PgApprovalQueue(node.pool, {
+    node: node.node,
+    local,
+    clock,
+    ...(node.approvalPollMs !== undefined ? { pollMs: node.approvalPollMs } : {}),
+  });
+  await q.listen((onPayload) => node.listen(APPROVAL_CHANNEL, onPayload));
+  return q;
+}
+
 interface Sessions {
   sessions: SessionStore;
   /** Eviction entries still being appended (close() waits for them). */
@@ -244,7 +275,7 @@ function gateFor(
   parts: {
     journal: Journal;
     sessions: SessionStore;
-    approvals: InProcessApprovals;
+    approvals: Approvals;
     capabilities: CapabilityService;
     ceilings: DelegatedRuns;
     clock: () => number;
@@ -369,6 +400,7 @@ async function wire(
       : {}),
     ...(config.approvers !== undefined ? { approverKeys: approverKeyring(config.approvers), clock } : {}),
   });
+  const shared = await sharedApprovals(o.node, approvals, clock);
   const gatePolicy = apae === undefined ? policy : apae.observe(policy);
   let gate: Gate;
   let messages: RuntimeMessaging;
@@ -376,12 +408,13 @@ async function wire(
     gate = gateFor(
       config,
       gatePolicy,
-      { journal, sessions, approvals, capabilities, ceilings, clock, apae },
+      { journal, sessions, approvals: shared ?? approvals, capabilities, ceilings, clock, apae },
       loaded.registry,
     );
     messages = messagingFor(config, { policy, journal, sessions, clock });
   } catch (err) {
     await apae?.close();
+    await shared?.close();
     throw err;
   }
   const stopBreakers = journalBreakerTransitions(breakers, journal);
@@ -392,6 +425,7 @@ async function wire(
     store,
     sessions,
     approvals,
+    approvalQueue: shared?.queue() ?? localApprovalQueue(approvals),
     policy,
     signer: config.journal.signer,
     contracts: loaded.registry,
@@ -419,6 +453,7 @@ async function wire(
       closing ??= (async () => {
         stopBreakers();
         runs.stop();
+        await shared?.close();
         await executors.close();
         await apae?.close();
         await sessions.principals.flush();

@@ -76,6 +76,8 @@ export interface SidecarRuntime {
   startRun(principalId: string, options?: StartRunOptions): Promise<Session>;
   /** Distributed mode: the run is servable here, adopted, or ERR_RUN_ELSEWHERE (Runtime.ensureRun). */
   ensureRun: Runtime["ensureRun"];
+  /** The operators' step-up queue (every replica's in distributed mode; Runtime.approvalQueue). */
+  readonly approvalQueue: Runtime["approvalQueue"];
   /** Issues a capability token for an open run, journaled (see Runtime.grant). */
   grant: Runtime["grant"];
   /** Waits for queued journal appends, then closes the store. Idempotent. */
@@ -245,6 +247,7 @@ export async function openSidecarRuntime(
     loaded,
     gate: rt.gate,
     approvals: rt.approvals,
+    approvalQueue: rt.approvalQueue,
     journal: rt.journal,
     store: rt.store,
     signer,

@@ -11,7 +11,7 @@ import { checkSchema } from "./migrations.js";
 import { PgRunRegistry } from "./runs.js";
 import { PgNonceStore, PgPrincipalStateStore } from "./state-stores.js";
 import { PgTrustStore } from "./trust-store.js";
-import { PrincipalWatcher } from "./watch.js";
+import { PgListener, PrincipalWatcher } from "./watch.js";
 
 export interface PgNodeConfig extends PgStoreConfig {
   /** This replica's name in the journal's `node` column (default host:pid). */
@@ -25,6 +25,8 @@ export interface PgNodeConfig extends PgStoreConfig {
 export interface PgNode {
   readonly pool: pg.Pool;
   readonly node: string;
+  /** `approvalPollMs` as configured (the shared approval queue's catch-up period). */
+  readonly approvalPollMs: number | undefined;
   readonly journal: PgJournalStore;
   readonly principals: PgPrincipalStateStore;
   /** Capability use counts (and budgets where a caller drives an async ledger). */
@@ -35,6 +37,8 @@ export interface PgNode {
   readonly runs: PgRunRegistry;
   /** Calls `onPrincipal` for every principal whose state another node changed (LISTEN + polling). */
   watchPrincipals(onPrincipal: (principalId: string) => void, pollMs?: number): Promise<PrincipalWatcher>;
+  /** LISTENs on `channel` over a dedicated connection (reconnected by its poll), closed with the node. */
+  listen(channel: string, onPayload: (payload: string) => void): Promise<PgListener>;
   close(): Promise<void>;
 }
 
@@ -51,12 +55,13 @@ export async function openPgNode(
     throw err;
   }
   const node = config.node ?? `${hostname()}:${process.pid}`;
-  const watchers: PrincipalWatcher[] = [];
+  const watchers: { close(): Promise<void> }[] = [];
   let closing: Promise<void> | undefined;
   const runs = new PgRunRegistry(pool, { node, ...config.runs });
   return {
     pool,
     node,
+    approvalPollMs: config.approvalPollMs,
     journal: new PgJournalStore(pool, { node, ownsPool: false }),
     principals: new PgPrincipalStateStore(pool),
     ledger: new PgBudgetLedger(pool),
@@ -73,6 +78,18 @@ export async function openPgNode(
       watchers.push(w);
       await w.start();
       return w;
+    },
+    async listen(channel, onPayload) {
+      const l = new PgListener({
+        url: resolveUrl(config.url, env),
+        ssl: sslOf(config.tls),
+        channel,
+        onPayload,
+        ...(config.approvalPollMs !== undefined ? { pollMs: config.approvalPollMs } : {}),
+      });
+      watchers.push(l);
+      await l.start();
+      return l;
     },
     close() {
       closing ??= (async () => {
