@@ -26,6 +26,16 @@ import { freshDatabase, poolOf } from "./helpers.js";
 
 const LEASE_MS = 2000;
 
+// A call whose message asks for a human waits for an approver (first match wins: priority 50).
+const STEP_UP_RULE = `  - id: human-approves
+    name: a human approves
+    priority: 50
+    match: { toolClass: shell, tool: echo, parameters: { message: { pattern: "approve-me" } } }
+    decision: step_up
+    stepUp: { approverRole: approver, timeout: 60s }
+    reason: needs a human
+`;
+
 let server: PostgresServer;
 let dbUrl: string;
 let dir: string;
@@ -35,7 +45,10 @@ const nodes: Node[] = [];
 beforeAll(async () => {
   server = await startPostgres();
   dbUrl = await freshDatabase(server.connectionString);
-  dir = deployCopy({ store: [`runs: { leaseMs: ${LEASE_MS}, marginMs: 500 }`, "approvalPollMs: 200"] });
+  dir = deployCopy({
+    store: [`runs: { leaseMs: ${LEASE_MS}, marginMs: 500 }`, "approvalPollMs: 200"],
+    rules: STEP_UP_RULE,
+  });
   db = poolOf(dbUrl, 2);
   await migrate(db);
   for (const name of ["a", "b", "c"]) nodes.push(await startNode(dir, name, dbUrl));
@@ -148,5 +161,68 @@ describe("runs shared by three replicas", () => {
       from_node: nodeName(node(0)),
     });
     nodes[0] = await startNode(dir, "a", dbUrl);
+  });
+
+  /** Waits until the step-up of `runId` is listed by `n`'s approvals API (any replica's queue). */
+  async function listedOn(n: Node, runId: string): Promise<{ id: string; runId: string }> {
+    for (let i = 0; i < 100; i++) {
+      const list = await call(n.url, "/v1/approvals", OPERATOR);
+      const items = (list.body.pending as { id: string; runId: string }[] | undefined) ?? [];
+      const item = items.find((p) => p.runId === runId);
+      if (item !== undefined) return item;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`no step-up of ${runId} listed on ${n.name}`);
+  }
+
+  async function resolutions(runId: string): Promise<Record<string, unknown>[]> {
+    const r = await db.query<{ body: string }>(
+      "SELECT body FROM journal_entries WHERE run_id = $1 AND type = 'warden.gate.resolution' ORDER BY seq",
+      [runId],
+    );
+    return r.rows.map((row) => JSON.parse(row.body) as Record<string, unknown>);
+  }
+
+  it("a step-up approved on node B resumes the call waiting on node A, once: a second verdict on C is refused", async () => {
+    const runId = await startRun(node(0), AGENT);
+    const waiting = call(node(0).url, "/v1/execute", AGENT, echo(runId, "approve-me please"));
+    const item = await listedOn(node(1), runId);
+    const approved = await call(node(1).url, `/v1/approvals/${item.id}`, OPERATOR, {
+      outcome: "approve",
+      justification: "checked by the operator on replica b",
+    });
+    expect(approved.status, JSON.stringify(approved.body)).toBe(200);
+    const late = await call(node(2).url, `/v1/approvals/${item.id}`, OPERATOR, {
+      outcome: "deny",
+      justification: "a second operator on replica c",
+    });
+    expect(late.status).toBe(404);
+    expect(codeOf(late)).toBe("ERR_APPROVAL_NOT_FOUND");
+    const answer = await waiting;
+    expect(ok(answer), JSON.stringify(answer.body)).toBe(true);
+    const journaled = await resolutions(runId);
+    expect(journaled.length).toBe(1);
+    expect(JSON.stringify(journaled[0])).toContain("demo-operator");
+  });
+
+  it("a step-up denied on node B denies the call waiting on node A; the agent cannot approve its own call", async () => {
+    const runId = await startRun(node(0), AGENT);
+    const waiting = call(node(0).url, "/v1/execute", AGENT, echo(runId, "approve-me again"));
+    const item = await listedOn(node(2), runId);
+    const self = await call(node(1).url, `/v1/approvals/${item.id}`, AGENT, {
+      outcome: "approve",
+      justification: "the agent approving itself",
+    });
+    expect(self.status).toBe(403);
+    const denied = await call(node(1).url, `/v1/approvals/${item.id}`, OPERATOR, {
+      outcome: "deny",
+      justification: "not today, says replica b",
+    });
+    expect(denied.status, JSON.stringify(denied.body)).toBe(200);
+    const answer = await waiting;
+    expect(answer.status).toBe(200);
+    expect(ok(answer)).toBe(false);
+    expect(answer.body.decision).toBe("deny");
+    expect((await resolutions(runId)).length).toBe(1);
   });
 });
