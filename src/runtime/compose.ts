@@ -8,6 +8,7 @@
 import {
   type ContextConfig,
   createSessionStore,
+  MemoryBudgetLedger,
   MemoryPrincipalStateStore,
   type PrincipalStateStore,
   parseContextConfig,
@@ -15,7 +16,7 @@ import {
   type SessionStore,
   type StartRunOptions,
 } from "../context/index.js";
-import { RuntimeError } from "../contracts/index.js";
+import { type PrincipalId, RuntimeError } from "../contracts/index.js";
 import type { KeyPair } from "../crypto/index.js";
 import {
   BreakerRegistry,
@@ -43,7 +44,13 @@ import {
   SqliteJournalStore,
 } from "../journal/index.js";
 import { loadPolicyBundle } from "../policy/index.js";
-import { APPROVAL_CHANNEL, openPgNode, PgApprovalQueue, type PgNode } from "../store-pg/index.js";
+import {
+  APPROVAL_CHANNEL,
+  FleetRateLedger,
+  openPgNode,
+  PgApprovalQueue,
+  type PgNode,
+} from "../store-pg/index.js";
 import type { ContractRegistry, TrustStore } from "../tools/index.js";
 import { AgentPinAuthenticator } from "./agentpin.js";
 import { openApae, type RuntimeApae } from "./apae.js";
@@ -225,6 +232,8 @@ async function sharedApprovals(
 
 interface Sessions {
   sessions: SessionStore;
+  /** Distributed mode: the rate ledger shared with the other replicas (refreshed before a call). */
+  fleet: FleetRateLedger | undefined;
   /** Eviction entries still being appended (close() waits for them). */
   evictions: Set<Promise<unknown>>;
 }
@@ -248,8 +257,11 @@ async function openSessions(
   onGone: (runId: string) => void,
 ): Promise<Sessions> {
   const evictions = new Set<Promise<unknown>>();
-  const sessions = createSessionStore(contextConfig(config), {
+  const context = contextConfig(config);
+  const fleet = fleetRate(config, context, o.node);
+  const sessions = createSessionStore(context, {
     clock,
+    ...(fleet !== undefined ? { ledger: fleet } : {}),
     principalStore: o.principals,
     onEvict(run) {
       onGone(run.runId);
@@ -266,7 +278,26 @@ async function openSessions(
   // Known principals' persisted state is in force before their first call, whichever way it arrives.
   if (typeof principals !== "function")
     for (const id of Object.keys(principals)) await sessions.principals.load(id);
-  return { sessions, evictions };
+  return { sessions, evictions, fleet };
+}
+
+/**
+ * Distributed mode: the principal's calls per minute counted across replicas (src/store-pg
+ * fleet-rate.ts) for the principals that have a rate limit; the budgets stay in memory,
+ * exact, because a run is decided by its owner only.
+ */
+function fleetRate(config: RuntimeConfig, context: ContextConfig, node: PgNode | undefined) {
+  if (node === undefined) return undefined;
+  const principals = config.gate.principals;
+  const r = context.rateLimits;
+  // The Session's own order: the principal's override, then the context's per-principal
+  // limit, then its default (src/context session.ts #rateLimit).
+  const limitOf = (id: string): number | undefined =>
+    (typeof principals === "function" ? principals(id as PrincipalId) : principals[id])?.maxCallsPerMinute ??
+    r.perPrincipal[id] ??
+    r.maxCallsPerMinute;
+  const inner = new MemoryBudgetLedger({ ttlMs: context.limits.reservationTtlMs });
+  return new FleetRateLedger(inner, node.pool, { node: node.node, limitOf });
 }
 
 function gateFor(
@@ -370,7 +401,7 @@ async function wire(
   const agentpin = pinConfig === undefined ? undefined : new AgentPinAuthenticator(pinConfig, journal, clock);
   // An evicted run's capability use counts are dropped (its tokens are refused anyway).
   const gone = { forget: (_runId: string): void => undefined };
-  const { sessions, evictions } = await openSessions(config, o, clock, (id) => gone.forget(id));
+  const { sessions, evictions, fleet } = await openSessions(config, o, clock, (id) => gone.forget(id));
   const apae = await apaeFor(config, { journal, sessions, clock }, loaded.registry);
   const capabilities = openCapabilities(sessions, config.journal.signer, clock, o.node?.ledger);
   // Distributed mode: a quarantine saved by another replica is loaded into this one's cache
@@ -386,7 +417,7 @@ async function wire(
       await apae.close();
       throw err;
     });
-  const runs = sharedRuns(o.node?.runs, sessions, journal);
+  const runs = sharedRuns({ registry: o.node?.runs, sessions, journal, fleet, clock });
   gone.forget = (id) => {
     runs.gone(id);
     ceilings.forget(id);

@@ -6,28 +6,39 @@
 // it: its own open run (while its leases are fresh: a replica that cannot renew stops
 // serving before any other may adopt), ERR_RUN_ELSEWHERE (421, details: the owner) for a
 // run another live replica owns, or the run adopted with its taint and admitted calls
-// rebuilt from the journal when the owner's lease expired. Without `store` nothing changes.
+// rebuilt from the journal when the owner's lease expired; then, for a principal with a
+// rate limit, the call's rate slot is taken fleet-wide (src/store-pg fleet-rate.ts).
+// Without `store` nothing changes.
 import type { Session, SessionStore, StartRunOptions } from "../context/index.js";
 import { ContextError, RuntimeError } from "../contracts/index.js";
 import type { Journal } from "../journal/index.js";
-import type { PgRunRegistry } from "../store-pg/index.js";
+import type { FleetRateLedger, PgRunRegistry } from "../store-pg/index.js";
 import { RUN_ADOPTED_EVENT } from "./events.js";
 
 export interface SharedRuns {
   /** Starts a run here and registers it (registry failure: the run is ended, the error thrown). */
   start(principalId: string, options: StartRunOptions | undefined): Promise<Session>;
-  /** Makes the run servable here or throws ERR_RUN_ELSEWHERE / ERR_RUNTIME_STORE_UNAVAILABLE. */
+  /**
+   * Makes the run servable here (and takes the call's fleet-wide rate slot) or throws
+   * ERR_RUN_ELSEWHERE / ERR_RUNTIME_STORE_UNAVAILABLE.
+   */
   ensure(runId: string, principalId: string): Promise<void>;
   /** A run this replica evicted or ended: no replica serves or adopts it again. */
   gone(runId: string): void;
   stop(): void;
 }
 
-export function sharedRuns(
-  registry: PgRunRegistry | undefined,
-  sessions: SessionStore,
-  journal: Pick<Journal, "append">,
-): SharedRuns {
+export interface SharedRunParts {
+  registry: PgRunRegistry | undefined;
+  sessions: SessionStore;
+  journal: Pick<Journal, "append">;
+  /** The rate slots other replicas took, read before each call of a rate-limited principal. */
+  fleet: FleetRateLedger | undefined;
+  clock: () => number;
+}
+
+export function sharedRuns(parts: SharedRunParts): SharedRuns {
+  const { registry, sessions, journal, fleet, clock } = parts;
   if (registry === undefined) {
     return {
       start: (principalId, options) => sessions.startRun(principalId, options),
@@ -51,7 +62,10 @@ export function sharedRuns(
       }
       return session;
     },
-    ensure: (runId, principalId) => ensureRun(registry, { sessions, journal }, runId, principalId),
+    async ensure(runId, principalId) {
+      await ensureRun(registry, { sessions, journal }, runId, principalId);
+      await fleet?.admit(principalId, clock());
+    },
     gone(runId) {
       void registry.end(runId).catch(() => undefined);
     },

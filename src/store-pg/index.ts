@@ -13,6 +13,7 @@ export {
   sslOf,
   storeError,
 } from "./connect.js";
+export { FleetRateLedger } from "./fleet-rate.js";
 export { type PgJournalOptions, PgJournalStore } from "./journal-store.js";
 export { PgBudgetLedger, type PgLedgerOptions } from "./ledger.js";
 export {

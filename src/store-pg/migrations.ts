@@ -100,7 +100,8 @@ CREATE TABLE trust_recipients (subject text NOT NULL, peer text NOT NULL, PRIMAR
   },
   {
     version: 3,
-    description: "runs registry (principal binding, owner node, lease) and the shared approval queue",
+    description:
+      "runs registry (principal binding, owner node, lease), the shared approval queue, rate slots by node",
     sql: `
 CREATE TABLE runs (
   run_id       text PRIMARY KEY,
@@ -125,7 +126,8 @@ CREATE TABLE approvals (
   decided_by   text,
   decided_at   bigint
 );
-CREATE INDEX approvals_open ON approvals (expires_at) WHERE verdict IS NULL;`,
+CREATE INDEX approvals_open ON approvals (expires_at) WHERE verdict IS NULL;
+ALTER TABLE rate_slots ADD COLUMN node text;`,
   },
 ];
 

@@ -15,6 +15,8 @@ export const OPERATOR = "demo-approver-token-change-me";
 export interface DeployTweaks {
   /** YAML lines added to the `store:` section (indented two spaces), e.g. run leases. */
   store?: string[];
+  /** YAML lines added to `gate.context:` (indented four spaces), e.g. rate limits. */
+  context?: string[];
   /** YAML text appended to sidecar.yaml (top-level keys the file does not have). */
   sidecar?: string;
   /** YAML rule items inserted first in the policy's `rules:` list. */
@@ -33,6 +35,13 @@ export function deployCopy(tweaks: DeployTweaks = {}): string {
     const text = readFileSync(config, "utf8").replace(
       "  url: env:WARDEN_DB_URL\n",
       `  url: env:WARDEN_DB_URL\n${tweaks.store.map((l) => `  ${l}\n`).join("")}`,
+    );
+    writeFileSync(config, text);
+  }
+  if (tweaks.context !== undefined) {
+    const text = readFileSync(config, "utf8").replace(
+      "  context:\n",
+      `  context:\n${tweaks.context.map((l) => `    ${l}\n`).join("")}`,
     );
     writeFileSync(config, text);
   }

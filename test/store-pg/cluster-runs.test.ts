@@ -48,6 +48,7 @@ beforeAll(async () => {
   dir = deployCopy({
     store: [`runs: { leaseMs: ${LEASE_MS}, marginMs: 500 }`, "approvalPollMs: 200"],
     rules: STEP_UP_RULE,
+    context: ["rateLimits: { perPrincipal: { demo-agent-2: 10 } }"],
   });
   db = poolOf(dbUrl, 2);
   await migrate(db);
@@ -65,6 +66,23 @@ const nodeName = (n: Node) => `${hostname()}:${n.child.pid}`;
 const ok = (a: Answer) => a.status === 200 && (a.body.result as { ok?: boolean } | undefined)?.ok === true;
 
 describe("runs shared by three replicas", () => {
+  // First: the principal's one-minute window starts empty.
+  it("a principal's rate limit holds across replicas: its runs on three nodes share its 10 calls a minute", async () => {
+    const runs = await Promise.all(nodes.map((n) => startRun(n, AGENT_2)));
+    const answers: Answer[] = [];
+    for (let k = 0; k < 18; k++)
+      answers.push(await call(node(k % 3).url, "/v1/decide", AGENT_2, echo(runs[k % 3] as string, `r${k}`)));
+    expect(answers.filter((a) => a.body.decision === "allow").length).toBe(10);
+    const refused = answers.filter((a) => a.body.decision === "deny");
+    expect(refused.length).toBe(8);
+    for (const a of refused) expect(a.body.reasonCodes).toContain("rate_limited");
+    // Concurrent calls through all three nodes cannot take a slot either.
+    const burst = await Promise.all(
+      nodes.map((n, i) => call(n.url, "/v1/decide", AGENT_2, echo(runs[i] as string, "burst"))),
+    );
+    expect(burst.filter((a) => a.body.decision === "allow").length).toBe(0);
+  });
+
   it("another principal's run id is unknown on every node (404, never 'elsewhere': no ownership oracle)", async () => {
     const runId = await startRun(node(0), AGENT);
     for (const n of nodes) {
@@ -95,7 +113,7 @@ describe("runs shared by three replicas", () => {
   });
 
   it("a single-use capability token presented to all three nodes at once is used exactly once", async () => {
-    const runId = await startRun(node(0), AGENT_2);
+    const runId = await startRun(node(0), AGENT);
     const grant = await call(node(0).url, `/v1/runs/${runId}/capabilities`, OPERATOR, {
       tool: "echo",
       maxUses: 1,
@@ -104,7 +122,7 @@ describe("runs shared by three replicas", () => {
     const capability = grant.body.token as string;
     const answers = await Promise.all(
       [0, 1, 2, 0, 1, 2].map((i) =>
-        call(node(i).url, "/v1/execute", AGENT_2, { ...echo(runId, `use ${i}`), capability }),
+        call(node(i).url, "/v1/execute", AGENT, { ...echo(runId, `use ${i}`), capability }),
       ),
     );
     expect(answers.filter(ok).length).toBe(1);
