@@ -3,8 +3,9 @@
 // the attacks on a fleet: stealing a run, adopting it twice, answering a step-up twice.
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MemoryBudgetLedger } from "../../src/context/index.js";
 import { type ApprovalRequest, InProcessApprovals } from "../../src/gate/index.js";
-import { migrate, PgApprovalQueue, PgRunRegistry } from "../../src/store-pg/index.js";
+import { FleetRateLedger, migrate, PgApprovalQueue, PgRunRegistry } from "../../src/store-pg/index.js";
 import { type PostgresServer, startPostgres } from "../helpers/postgres.js";
 import { freshDatabase, poolOf } from "./helpers.js";
 
@@ -169,5 +170,48 @@ describe("shared approval queue (no notifications: the poll alone resumes)", () 
     expect((await a!.request(stepUp("s4"), 60_000)).outcome).toBe("cancelled");
     expect(a!.pending()).toEqual([]);
     await a!.close();
+  });
+});
+
+describe("a principal's rate limit across replicas", () => {
+  const fleet = () =>
+    pools.map(
+      (p, i) =>
+        new FleetRateLedger(new MemoryBudgetLedger(), p, {
+          node: `n${i}`,
+          limitOf: (id) => (id === "bob" ? 5 : undefined),
+        }),
+    );
+  const attempt = async (l: FleetRateLedger, runId: string, principalId: string) => {
+    await l.admit(principalId, now);
+    return l.reserve({ runId, principalId, now, ratePerMinute: principalId === "bob" ? 5 : undefined }).ok;
+  };
+
+  it("a principal spreading its calls over three replicas gets its 5 calls a minute, not 15", async () => {
+    const ls = fleet();
+    const got: boolean[] = [];
+    for (let k = 0; k < 9; k++) got.push(await attempt(ls[k % 3]!, `run-${k % 3}`, "bob"));
+    expect(got.filter(Boolean).length).toBe(5);
+    expect(got.slice(0, 5).every(Boolean)).toBe(true);
+    // Concurrent calls at the limit on all three get nothing more.
+    const burst = await Promise.all(ls.map((l, i) => attempt(l, `run-${i}`, "bob")));
+    expect(burst.filter(Boolean).length).toBe(0);
+    // A minute later the window has moved on.
+    now += 60_001;
+    expect(await attempt(ls[1]!, "run-1", "bob")).toBe(true);
+    // A principal without a rate limit takes no slot in the database.
+    expect(await attempt(ls[0]!, "run-0", "carol")).toBe(true);
+    const carol = await pools[0]!.query("SELECT 1 FROM rate_slots WHERE principal_id = 'carol'");
+    expect(carol.rowCount).toBe(0);
+  });
+
+  it("concurrent calls through three replicas never exceed the limit", async () => {
+    now += 60_001;
+    const ls = fleet();
+    const got = await Promise.all(
+      Array.from({ length: 15 }, (_, k) => attempt(ls[k % 3]!, `run-${k % 3}`, "bob")),
+    );
+    expect(got.filter(Boolean).length).toBeLessThanOrEqual(5);
+    expect(got.filter(Boolean).length).toBeGreaterThan(0);
   });
 });
