@@ -4,7 +4,10 @@
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MemoryBudgetLedger } from "../../src/context/index.js";
+import { isoTime } from "../../src/contracts/index.js";
+import { generateKeyPair } from "../../src/crypto/index.js";
 import { type ApprovalRequest, InProcessApprovals } from "../../src/gate/index.js";
+import { ApproverKeyring, signApproval } from "../../src/journal/index.js";
 import { FleetRateLedger, migrate, PgApprovalQueue, PgRunRegistry } from "../../src/store-pg/index.js";
 import { type PostgresServer, startPostgres } from "../helpers/postgres.js";
 import { freshDatabase, poolOf } from "./helpers.js";
@@ -213,5 +216,44 @@ describe("a principal's rate limit across replicas", () => {
     );
     expect(got.filter(Boolean).length).toBeLessThanOrEqual(5);
     expect(got.filter(Boolean).length).toBeGreaterThan(0);
+  });
+});
+
+describe("approver-signed step-ups across replicas", () => {
+  it("the approver's signature is checked where the verdict is given and again where the call waits; it answers one decision only", async () => {
+    const key = generateKeyPair("ed25519");
+    const pem = key.publicKey.export({ format: "pem", type: "spki" }).toString();
+    const [a, b, c] = pools.map(
+      (p, i) =>
+        new PgApprovalQueue(p, {
+          node: `n${i}`,
+          local: new InProcessApprovals({ approverKeys: ApproverKeyring.fromPem({ op: [pem] }), clock }),
+          pollMs: 50,
+          clock,
+        }),
+    );
+    const first = a!.request(stepUp("sig-1"), 60_000);
+    const ctl = new AbortController();
+    const second = a!.request(stepUp("sig-2"), 60_000, ctl.signal);
+    await new Promise((r) => setTimeout(r, 100));
+    const justification = "signed off by the operator";
+    const unsigned = { outcome: "approve" as const, approver: operator, justification };
+    expect(await b!.queue().decide("sig-1", unsigned)).toMatchObject({ code: "ERR_APPROVAL_UNSIGNED" });
+    const statement = {
+      decision_id: "dec-sig-1",
+      action: "approve" as const,
+      approver_id: "op",
+      justification,
+      time: isoTime(now),
+    };
+    const signed = { ...unsigned, signed: signApproval(statement, key.privateKey) };
+    expect(await b!.queue().decide("sig-1", signed)).toEqual({ ok: true });
+    const got = await first;
+    expect(got).toMatchObject({ outcome: "approve", signed: { decisionId: "dec-sig-1" } });
+    // The same signature offered on C for the other waiting call is for another decision.
+    expect(await c!.queue().decide("sig-2", signed)).toMatchObject({ code: "ERR_APPROVAL_WRONG_DECISION" });
+    ctl.abort();
+    expect((await second).outcome).toBe("cancelled");
+    for (const q of [a!, b!, c!]) await q.close();
   });
 });
