@@ -47,15 +47,22 @@ export function sharedRuns(parts: SharedRunParts): SharedRuns {
       stop: () => undefined,
     };
   }
+  // The runs this replica registered or adopted: only they are renewed, so a run whose
+  // registration is still in flight is never mistaken for one adopted elsewhere.
+  const owned = new Set<string>();
   registry.start(
-    () => sessions.openRunIds(),
-    (runId) => sessions.end(runId),
+    () => sessions.openRunIds().filter((id) => owned.has(id)),
+    (runId) => {
+      owned.delete(runId);
+      sessions.end(runId);
+    },
   );
   return {
     async start(principalId, options) {
       const session = await sessions.startRun(principalId, options);
       try {
         await registry.register(session.runId, principalId, options?.parentRun);
+        owned.add(session.runId);
       } catch (err) {
         sessions.end(session.runId);
         throw err;
@@ -63,30 +70,52 @@ export function sharedRuns(parts: SharedRunParts): SharedRuns {
       return session;
     },
     async ensure(runId, principalId) {
-      await ensureRun(registry, { sessions, journal }, runId, principalId);
+      await ensureRun(registry, { sessions, journal, owned }, runId, principalId);
       await fleet?.admit(principalId, clock());
     },
     gone(runId) {
+      owned.delete(runId);
       void registry.end(runId).catch(() => undefined);
     },
     stop: () => registry.stop(),
   };
 }
 
+/**
+ * Renews this replica's leases at once (their periodic renewal is late): false when the
+ * database does not answer; a run adopted elsewhere meanwhile is dropped here.
+ */
+async function renewNow(
+  registry: PgRunRegistry,
+  p: { sessions: SessionStore; owned: Set<string> },
+): Promise<boolean> {
+  const ids = p.sessions.openRunIds().filter((id) => p.owned.has(id));
+  const kept = await registry.renew(ids).catch(() => undefined);
+  if (kept === undefined) return false;
+  for (const id of ids)
+    if (!kept.has(id)) {
+      p.owned.delete(id);
+      p.sessions.end(id);
+    }
+  return true;
+}
+
 async function ensureRun(
   registry: PgRunRegistry,
-  p: { sessions: SessionStore; journal: Pick<Journal, "append"> },
+  p: { sessions: SessionStore; journal: Pick<Journal, "append">; owned: Set<string> },
   runId: string,
   principalId: string,
 ): Promise<void> {
   const local = p.sessions.get(runId);
-  if (local !== undefined) {
-    if (local.principalId === principalId && !registry.leaseFresh())
-      throw new RuntimeError(
-        "ERR_RUNTIME_STORE_UNAVAILABLE",
-        "this replica could not renew its run leases: it serves its runs again once it can",
-      );
-    return; // another principal's: SessionStore.run answers ERR_RUN_UNKNOWN
+  // Another principal's: SessionStore.run answers ERR_RUN_UNKNOWN.
+  if (local !== undefined && local.principalId !== principalId) return;
+  if (local !== undefined && (registry.leaseFresh() || (await renewNow(registry, p)))) {
+    if (p.sessions.get(runId) !== undefined) return;
+  } else if (local !== undefined) {
+    throw new RuntimeError(
+      "ERR_RUNTIME_STORE_UNAVAILABLE",
+      "this replica could not renew its run leases: it serves its runs again once it can",
+    );
   }
   const where = await registry.locate(runId, principalId);
   if (where.kind === "elsewhere")
@@ -106,6 +135,7 @@ async function ensureRun(
   } catch {
     return; // ended here before, or adopted meanwhile by a concurrent call: SessionStore.run decides
   }
+  p.owned.add(runId);
   try {
     await p.journal.append({
       type: RUN_ADOPTED_EVENT,
@@ -121,6 +151,7 @@ async function ensureRun(
       },
     });
   } catch (err) {
+    p.owned.delete(runId);
     p.sessions.end(runId); // an adoption the journal did not take is not served
     throw err;
   }

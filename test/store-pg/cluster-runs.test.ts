@@ -72,7 +72,8 @@ describe("runs shared by three replicas", () => {
     const answers: Answer[] = [];
     for (let k = 0; k < 18; k++)
       answers.push(await call(node(k % 3).url, "/v1/decide", AGENT_2, echo(runs[k % 3] as string, `r${k}`)));
-    expect(answers.filter((a) => a.body.decision === "allow").length).toBe(10);
+    const view = JSON.stringify(answers.map((a) => [a.status, a.body.decision ?? codeOf(a)]));
+    expect(answers.filter((a) => a.body.decision === "allow").length, view).toBe(10);
     const refused = answers.filter((a) => a.body.decision === "deny");
     expect(refused.length).toBe(8);
     for (const a of refused) expect(a.body.reasonCodes).toContain("rate_limited");
