@@ -29,6 +29,9 @@ import type { PgListener } from "./watch.js";
 
 export const APPROVAL_CHANNEL = "warden_approvals";
 
+/** How often a replica deletes expired rows (those of replicas that died waiting). */
+const PRUNE_MS = 60_000;
+
 export interface PgApprovalOptions {
   node: string;
   /** This replica's own queue: the waits, their bounds and every verdict check. */
@@ -66,6 +69,7 @@ export class PgApprovalQueue implements Approvals {
   readonly #mine = new Set<string>();
   readonly #poll: NodeJS.Timeout;
   #listener: PgListener | undefined;
+  #pruned = 0;
 
   constructor(pool: pg.Pool, options: PgApprovalOptions) {
     this.#pool = pool;
@@ -221,6 +225,12 @@ export class PgApprovalQueue implements Approvals {
   }
 
   async #catchUp(): Promise<void> {
+    const now = this.#clock();
+    if (now - this.#pruned >= PRUNE_MS) {
+      this.#pruned = now;
+      // Rows of replicas that died with a call waiting: past their expiry nobody can answer them.
+      await this.#pool.query("DELETE FROM approvals WHERE expires_at <= $1", [now]).catch(() => undefined);
+    }
     if (this.#mine.size === 0) return;
     await this.#resume([...this.#mine]).catch(() => undefined);
   }

@@ -23,7 +23,7 @@ export const APPROVAL_LIST = {
   summary: "Pending step-up approvals and deferred actions (operators): the structured action only",
   response: { name: "ApprovalListResponse", schema: ApprovalListResponse },
   description: "Pending items",
-  errors: AUTH_ERRORS,
+  errors: [...AUTH_ERRORS, "ERR_RUNTIME_STORE_UNAVAILABLE"],
 } as const satisfies RouteSpec;
 
 export const APPROVAL_DECIDE = {
@@ -45,6 +45,7 @@ export const APPROVAL_DECIDE = {
     "ERR_APPROVAL_SIGNATURE_INVALID",
     "ERR_APPROVAL_WRONG_DECISION",
     "ERR_APPROVAL_REPLAYED",
+    "ERR_RUNTIME_STORE_UNAVAILABLE",
   ],
 } as const satisfies RouteSpec;
 
