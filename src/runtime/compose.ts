@@ -8,7 +8,6 @@
 import {
   type ContextConfig,
   createSessionStore,
-  MemoryBudgetLedger,
   MemoryPrincipalStateStore,
   type PrincipalStateStore,
   parseContextConfig,
@@ -16,7 +15,7 @@ import {
   type SessionStore,
   type StartRunOptions,
 } from "../context/index.js";
-import { type PrincipalId, RuntimeError } from "../contracts/index.js";
+import { RuntimeError } from "../contracts/index.js";
 import type { KeyPair } from "../crypto/index.js";
 import {
   BreakerRegistry,
@@ -44,13 +43,7 @@ import {
   SqliteJournalStore,
 } from "../journal/index.js";
 import { loadPolicyBundle } from "../policy/index.js";
-import {
-  APPROVAL_CHANNEL,
-  FleetRateLedger,
-  openPgNode,
-  PgApprovalQueue,
-  type PgNode,
-} from "../store-pg/index.js";
+import { type FleetRateLedger, openPgNode, type PgNode } from "../store-pg/index.js";
 import type { ContractRegistry, TrustStore } from "../tools/index.js";
 import { AgentPinAuthenticator } from "./agentpin.js";
 import { openApae, type RuntimeApae } from "./apae.js";
@@ -58,6 +51,7 @@ import { grantCapability, openCapabilities, type RuntimeGrant } from "./capabili
 import type { RuntimeConfig, RuntimeDeps } from "./config.js";
 import { loadContracts } from "./contracts.js";
 import { type DelegatedRunRequest, DelegatedRuns, startDelegatedRun } from "./delegation.js";
+import { fleetRate, sharedApprovals } from "./distributed.js";
 import { evictedBody, RUN_EVICTED_EVENT, registerRuntimeEventTypes } from "./events.js";
 import { composeExecutors, type RuntimeExecutors } from "./executors.js";
 import { messagingFor, type RuntimeMessaging } from "./messages.js";
@@ -213,23 +207,6 @@ export async function composeRuntime(config: RuntimeConfig, deps: RuntimeDeps = 
   }
 }
 
-/** Distributed mode: the approval queue in PostgreSQL, over this replica's own queue. */
-async function sharedApprovals(
-  node: PgNode | undefined,
-  local: InProcessApprovals,
-  clock: () => number,
-): Promise<PgApprovalQueue | undefined> {
-  if (node === undefined) return undefined;
-  const q = new PgApprovalQueue(node.pool, {
-    node: node.node,
-    local,
-    clock,
-    ...(node.approvalPollMs !== undefined ? { pollMs: node.approvalPollMs } : {}),
-  });
-  await q.listen((onPayload) => node.listen(APPROVAL_CHANNEL, onPayload));
-  return q;
-}
-
 interface Sessions {
   sessions: SessionStore;
   /** Distributed mode: the rate ledger shared with the other replicas (refreshed before a call). */
@@ -279,25 +256,6 @@ async function openSessions(
   if (typeof principals !== "function")
     for (const id of Object.keys(principals)) await sessions.principals.load(id);
   return { sessions, evictions, fleet };
-}
-
-/**
- * Distributed mode: the principal's calls per minute counted across replicas (src/store-pg
- * fleet-rate.ts) for the principals that have a rate limit; the budgets stay in memory,
- * exact, because a run is decided by its owner only.
- */
-function fleetRate(config: RuntimeConfig, context: ContextConfig, node: PgNode | undefined) {
-  if (node === undefined) return undefined;
-  const principals = config.gate.principals;
-  const r = context.rateLimits;
-  // The Session's own order: the principal's override, then the context's per-principal
-  // limit, then its default (src/context session.ts #rateLimit).
-  const limitOf = (id: string): number | undefined =>
-    (typeof principals === "function" ? principals(id as PrincipalId) : principals[id])?.maxCallsPerMinute ??
-    r.perPrincipal[id] ??
-    r.maxCallsPerMinute;
-  const inner = new MemoryBudgetLedger({ ttlMs: context.limits.reservationTtlMs });
-  return new FleetRateLedger(inner, node.pool, { node: node.node, limitOf });
 }
 
 function gateFor(

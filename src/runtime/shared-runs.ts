@@ -124,6 +124,9 @@ async function ensureRun(
     });
   if (where.kind !== "adopted" || p.sessions.get(runId) !== undefined) return;
   const r = where.run;
+  // The principal's persisted state (quarantine) is in force before the adopted run serves.
+  await p.sessions.principals.load(principalId);
+  if (p.sessions.get(runId) !== undefined) return;
   try {
     p.sessions.adopt({
       runId,
