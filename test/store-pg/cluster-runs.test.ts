@@ -3,9 +3,12 @@
 // by its owner only (ERR_RUN_ELSEWHERE elsewhere), never by another principal anywhere,
 // and a run whose owner died is adopted with the budget and taint it had.
 import { hostname } from "node:os";
+import { join } from "node:path";
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { migrate } from "../../src/store-pg/index.js";
+import { Keyring, loadPublicKeyFile } from "../../src/crypto/index.js";
+import { verifyJournal } from "../../src/journal/index.js";
+import { migrate, PgJournalStore } from "../../src/store-pg/index.js";
 import { type PostgresServer, startPostgres } from "../helpers/postgres.js";
 import {
   AGENT,
@@ -175,6 +178,14 @@ describe("runs shared by three replicas", () => {
       [runId],
     );
     expect(adopted.rowCount).toBe(1);
+    // The chain, the adoption entry included, verifies with the fleet's one key.
+    const store = new PgJournalStore(poolOf(dbUrl, 2));
+    try {
+      const keys = new Keyring([loadPublicKeyFile(join(dir, "keys/journal.pub.pem"))]);
+      expect((await verifyJournal(store, keys)).ok).toBe(true);
+    } finally {
+      await store.close();
+    }
     expect(JSON.parse(adopted.rows[0].body as string)).toMatchObject({
       admitted: 10,
       from_node: nodeName(node(0)),
