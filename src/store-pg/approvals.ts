@@ -55,6 +55,16 @@ const StoredVerdict = z.discriminatedUnion("outcome", [
   z.strictObject({ outcome: z.literal("modify"), parameters: z.record(z.string(), z.unknown()), ...Common }),
 ]);
 
+/**
+ * What of a request is stored for the other replicas: never the capability token (a bearer
+ * credential), nor the model's rationale or the original request (free text an approver
+ * never sees, views.ts); the approvers' view and every verdict check need none of them.
+ */
+function storable(req: ApprovalRequest): ApprovalRequest {
+  const { capability: _token, rationale: _why, originalRequest: _asked, ...request } = req.request;
+  return { ...req, request: request as ApprovalRequest["request"] };
+}
+
 const NOT_FOUND: DecideResult = {
   ok: false,
   code: "ERR_APPROVAL_NOT_FOUND",
@@ -166,7 +176,7 @@ export class PgApprovalQueue implements Approvals {
         req.runId,
         req.principalId,
         this.#o.node,
-        JSON.stringify(req),
+        JSON.stringify(storable(req)),
         this.#clock() + timeoutMs,
       ],
     );

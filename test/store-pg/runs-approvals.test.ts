@@ -108,7 +108,16 @@ function stepUp(id: string): ApprovalRequest {
     runId: "run-1",
     principalId: "alice",
     approverRole: "approver",
-    request: { runId: "run-1", principalId: "alice", toolClass: "shell", action: "exec", parameters: {} },
+    request: {
+      runId: "run-1",
+      principalId: "alice",
+      toolClass: "shell",
+      action: "exec",
+      parameters: {},
+      capability: "bearer-capability-token-never-stored",
+      rationale: "the model's free text",
+      originalRequest: "the user's free text",
+    },
     reasonCodes: [],
     matchedRules: [],
     createdAt: new Date(now).toISOString(),
@@ -129,6 +138,15 @@ describe("shared approval queue (no notifications: the poll alone resumes)", () 
     const waiting = a!.request(stepUp("s1"), 60_000);
     await new Promise((r) => setTimeout(r, 100));
     expect((await b!.list()).map((r) => r.id)).toContain("s1");
+    // The bearer token and the free text never leave the replica that holds the call.
+    const stored = await pools[2]!.query<{ request: string }>(
+      "SELECT request FROM approvals WHERE id = 's1'",
+    );
+    expect(stored.rows[0]?.request).not.toMatch(/bearer-capability|free text/);
+    expect(JSON.parse(stored.rows[0]!.request)).toMatchObject({
+      decisionId: "dec-s1",
+      request: { toolClass: "shell" },
+    });
     const verdict = { outcome: "approve" as const, approver: operator, justification: "looked at it on B" };
     const answers = await Promise.all([
       b!.queue().decide("s1", verdict),
