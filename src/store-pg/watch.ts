@@ -7,6 +7,7 @@
 // notification's delivery, or at most `pollMs` + one query when notifications fail
 // (docs/distributed.md, consistency model). A reload can only add a quarantine, never
 // lift one (context Principals.load), so a late or duplicate reload is harmless.
+// PgListener is the mechanism for any channel (the shared approval queue listens too).
 import pg from "pg";
 
 export const PRINCIPAL_CHANNEL = "warden_principal_state";
