@@ -4,6 +4,7 @@
 // unmigrated, older or unknown one (ERR_RUNTIME_STORE_SCHEMA); nothing is migrated here.
 import { hostname } from "node:os";
 import type pg from "pg";
+import { RuntimeError } from "../contracts/index.js";
 import { openPool, type PgStoreConfig, resolveUrl, sslOf } from "./connect.js";
 import { PgJournalStore } from "./journal-store.js";
 import { PgBudgetLedger } from "./ledger.js";
@@ -57,7 +58,13 @@ export async function openPgNode(
   const node = config.node ?? `${hostname()}:${process.pid}`;
   const watchers: { close(): Promise<void> }[] = [];
   let closing: Promise<void> | undefined;
-  const runs = new PgRunRegistry(pool, { node, ...config.runs });
+  let runs: PgRunRegistry;
+  try {
+    runs = new PgRunRegistry(pool, { node, ...config.runs });
+  } catch (err) {
+    await pool.end().catch(() => undefined);
+    throw new RuntimeError("ERR_RUNTIME_CONFIG_INVALID", `store.runs: ${(err as Error).message}`);
+  }
   return {
     pool,
     node,
