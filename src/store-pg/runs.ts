@@ -105,7 +105,7 @@ export class PgRunRegistry {
         "UPDATE runs SET lease_until = $3 WHERE node = $1 AND run_id = ANY($2::text[]) AND NOT ended RETURNING run_id",
         [this.node, runIds, t0 + this.leaseMs],
       );
-      this.#renewedAt = t0;
+      this.#renewedAt = Math.max(this.#renewedAt, t0);
       return new Set(r.rows.map((row) => row.run_id));
     } catch (err) {
       throw storeError("run registry", err);
