@@ -92,6 +92,7 @@ export {
 export type { HoldSlot, ReserveResult } from "./run-ledger.js";
 export { Session } from "./session.js";
 export {
+  type AdoptedRun,
   createSessionStore,
   type EvictedRun,
   SessionStore,

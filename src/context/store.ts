@@ -50,6 +50,16 @@ export interface StartRunOptions {
   budgets?: Partial<BudgetLimits>;
 }
 
+/** A run adopted from another replica, its state rebuilt from the journal (SessionStore.adopt). */
+export interface AdoptedRun {
+  runId: string;
+  principalId: string;
+  parentRun?: string | undefined;
+  taint: readonly TaintLabel[];
+  /** Calls that may have run: counted against the run's tool-call budget. */
+  admitted: number;
+}
+
 interface Retired {
   principalId: string;
   taint: TaintLabel[];
@@ -158,6 +168,40 @@ export class SessionStore {
     if (!parsed.success)
       throw new ContextError("ERR_CONTEXT_INPUT_INVALID", "invalid run id, principal or original request");
     return this.#create(parsed.data, now ?? this.#clock(), undefined);
+  }
+
+  /**
+   * Distributed mode: opens, under its existing id, a run another replica owned and this
+   * one adopted (src/store-pg runs.ts), with the protective state rebuilt from the run's
+   * journal: its taint carried in, and `admitted` calls counted against its budget before
+   * it serves (fail closed). A run this store ended or already holds is refused.
+   */
+  adopt(run: AdoptedRun, now?: number): Session {
+    if (this.#open.has(run.runId) || this.#retired.has(run.runId))
+      throw new ContextError("ERR_RUN_UNKNOWN", "no such run for this principal");
+    const at = now ?? this.#clock();
+    const session = this.#create(
+      { runId: run.runId, principalId: run.principalId, parentRun: run.parentRun },
+      at,
+      structuredClone([...run.taint]),
+    );
+    const limit = this.config.budgets.toolCalls;
+    const count = Math.min(run.admitted, limit ?? run.admitted);
+    for (let i = 0; i < count; i++) {
+      const held = this.#ledger.reserve({
+        runId: run.runId,
+        principalId: run.principalId,
+        now: at,
+        takeRateSlot: false,
+      });
+      if (held.ok) this.#ledger.commit(held.reservation, at);
+    }
+    return session;
+  }
+
+  /** Ids of the open runs (distributed mode renews their leases). */
+  openRunIds(): string[] {
+    return [...this.#open.keys()];
   }
 
   get(runId: string): Session | undefined {

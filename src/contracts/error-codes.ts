@@ -76,6 +76,8 @@ export const ERROR_CODES = {
     "ERR_RUN_RATE_LIMITED",
     // A reservation was refused: the run's tool-call budget is used up, held calls included (HTTP 429).
     "ERR_RUN_BUDGET_EXHAUSTED",
+    // Distributed mode: the run is served by another live replica (HTTP 421, details: node).
+    "ERR_RUN_ELSEWHERE",
   ],
   integrity: [
     "ERR_INTEGRITY_CANONICAL",

@@ -77,6 +77,24 @@ export interface Approvals {
   decide(id: string, verdict: DecideVerdict): DecideResult;
 }
 
+/**
+ * The operators' side of the queue, as the approvals API drives it. In-process it is the
+ * Approvals itself (`localApprovalQueue`); in distributed mode (src/store-pg approvals.ts)
+ * it lists every replica's pending items and a verdict given on any replica resumes the
+ * call waiting on the replica that holds it.
+ */
+export interface ApprovalQueue {
+  list(): Promise<ApprovalRequest[]>;
+  decide(id: string, verdict: DecideVerdict): Promise<DecideResult>;
+}
+
+export function localApprovalQueue(approvals: Approvals): ApprovalQueue {
+  return {
+    list: async () => approvals.pending(),
+    decide: async (id, verdict) => approvals.decide(id, verdict),
+  };
+}
+
 export interface ApprovalQueueOptions {
   /** Requests pending at once, in all (default 64). */
   maxPending?: number;
@@ -167,6 +185,20 @@ export class InProcessApprovals implements Approvals {
       return { ok: false, code: "ERR_APPROVAL_REPLAYED", message: "this approver signature was used before" };
     const p = this.#pending.get(id);
     if (!p) return { ok: false, code: "ERR_APPROVAL_NOT_FOUND", message: "no pending approval with that id" };
+    const checked = this.check(p.req, verdict);
+    if (checked.ok) p.resolve(verdict);
+    return checked;
+  }
+
+  /**
+   * Every check `decide` makes of a verdict on `req` (role, not the principal itself,
+   * justification, the approver's signature, which is remembered against reuse), without
+   * resolving anything: a replica validates a verdict for a call another replica holds.
+   */
+  check(req: ApprovalRequest, verdict: DecideVerdict): DecideResult {
+    if ("signed" in verdict && verdict.signed !== undefined && this.#seen.has(verdict.signed.signature))
+      return { ok: false, code: "ERR_APPROVAL_REPLAYED", message: "this approver signature was used before" };
+    const p = { req };
     if (!("approver" in verdict))
       return { ok: false, code: "ERR_APPROVAL_INVALID", message: "a verdict names its approver" };
     if (!verdict.approver.roles.includes(p.req.approverRole)) {
@@ -190,10 +222,15 @@ export class InProcessApprovals implements Approvals {
         message: `justification must be at least ${MIN_JUSTIFICATION} characters`,
       };
     }
-    const signed = this.#checkSignature(p.req, verdict);
-    if (!signed.ok) return signed;
+    return this.#checkSignature(p.req, verdict);
+  }
+
+  /** Resolves a pending request with a verdict already checked (and claimed in a shared queue). */
+  settle(id: string, verdict: ApproverVerdict): boolean {
+    const p = this.#pending.get(id);
+    if (!p) return false;
     p.resolve(verdict);
-    return { ok: true };
+    return true;
   }
 
   #checkSignature(req: ApprovalRequest, verdict: ApproverVerdict): DecideResult {

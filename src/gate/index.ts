@@ -3,6 +3,7 @@
 // tickets executors require. Tickets are exported as a type only: nothing outside
 // the Gate can mint one.
 export {
+  type ApprovalQueue,
   type ApprovalQueueOptions,
   type ApprovalRequest,
   type Approvals,
@@ -12,6 +13,7 @@ export {
   type DecideResult,
   type DecideVerdict,
   InProcessApprovals,
+  localApprovalQueue,
 } from "./approvals.js";
 export type {
   CapabilityChecker,

@@ -24,7 +24,15 @@ import {
   RateWindows,
   registerExecutorEventTypes,
 } from "../executors/index.js";
-import { DeferQueue, Gate, type GatePolicy, InProcessApprovals } from "../gate/index.js";
+import {
+  type ApprovalQueue,
+  type Approvals,
+  DeferQueue,
+  Gate,
+  type GatePolicy,
+  InProcessApprovals,
+  localApprovalQueue,
+} from "../gate/index.js";
 import type { CapabilityService, IssuedCapability } from "../identity/capabilities/index.js";
 import {
   ApproverKeyring,
@@ -35,7 +43,7 @@ import {
   SqliteJournalStore,
 } from "../journal/index.js";
 import { loadPolicyBundle } from "../policy/index.js";
-import { openPgNode, type PgNode } from "../store-pg/index.js";
+import { type FleetRateLedger, openPgNode, type PgNode } from "../store-pg/index.js";
 import type { ContractRegistry, TrustStore } from "../tools/index.js";
 import { AgentPinAuthenticator } from "./agentpin.js";
 import { openApae, type RuntimeApae } from "./apae.js";
@@ -43,11 +51,13 @@ import { grantCapability, openCapabilities, type RuntimeGrant } from "./capabili
 import type { RuntimeConfig, RuntimeDeps } from "./config.js";
 import { loadContracts } from "./contracts.js";
 import { type DelegatedRunRequest, DelegatedRuns, startDelegatedRun } from "./delegation.js";
+import { fleetRate, sharedApprovals } from "./distributed.js";
 import { evictedBody, RUN_EVICTED_EVENT, registerRuntimeEventTypes } from "./events.js";
 import { composeExecutors, type RuntimeExecutors } from "./executors.js";
 import { messagingFor, type RuntimeMessaging } from "./messages.js";
 import { SqlitePrincipalStateStore } from "./principal-store.js";
 import { wireRevocations } from "./revocations.js";
+import { sharedRuns } from "./shared-runs.js";
 
 export interface Runtime {
   readonly gate: Gate;
@@ -55,7 +65,13 @@ export interface Runtime {
   /** SQLite, or the shared PostgreSQL chain with `config.store` (docs/distributed.md). */
   readonly store: JournalStore;
   readonly sessions: SessionStore;
+  /** This replica's own step-up queue (its waiting calls). */
   readonly approvals: InProcessApprovals;
+  /**
+   * The operators' queue: this replica's requests, or in distributed mode every replica's
+   * (a verdict given here resumes the call waiting on the replica that holds it).
+   */
+  readonly approvalQueue: ApprovalQueue;
   readonly policy: GatePolicy;
   readonly signer: KeyPair;
   /** The registry the trust store admitted (undefined when no contract directory is configured). */
@@ -77,6 +93,12 @@ export interface Runtime {
   readonly agentpin: AgentPinAuthenticator | undefined;
   /** Starts a run bound to an authenticated principal (loads its persisted state first). */
   startRun(principalId: string, options?: StartRunOptions): Promise<Session>;
+  /**
+   * Distributed mode: makes a named run servable by this replica before a call uses it
+   * (adopts it when its owner's lease expired) or throws ERR_RUN_ELSEWHERE (details: the
+   * owner node) / ERR_RUNTIME_STORE_UNAVAILABLE. A no-op without `store`.
+   */
+  ensureRun(runId: string, principalId: string): Promise<void>;
   /** Verifies capability tokens (the Gate's checker); signs with the journal key. */
   readonly capabilities: CapabilityService;
   /**
@@ -187,6 +209,8 @@ export async function composeRuntime(config: RuntimeConfig, deps: RuntimeDeps = 
 
 interface Sessions {
   sessions: SessionStore;
+  /** Distributed mode: the rate ledger shared with the other replicas (refreshed before a call). */
+  fleet: FleetRateLedger | undefined;
   /** Eviction entries still being appended (close() waits for them). */
   evictions: Set<Promise<unknown>>;
 }
@@ -210,8 +234,11 @@ async function openSessions(
   onGone: (runId: string) => void,
 ): Promise<Sessions> {
   const evictions = new Set<Promise<unknown>>();
-  const sessions = createSessionStore(contextConfig(config), {
+  const context = contextConfig(config);
+  const fleet = fleetRate(config, context, o.node);
+  const sessions = createSessionStore(context, {
     clock,
+    ...(fleet !== undefined ? { ledger: fleet } : {}),
     principalStore: o.principals,
     onEvict(run) {
       onGone(run.runId);
@@ -228,7 +255,7 @@ async function openSessions(
   // Known principals' persisted state is in force before their first call, whichever way it arrives.
   if (typeof principals !== "function")
     for (const id of Object.keys(principals)) await sessions.principals.load(id);
-  return { sessions, evictions };
+  return { sessions, evictions, fleet };
 }
 
 function gateFor(
@@ -237,7 +264,7 @@ function gateFor(
   parts: {
     journal: Journal;
     sessions: SessionStore;
-    approvals: InProcessApprovals;
+    approvals: Approvals;
     capabilities: CapabilityService;
     ceilings: DelegatedRuns;
     clock: () => number;
@@ -332,7 +359,7 @@ async function wire(
   const agentpin = pinConfig === undefined ? undefined : new AgentPinAuthenticator(pinConfig, journal, clock);
   // An evicted run's capability use counts are dropped (its tokens are refused anyway).
   const gone = { forget: (_runId: string): void => undefined };
-  const { sessions, evictions } = await openSessions(config, o, clock, (id) => gone.forget(id));
+  const { sessions, evictions, fleet } = await openSessions(config, o, clock, (id) => gone.forget(id));
   const apae = await apaeFor(config, { journal, sessions, clock }, loaded.registry);
   const capabilities = openCapabilities(sessions, config.journal.signer, clock, o.node?.ledger);
   // Distributed mode: a quarantine saved by another replica is loaded into this one's cache
@@ -348,7 +375,9 @@ async function wire(
       await apae.close();
       throw err;
     });
+  const runs = sharedRuns({ registry: o.node?.runs, sessions, journal, fleet, clock });
   gone.forget = (id) => {
+    runs.gone(id);
     ceilings.forget(id);
     void capabilities.forgetRun(id).catch(() => undefined);
   };
@@ -360,6 +389,7 @@ async function wire(
       : {}),
     ...(config.approvers !== undefined ? { approverKeys: approverKeyring(config.approvers), clock } : {}),
   });
+  const shared = await sharedApprovals(o.node, approvals, clock);
   const gatePolicy = apae === undefined ? policy : apae.observe(policy);
   let gate: Gate;
   let messages: RuntimeMessaging;
@@ -367,12 +397,13 @@ async function wire(
     gate = gateFor(
       config,
       gatePolicy,
-      { journal, sessions, approvals, capabilities, ceilings, clock, apae },
+      { journal, sessions, approvals: shared ?? approvals, capabilities, ceilings, clock, apae },
       loaded.registry,
     );
     messages = messagingFor(config, { policy, journal, sessions, clock });
   } catch (err) {
     await apae?.close();
+    await shared?.close();
     throw err;
   }
   const stopBreakers = journalBreakerTransitions(breakers, journal);
@@ -383,6 +414,7 @@ async function wire(
     store,
     sessions,
     approvals,
+    approvalQueue: shared?.queue() ?? localApprovalQueue(approvals),
     policy,
     signer: config.journal.signer,
     contracts: loaded.registry,
@@ -395,7 +427,8 @@ async function wire(
     apae,
     messages,
     agentpin,
-    startRun: (principalId, options) => sessions.startRun(principalId, options),
+    startRun: (principalId, options) => runs.start(principalId, options),
+    ensureRun: (runId, principalId) => runs.ensure(runId, principalId),
     capabilities,
     grant: (runId, grant, grantedBy = "runtime") =>
       grantCapability({ service: capabilities, sessions, journal }, runId, grant, grantedBy),
@@ -408,6 +441,8 @@ async function wire(
     close() {
       closing ??= (async () => {
         stopBreakers();
+        runs.stop();
+        await shared?.close();
         await executors.close();
         await apae?.close();
         await sessions.principals.flush();

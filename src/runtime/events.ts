@@ -40,6 +40,22 @@ export const RunEvictedBodySchema = z.strictObject({
   evicted_at: Time,
 });
 
+export const RUN_ADOPTED_EVENT = "warden.run.adopted";
+
+/**
+ * Distributed mode: a run taken over from a replica whose lease expired, with what was
+ * rebuilt from its journal (calls that may have run, denials, taint labels carried in).
+ */
+export const RunAdoptedBodySchema = z.strictObject({
+  run_id: z.string().min(1).max(256),
+  principal_id: z.string().min(1).max(256),
+  from_node: z.string().min(1).max(256),
+  node: z.string().min(1).max(256),
+  admitted: z.number().int().min(0),
+  denied: z.number().int().min(0),
+  taint_labels: z.number().int().min(0),
+});
+
 const RUNTIME_EVENT_TYPES: Record<string, z.ZodType> = {
   [CAPABILITY_GRANTED_EVENT]: CapabilityGrantedBodySchema,
   [DELEGATION_ACCEPTED_EVENT]: DelegationAcceptedBodySchema,
@@ -49,6 +65,7 @@ const RUNTIME_EVENT_TYPES: Record<string, z.ZodType> = {
   [CONTRACT_LOADED_EVENT]: ContractLoadedBodySchema,
   [CONTRACT_REFUSED_EVENT]: ContractRefusedBodySchema,
   [RUN_EVICTED_EVENT]: RunEvictedBodySchema,
+  [RUN_ADOPTED_EVENT]: RunAdoptedBodySchema,
 };
 
 /** Registers the runtime's event types (idempotent: a type already registered is kept). */

@@ -62,6 +62,7 @@ export {
 export {
   evictedBody,
   journalContractEvents,
+  RUN_ADOPTED_EVENT,
   RUN_EVICTED_EVENT,
   RunEvictedBodySchema,
   registerRuntimeEventTypes,

@@ -134,6 +134,18 @@ export const SidecarConfigSchema = z.strictObject({
       tls: z
         .strictObject({ mode: z.enum(["disable", "require", "verify-full"]), caFile: PathText.optional() })
         .optional(),
+      /** Run leases (docs/distributed.md, runs across replicas): a run's owner renews; others adopt once expired. */
+      runs: z
+        .strictObject({
+          leaseMs: z.number().int().min(200).max(600_000).optional(),
+          marginMs: z.number().int().min(0).max(300_000).optional(),
+        })
+        .refine((r) => (r.marginMs ?? 5000) * 2 < (r.leaseMs ?? 20_000), {
+          message: "marginMs (default 5000) must be less than half of leaseMs (default 20000)",
+        })
+        .optional(),
+      /** How often a replica polls the shared approval queue when notifications are lost (ms). */
+      approvalPollMs: z.number().int().min(50).max(60_000).optional(),
     })
     .optional(),
   gate: GateConfigSchema.default(GateConfigSchema.parse({})),

@@ -128,6 +128,8 @@ export const ERROR_STATUS = {
   ERR_MEMORY_LIMIT: 422,
   ERR_MEMORY_STORE: 503,
   ERR_MEMORY_CONFIG_INVALID: 500,
+  // Distributed mode: another live replica serves the run (Misdirected Request; details: node).
+  ERR_RUN_ELSEWHERE: 421,
 } as const;
 
 // Every server-family code has a status (a missing one fails to compile).
@@ -195,6 +197,8 @@ const hasCode = (code: string): code is ApiErrorCode => Object.hasOwn(ERROR_STAT
 /** Translates anything thrown while handling a request into an ApiError (never leaking internals). */
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
+  if (err instanceof WardenError && err.code === "ERR_RUN_ELSEWHERE" && err.details !== undefined)
+    return new ApiError(err.code, err.message, { details: err.details });
   if (err instanceof WardenError && hasCode(err.code)) return new ApiError(err.code, err.message);
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code === "string" && Object.hasOwn(FASTIFY_CODES, code)) {

@@ -74,6 +74,10 @@ export interface SidecarRuntime {
   readonly composed: Runtime;
   /** Starts a run bound to the authenticated principal. */
   startRun(principalId: string, options?: StartRunOptions): Promise<Session>;
+  /** Distributed mode: the run is servable here, adopted, or ERR_RUN_ELSEWHERE (Runtime.ensureRun). */
+  ensureRun: Runtime["ensureRun"];
+  /** The operators' step-up queue (every replica's in distributed mode; Runtime.approvalQueue). */
+  readonly approvalQueue: Runtime["approvalQueue"];
   /** Issues a capability token for an open run, journaled (see Runtime.grant). */
   grant: Runtime["grant"];
   /** Waits for queued journal appends, then closes the store. Idempotent. */
@@ -164,6 +168,8 @@ function storeConfig(s: NonNullable<SidecarConfig["store"]>): PgNodeConfig {
     ...(s.node !== undefined ? { node: s.node } : {}),
     ...(s.pool !== undefined ? { pool: definedOnly(s.pool) } : {}),
     ...(s.tls !== undefined ? { tls: definedOnly(s.tls) } : {}),
+    ...(s.runs !== undefined ? { runs: definedOnly(s.runs) } : {}),
+    ...(s.approvalPollMs !== undefined ? { approvalPollMs: s.approvalPollMs } : {}),
   };
 }
 
@@ -241,6 +247,7 @@ export async function openSidecarRuntime(
     loaded,
     gate: rt.gate,
     approvals: rt.approvals,
+    approvalQueue: rt.approvalQueue,
     journal: rt.journal,
     store: rt.store,
     signer,
@@ -255,6 +262,7 @@ export async function openSidecarRuntime(
     apae: rt.apae,
     composed: rt,
     startRun: (principalId, options) => rt.startRun(principalId, options),
+    ensureRun: (runId, principalId) => rt.ensureRun(runId, principalId),
     grant: (runId, grant, grantedBy) => rt.grant(runId, grant, grantedBy),
     memory,
     close: async () => {

@@ -2,6 +2,7 @@
 // migrations and the start check, the journal's one global chain, and the stateful
 // stores every replica must share (principal state, budgets and reservations with
 // capability use counts, message nonces, trust tables), each with atomic SQL.
+export { APPROVAL_CHANNEL, type PgApprovalOptions, PgApprovalQueue } from "./approvals.js";
 export {
   inTransaction,
   isUnavailable,
@@ -12,6 +13,7 @@ export {
   sslOf,
   storeError,
 } from "./connect.js";
+export { FleetRateLedger } from "./fleet-rate.js";
 export { type PgJournalOptions, PgJournalStore } from "./journal-store.js";
 export { PgBudgetLedger, type PgLedgerOptions } from "./ledger.js";
 export {
@@ -23,6 +25,13 @@ export {
   SCHEMA_VERSION,
 } from "./migrations.js";
 export { openPgNode, type PgNode, type PgNodeConfig } from "./node.js";
+export { PgRunRegistry, type RebuiltRun, type RunLocation, type RunRegistryOptions } from "./runs.js";
 export { type NonceOptions, PgNonceStore, PgPrincipalStateStore } from "./state-stores.js";
 export { PgTrustStore } from "./trust-store.js";
-export { PRINCIPAL_CHANNEL, PrincipalWatcher, type WatchOptions } from "./watch.js";
+export {
+  type ListenOptions,
+  PgListener,
+  PRINCIPAL_CHANNEL,
+  PrincipalWatcher,
+  type WatchOptions,
+} from "./watch.js";

@@ -98,6 +98,37 @@ CREATE TABLE trust_rows (
 CREATE INDEX trust_rows_quarantine ON trust_rows (quarantine_until) WHERE quarantine_until IS NOT NULL;
 CREATE TABLE trust_recipients (subject text NOT NULL, peer text NOT NULL, PRIMARY KEY (subject, peer));`,
   },
+  {
+    version: 3,
+    description:
+      "runs registry (principal binding, owner node, lease), the shared approval queue, rate slots by node",
+    sql: `
+CREATE TABLE runs (
+  run_id       text PRIMARY KEY,
+  principal_id text NOT NULL,
+  node         text NOT NULL,
+  lease_until  bigint NOT NULL,
+  epoch        integer NOT NULL DEFAULT 1 CHECK (epoch >= 1),
+  ended        boolean NOT NULL DEFAULT false,
+  parent_run   text,
+  created_at   bigint NOT NULL
+);
+CREATE INDEX runs_node ON runs (node) WHERE NOT ended;
+CREATE TABLE approvals (
+  id           text PRIMARY KEY,
+  decision_id  text NOT NULL,
+  run_id       text NOT NULL,
+  principal_id text NOT NULL,
+  node         text NOT NULL,
+  request      text NOT NULL,
+  expires_at   bigint NOT NULL,
+  verdict      text,
+  decided_by   text,
+  decided_at   bigint
+);
+CREATE INDEX approvals_open ON approvals (expires_at) WHERE verdict IS NULL;
+ALTER TABLE rate_slots ADD COLUMN node text;`,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

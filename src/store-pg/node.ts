@@ -4,30 +4,42 @@
 // unmigrated, older or unknown one (ERR_RUNTIME_STORE_SCHEMA); nothing is migrated here.
 import { hostname } from "node:os";
 import type pg from "pg";
+import { RuntimeError } from "../contracts/index.js";
 import { openPool, type PgStoreConfig, resolveUrl, sslOf } from "./connect.js";
 import { PgJournalStore } from "./journal-store.js";
 import { PgBudgetLedger } from "./ledger.js";
 import { checkSchema } from "./migrations.js";
+import { PgRunRegistry } from "./runs.js";
 import { PgNonceStore, PgPrincipalStateStore } from "./state-stores.js";
 import { PgTrustStore } from "./trust-store.js";
-import { PrincipalWatcher } from "./watch.js";
+import { PgListener, PrincipalWatcher } from "./watch.js";
 
 export interface PgNodeConfig extends PgStoreConfig {
   /** This replica's name in the journal's `node` column (default host:pid). */
   node?: string;
+  /** Run leases: how long a renewal keeps a run this replica's, and the clock margin (runs.ts). */
+  runs?: { leaseMs?: number; marginMs?: number };
+  /** Polling period of the shared approval queue when notifications are lost (default 1 s). */
+  approvalPollMs?: number;
 }
 
 export interface PgNode {
   readonly pool: pg.Pool;
   readonly node: string;
+  /** `approvalPollMs` as configured (the shared approval queue's catch-up period). */
+  readonly approvalPollMs: number | undefined;
   readonly journal: PgJournalStore;
   readonly principals: PgPrincipalStateStore;
   /** Capability use counts (and budgets where a caller drives an async ledger). */
   readonly ledger: PgBudgetLedger;
   readonly nonces: PgNonceStore;
   readonly trust: PgTrustStore;
+  /** The runs registry: principal binding, owner node and lease of every run. */
+  readonly runs: PgRunRegistry;
   /** Calls `onPrincipal` for every principal whose state another node changed (LISTEN + polling). */
   watchPrincipals(onPrincipal: (principalId: string) => void, pollMs?: number): Promise<PrincipalWatcher>;
+  /** LISTENs on `channel` over a dedicated connection (reconnected by its poll), closed with the node. */
+  listen(channel: string, onPayload: (payload: string) => void): Promise<PgListener>;
   close(): Promise<void>;
 }
 
@@ -44,16 +56,25 @@ export async function openPgNode(
     throw err;
   }
   const node = config.node ?? `${hostname()}:${process.pid}`;
-  const watchers: PrincipalWatcher[] = [];
+  const watchers: { close(): Promise<void> }[] = [];
   let closing: Promise<void> | undefined;
+  let runs: PgRunRegistry;
+  try {
+    runs = new PgRunRegistry(pool, { node, ...config.runs });
+  } catch (err) {
+    await pool.end().catch(() => undefined);
+    throw new RuntimeError("ERR_RUNTIME_CONFIG_INVALID", `store.runs: ${(err as Error).message}`);
+  }
   return {
     pool,
     node,
+    approvalPollMs: config.approvalPollMs,
     journal: new PgJournalStore(pool, { node, ownsPool: false }),
     principals: new PgPrincipalStateStore(pool),
     ledger: new PgBudgetLedger(pool),
     nonces: new PgNonceStore(pool),
     trust: new PgTrustStore(pool),
+    runs,
     async watchPrincipals(onPrincipal, pollMs) {
       const w = new PrincipalWatcher({
         url: resolveUrl(config.url, env),
@@ -65,9 +86,22 @@ export async function openPgNode(
       await w.start();
       return w;
     },
+    async listen(channel, onPayload) {
+      const l = new PgListener({
+        url: resolveUrl(config.url, env),
+        ssl: sslOf(config.tls),
+        channel,
+        onPayload,
+        ...(config.approvalPollMs !== undefined ? { pollMs: config.approvalPollMs } : {}),
+      });
+      watchers.push(l);
+      await l.start();
+      return l;
+    },
     close() {
       closing ??= (async () => {
         for (const w of watchers) await w.close();
+        runs.stop();
         await pool.end().catch(() => undefined);
       })();
       return closing;

@@ -7,6 +7,7 @@
 // notification's delivery, or at most `pollMs` + one query when notifications fail
 // (docs/distributed.md, consistency model). A reload can only add a quarantine, never
 // lift one (context Principals.load), so a late or duplicate reload is harmless.
+// PgListener is the mechanism for any channel (the shared approval queue listens too).
 import pg from "pg";
 
 export const PRINCIPAL_CHANNEL = "warden_principal_state";
@@ -20,14 +21,55 @@ export interface WatchOptions {
   pollMs?: number;
 }
 
+export interface ListenOptions {
+  url: string;
+  ssl?: pg.ClientConfig["ssl"];
+  channel: string;
+  /** Called with every notification's payload on `channel` (may repeat, may be lost). */
+  onPayload: (payload: string) => void;
+  /** Runs every `pollMs` on the listening connection: the catch-up for lost notifications. */
+  onTick?: (c: pg.Client) => Promise<void>;
+  pollMs?: number;
+}
+
+/** A principal's quarantine saved on any node reloads here (a NOTIFY, or the poll of quarantined principals). */
 export class PrincipalWatcher {
-  readonly #o: WatchOptions;
+  readonly #listener: PgListener;
+
+  constructor(options: WatchOptions) {
+    this.#listener = new PgListener({
+      url: options.url,
+      ...(options.ssl !== undefined ? { ssl: options.ssl } : {}),
+      channel: PRINCIPAL_CHANNEL,
+      onPayload: options.onPrincipal,
+      ...(options.pollMs !== undefined ? { pollMs: options.pollMs } : {}),
+      async onTick(c) {
+        const r = await c.query<{ principal_id: string }>(
+          "SELECT principal_id FROM principal_state WHERE record::jsonb ? 'quarantine'",
+        );
+        for (const row of r.rows) options.onPrincipal(row.principal_id);
+      },
+    });
+  }
+
+  start(): Promise<void> {
+    return this.#listener.start();
+  }
+
+  close(): Promise<void> {
+    return this.#listener.close();
+  }
+}
+
+/** LISTEN on one channel over a dedicated connection, reconnected by a poll that also catches up. */
+export class PgListener {
+  readonly #o: ListenOptions;
   readonly #poll: NodeJS.Timeout;
   #client: pg.Client | undefined;
   #connecting = false;
   #closed = false;
 
-  constructor(options: WatchOptions) {
+  constructor(options: ListenOptions) {
     this.#o = options;
     this.#poll = setInterval(() => void this.#tick(), options.pollMs ?? 1000);
     this.#poll.unref();
@@ -52,11 +94,11 @@ export class PrincipalWatcher {
     client.on("error", drop);
     client.on("end", drop);
     client.on("notification", (n) => {
-      if (n.channel === PRINCIPAL_CHANNEL && n.payload !== undefined) this.#o.onPrincipal(n.payload);
+      if (n.channel === this.#o.channel && n.payload !== undefined) this.#o.onPayload(n.payload);
     });
     try {
       await client.connect();
-      await client.query(`LISTEN ${PRINCIPAL_CHANNEL}`);
+      await client.query(`LISTEN ${this.#o.channel}`);
       if (this.#closed) drop();
       else this.#client = client;
     } catch {
@@ -66,17 +108,14 @@ export class PrincipalWatcher {
     }
   }
 
-  /** Reconnects a lost listener and reloads every quarantined principal. */
+  /** Reconnects a lost listener and runs the catch-up. */
   async #tick(): Promise<void> {
     if (this.#closed) return;
     await this.#connect();
     const c = this.#client;
     if (c === undefined) return;
     try {
-      const r = await c.query<{ principal_id: string }>(
-        "SELECT principal_id FROM principal_state WHERE record::jsonb ? 'quarantine'",
-      );
-      for (const row of r.rows) this.#o.onPrincipal(row.principal_id);
+      await this.#o.onTick?.(c);
     } catch {
       // The connection broke: the next tick reconnects.
     }

@@ -162,3 +162,35 @@ describe("taint lineage (parentRun)", () => {
     expect(p.facts.parentRun).toBeUndefined();
   });
 });
+
+describe("a run adopted from another replica (distributed mode)", () => {
+  it("an adopted run keeps the taint and the spent budget it had on its dead owner", () => {
+    const { store: s } = store({ budgets: { toolCalls: 3 } });
+    const r = s.adopt({ runId: "r-adopted", principalId: AGENT, taint: [web()], admitted: 2 });
+    expect(s.run("r-adopted", AGENT)).toBe(r);
+    expect(r.taintSeen()).toEqual([expect.objectContaining(web())]);
+    const p = r.prepare(call("r-adopted", read));
+    expect(p.effectiveTaint).toEqual([expect.objectContaining(web())]);
+    expect(r.reserve(p).ok).toBe(true);
+    r.recordDecision(p, "allow", []);
+    const last = r.prepare(call("r-adopted", read));
+    expect(r.reserve(last)).toMatchObject({ ok: false, code: "ERR_RUN_BUDGET_EXHAUSTED" });
+  });
+
+  it("another principal cannot use an adopted run, and an ended run cannot be adopted back", async () => {
+    const { store: s } = store();
+    s.adopt({ runId: "r-a", principalId: AGENT, taint: [], admitted: 0 });
+    expectCode(() => s.run("r-a", OTHER), "ERR_RUN_UNKNOWN");
+    expectCode(
+      () => s.adopt({ runId: "r-a", principalId: AGENT, taint: [], admitted: 0 }),
+      "ERR_RUN_UNKNOWN",
+    );
+    const mine = await s.startRun(AGENT);
+    s.end(mine.runId);
+    expectCode(
+      () => s.adopt({ runId: mine.runId, principalId: AGENT, taint: [], admitted: 0 }),
+      "ERR_RUN_UNKNOWN",
+    );
+    expect(s.openRunIds()).toEqual(["r-a"]);
+  });
+});

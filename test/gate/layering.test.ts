@@ -34,7 +34,7 @@ const ALLOWED: Record<string, string[]> = {
   gate: ["contracts", "crypto", "tools", "context", "policy", "journal", "identity"],
   executors: ["contracts", "crypto", "tools", "journal", "gate"],
   messaging: ["contracts", "crypto", "context", "policy", "journal", "gate"],
-  "store-pg": ["contracts", "crypto", "context", "journal", "trust", "identity", "messaging"],
+  "store-pg": ["contracts", "crypto", "context", "journal", "trust", "identity", "gate", "messaging"],
   runtime: BELOW_ENTRY_POINTS,
   memory: [...BELOW_ENTRY_POINTS, "runtime"],
   "mcp-gateway": [...BELOW_ENTRY_POINTS, "runtime"],

@@ -1,7 +1,7 @@
 // Three `warden sidecar` processes (the built CLI) on one PostgreSQL, started from a copy
 // of deploy/ (the docker-compose file's sidecar configuration) without containers.
 import { type ChildProcess, spawn } from "node:child_process";
-import { cpSync, existsSync, mkdtempSync } from "node:fs";
+import { appendFileSync, cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { generateKeyPair, saveKeyPair } from "../../src/crypto/index.js";
@@ -12,13 +12,44 @@ export const AGENT_2 = "demo-agent-2-token-change-me";
 export const AGENT_3 = "demo-agent-3-token-change-me";
 export const OPERATOR = "demo-approver-token-change-me";
 
+export interface DeployTweaks {
+  /** YAML lines added to the `store:` section (indented two spaces), e.g. run leases. */
+  store?: string[];
+  /** YAML lines added to `gate.context:` (indented four spaces), e.g. rate limits. */
+  context?: string[];
+  /** YAML text appended to sidecar.yaml (top-level keys the file does not have). */
+  sidecar?: string;
+  /** YAML rule items inserted first in the policy's `rules:` list. */
+  rules?: string;
+}
+
 /** A copy of deploy/ with a fresh journal key (shared by every replica, as a Secret is). */
-export function deployCopy(): string {
+export function deployCopy(tweaks: DeployTweaks = {}): string {
   if (!existsSync(join(ROOT, "dist/src/cli/main.js")))
     throw new Error("the cluster tests spawn the built CLI: run `npm run build` first");
   const dir = mkdtempSync(join(tmpdir(), "warden-cluster-"));
   cpSync(join(ROOT, "deploy"), dir, { recursive: true });
   saveKeyPair(generateKeyPair("ed25519"), join(dir, "keys"), { name: "journal" });
+  const config = join(dir, "sidecar.yaml");
+  if (tweaks.store !== undefined) {
+    const text = readFileSync(config, "utf8").replace(
+      "  url: env:WARDEN_DB_URL\n",
+      `  url: env:WARDEN_DB_URL\n${tweaks.store.map((l) => `  ${l}\n`).join("")}`,
+    );
+    writeFileSync(config, text);
+  }
+  if (tweaks.context !== undefined) {
+    const text = readFileSync(config, "utf8").replace(
+      "  context:\n",
+      `  context:\n${tweaks.context.map((l) => `    ${l}\n`).join("")}`,
+    );
+    writeFileSync(config, text);
+  }
+  if (tweaks.sidecar !== undefined) appendFileSync(config, `\n${tweaks.sidecar}\n`);
+  if (tweaks.rules !== undefined) {
+    const policy = join(dir, "policy.yaml");
+    writeFileSync(policy, readFileSync(policy, "utf8").replace("rules:\n", `rules:\n${tweaks.rules}`));
+  }
   return dir;
 }
 

@@ -105,10 +105,11 @@ describe("three replicas from deploy/sidecar.yaml", () => {
     );
     expect(executed.length).toBeLessThanOrEqual(50);
     expect(executed.length).toBe(50);
-    // Another replica does not know a run it did not start (sticky runs, docs/distributed.md).
-    const elsewhere = answers.filter((a) => a.status === 404);
-    expect(elsewhere.length).toBeGreaterThan(0);
-    expect(elsewhere.every((a) => codeOf(a) === "ERR_RUN_UNKNOWN")).toBe(true);
+    // Another replica does not serve a run its owner serves (runs across replicas,
+    // docs/distributed.md): 421 naming the owner, never a second budget.
+    const elsewhere = answers.filter((a) => a.status === 421);
+    expect(elsewhere.length).toBe(60);
+    expect(elsewhere.every((a) => codeOf(a) === "ERR_RUN_ELSEWHERE")).toBe(true);
     const allows = await db.query<{ n: string }>(
       "SELECT count(*) AS n FROM journal_entries WHERE run_id = $1 AND type = 'warden.gate.decision' AND decision = 'allow'",
       [runId],

@@ -37,6 +37,9 @@ describe("store: {kind: postgres}", () => {
       { kind: "mysql", url: "env:DB" },
       { kind: "postgres", url: "env:DB", password: "x" },
       { kind: "postgres", url: "env:DB", tls: { mode: "prefer" } },
+      // A clock margin of half the lease or more would let a stale owner and an adopter overlap.
+      { kind: "postgres", url: "env:DB", runs: { leaseMs: 1000 } },
+      { kind: "postgres", url: "env:DB", runs: { leaseMs: 4000, marginMs: 2000 } },
     ]) {
       expect(() => parseSidecarConfig(base(store), "/srv")).toThrow(/store/);
     }

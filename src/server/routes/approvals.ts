@@ -23,7 +23,7 @@ export const APPROVAL_LIST = {
   summary: "Pending step-up approvals and deferred actions (operators): the structured action only",
   response: { name: "ApprovalListResponse", schema: ApprovalListResponse },
   description: "Pending items",
-  errors: AUTH_ERRORS,
+  errors: [...AUTH_ERRORS, "ERR_RUNTIME_STORE_UNAVAILABLE"],
 } as const satisfies RouteSpec;
 
 export const APPROVAL_DECIDE = {
@@ -45,42 +45,25 @@ export const APPROVAL_DECIDE = {
     "ERR_APPROVAL_SIGNATURE_INVALID",
     "ERR_APPROVAL_WRONG_DECISION",
     "ERR_APPROVAL_REPLAYED",
+    "ERR_RUNTIME_STORE_UNAVAILABLE",
   ],
 } as const satisfies RouteSpec;
 
 type Decided = Exclude<ApprovalVerdict, { outcome: "timeout" } | { outcome: "cancelled" }>;
 
 export function approvalRoutes(app: FastifyInstance, ctx: RouteContext): void {
-  const { gate, approvals } = ctx.runtime;
+  const { gate, approvalQueue } = ctx.runtime;
 
+  // Step-ups of every replica in distributed mode (src/store-pg approvals.ts); deferred
+  // actions are this replica's.
   mount(app, APPROVAL_LIST, async () => ({
-    pending: [...approvals.pending().map(stepUpView), ...gate.deferQueue.list().map(deferredView)],
+    pending: [...(await approvalQueue.list()).map(stepUpView), ...gate.deferQueue.list().map(deferredView)],
   }));
 
   mount(app, APPROVAL_DECIDE, async (req, _reply, { params, body }) => {
     const who = identityOf(req);
     const { id } = params;
     const approver = { id: who.id, roles: [...who.roles] };
-    if (approvals.pending().some((p) => p.id === id)) {
-      const s = body.signature;
-      const signed =
-        s === undefined
-          ? {}
-          : { signed: { decisionId: s.decisionId, keyId: s.keyId, signature: s.sig, time: s.time } };
-      const verdict: Decided =
-        body.outcome === "modify"
-          ? {
-              outcome: "modify",
-              approver,
-              justification: body.justification,
-              parameters: body.parameters ?? {},
-              ...signed,
-            }
-          : { outcome: body.outcome, approver, justification: body.justification, ...signed };
-      const r = approvals.decide(id, verdict);
-      if (!r.ok) throw new ApiError(r.code, r.message);
-      return { ok: true, id, outcome: body.outcome };
-    }
     if (gate.deferQueue.list().some((d) => d.id === id)) {
       if (!who.roles.includes("approver"))
         throw new ApiError("ERR_APPROVAL_FORBIDDEN", "approver lacks role approver");
@@ -94,6 +77,24 @@ export function approvalRoutes(app: FastifyInstance, ctx: RouteContext): void {
       if (!done) throw new ApiError("ERR_APPROVAL_NOT_FOUND", "no pending approval with that id");
       return { ok: true, id, outcome: body.outcome };
     }
-    throw new ApiError("ERR_APPROVAL_NOT_FOUND", "no pending approval with that id");
+    const s = body.signature;
+    const signed =
+      s === undefined
+        ? {}
+        : { signed: { decisionId: s.decisionId, keyId: s.keyId, signature: s.sig, time: s.time } };
+    const verdict: Decided =
+      body.outcome === "modify"
+        ? {
+            outcome: "modify",
+            approver,
+            justification: body.justification,
+            parameters: body.parameters ?? {},
+            ...signed,
+          }
+        : { outcome: body.outcome, approver, justification: body.justification, ...signed };
+    // A step-up waiting here or, in distributed mode, on another replica (NOT_FOUND: neither).
+    const r = await approvalQueue.decide(id, verdict);
+    if (!r.ok) throw new ApiError(r.code, r.message);
+    return { ok: true, id, outcome: body.outcome };
   });
 }

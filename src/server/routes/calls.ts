@@ -30,6 +30,8 @@ const CALL_ERRORS = [
   ...BODY_ERRORS,
   "ERR_AUTH_PRINCIPAL_MISMATCH",
   "ERR_RUN_UNKNOWN",
+  "ERR_RUN_ELSEWHERE",
+  "ERR_RUNTIME_STORE_UNAVAILABLE",
   "ERR_SERVER_JOURNAL_UNAVAILABLE",
   "ERR_SERVER_POLICY_ERROR",
   "ERR_SERVER_SHUTTING_DOWN",
@@ -122,8 +124,18 @@ function agentRequest(ctx: RouteContext, req: FastifyRequest) {
   if (request.principalId !== who.id) {
     throw new ApiError("ERR_AUTH_PRINCIPAL_MISMATCH", "principalId does not match the credential");
   }
-  // Runs are created by the runtime and bound to their principal: throws ERR_RUN_UNKNOWN
-  // (404) alike for an invented, ended, evicted or another principal's run id.
+  return { request, tool, c, who };
+}
+
+/**
+ * The agent's request, its run servable here: runs are created by the runtime and bound to
+ * their principal, so ERR_RUN_UNKNOWN (404) answers alike for an invented, ended, evicted
+ * or another principal's run id; in distributed mode a run another live replica serves is
+ * ERR_RUN_ELSEWHERE (421), and one whose owner's lease expired is adopted first.
+ */
+async function agentCall(ctx: RouteContext, req: FastifyRequest) {
+  const { request, tool, c, who } = agentRequest(ctx, req);
+  await ctx.runtime.ensureRun(request.runId, who.id);
   ctx.runtime.gate.sessions.run(request.runId, who.id);
   if (
     tool !== undefined &&
@@ -151,7 +163,7 @@ export function callRoutes(app: FastifyInstance, ctx: RouteContext): void {
     app,
     DECIDE,
     async (req, reply) => {
-      const { request } = agentRequest(ctx, req);
+      const { request } = await agentCall(ctx, req);
       const t0 = performance.now();
       const parent = traceParentOf(req);
       const o = await gate.evaluate(request, parent !== undefined ? { parent } : undefined);
@@ -171,7 +183,7 @@ export function callRoutes(app: FastifyInstance, ctx: RouteContext): void {
     app,
     EXECUTE,
     async (req, reply) => {
-      const { request, tool } = agentRequest(ctx, req);
+      const { request, tool } = await agentCall(ctx, req);
       const runnable = executable(ctx, request.tool, tool);
       const signal = callSignal(ctx, reply);
       const t0 = performance.now();

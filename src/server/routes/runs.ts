@@ -27,6 +27,7 @@ export const RUN_CREATE = {
     "ERR_RUN_LIMIT",
     "ERR_SERVER_SHUTTING_DOWN",
     "ERR_TRUST_QUARANTINED",
+    "ERR_RUNTIME_STORE_UNAVAILABLE",
   ],
 } as const satisfies RouteSpec;
 
