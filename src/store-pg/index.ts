@@ -24,5 +24,6 @@ export {
 } from "./migrations.js";
 export { openPgNode, type PgNode, type PgNodeConfig } from "./node.js";
 export { type NonceOptions, PgNonceStore, PgPrincipalStateStore } from "./state-stores.js";
-export { PgTrustStore } from "./trust-store.js";
+export { PgTrustStore, TRUST_CHANNEL } from "./trust-store.js";
+export { parseTrustPayload, TrustWatcher, type TrustWatchOptions } from "./trust-watch.js";
 export { PRINCIPAL_CHANNEL, PrincipalWatcher, type WatchOptions } from "./watch.js";

@@ -10,6 +10,7 @@ import { PgBudgetLedger } from "./ledger.js";
 import { checkSchema } from "./migrations.js";
 import { PgNonceStore, PgPrincipalStateStore } from "./state-stores.js";
 import { PgTrustStore } from "./trust-store.js";
+import { TrustWatcher, type TrustWatchOptions } from "./trust-watch.js";
 import { PrincipalWatcher } from "./watch.js";
 
 export interface PgNodeConfig extends PgStoreConfig {
@@ -28,6 +29,8 @@ export interface PgNode {
   readonly trust: PgTrustStore;
   /** Calls `onPrincipal` for every principal whose state another node changed (LISTEN + polling). */
   watchPrincipals(onPrincipal: (principalId: string) => void, pollMs?: number): Promise<PrincipalWatcher>;
+  /** Calls `onRow` for every trust row any node wrote (LISTEN), `onResync` every `pollMs`. */
+  watchTrust(o: Pick<TrustWatchOptions, "onRow" | "onResync" | "pollMs">): Promise<TrustWatcher>;
   close(): Promise<void>;
 }
 
@@ -44,7 +47,7 @@ export async function openPgNode(
     throw err;
   }
   const node = config.node ?? `${hostname()}:${process.pid}`;
-  const watchers: PrincipalWatcher[] = [];
+  const watchers: { close(): Promise<void> }[] = [];
   let closing: Promise<void> | undefined;
   return {
     pool,
@@ -61,6 +64,12 @@ export async function openPgNode(
         onPrincipal,
         ...(pollMs !== undefined ? { pollMs } : {}),
       });
+      watchers.push(w);
+      await w.start();
+      return w;
+    },
+    async watchTrust(o) {
+      const w = new TrustWatcher({ url: resolveUrl(config.url, env), ssl: sslOf(config.tls), ...o });
       watchers.push(w);
       await w.start();
       return w;

@@ -9,7 +9,7 @@
 import type pg from "pg";
 import type { PrincipalRecord, PrincipalStateStore } from "../context/index.js";
 import { canonicalJson, isPlainObject, RuntimeError } from "../contracts/index.js";
-import type { ClaimResult } from "../messaging/index.js";
+import type { ClaimResult, NonceStore } from "../messaging/index.js";
 import { storeError } from "./connect.js";
 import { PRINCIPAL_CHANNEL } from "./watch.js";
 
@@ -76,7 +76,7 @@ export interface NonceOptions {
 }
 
 /** Replay protection across replicas: the same (scope, sender, nonce) is claimed once. */
-export class PgNonceStore {
+export class PgNonceStore implements NonceStore {
   readonly #pool: pg.Pool;
   readonly #max: number;
 
@@ -99,6 +99,18 @@ export class PgNonceStore {
         now,
       ]);
       return seen.rowCount === 1 ? "replayed" : "full";
+    } catch (err) {
+      throw storeError("message nonce", err);
+    }
+  }
+
+  async seen(key: string, now: number): Promise<boolean> {
+    try {
+      const r = await this.#pool.query("SELECT 1 FROM message_nonces WHERE k = $1 AND until >= $2", [
+        key,
+        now,
+      ]);
+      return r.rowCount === 1;
     } catch (err) {
       throw storeError("message nonce", err);
     }
