@@ -9,6 +9,10 @@
 // node holds the lock once per batch, not once per entry. A node killed mid-transaction
 // leaves nothing (the transaction is rolled back by the server); a COMMIT whose answer was
 // lost may have committed an entry nobody was told about — never the reverse.
+// Round trips per batch: BEGIN with the head lock (one simple query), the last entry's
+// read only when another node wrote it, the INSERT that also moves the head (one
+// statement per 64 entries; the head moves with the last), and COMMIT — three when this
+// node wrote the previous batch.
 import { hostname } from "node:os";
 import type pg from "pg";
 import { JournalError, WardenError } from "../contracts/index.js";
@@ -26,7 +30,7 @@ import {
   rowToEntry,
   type SealedEntry,
 } from "../journal/index.js";
-import { inTransaction, isUnavailable } from "./connect.js";
+import { inTransactionFrom, isUnavailable } from "./connect.js";
 
 /** A journal row as pg returns it (bigint seq as text); read by the journal's shared row reader. */
 type Row = JournalRow & { seq: string };
@@ -91,7 +95,11 @@ export class PgJournalStore implements JournalStore {
   async appendBatch(build: (last: JournalEntry | null) => SealedEntry[]): Promise<JournalEntry[]> {
     this.#open();
     try {
-      const entries = await inTransaction(this.#pool, (c) => this.#appendIn(c, build));
+      const entries = await inTransactionFrom<JournalEntry[], { seq: string; hash: string | null }>(
+        this.#pool,
+        "SELECT seq, hash FROM journal_head WHERE id = 1 FOR UPDATE",
+        (c, rows) => this.#appendIn(c, rows[0], build),
+      );
       this.#commits++;
       const tail = entries.at(-1);
       if (tail !== undefined) this.#lastWritten = structuredClone(tail);
@@ -104,12 +112,9 @@ export class PgJournalStore implements JournalStore {
 
   async #appendIn(
     c: pg.PoolClient,
+    head: { seq: string; hash: string | null } | undefined,
     build: (last: JournalEntry | null) => SealedEntry[],
   ): Promise<JournalEntry[]> {
-    const h = await c.query<{ seq: string; hash: string | null }>(
-      "SELECT seq, hash FROM journal_head WHERE id = 1 FOR UPDATE",
-    );
-    const head = h.rows[0];
     if (head === undefined) throw new JournalError("ERR_JOURNAL_STORE", "the journal has no head row");
     const seq = Number(head.seq);
     const cached = this.#lastWritten;
@@ -126,21 +131,31 @@ export class PgJournalStore implements JournalStore {
     }
     const sealed = build(last);
     assertExtends(last, sealed);
-    for (let i = 0; i < sealed.length; i += ROWS) await this.#insert(c, sealed.slice(i, i + ROWS));
-    const tail = sealed.at(-1)?.entry;
-    if (tail !== undefined)
-      await c.query("UPDATE journal_head SET seq = $1, hash = $2 WHERE id = 1", [tail.seq, tail.hash]);
+    for (let i = 0; i < sealed.length; i += ROWS)
+      await this.#insert(c, sealed.slice(i, i + ROWS), i + ROWS >= sealed.length);
     return sealed.map((s) => s.entry);
   }
 
-  async #insert(c: pg.PoolClient, rows: readonly SealedEntry[]): Promise<void> {
+  /** Inserts up to ROWS entries; with `moveHead`, the same statement moves the head to the last. */
+  async #insert(c: pg.PoolClient, rows: readonly SealedEntry[], moveHead: boolean): Promise<void> {
     const args: unknown[] = [];
     const values = rows.map(({ entry, bodyJson }, k) => {
       args.push(entry.seq, entry.time, entry.type, entry.run_id, entry.trace_id, entry.prev_hash);
       args.push(entry.hash, entry.key_id, entry.signature, bodyJson, this.node);
       return `(${Array.from({ length: 11 }, (_, j) => `$${k * 11 + j + 1}`).join(", ")})`;
     });
-    await c.query(`INSERT INTO journal_entries (${COLUMNS}, node) VALUES ${values.join(", ")}`, args);
+    const tail = rows.at(-1)?.entry;
+    let head = "";
+    if (moveHead && tail !== undefined) {
+      args.push(tail.seq, tail.hash);
+      head = `WITH moved AS (UPDATE journal_head SET seq = $${args.length - 1}, hash = $${args.length} WHERE id = 1) `;
+    }
+    // Named per shape: parsed and planned once per connection, not once per batch.
+    await c.query({
+      name: `warden-journal-insert-${rows.length}${head === "" ? "" : "-head"}`,
+      text: `${head}INSERT INTO journal_entries (${COLUMNS}, node) VALUES ${values.join(", ")}`,
+      values: args,
+    });
   }
 
   async last(): Promise<JournalEntry | null> {
