@@ -50,13 +50,14 @@ const res = await fetch(`${server.url}/v1/runs`, {
 const { runId } = (await res.json()) as { runId?: string };
 if (typeof runId !== "string") throw new Error(`POST /v1/runs: ${res.status}`);
 process.on("disconnect", () => void server.close().then(() => process.exit(0)));
-const journalStore = server.runtime.store as { commits?: number };
+const journalStore = server.runtime.store as { commits?: number; appendStats?: () => unknown };
 process.on("message", (m) => {
   if (m !== "stats") return;
   process.send?.({
     cpuUs: process.cpuUsage(),
     elu: performance.eventLoopUtilization(),
     commits: journalStore.commits ?? null,
+    append: journalStore.appendStats?.() ?? null,
   });
 });
 process.stdout.write(`${JSON.stringify({ url: server.url, runId })}\n`);

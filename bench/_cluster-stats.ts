@@ -11,6 +11,56 @@ export interface NodeStats {
   cpuUs: { user: number; system: number };
   elu: { idle: number; active: number; utilization: number };
   commits: number | null;
+  /** PgJournalStore.appendStats() (PostgreSQL mode only). */
+  append: AppendCounters | null;
+}
+
+interface AppendCounters {
+  commits: number;
+  roundTrips: number;
+  foreignHeads: number;
+  conflicts: number;
+  locked: number;
+  commitMs: number;
+}
+
+/** Per journal transaction, over a row's nodes. */
+export interface AppendBreakdown {
+  roundTrips: number;
+  /** Lost races (the head had moved) per transaction. */
+  conflicts: number;
+  /** Share of transactions that took the head lock. */
+  locked: number;
+  /** Share that started on another node's head (read the head and last entry first). */
+  foreign: number;
+  /** ms of the committing statement (includes the WAL flush). */
+  commitMs: number;
+}
+
+/** The journal transactions of a row, summed over its nodes: per-transaction averages. */
+export function appendBreakdown(before: NodeStats[], after: NodeStats[]): AppendBreakdown | undefined {
+  const sum: AppendCounters = {
+    commits: 0,
+    roundTrips: 0,
+    foreignHeads: 0,
+    conflicts: 0,
+    locked: 0,
+    commitMs: 0,
+  };
+  for (const [i, a] of after.entries()) {
+    const b = before[i]?.append;
+    if (a.append === null || b === null || b === undefined) return undefined;
+    for (const k of Object.keys(sum) as (keyof AppendCounters)[]) sum[k] += a.append[k] - b[k];
+  }
+  const n = sum.commits;
+  if (n === 0) return undefined;
+  return {
+    roundTrips: sum.roundTrips / n,
+    conflicts: sum.conflicts / n,
+    locked: sum.locked / n,
+    foreign: sum.foreignHeads / n,
+    commitMs: sum.commitMs / n,
+  };
 }
 
 /** Asks a bench child for its stats (bench/_cluster-node.ts answers "stats"). */

@@ -6,7 +6,9 @@
 // process's, from /proc. Where the time goes, per decision: each process's CPU (sidecars,
 // this load generator, PostgreSQL), the sidecars' event-loop utilisation (the busiest
 // one's: near 100% means its main thread is the bottleneck), and decisions per journal
-// transaction (group commit). Environment: BENCH_CLUSTER_SECONDS per row (default 4).
+// transaction (group commit), and the PostgreSQL journal's head lock (wait, hold, COMMIT).
+// The cases take turns (BENCH_CLUSTER_ROUNDS rounds, default 3, of BENCH_CLUSTER_SECONDS
+// each, default 2) on nodes started once; decisions/s is the median round's.
 // PostgreSQL runs with fsync=on and synchronous_commit=on (durable, as SQLite's FULL).
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -19,10 +21,18 @@ import pg from "pg";
 import { generateKeyPair, saveKeyPair } from "../src/crypto/index.js";
 import { migrate } from "../src/store-pg/index.js";
 import { startPostgres } from "../test/helpers/postgres.js";
-import { type NodeStats, nodeStats, postmasterPid, serverCpuMs } from "./_cluster-stats.js";
+import {
+  type AppendBreakdown,
+  appendBreakdown,
+  type NodeStats,
+  nodeStats,
+  postmasterPid,
+  serverCpuMs,
+} from "./_cluster-stats.js";
 import { perOp } from "./_proc.js";
 
-const SECONDS = Number(process.env.BENCH_CLUSTER_SECONDS ?? 4);
+const SECONDS = Number(process.env.BENCH_CLUSTER_SECONDS ?? 2);
+const ROUNDS = Number(process.env.BENCH_CLUSTER_ROUNDS ?? 3);
 const CONNECTIONS = 64;
 const here = dirname(fileURLToPath(import.meta.url));
 const TOKEN = `bench-${randomBytes(8).toString("hex")}`;
@@ -42,6 +52,8 @@ interface Row {
   elu?: number | undefined;
   /** Decisions per journal transaction (group commit), over all sidecars. */
   perCommit?: number | undefined;
+  /** The PostgreSQL journal's transactions (round trips, lost races, lock fallbacks, COMMIT). */
+  append?: AppendBreakdown | undefined;
 }
 
 interface Child {
@@ -168,35 +180,77 @@ function breakdown(before: NodeStats[], after: NodeStats[], n: number): Partial<
     (sum, a, i) => sum + ((a.commits ?? 0) - ((before[i] as NodeStats).commits ?? 0)),
     0,
   );
-  return { cpuUs, elu, ...(commits > 0 ? { perCommit: n / commits } : {}) };
+  return {
+    cpuUs,
+    elu,
+    ...(commits > 0 ? { perCommit: n / commits } : {}),
+    append: appendBreakdown(before, after),
+  };
 }
 
-async function sidecars(
-  name: string,
-  mode: "sqlite" | "pg",
-  count: number,
-  dir: string,
-  pg?: { url: string; postmaster: number | undefined },
-): Promise<Row> {
-  const nodes: Child[] = [];
-  try {
-    for (let i = 0; i < count; i++) nodes.push(await startChild(mode, dir, pg?.url));
-    const before = await Promise.all(nodes.map((c) => nodeStats(c.proc)));
-    const gen0 = process.cpuUsage();
-    const pg0 = serverCpuMs(pg?.postmaster);
-    const r = await load(nodes);
-    const gen = process.cpuUsage(gen0);
-    const pgUs = perOp(pg0, serverCpuMs(pg?.postmaster), r.samples.length);
-    const after = await Promise.all(nodes.map((c) => nodeStats(c.proc)));
-    if (r.failed > 0) process.stderr.write(`${name}: ${r.failed} non-200 answers\n`);
-    return summarize(name, r.samples, r.seconds, {
-      ...breakdown(before, after, r.samples.length),
-      genUs: perOp(0, (gen.user + gen.system) / 1000, r.samples.length),
-      ...(mode === "pg" ? { pgUs } : {}),
-    });
-  } finally {
-    for (const c of nodes) await stopChild(c);
-  }
+interface Sample {
+  samples: number[];
+  seconds: number;
+  extra: Partial<Row>;
+}
+
+/** One load slot on already-started nodes, with where its time went. */
+async function measure(name: string, nodes: Child[], postmaster?: number): Promise<Sample> {
+  const before = await Promise.all(nodes.map((c) => nodeStats(c.proc)));
+  const gen0 = process.cpuUsage();
+  const pg0 = serverCpuMs(postmaster);
+  const r = await load(nodes);
+  const gen = process.cpuUsage(gen0);
+  const pgUs = perOp(pg0, serverCpuMs(postmaster), r.samples.length);
+  const after = await Promise.all(nodes.map((c) => nodeStats(c.proc)));
+  if (r.failed > 0) process.stderr.write(`${name}: ${r.failed} non-200 answers\n`);
+  const extra: Partial<Row> = {
+    ...breakdown(before, after, r.samples.length),
+    genUs: perOp(0, (gen.user + gen.system) / 1000, r.samples.length),
+    ...(postmaster !== undefined ? { pgUs } : {}),
+  };
+  return { samples: r.samples, seconds: r.seconds, extra };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
+
+/** A case over its rounds: the median round's decisions/s; the rest weighted by decisions. */
+function combine(name: string, rounds: Sample[]): Row {
+  const all = rounds.flatMap((r) => r.samples);
+  const seconds = rounds.reduce((a, r) => a + r.seconds, 0);
+  const row = summarize(name, all, seconds);
+  row.opsPerSec = median(rounds.map((r) => r.samples.length / r.seconds));
+  const weighted = (pick: (x: Partial<Row>) => number | undefined) => {
+    let sum = 0;
+    let n = 0;
+    for (const r of rounds) {
+      const v = pick(r.extra);
+      if (v === undefined) return undefined;
+      sum += v * r.samples.length;
+      n += r.samples.length;
+    }
+    return n === 0 ? undefined : sum / n;
+  };
+  const ap = (k: keyof AppendBreakdown) => weighted((x) => x.append?.[k]);
+  const roundTrips = ap("roundTrips");
+  return {
+    ...row,
+    cpuUs: weighted((x) => x.cpuUs),
+    genUs: weighted((x) => x.genUs),
+    pgUs: weighted((x) => x.pgUs),
+    elu: weighted((x) => x.elu),
+    perCommit: weighted((x) => x.perCommit),
+    append:
+      roundTrips === undefined
+        ? undefined
+        : {
+            roundTrips,
+            conflicts: ap("conflicts") ?? 0,
+            locked: ap("locked") ?? 0,
+            foreign: ap("foreign") ?? 0,
+            commitMs: ap("commitMs") ?? 0,
+          },
+  };
 }
 
 async function insertLoop(dbUrl: string): Promise<Row> {
@@ -222,13 +276,17 @@ function render(rows: Row[], sqlite: Row): string {
   const f = (x: number) => (x >= 100 ? x.toFixed(0) : x.toFixed(1));
   const o = (x: number | undefined) => (x === undefined ? "-" : f(x));
   const pct = (x: number | undefined) => (x === undefined ? "-" : `${(x * 100).toFixed(0)}%`);
+  const ap = (r: Row) =>
+    r.append === undefined
+      ? "- | - | -"
+      : `${r.append.roundTrips.toFixed(2)} | ${pct(r.append.foreign)} / ${pct(r.append.conflicts)} / ${pct(r.append.locked)} | ${f(r.append.commitMs)}`;
   const lines = rows.map(
     (r) =>
-      `| ${r.name} | ${r.n} | ${Math.round(r.opsPerSec)} | ${f(r.medianMs)} | ${f(r.p99Ms)} | ${((r.opsPerSec / sqlite.opsPerSec) * 100).toFixed(0)}% | ${o(r.cpuUs)} | ${pct(r.elu)} | ${o(r.genUs)} | ${o(r.pgUs)} | ${o(r.perCommit)} |`,
+      `| ${r.name} | ${r.n} | ${Math.round(r.opsPerSec)} | ${f(r.medianMs)} | ${f(r.p99Ms)} | ${((r.opsPerSec / sqlite.opsPerSec) * 100).toFixed(0)}% | ${o(r.cpuUs)} | ${pct(r.elu)} | ${o(r.genUs)} | ${o(r.pgUs)} | ${o(r.perCommit)} | ${ap(r)} |`,
   );
   return (
-    "| case | n | decisions/s | median ms | p99 ms | vs SQLite node | sidecar CPU µs/decision (sum of nodes) | busiest sidecar event loop | load generator CPU µs/decision | PostgreSQL CPU µs/decision | decisions per journal transaction |\n" +
-    `|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n${lines.join("\n")}\n`
+    "| case | n | decisions/s | median ms | p99 ms | vs SQLite node | sidecar CPU µs/decision (sum of nodes) | busiest sidecar event loop | load generator CPU µs/decision | PostgreSQL CPU µs/decision | decisions per journal transaction | round trips per journal transaction | journal transactions: on another node's head / lost races / took the lock | committing statement ms (incl. fsync) |\n" +
+    `|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n${lines.join("\n")}\n`
   );
 }
 
@@ -245,13 +303,32 @@ try {
   const postmaster = await postmasterPid(admin);
   await admin.end();
   const insert = await insertLoop(dbUrl);
-  const sqlite = await sidecars("baseline: 1 sidecar, SQLite journal", "sqlite", 1, dir);
-  const rows = [insert, sqlite];
-  for (const n of [1, 2, 3])
-    rows.push(await sidecars(`${n} sidecar(s), PostgreSQL store`, "pg", n, dir, { url: dbUrl, postmaster }));
-  process.stdout.write(
-    `### Distributed mode (${SECONDS} s per row, ${CONNECTIONS} connections per sidecar, fsync on, load ${loadavg()[0]?.toFixed(1)})\n\n${render(rows, sqlite)}\n`,
-  );
+  // Every node starts once; the cases then take turns, ROUNDS times, so a change in the
+  // machine's other load hits every case alike (idle nodes cost next to nothing).
+  const children: Child[] = [];
+  try {
+    const sqliteNode = await startChild("sqlite", dir);
+    children.push(sqliteNode);
+    for (let i = 0; i < 3; i++) children.push(await startChild("pg", dir, dbUrl));
+    const pgNodes = children.slice(1);
+    const cases: { name: string; nodes: Child[]; postmaster?: number }[] = [
+      { name: "baseline: 1 sidecar, SQLite journal", nodes: [sqliteNode] },
+      ...[1, 2, 3].map((n) => ({
+        name: `${n} sidecar(s), PostgreSQL store`,
+        nodes: pgNodes.slice(0, n),
+        ...(postmaster !== undefined ? { postmaster } : {}),
+      })),
+    ];
+    const rounds = cases.map(() => [] as Sample[]);
+    for (let round = 0; round < ROUNDS; round++)
+      for (const [i, c] of cases.entries()) rounds[i]?.push(await measure(c.name, c.nodes, c.postmaster));
+    const rows = cases.map((c, i) => combine(c.name, rounds[i] ?? []));
+    process.stdout.write(
+      `### Distributed mode (${ROUNDS} rounds × ${SECONDS} s per case, ${CONNECTIONS} connections per sidecar, fsync on, load ${loadavg()[0]?.toFixed(1)})\n\n${render([insert, ...rows], rows[0] as Row)}\n`,
+    );
+  } finally {
+    for (const c of children) await stopChild(c);
+  }
 } finally {
   await server.stop();
   rmSync(dir, { recursive: true, force: true });
