@@ -76,9 +76,13 @@ export interface NonceOptions {
 }
 
 /** Replay protection across replicas: the same (scope, sender, nonce) is claimed once. */
+/** Claims between two background deletions of expired nonces (the table stays bounded). */
+const PRUNE_EVERY = 1000;
+
 export class PgNonceStore implements NonceStore {
   readonly #pool: pg.Pool;
   readonly #max: number;
+  #claims = 0;
 
   constructor(pool: pg.Pool, options: NonceOptions = {}) {
     this.#pool = pool;
@@ -86,6 +90,9 @@ export class PgNonceStore implements NonceStore {
   }
 
   async claim(key: string, until: number, now: number): Promise<ClaimResult> {
+    // Expired rows are never read as live (every statement compares with `now`); deleting
+    // them only keeps the table small, so it runs in the background now and then.
+    if (++this.#claims % PRUNE_EVERY === 0) void this.prune(now).catch(() => undefined);
     try {
       const r = await this.#pool.query(
         "INSERT INTO message_nonces (k, until) SELECT $1, $2 " +
