@@ -12,23 +12,29 @@ import { type PostgresServer, startPostgres } from "../helpers/postgres.js";
 import {
   AGENT,
   AGENT_2,
+  AGENT_3,
   type Answer,
   call,
   codeOf,
   deployCopy,
   echo,
   type Node,
+  OPERATOR,
   startNode,
   startRun,
   stopNode,
 } from "./cluster-helpers.js";
 import { freshDatabase, poolOf } from "./helpers.js";
 
-/** deploy/ with APAE on (action ECTs at L1: no ECT key needed; no tick during the test). */
+/**
+ * deploy/ with APAE on (action ECTs at L1: no ECT key needed; no tick during the test). The
+ * quarantine floor is lowered to 0.05 so that the revocation floor (0.2: three policy
+ * violations from 0.5) is crossed well before the quarantine (six).
+ */
 function apaeDeploy(): string {
   const dir = deployCopy();
   const config = parse(readFileSync(join(dir, "sidecar.yaml"), "utf8")) as Record<string, unknown>;
-  config.apae = { ectLevel: "L1", tickMs: 3_600_000 };
+  config.apae = { ectLevel: "L1", tickMs: 3_600_000, settings: { quarantine_floor: 0.05 } };
   writeFileSync(join(dir, "sidecar.yaml"), stringify(config));
   return dir;
 }
@@ -91,12 +97,12 @@ describe("APAE trust tables shared by three replicas", () => {
     // Policy violations on A (each a deny by a rule: a policy_violation trust event) until
     // the shared row is quarantined.
     const onA = await startRun(node(0));
-    for (let i = 0; i < 4; i++) {
+    for (let i = 0; i < 7; i++) {
       const d = await call(node(0).url, "/v1/decide", AGENT, echo(onA, "rm -rf /"));
       expect(d.body.decision).toBe("deny");
     }
     const row = await rowWhere("demo-agent", (r) => r.status === "quarantined");
-    expect(row.score).toBeLessThan(0.15);
+    expect(row.score).toBeLessThan(0.05);
     // From the COMMIT of the quarantine on: B's decisions on its open run, counted until the
     // first refusal. The bound is the notification's delivery and one row read
     // (docs/distributed.md): a decision B starts before it has read the row may still pass.
@@ -114,6 +120,40 @@ describe("APAE trust tables shared by three replicas", () => {
       const fresh = await call(other.url, "/v1/runs", AGENT, {});
       expect([fresh.status, codeOf(fresh)]).toEqual([503, "ERR_TRUST_QUARANTINED"]);
     }
+  });
+
+  it("a revocation decided on node A voids the agent's capability token granted on node B", async () => {
+    const onB = await startRun(node(1), AGENT_3);
+    const grant = await call(node(1).url, `/v1/runs/${onB}/capabilities`, OPERATOR, {
+      toolClass: "shell",
+      action: "exec",
+      maxUses: 100,
+    });
+    expect(grant.status, JSON.stringify(grant.body)).toBe(201);
+    const withToken = () =>
+      call(node(1).url, "/v1/decide", AGENT_3, { ...echo(onB), capability: grant.body.token });
+    expect((await withToken()).body.decision).toBe("allow");
+    // Three policy violations on A: 0.5 × 0.64³ ≈ 0.13, under the revocation floor (0.2), not
+    // under the quarantine floor (0.05).
+    const onA = await startRun(node(0), AGENT_3);
+    for (let i = 0; i < 3; i++)
+      expect((await call(node(0).url, "/v1/decide", AGENT_3, echo(onA, "rm -rf /"))).body.decision).toBe(
+        "deny",
+      );
+    const row = await rowWhere("demo-agent-3", (r) => r.score < 0.2);
+    expect(row.status).toBe("active");
+    // From the COMMIT on: B's decisions with the token until the first refusal (the window).
+    let slipped = 0;
+    let answer: Answer = { status: 0, body: {} };
+    for (let i = 0; i < 40; i++) {
+      answer = await withToken();
+      if (answer.body.decision !== "allow") break;
+      slipped++;
+    }
+    expect(answer.body).toMatchObject({ decision: "deny", reasonCodes: ["ERR_CAPABILITY_REVOKED"] });
+    expect(slipped).toBeLessThanOrEqual(2);
+    // The agent itself is not quarantined: without the token its echo is still allowed.
+    expect((await call(node(1).url, "/v1/decide", AGENT_3, echo(onB))).body.decision).toBe("allow");
   });
 
   it("trust events decided on three replicas at once on one row lose none", async () => {
