@@ -9,6 +9,7 @@
 // transaction (group commit), and the PostgreSQL journal's head lock (wait, hold, COMMIT).
 // The cases take turns (BENCH_CLUSTER_ROUNDS rounds, default 3, of BENCH_CLUSTER_SECONDS
 // each, default 2) on nodes started once; decisions/s is the median round's.
+// BENCH_CLUSTER_NODE_FLAGS adds node flags to the sidecars (e.g. --cpu-prof to profile them).
 // PostgreSQL runs with fsync=on and synchronous_commit=on (durable, as SQLite's FULL).
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -63,7 +64,9 @@ interface Child {
 }
 
 function startChild(mode: "sqlite" | "pg", dir: string, dbUrl = ""): Promise<Child> {
-  const proc = spawn(process.execPath, [join(here, "_cluster-node.js"), mode, dir, TOKEN, dbUrl], {
+  // BENCH_CLUSTER_NODE_FLAGS: extra node flags for the sidecars, e.g. "--cpu-prof --cpu-prof-dir=/tmp/p".
+  const flags = (process.env.BENCH_CLUSTER_NODE_FLAGS ?? "").split(" ").filter((f) => f !== "");
+  const proc = spawn(process.execPath, [...flags, join(here, "_cluster-node.js"), mode, dir, TOKEN, dbUrl], {
     stdio: ["ignore", "pipe", "inherit", "ipc"],
   });
   return new Promise((resolve, reject) => {
