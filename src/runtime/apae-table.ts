@@ -2,12 +2,13 @@
 // read a principal's score without I/O), reloaded from the trust store row by row. With a
 // node-local store only this runtime writes it, so reloading after its own changes is
 // enough. In distributed mode the store is shared (PgTrustStore) and another replica may
-// change a row: the shared store's watcher calls `reload` for every row written anywhere
-// and `resync` every poll. Every row that differs from the cached one is handed to
-// `onChange` (apae.ts: a fall below the revocation floor, a quarantine entered or ended),
-// marked `own` when this replica reloads after its own write; the handler is idempotent, so
-// seeing its own change twice (its NOTIFY and its reload) is harmless. Every read is
-// serialized, so a slow older read never overwrites a newer one: the cache only moves forward.
+// change a row: the shared store's watcher calls `reload` for every row written anywhere,
+// and `resync` after its listener (re)connects and now and then. Every row that differs
+// from the cached one is handed to `onChange` (apae.ts: a fall below the revocation floor,
+// a quarantine entered or ended), marked `own` when this replica reloads after its own
+// write; the handler is idempotent, so seeing its own change twice (its NOTIFY and its
+// reload) is harmless. Every read is serialized, so a slow older read never overwrites a
+// newer one: the cache only moves forward.
 import type { Principals } from "../context/index.js";
 import { isoTime } from "../contracts/index.js";
 import type { TrustRow, TrustStore } from "../trust/index.js";

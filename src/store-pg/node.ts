@@ -30,7 +30,9 @@ export interface PgNode {
   /** Calls `onPrincipal` for every principal whose state another node changed (LISTEN + polling). */
   watchPrincipals(onPrincipal: (principalId: string) => void, pollMs?: number): Promise<PrincipalWatcher>;
   /** Calls `onRow` for every trust row any node wrote (LISTEN), `onResync` every `pollMs`. */
-  watchTrust(o: Pick<TrustWatchOptions, "onRow" | "onResync" | "pollMs">): Promise<TrustWatcher>;
+  watchTrust(
+    o: Pick<TrustWatchOptions, "onRow" | "onResync" | "pollMs" | "resyncEvery">,
+  ): Promise<TrustWatcher>;
   close(): Promise<void>;
 }
 

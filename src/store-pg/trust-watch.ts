@@ -1,11 +1,13 @@
 // How a trust row changed on one replica reaches the others' cached tables (the APAE
 // deployment table policy reads without I/O): PgTrustStore NOTIFYs `warden_trust` with
 // `[truster, subject]` in the transaction that writes the row (delivered at COMMIT), and
-// every node LISTENs on a dedicated connection and reloads that row. A notification can be
-// lost while the listening connection is down, so the watcher also asks for a full resync
-// every `pollMs` (default 1 s) and after every reconnect: the stale window is one
-// notification's delivery plus one row read, at most `pollMs` + one table read when
-// notifications fail (docs/distributed.md, consistency model).
+// every node LISTENs on a dedicated connection and reloads that row. A notification is lost
+// only while the listening connection is down: the watcher checks the connection every
+// `pollMs` (default 1 s), asks for a full resync after every (re)connect, and every
+// `resyncEvery` checks (default 30) as a safety net (not every poll: a resync reads every
+// row of the table). The stale window is one notification's delivery plus one row read;
+// when the connection broke, at most `pollMs` + a reconnect + one table read
+// (docs/distributed.md, consistency model).
 import pg from "pg";
 import { TRUST_CHANNEL } from "./trust-store.js";
 
@@ -17,6 +19,8 @@ export interface TrustWatchOptions {
   /** Reload everything: notifications may have been missed (poll, reconnect). */
   onResync: () => void;
   pollMs?: number;
+  /** Polls between two safety-net resyncs on a healthy connection (default 30). */
+  resyncEvery?: number;
 }
 
 /** Parses a `warden_trust` payload; anything else is ignored (a resync covers it). */
@@ -38,6 +42,7 @@ export class TrustWatcher {
   #client: pg.Client | undefined;
   #connecting = false;
   #closed = false;
+  #ticks = 0;
 
   constructor(options: TrustWatchOptions) {
     this.#o = options;
@@ -71,7 +76,11 @@ export class TrustWatcher {
       await client.connect();
       await client.query(`LISTEN ${TRUST_CHANNEL}`);
       if (this.#closed) drop();
-      else this.#client = client;
+      else {
+        this.#client = client;
+        // Whatever changed while nobody listened (before the first LISTEN, or while down).
+        this.#o.onResync();
+      }
     } catch {
       drop();
     } finally {
@@ -79,11 +88,12 @@ export class TrustWatcher {
     }
   }
 
-  /** Reconnects a lost listener, then asks for a resync (what changed while nobody listened). */
+  /** Reconnects a lost listener (which resyncs); now and then a safety-net resync. */
   async #tick(): Promise<void> {
     if (this.#closed) return;
+    const had = this.#client !== undefined;
     await this.#connect();
-    this.#o.onResync();
+    if (had && ++this.#ticks % (this.#o.resyncEvery ?? 30) === 0) this.#o.onResync();
   }
 
   async close(): Promise<void> {
