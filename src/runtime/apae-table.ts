@@ -133,8 +133,10 @@ export interface TableActions {
 
 /**
  * What a changed row means here, whoever changed it (idempotent): a quarantine entered
- * quarantines the principal (first trigger wins, so this replica's own, richer trigger
- * set by its caller stands); a trust quarantine ended lifts the principal quarantine it
+ * under the floor (the row's quarantine count went up; a peer's quarantine notice does not
+ * raise it and, as on the replica that received it, holds only new delegations) quarantines
+ * the principal (first trigger wins, so this replica's own, richer trigger set by its caller
+ * stands); a trust quarantine ended lifts the principal quarantine it
  * caused (never one a rule or an operator set); a fall below the revocation floor that
  * another replica decided runs this replica's revocation hooks (its tokens and delegated
  * chains issued up to now are void: over-revoking, never under).
@@ -142,7 +144,9 @@ export interface TableActions {
 export async function actOnChange(c: TableChange, a: TableActions): Promise<void> {
   const { before, after } = c;
   const subject = after.subject;
-  if (after.status === "quarantined" && a.principals.quarantineOf(subject) === undefined) {
+  const floorQuarantine =
+    after.status === "quarantined" && after.quarantineCount > (before?.quarantineCount ?? 0);
+  if (floorQuarantine && a.principals.quarantineOf(subject) === undefined) {
     a.principals.quarantine(subject, "", {
       type: "trust_score",
       reason: "trust score below the quarantine floor",

@@ -56,6 +56,18 @@ describe("another replica's trust change, seen here", () => {
     expect(x.principals.quarantineOf("agent")?.type).toBe("trust_score");
   });
 
+  it("a peer's quarantine notice (no count raised) holds new delegations only, as where it was received", async () => {
+    const x = actions();
+    const notice = row({
+      score: 0.4,
+      status: "quarantined",
+      quarantineUntil: T0 + 60_000,
+      quarantineCount: 0,
+    });
+    await actOnChange({ before: row({ score: 0.4 }), after: notice, own: false }, x.a);
+    expect(x.principals.quarantineOf("agent")).toBeUndefined();
+  });
+
   it("a trust quarantine ended elsewhere lifts only the quarantine trust set, never an operator's", async () => {
     const x = actions();
     await actOnChange({ before: row({ score: 0.16 }), after: quarantined(), own: false }, x.a);
