@@ -2,9 +2,11 @@
 // its journal in SQLite (MODE sqlite) or in the shared PostgreSQL (MODE pg, store.url =
 // DBURL). argv: MODE DIR TOKEN [DBURL]. The journal key is DIR/journal.pem (made by the
 // parent: every PostgreSQL replica signs the one chain with the same key). Prints
-// {"url", "runId"} once listening.
+// {"url", "runId"} once listening. Answers the parent's "stats" message (IPC) with where
+// its time went: CPU, event-loop utilisation, and the journal's transactions (commits).
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { performance } from "node:perf_hooks";
 import { hashToken, openSidecarRuntime, parseSidecarConfig, startSidecar } from "../src/server/index.js";
 
 /**
@@ -48,4 +50,14 @@ const res = await fetch(`${server.url}/v1/runs`, {
 const { runId } = (await res.json()) as { runId?: string };
 if (typeof runId !== "string") throw new Error(`POST /v1/runs: ${res.status}`);
 process.on("disconnect", () => void server.close().then(() => process.exit(0)));
+const journalStore = server.runtime.store as { commits?: number; appendStats?: () => unknown };
+process.on("message", (m) => {
+  if (m !== "stats") return;
+  process.send?.({
+    cpuUs: process.cpuUsage(),
+    elu: performance.eventLoopUtilization(),
+    commits: journalStore.commits ?? null,
+    append: journalStore.appendStats?.() ?? null,
+  });
+});
 process.stdout.write(`${JSON.stringify({ url: server.url, runId })}\n`);

@@ -3,11 +3,20 @@
 // the directory), the time window, that the authenticated principal is the sender, that
 // the sender's run is its own and not quarantined, the delegation depth, policy (rules
 // match `message: {from, to, primitive, payloadType, depth}`; nothing matched is deny),
-// and the nonce. An allowed message is journaled (`warden.message.sent`, with its DARE
+// and the nonce. The nonce store may be shared by replicas and answer asynchronously: a
+// message whose nonce is already recorded is refused as a replay right after its signature
+// and sender are checked (before the run lookup, so a replica that does not hold the
+// sender's run still answers ERR_MESSAGE_REPLAYED), and the nonce is claimed atomically
+// after policy, so of concurrent deliveries of one message exactly one passes. An allowed message is journaled (`warden.message.sent`, with its DARE
 // AgentMessageEnvelope and the cross-agent context) before it reaches the bounded inbox.
 // Refusals are coded and journaled (`warden.message.refused`).
 import type { Session, SessionStore } from "../context/index.js";
-import { type AgentMessageEnvelope, MessagingError, type WardenErrorCode } from "../contracts/index.js";
+import {
+  type AgentMessageEnvelope,
+  MessagingError,
+  WardenError,
+  type WardenErrorCode,
+} from "../contracts/index.js";
 import type { GatePolicy, PrincipalConfig } from "../gate/index.js";
 import type { PolicyInput, PolicyOutcome } from "../policy/index.js";
 import { contextOf, recipientDepth } from "./cross-agent.js";
@@ -21,7 +30,7 @@ import {
 import type { IdentityDirectory } from "./identity.js";
 import { type Delivered, Inbox, type InboxOptions } from "./inbox.js";
 import type { NonceStore } from "./nonce-store.js";
-import { claimNonce, DEFAULT_SKEW_MS, verifySealed } from "./seal.js";
+import { claimNonceAsync, DEFAULT_SKEW_MS, nonceKey, verifySealed } from "./seal.js";
 import { MessageHeaderSchema, type SealedMessage } from "./wire.js";
 
 export interface CommunicationGateOptions {
@@ -56,12 +65,21 @@ export type SubmitOutcome =
   | { ok: true; messageId: string; seq: number; envelope: AgentMessageEnvelope; context: CrossAgentContext }
   | SubmitRefusal;
 
+/** The scope of the gate's nonces (opening on the agent's side has its own, per recipient). */
+const GATE_SCOPE = "gate";
+
 const refusal = (code: WardenErrorCode, message: string, reasonCodes: string[] = []): SubmitRefusal => ({
   ok: false,
   code,
   message,
   reasonCodes,
 });
+
+/** A nonce store that cannot answer refuses the message (fail closed), with the store's code (503). */
+function storeRefusal(err: unknown): SubmitRefusal {
+  const code = err instanceof WardenError ? err.code : "ERR_MESSAGE_DENIED";
+  return refusal(code, "the message nonce store is unavailable", ["nonce_store_unavailable"]);
+}
 
 export class CommunicationGate {
   readonly #o: CommunicationGateOptions;
@@ -76,7 +94,7 @@ export class CommunicationGate {
 
   /** Judges a sealed message submitted by the authenticated `principalId`. */
   async submit(value: unknown, principalId: string): Promise<SubmitOutcome> {
-    const judged = this.#judge(value, principalId);
+    const judged = await this.#judge(value, principalId);
     if (!judged.ok) {
       await this.#journalRefusal(value, principalId, judged);
       return refusal(judged.code, judged.message, judged.reasonCodes);
@@ -132,7 +150,7 @@ export class CommunicationGate {
   }
 
   /** Everything before policy: authenticity, who is sending from which run, and depth. */
-  #admit(value: unknown, principalId: string, opts: { now: number; skewMs: number }) {
+  async #admit(value: unknown, principalId: string, opts: { now: number; skewMs: number }) {
     const o = this.#o;
     let m: SealedMessage;
     try {
@@ -144,6 +162,12 @@ export class CommunicationGate {
     const h = m.header;
     if (h.sender !== principalId)
       return refusal("ERR_MESSAGE_FORBIDDEN", "a principal sends only as itself", ["sender_not_principal"]);
+    try {
+      if (await o.nonces.seen(nonceKey(GATE_SCOPE, h), opts.now))
+        return refusal("ERR_MESSAGE_REPLAYED", "this message was seen before");
+    } catch (err) {
+      return storeRefusal(err);
+    }
     const sender = o.principal(h.sender);
     if (sender === undefined) return refusal("ERR_MESSAGE_SENDER_UNKNOWN", "the sender is not a principal");
     if (o.principal(h.recipient) === undefined || !o.directory.has(h.recipient))
@@ -166,10 +190,10 @@ export class CommunicationGate {
     return { ok: true as const, m, sender, session, depth, runId: h.run_id };
   }
 
-  #judge(value: unknown, principalId: string) {
+  async #judge(value: unknown, principalId: string) {
     const o = this.#o;
     const opts = { now: o.clock(), skewMs: o.skewMs ?? DEFAULT_SKEW_MS };
-    const a = this.#admit(value, principalId, opts);
+    const a = await this.#admit(value, principalId, opts);
     if (!a.ok) return a;
     const { m, sender, session, depth } = a;
     const h = m.header;
@@ -213,10 +237,10 @@ export class CommunicationGate {
       };
     }
     try {
-      claimNonce(o.nonces, "gate", h, opts);
+      await claimNonceAsync(o.nonces, GATE_SCOPE, h, opts);
     } catch (err) {
       if (err instanceof MessagingError) return refusal(err.code, err.message);
-      throw err;
+      return storeRefusal(err);
     }
     return { ok: true as const, m, outcome, context: contextOf(session, facts, depth) };
   }

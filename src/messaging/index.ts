@@ -36,6 +36,7 @@ export {
   MemoryNonceStore,
   type NonceStore,
   SqliteNonceStore,
+  type SyncNonceStore,
 } from "./nonce-store.js";
 export {
   DEFAULT_SKEW_MS,

@@ -2,6 +2,10 @@
 // the allowed skew), so the same sealed message is refused the second time, also after a
 // restart (the SQLite store persists, synchronous=FULL). Bounded: expired nonces are
 // pruned, and a store full of unexpired nonces refuses (fail closed) rather than forget.
+// The port may answer asynchronously: the communication gate awaits it, so a store shared by
+// every replica (src/store-pg PgNonceStore, one atomic statement) refuses a message replayed
+// to a replica that never saw it. Opening a message on the agent's side (seal.ts `open`)
+// stays synchronous and takes a SyncNonceStore (memory or SQLite).
 
 import type Database from "better-sqlite3";
 import { RuntimeError } from "../contracts/index.js";
@@ -10,14 +14,22 @@ import { openPrivateSqlite } from "../journal/index.js";
 export type ClaimResult = "claimed" | "replayed" | "full";
 
 export interface NonceStore {
-  /** Records `key` until `until` (ms since the epoch); "replayed" if it is already recorded. */
-  claim(key: string, until: number, now: number): ClaimResult;
+  /** Records `key` until `until` (ms since the epoch); "replayed" if it is already recorded. Atomic. */
+  claim(key: string, until: number, now: number): ClaimResult | Promise<ClaimResult>;
+  /** Whether `key` is recorded and unexpired at `now` (a read; records nothing). */
+  seen(key: string, now: number): boolean | Promise<boolean>;
   close?(): void;
+}
+
+/** A store that answers in the same tick (the agent-side `open`). */
+export interface SyncNonceStore extends NonceStore {
+  claim(key: string, until: number, now: number): ClaimResult;
+  seen(key: string, now: number): boolean;
 }
 
 export const DEFAULT_MAX_NONCES = 100_000;
 
-export class MemoryNonceStore implements NonceStore {
+export class MemoryNonceStore implements SyncNonceStore {
   readonly #seen = new Map<string, number>();
   readonly #max: number;
 
@@ -35,9 +47,14 @@ export class MemoryNonceStore implements NonceStore {
     this.#seen.set(key, until);
     return "claimed";
   }
+
+  seen(key: string, now: number): boolean {
+    const at = this.#seen.get(key);
+    return at !== undefined && at >= now;
+  }
 }
 
-export class SqliteNonceStore implements NonceStore {
+export class SqliteNonceStore implements SyncNonceStore {
   readonly #db: Database.Database;
   readonly #max: number;
   readonly #get: Database.Statement<[string], { until: number }>;
@@ -86,6 +103,11 @@ export class SqliteNonceStore implements NonceStore {
         return "claimed";
       })
       .immediate();
+  }
+
+  seen(key: string, now: number): boolean {
+    const row = this.#get.get(key);
+    return row !== undefined && row.until >= now;
   }
 
   close(): void {

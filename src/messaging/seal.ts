@@ -24,7 +24,7 @@ import {
 import { sign, verify } from "../crypto/index.js";
 import type { IdentityDirectory, MessagingIdentity, MessagingKeys } from "./identity.js";
 import { rawX25519, x25519FromRaw } from "./identity.js";
-import type { NonceStore } from "./nonce-store.js";
+import type { ClaimResult, NonceStore, SyncNonceStore } from "./nonce-store.js";
 import {
   headerAad,
   MAX_PAYLOAD_BYTES,
@@ -160,16 +160,33 @@ export function nonceHorizon(h: MessageHeader, skewMs = DEFAULT_SKEW_MS): number
   return Date.parse(h.expires_at) + skewMs;
 }
 
-export function claimNonce(store: NonceStore, scope: string, h: MessageHeader, o: VerifyOptions): void {
-  const r = store.claim(`${scope}:${h.sender}:${h.nonce}`, nonceHorizon(h, o.skewMs), o.now);
+/** The key a message's nonce is recorded under, in a scope (the gate, or one recipient). */
+export const nonceKey = (scope: string, h: MessageHeader): string => `${scope}:${h.sender}:${h.nonce}`;
+
+/** Throws the claim's refusal, coded; returns on "claimed". */
+export function refuseUnclaimed(r: ClaimResult): void {
   if (r === "replayed") throw new MessagingError("ERR_MESSAGE_REPLAYED", "this message was seen before");
   if (r === "full")
     throw new MessagingError("ERR_MESSAGE_INBOX_FULL", "the nonce store is full of unexpired nonces");
 }
 
+export function claimNonce(store: SyncNonceStore, scope: string, h: MessageHeader, o: VerifyOptions): void {
+  refuseUnclaimed(store.claim(nonceKey(scope, h), nonceHorizon(h, o.skewMs), o.now));
+}
+
+/** claimNonce over a store that may answer asynchronously (the gate's, maybe shared by replicas). */
+export async function claimNonceAsync(
+  store: NonceStore,
+  scope: string,
+  h: MessageHeader,
+  o: VerifyOptions,
+): Promise<void> {
+  refuseUnclaimed(await store.claim(nonceKey(scope, h), nonceHorizon(h, o.skewMs), o.now));
+}
+
 export interface OpenOptions extends VerifyOptions {
   directory: IdentityDirectory;
-  nonces: NonceStore;
+  nonces: SyncNonceStore;
 }
 
 export interface Opened {

@@ -8,6 +8,10 @@
 // principal's quarantine (src/context, persisted), so every run of the agent is held;
 // when the trust quarantine expires (a periodic tick), the principal quarantine it caused
 // is lifted — one a behavioural rule or an operator set is left alone.
+// Distributed mode (`store: {kind: postgres}`): the trust store is the shared one
+// (PgTrustStore, atomic per row) and the in-memory deployment table follows every
+// replica's writes (apae-table.ts), so a quarantine or revocation decided on one replica is
+// enforced on the others once its notification is read (docs/distributed.md).
 import type { KeyObject } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { QuarantineTrigger, SessionStore } from "../context/index.js";
@@ -39,7 +43,6 @@ import {
   TrustDomains,
   TrustEngine,
   type TrustEventKind,
-  type TrustRow,
   type TrustStore,
   type TrustView,
   viewOf,
@@ -55,6 +58,7 @@ import {
   type PeerReceipt,
 } from "./apae-peers.js";
 import { contractFacts, refuseUnmetProfile } from "./apae-profile.js";
+import { actOnChange, type SharedTrust, type TableChange, TrustTable } from "./apae-table.js";
 import { ectKeyFor } from "./ect-key.js";
 import { type ActionEct, EctStream } from "./ect-stream.js";
 
@@ -81,7 +85,10 @@ export interface RuntimeApaeConfig {
   behavior?: { keys: string[]; specs: string[] };
   /** Trust settings over the spec defaults (docs/trust.md, Configuration). */
   settings?: unknown;
-  /** SQLite trust table file. Default `<journal>.trust.db`, memory for an in-memory journal. */
+  /**
+   * SQLite trust table file. Default `<journal>.trust.db`, memory for an in-memory journal;
+   * unused in distributed mode (the shared store's trust tables).
+   */
   store?: string;
   /** How often due quarantines are ended and periodic behaviour checks run (default 60 000 ms). */
   tickMs?: number;
@@ -161,6 +168,8 @@ interface Parts {
   contracts?: { names(): string[]; get(name: string): CompiledTool | undefined };
   /** The run's denial threshold (the context's `quarantine.denialThreshold`, default 5). */
   denialThreshold?: number;
+  /** Distributed mode: the shared trust store and its change feed (src/store-pg). */
+  shared?: SharedTrust | undefined;
 }
 
 function trigger(change: TrustChange, counters: QuarantineTrigger["counters"]): QuarantineTrigger {
@@ -221,12 +230,10 @@ async function openParts(config: RuntimeApaeConfig, p: Parts) {
   registerTrustEventTypes(p.registry);
   const settings = parseTrustConfig(config.settings ?? {});
   const path = config.store ?? (p.journalPath === ":memory:" ? undefined : `${p.journalPath}.trust.db`);
-  const store: TrustStore = path === undefined ? new MemoryTrustStore() : SqliteTrustStore.open(path);
+  const store: TrustStore =
+    p.shared?.store ?? (path === undefined ? new MemoryTrustStore() : SqliteTrustStore.open(path));
   const engine = new TrustEngine({ store, config: settings, clock: p.clock });
   try {
-    // The deployment's table, kept in memory so a decision reads its facts without I/O.
-    const rows = new Map<string, TrustRow>();
-    for (const r of await store.list(settings.self_id)) rows.set(r.subject, r);
     if (config.peers !== undefined && config.peers.length > 0 && config.ect === undefined) {
       throw new TrustError(
         "ERR_TRUST_CONFIG_INVALID",
@@ -273,7 +280,7 @@ async function openParts(config: RuntimeApaeConfig, p: Parts) {
     });
     const behavior = await openBehavior(config, engine, emitter);
     const stream = { level, key, ledger };
-    return { engine, rows, peers, domains, behavior, stream };
+    return { engine, peers, domains, behavior, stream };
   } catch (err) {
     await store.close();
     throw err;
@@ -293,18 +300,27 @@ export async function openApae(config: RuntimeApaeConfig, p: Parts): Promise<Run
     await parts.engine.store.close();
     throw err;
   }
-  return new LiveApae(parts, p, {
+  const live = new LiveApae(parts, p, {
     tickMs: config.tickMs ?? 60_000,
     profile,
     notifyLimit: config.notify ?? {},
     ...(config.anchorFetch !== undefined ? { anchorFetch: config.anchorFetch } : {}),
   });
+  try {
+    await live.start(p.shared);
+  } catch (err) {
+    await live.close();
+    throw err;
+  }
+  return live;
 }
 
 class LiveApae implements RuntimeApae {
   readonly engine: TrustEngine;
   readonly peers: ApaePeers | undefined;
-  readonly #rows: Map<string, TrustRow>;
+  /** The deployment's table, kept in memory so a decision reads its facts without I/O. */
+  readonly #table: TrustTable;
+  #watch: { close(): Promise<void> } | undefined;
   readonly #p: Parts;
   readonly #onError: (err: unknown) => void;
   readonly #broadcasts = new Set<Promise<unknown>>();
@@ -339,7 +355,10 @@ class LiveApae implements RuntimeApae {
     });
     this.behavior = parts.behavior;
     this.engine = parts.engine;
-    this.#rows = parts.rows;
+    this.#table = new TrustTable(parts.engine.store, parts.engine.config.self_id, {
+      onChange: (c) => this.#onTableChange(c),
+      onError: (err) => this.#onError(err),
+    });
     this.peers = parts.peers;
     this.domains = parts.domains;
     this.#p = p;
@@ -359,6 +378,28 @@ class LiveApae implements RuntimeApae {
     });
   }
 
+  /** Loads the deployment's table; in distributed mode, follows the other replicas' writes. */
+  async start(shared: SharedTrust | undefined): Promise<void> {
+    await this.#table.load();
+    if (shared === undefined) return;
+    this.#watch = await shared.watch({
+      onRow: (truster, subject) => void this.#table.reload(truster, subject).catch(this.#onError),
+      onResync: () => void this.#table.resync().catch(this.#onError),
+    });
+  }
+
+  /** A row that changed (another replica's write, or this one's own seen again). */
+  #onTableChange(c: TableChange): Promise<void> {
+    return actOnChange(c, {
+      revocationFloor: this.engine.config.revocation_floor,
+      principals: this.#p.sessions.principals,
+      now: this.#p.clock,
+      revoke: async (r) => {
+        for (const hook of this.#revokeHooks) await Promise.resolve(hook(r)).catch(this.#onError);
+      },
+    });
+  }
+
   gateJournal(journal: GateJournal): GateJournal {
     return this.ects.wrap(journal);
   }
@@ -373,7 +414,7 @@ class LiveApae implements RuntimeApae {
 
   viewOf(subject: string): TrustView {
     const now = this.#p.clock();
-    const row = this.#rows.get(subject);
+    const row = this.#table.get(subject);
     return row === undefined
       ? this.engine.freshView(subject, this.#self, now)
       : viewOf(row, now, this.engine.config);
@@ -388,8 +429,7 @@ class LiveApae implements RuntimeApae {
   async #settle(change: TrustChange): Promise<void> {
     await journalTrustChange(this.#p.journal, change);
     if (change.view.truster !== this.#self) return;
-    const row = await this.engine.store.get(this.#self, change.view.subject);
-    if (row !== undefined) this.#rows.set(row.subject, row);
+    await this.#table.reload(this.#self, change.view.subject, true);
     if (this.peers !== undefined && entered(change, "apae:quarantine")) {
       // Outside the update queue: a slow peer must not hold the next decision's update.
       const b = this.peers.broadcast(change).catch(this.#onError);
@@ -413,7 +453,7 @@ class LiveApae implements RuntimeApae {
   /** Journals trust changes; one that quarantines the subject quarantines the principal. */
   async #settleAll(changes: readonly TrustChange[], runId: string): Promise<void> {
     for (const change of changes) {
-      await this.#settle(change);
+      // The principal first (with this run's trigger): enforced before the journal is written.
       if (change.view.truster === this.#self && entered(change, "apae:quarantine")) {
         const subject = change.view.subject;
         this.#p.sessions.principals.quarantine(
@@ -422,6 +462,7 @@ class LiveApae implements RuntimeApae {
           trigger(change, this.#counters(runId, subject)),
         );
       }
+      await this.#settle(change);
     }
   }
 
@@ -538,6 +579,7 @@ class LiveApae implements RuntimeApae {
 
   async close(): Promise<void> {
     clearInterval(this.#timer);
+    await this.#watch?.close();
     await this.settled();
     await this.engine.store.close();
   }

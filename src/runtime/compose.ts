@@ -330,12 +330,15 @@ function executorDepsFor(
 /** APAE trust when configured: its trust events go to the runtime's journal. */
 async function apaeFor(
   config: RuntimeConfig,
-  parts: { journal: Journal; sessions: SessionStore; clock: () => number },
+  parts: { journal: Journal; sessions: SessionStore; clock: () => number; node: PgNode | undefined },
   registry: ContractRegistry | undefined,
 ) {
   if (config.apae === undefined) return undefined;
+  const { node, ...rest } = parts;
   return await openApae(config.apae, {
-    ...parts,
+    ...rest,
+    // Distributed mode: the shared trust tables, and every replica's writes followed.
+    ...(node !== undefined ? { shared: { store: node.trust, watch: (o) => node.watchTrust(o) } } : {}),
     registry: defaultEventTypes,
     journalPath: config.journal.path,
     ...(registry !== undefined ? { contracts: registry } : {}),
@@ -360,7 +363,7 @@ async function wire(
   // An evicted run's capability use counts are dropped (its tokens are refused anyway).
   const gone = { forget: (_runId: string): void => undefined };
   const { sessions, evictions, fleet } = await openSessions(config, o, clock, (id) => gone.forget(id));
-  const apae = await apaeFor(config, { journal, sessions, clock }, loaded.registry);
+  const apae = await apaeFor(config, { journal, sessions, clock, node: o.node }, loaded.registry);
   const capabilities = openCapabilities(sessions, config.journal.signer, clock, o.node?.ledger);
   // Distributed mode: a quarantine saved by another replica is loaded into this one's cache
   // (one already in force here needs no reload: loading never lifts one).
@@ -400,7 +403,7 @@ async function wire(
       { journal, sessions, approvals: shared ?? approvals, capabilities, ceilings, clock, apae },
       loaded.registry,
     );
-    messages = messagingFor(config, { policy, journal, sessions, clock });
+    messages = messagingFor(config, { policy, journal, sessions, clock, sharedNonces: o.node?.nonces });
   } catch (err) {
     await apae?.close();
     await shared?.close();

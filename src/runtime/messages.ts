@@ -1,7 +1,9 @@
 // The communication gate of a runtime (src/messaging): the messaging identities from the
 // configuration, the nonce store beside the journal (`<journal>.messages.db`, 0600; it
 // persists so a restart does not reopen replays; memory for an in-memory journal), and
-// the gate over the runtime's policy, journal and sessions. Without a `messaging`
+// the gate over the runtime's policy, journal and sessions. In distributed mode
+// (`store: {kind: postgres}`) the nonces are the shared store's (PgNonceStore), so a message
+// accepted by one replica is refused as a replay by every other. Without a `messaging`
 // section the directory is empty and every message is refused (ERR_MESSAGE_SENDER_UNKNOWN).
 import type { SessionStore } from "../context/index.js";
 import { RuntimeError } from "../contracts/index.js";
@@ -25,7 +27,14 @@ export interface RuntimeMessaging {
 
 export function messagingFor(
   config: RuntimeConfig,
-  parts: { policy: GatePolicy; journal: Journal; sessions: SessionStore; clock: () => number },
+  parts: {
+    policy: GatePolicy;
+    journal: Journal;
+    sessions: SessionStore;
+    clock: () => number;
+    /** The shared store's nonces (distributed mode): used in place of the node-local file. */
+    sharedNonces?: NonceStore | undefined;
+  },
 ): RuntimeMessaging {
   registerMessageEventTypes();
   const m = config.messaging;
@@ -46,7 +55,8 @@ export function messagingFor(
   const path =
     m?.nonceStore ?? (config.journal.path === ":memory:" ? undefined : `${config.journal.path}.messages.db`);
   const nonces: NonceStore =
-    path === undefined || m === undefined ? new MemoryNonceStore() : SqliteNonceStore.open(path);
+    parts.sharedNonces ??
+    (path === undefined || m === undefined ? new MemoryNonceStore() : SqliteNonceStore.open(path));
   const principals = config.gate.principals;
   const principal = (id: string): PrincipalConfig | undefined =>
     typeof principals === "function"

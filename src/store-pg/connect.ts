@@ -96,10 +96,34 @@ export function storeError(what: string, err: unknown): WardenError {
  * Runs `fn` in one transaction on one pooled connection: COMMIT when it resolves,
  * ROLLBACK when it throws. A client whose connection broke is destroyed, not reused.
  */
-export async function inTransaction<T>(
+export function inTransaction<T>(
   pool: pg.Pool,
   fn: (c: pg.PoolClient) => Promise<T>,
   isolation = "READ COMMITTED",
+): Promise<T> {
+  return transact(pool, `BEGIN ISOLATION LEVEL ${isolation}`, (c) => fn(c));
+}
+
+/**
+ * inTransaction (READ COMMITTED) whose first statement travels with the BEGIN in one
+ * simple query: one round trip less. `first` takes no parameters (a constant statement,
+ * never built from input); `fn` gets its rows.
+ */
+export function inTransactionFrom<T, R extends pg.QueryResultRow>(
+  pool: pg.Pool,
+  first: string,
+  fn: (c: pg.PoolClient, rows: R[]) => Promise<T>,
+): Promise<T> {
+  return transact(pool, `BEGIN; ${first}`, (c, res) => {
+    const results = res as unknown as pg.QueryResult<R>[];
+    return fn(c, results[1]?.rows ?? []);
+  });
+}
+
+async function transact<T>(
+  pool: pg.Pool,
+  begin: string,
+  fn: (c: pg.PoolClient, began: pg.QueryResult) => Promise<T>,
 ): Promise<T> {
   const client = await pool.connect();
   let broken: unknown;
@@ -110,8 +134,8 @@ export async function inTransaction<T>(
   };
   client.on("error", onError);
   try {
-    await client.query(`BEGIN ISOLATION LEVEL ${isolation}`);
-    const out = await fn(client);
+    const began = await client.query(begin);
+    const out = await fn(client, began);
     await client.query("COMMIT");
     return out;
   } catch (err) {

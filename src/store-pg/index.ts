@@ -27,7 +27,8 @@ export {
 export { openPgNode, type PgNode, type PgNodeConfig } from "./node.js";
 export { PgRunRegistry, type RebuiltRun, type RunLocation, type RunRegistryOptions } from "./runs.js";
 export { type NonceOptions, PgNonceStore, PgPrincipalStateStore } from "./state-stores.js";
-export { PgTrustStore } from "./trust-store.js";
+export { PgTrustStore, TRUST_CHANNEL } from "./trust-store.js";
+export { parseTrustPayload, TrustWatcher, type TrustWatchOptions } from "./trust-watch.js";
 export {
   type ListenOptions,
   PgListener,

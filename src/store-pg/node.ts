@@ -12,6 +12,7 @@ import { checkSchema } from "./migrations.js";
 import { PgRunRegistry } from "./runs.js";
 import { PgNonceStore, PgPrincipalStateStore } from "./state-stores.js";
 import { PgTrustStore } from "./trust-store.js";
+import { TrustWatcher, type TrustWatchOptions } from "./trust-watch.js";
 import { PgListener, PrincipalWatcher } from "./watch.js";
 
 export interface PgNodeConfig extends PgStoreConfig {
@@ -40,6 +41,10 @@ export interface PgNode {
   watchPrincipals(onPrincipal: (principalId: string) => void, pollMs?: number): Promise<PrincipalWatcher>;
   /** LISTENs on `channel` over a dedicated connection (reconnected by its poll), closed with the node. */
   listen(channel: string, onPayload: (payload: string) => void): Promise<PgListener>;
+  /** Calls `onRow` for every trust row any node wrote (LISTEN), `onResync` every `pollMs`. */
+  watchTrust(
+    o: Pick<TrustWatchOptions, "onRow" | "onResync" | "pollMs" | "resyncEvery">,
+  ): Promise<TrustWatcher>;
   close(): Promise<void>;
 }
 
@@ -97,6 +102,12 @@ export async function openPgNode(
       watchers.push(l);
       await l.start();
       return l;
+    },
+    async watchTrust(o) {
+      const w = new TrustWatcher({ url: resolveUrl(config.url, env), ssl: sslOf(config.tls), ...o });
+      watchers.push(w);
+      await w.start();
+      return w;
     },
     close() {
       closing ??= (async () => {

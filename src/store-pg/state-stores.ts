@@ -9,7 +9,7 @@
 import type pg from "pg";
 import type { PrincipalRecord, PrincipalStateStore } from "../context/index.js";
 import { canonicalJson, isPlainObject, RuntimeError } from "../contracts/index.js";
-import type { ClaimResult } from "../messaging/index.js";
+import type { ClaimResult, NonceStore } from "../messaging/index.js";
 import { storeError } from "./connect.js";
 import { PRINCIPAL_CHANNEL } from "./watch.js";
 
@@ -76,9 +76,13 @@ export interface NonceOptions {
 }
 
 /** Replay protection across replicas: the same (scope, sender, nonce) is claimed once. */
-export class PgNonceStore {
+/** Claims between two background deletions of expired nonces (the table stays bounded). */
+const PRUNE_EVERY = 1000;
+
+export class PgNonceStore implements NonceStore {
   readonly #pool: pg.Pool;
   readonly #max: number;
+  #claims = 0;
 
   constructor(pool: pg.Pool, options: NonceOptions = {}) {
     this.#pool = pool;
@@ -86,6 +90,9 @@ export class PgNonceStore {
   }
 
   async claim(key: string, until: number, now: number): Promise<ClaimResult> {
+    // Expired rows are never read as live (every statement compares with `now`); deleting
+    // them only keeps the table small, so it runs in the background now and then.
+    if (++this.#claims % PRUNE_EVERY === 0) void this.prune(now).catch(() => undefined);
     try {
       const r = await this.#pool.query(
         "INSERT INTO message_nonces (k, until) SELECT $1, $2 " +
@@ -99,6 +106,18 @@ export class PgNonceStore {
         now,
       ]);
       return seen.rowCount === 1 ? "replayed" : "full";
+    } catch (err) {
+      throw storeError("message nonce", err);
+    }
+  }
+
+  async seen(key: string, now: number): Promise<boolean> {
+    try {
+      const r = await this.#pool.query("SELECT 1 FROM message_nonces WHERE k = $1 AND until >= $2", [
+        key,
+        now,
+      ]);
+      return r.rowCount === 1;
     } catch (err) {
       throw storeError("message nonce", err);
     }

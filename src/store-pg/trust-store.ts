@@ -4,11 +4,15 @@
 // nothing to lock) and the row's `FOR UPDATE` lock, and writes before COMMIT: two nodes
 // applying events to the same pair never lose one. Rows read back are validated
 // (ERR_TRUST_STORE_CORRUPT), never read as a fresh score. Ordering is by code point
-// (COLLATE "C"), as the in-memory store sorts.
+// (COLLATE "C"), as the in-memory store sorts. Every write NOTIFYs `warden_trust` with
+// `[truster, subject]` in its transaction, so other replicas' cached tables follow.
 import type pg from "pg";
 import { canonicalJson, TrustError } from "../contracts/index.js";
 import { parseTrustRow, type RowUpdate, type TrustRow, type TrustStore } from "../trust/index.js";
 import { inTransaction, storeError } from "./connect.js";
+
+/** The channel a changed trust row is announced on (payload: JSON `[truster, subject]`). */
+export const TRUST_CHANNEL = "warden_trust";
 
 interface Stored {
   truster: string;
@@ -73,9 +77,11 @@ export class PgTrustStore implements TrustStore {
         const current = r.rows[0] === undefined ? undefined : rowOf(r.rows[0]);
         const out = fn(current);
         if (out.row !== undefined) {
+          // The NOTIFY is delivered at COMMIT: every replica reloads the row (TrustWatcher).
           await c.query(
-            "INSERT INTO trust_rows (truster, subject, row, quarantine_until) VALUES ($1, $2, $3, $4) " +
-              "ON CONFLICT (truster, subject) DO UPDATE SET row = excluded.row, quarantine_until = excluded.quarantine_until",
+            "WITH saved AS (INSERT INTO trust_rows (truster, subject, row, quarantine_until) VALUES ($1, $2, $3, $4) " +
+              "ON CONFLICT (truster, subject) DO UPDATE SET row = excluded.row, quarantine_until = excluded.quarantine_until " +
+              `RETURNING truster, subject) SELECT pg_notify('${TRUST_CHANNEL}', json_build_array(truster, subject)::text) FROM saved`,
             [
               truster,
               subject,

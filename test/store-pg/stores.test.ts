@@ -208,6 +208,16 @@ describe("message nonces across replicas", () => {
     expect(await b!.claim("msg:agent-a:n1", T0 + 60_000, T0 + 5)).toBe("replayed");
   });
 
+  it("a nonce claimed on one node is seen on another until it expires; seeing records nothing", async () => {
+    const [a, b] = each((p) => new PgNonceStore(p));
+    expect(await b!.seen("msg:agent-a:n3", T0)).toBe(false);
+    expect(await a!.claim("msg:agent-a:n3", T0 + 60_000, T0)).toBe("claimed");
+    expect(await b!.seen("msg:agent-a:n3", T0 + 5)).toBe(true);
+    expect(await b!.seen("msg:agent-a:n3", T0 + 60_001)).toBe(false);
+    expect(await b!.seen("msg:agent-a:n4", T0)).toBe(false);
+    expect(await b!.claim("msg:agent-a:n4", T0 + 60_000, T0)).toBe("claimed");
+  });
+
   it("the same nonce claimed on three nodes at once is claimed once", async () => {
     const stores = each((p) => new PgNonceStore(p));
     const r = await Promise.all(

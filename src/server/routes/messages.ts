@@ -42,10 +42,12 @@ const MessageInboxResponse = z.strictObject({
   ),
 });
 
-// Every refusal of the messaging family, and a run that is not the sender's.
+// Every refusal of the messaging family, a run that is not the sender's, and a shared
+// nonce store that cannot answer (distributed mode, 503).
 const SUBMIT_ERRORS = [
   ...ERROR_CODES.messaging,
   "ERR_RUN_UNKNOWN",
+  "ERR_RUNTIME_STORE_UNAVAILABLE",
 ] as const satisfies readonly ApiErrorCode[];
 
 export const MESSAGE_SEND = {

@@ -1,0 +1,82 @@
+// The statements of a journal append on PostgreSQL (journal-store.ts runs them).
+//   insertStatement: the locked path's INSERT (inside BEGIN … head FOR UPDATE … COMMIT),
+//     moving the head in the same statement when it carries the batch's last entry.
+//   conditionalAppend: the whole append as ONE statement in its own implicit transaction:
+//     the head moves only if it still is the head the batch was chained on
+//     (`UPDATE … WHERE seq = expected AND hash = expected`, which waits for a concurrent
+//     writer's row lock and then re-checks against its committed head), and the entries are
+//     inserted only if it moved. It answers after COMMIT, so an acknowledged entry is
+//     durable exactly as on the locked path; no lock is held across a client round trip.
+//     Zero rows inserted means another node moved the head first: re-read and re-chain.
+// Every value is a bound parameter; statements are named per shape (row count), so each
+// connection parses and plans one once.
+import type pg from "pg";
+import { JOURNAL_COLUMNS, type JournalEntry, type SealedEntry } from "../journal/index.js";
+
+/** Parameters per entry row: the journal's columns and the writing node. */
+const PER_ROW = 11;
+
+function rowValues(rows: readonly SealedEntry[], node: string, args: unknown[], cast: boolean): string {
+  return rows
+    .map(({ entry, bodyJson }) => {
+      const at = args.length;
+      args.push(entry.seq, entry.time, entry.type, entry.run_id, entry.trace_id, entry.prev_hash);
+      args.push(entry.hash, entry.key_id, entry.signature, bodyJson, node);
+      const ps = Array.from({ length: PER_ROW }, (_, j) => `$${at + j + 1}`);
+      // In a VALUES list under SELECT nothing tells PostgreSQL the types: seq is bigint.
+      if (cast) ps[0] = `${ps[0]}::bigint`;
+      return `(${ps.join(", ")})`;
+    })
+    .join(", ");
+}
+
+/** INSERT of up to a chunk of entries; with `moveHead`, the same statement moves the head to the last. */
+export function insertStatement(
+  rows: readonly SealedEntry[],
+  node: string,
+  moveHead: boolean,
+): pg.QueryConfig {
+  const args: unknown[] = [];
+  const values = rowValues(rows, node, args, false);
+  const tail = rows.at(-1)?.entry;
+  let head = "";
+  if (moveHead && tail !== undefined) {
+    args.push(tail.seq, tail.hash);
+    head = `WITH moved AS (UPDATE journal_head SET seq = $${args.length - 1}, hash = $${args.length} WHERE id = 1) `;
+  }
+  return {
+    name: `warden-journal-insert-${rows.length}${head === "" ? "" : "-head"}`,
+    text: `${head}INSERT INTO journal_entries (${JOURNAL_COLUMNS}, node) VALUES ${values}`,
+    values: args,
+  };
+}
+
+/** The batch appended in one statement if the head still is `last` (see the header). */
+export function conditionalAppend(
+  last: JournalEntry | null,
+  rows: readonly SealedEntry[],
+  node: string,
+): pg.QueryConfig {
+  const args: unknown[] = [];
+  const values = rowValues(rows, node, args, true);
+  const tail = rows.at(-1)?.entry as JournalEntry;
+  args.push(tail.seq, tail.hash, last?.seq ?? 0, last?.hash ?? null);
+  const n = args.length;
+  return {
+    name: `warden-journal-append-${rows.length}`,
+    text:
+      `WITH moved AS (UPDATE journal_head SET seq = $${n - 3}, hash = $${n - 2} ` +
+      `WHERE id = 1 AND seq = $${n - 1} AND hash IS NOT DISTINCT FROM $${n} RETURNING 1) ` +
+      `INSERT INTO journal_entries (${JOURNAL_COLUMNS}, node) ` +
+      `SELECT v.* FROM (VALUES ${values}) AS v WHERE EXISTS (SELECT 1 FROM moved)`,
+    values: args,
+  };
+}
+
+/** The head and the entry it names, in one read (no lock). */
+export const HEAD_AND_LAST =
+  "SELECT h.seq AS head_seq, h.hash AS head_hash, " +
+  JOURNAL_COLUMNS.split(", ")
+    .map((c) => `e.${c}`)
+    .join(", ") +
+  " FROM journal_head h LEFT JOIN journal_entries e ON e.seq = h.seq WHERE h.id = 1";
