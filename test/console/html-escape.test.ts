@@ -7,7 +7,7 @@ import { agentText, html, MAX_SHOWN_CHARS, trusted } from "../../src/console/htm
 const OWN_TAG =
   /<(?:span class="agent-text"|\/span|mark class="(?:invisible|confusable|truncated)"(?: title="[^"<>]*")?|\/mark)>/g;
 
-function unescape(s: string): string {
+function unescapeHtml(s: string): string {
   return s
     .replace(/&lt;/g, "<")
     .replace(/&gt;/g, ">")
@@ -60,7 +60,7 @@ describe("console html", () => {
     fc.assert(
       fc.property(fc.string({ unit: fc.constantFrom(..."ab<>&\"' \n\tz=/:;") }), (s) => {
         const out = agentText(s).value.replace(OWN_TAG, "");
-        expect(unescape(out)).toBe(s);
+        expect(unescapeHtml(out)).toBe(s);
       }),
     );
   });
