@@ -16,6 +16,7 @@ export {
   CanonicalJsonError,
   CapabilityError,
   CliError,
+  ConsoleError,
   ContextError,
   ContractError,
   CryptoError,

@@ -128,6 +128,17 @@ export const ERROR_STATUS = {
   ERR_MEMORY_LIMIT: 422,
   ERR_MEMORY_STORE: 503,
   ERR_MEMORY_CONFIG_INVALID: 500,
+  // The approval console (src/console, docs/console.md); same statuses as CONSOLE_STATUS there.
+  ERR_CONSOLE_SESSION: 401,
+  ERR_CONSOLE_CSRF: 403,
+  ERR_CONSOLE_FORBIDDEN: 403,
+  ERR_CONSOLE_NOT_FRESH: 401,
+  ERR_CONSOLE_SIGN_IN_LIMITED: 429,
+  ERR_CONSOLE_SIGN_IN_INVALID: 401,
+  ERR_CONSOLE_KEY_INVALID: 400,
+  ERR_CONSOLE_FORM_INVALID: 400,
+  ERR_CONSOLE_CONFIG_INVALID: 500,
+  ERR_CONSOLE_BUSY: 503,
 } as const;
 
 // Every server-family code has a status (a missing one fails to compile).

@@ -7,6 +7,7 @@
 import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import Fastify, { type FastifyInstance } from "fastify";
+import { consolePlugin, VIEW_ACTIONS, VIEW_PAGES } from "../console/index.js";
 import { AgentPinIdentities } from "./agentpin-auth.js";
 import { Authenticator } from "./auth.js";
 import { authPlugin, RateLimiter } from "./auth-plugin.js";
@@ -66,13 +67,30 @@ export function createSidecarServer(
     tls: cfg.tls !== undefined,
   });
   const rolesOf = (id: string) => runtime.loaded.gate.principals[id]?.roles.slice() ?? [];
+  const auth = new Authenticator(cfg.auth, rolesOf);
   authPlugin(app, {
-    auth: new Authenticator(cfg.auth, rolesOf),
+    auth,
     agentpin: runtime.agentpin === undefined ? undefined : new AgentPinIdentities(runtime.agentpin, rolesOf),
     limiter: new RateLimiter(limits.rateLimitPerMinute),
     metricsPublic: cfg.metrics.public,
   });
   mountRoutes(app, { runtime, metrics, state, shutdown: shutdown.signal, openApi: openApiDocument });
+  if (cfg.console.enabled && runtime.consoleKeys !== undefined) {
+    consolePlugin(app, {
+      runtime: runtime.composed,
+      config: cfg.console,
+      tls: cfg.tls !== undefined,
+      // Operator credentials only: an agent token never opens the console.
+      signIn: (token) => {
+        const r = auth.authenticate(`Bearer ${token}`, undefined);
+        return r.ok && r.identity.kind === "operator" ? r.identity : undefined;
+      },
+      keys: runtime.consoleKeys,
+      ring: runtime.approverKeys,
+      pages: VIEW_PAGES,
+      actions: VIEW_ACTIONS,
+    });
+  }
 
   return {
     app,

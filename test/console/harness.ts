@@ -1,0 +1,199 @@
+// A real sidecar with the console on, for the console's tests: a step-up contract
+// (`send_note`, an HTTP POST to a loopback service that counts what reaches it), an
+// approver, a second approver, an auditor, a file journal. Also a small cookie-keeping
+// client for the console's HTTP tests.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { generateKeyPair, saveKeyPair } from "../../src/crypto/index.js";
+import {
+  hashToken,
+  openSidecarRuntime,
+  parseSidecarConfig,
+  type SidecarConfigInput,
+  type SidecarServer,
+  startSidecar,
+} from "../../src/server/index.js";
+import { ToolService } from "../server/harness.js";
+
+export const TOKENS = {
+  agent: "token-console-agent-0123456789",
+  approver: "token-console-alice-0123456789",
+  approver2: "token-console-bob-0123456789",
+  auditor: "token-console-audrey-0123456789",
+  operator: "token-console-olga-0123456789",
+} as const;
+
+export const POLICY = `
+name: console-test
+version: "1.0"
+rules:
+  - id: notes-need-a-human
+    name: sending a note needs an approver
+    priority: 100
+    match: { toolClass: http, action: post }
+    decision: require-approval
+    stepUp: { approverRole: approver, timeout: 120s }
+    reason: egress to a person
+`;
+
+const CONTRACT = (port: number) => `
+[tool]
+name = "send_note"
+version = "1.0.0"
+description = "Send a note"
+timeout_seconds = 10
+risk_tier = "high"
+
+[args.to]
+type = "string"
+required = true
+max_length = 1048576
+
+[args.text]
+type = "string"
+required = true
+max_length = 1048576
+
+[args.count]
+type = "integer"
+required = true
+min = 0
+max = 10
+
+[apae]
+data_source = "test://send_note"
+data_classification = "internal"
+retention_days = 30
+
+[http]
+method = "POST"
+url = "http://127.0.0.1:${port}/note"
+body_template = '{"to": "{to}", "count": "{count}"}'
+
+[output]
+format = "json"
+schema = { type = "object" }
+`;
+
+export interface ConsoleSidecar {
+  readonly server: SidecarServer;
+  readonly url: string;
+  readonly dir: string;
+  readonly service: ToolService;
+  /** POST /v1/runs for the agent; the run id. */
+  run(): Promise<string>;
+  /** Starts an agent call that blocks on step-up; resolves with the sidecar's answer. */
+  sendNote(runId: string, p: { to: string; text: string; count: number }): Promise<Record<string, unknown>>;
+  stop(): Promise<void>;
+}
+
+export async function startConsoleSidecar(
+  consoleConfig: Record<string, unknown> = {},
+): Promise<ConsoleSidecar> {
+  const dir = mkdtempSync(join(tmpdir(), "warden-console-"));
+  const service = await new ToolService().start();
+  const key = saveKeyPair(generateKeyPair("ed25519"), dir, { name: "journal" });
+  writeFileSync(join(dir, "policy.yaml"), POLICY);
+  mkdirSync(join(dir, "contracts"));
+  writeFileSync(join(dir, "contracts", "send_note.clad.toml"), CONTRACT(service.port));
+  const input: SidecarConfigInput = {
+    host: "127.0.0.1",
+    port: 0,
+    policies: ["policy.yaml"],
+    contracts: "contracts",
+    journal: { path: "journal.db", key: key.privatePem, busyTimeoutMs: 200 },
+    gate: { tenant: "test", environment: "test", principals: [{ id: "agent-a", roles: ["agent"] }] },
+    auth: {
+      principals: [{ id: "agent-a", tokenSha256: hashToken(TOKENS.agent) }],
+      approvers: [
+        { id: "alice", roles: ["approver"], tokenSha256: hashToken(TOKENS.approver) },
+        { id: "bob", roles: ["approver"], tokenSha256: hashToken(TOKENS.approver2) },
+        { id: "audrey", roles: ["auditor"], tokenSha256: hashToken(TOKENS.auditor) },
+        { id: "olga", roles: ["ops"], tokenSha256: hashToken(TOKENS.operator) },
+      ],
+    },
+    executors: { http: { allowLoopback: true } },
+    limits: { bodyBytes: 4 * 1024 * 1024 },
+    shutdown: { graceMs: 1000 },
+    console: { enabled: true, ...consoleConfig },
+  };
+  const runtime = await openSidecarRuntime(parseSidecarConfig(input, dir));
+  const server = await startSidecar(runtime);
+  const url = server.url as string;
+  const api = async (path: string, body: unknown) => {
+    const res = await fetch(`${url}${path}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TOKENS.agent}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+  return {
+    server,
+    url,
+    dir,
+    service,
+    async run() {
+      const r = await api("/v1/runs", {});
+      if (r.status !== 201) throw new Error(`POST /v1/runs answered ${r.status}`);
+      return r.body.runId as string;
+    },
+    async sendNote(runId, parameters) {
+      const r = await api("/v1/execute", {
+        runId,
+        toolClass: "http",
+        action: "post",
+        tool: "send_note",
+        parameters,
+      });
+      return { status: r.status, ...r.body };
+    },
+    async stop() {
+      await server.close();
+      await service.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A cookie-keeping console client over fetch (no redirects followed). */
+export class ConsoleClient {
+  cookie: string | undefined;
+  csrf: string | undefined;
+  constructor(readonly url: string) {}
+
+  async request(
+    path: string,
+    init: { form?: Record<string, string>; headers?: Record<string, string> } = {},
+  ): Promise<{ status: number; text: string; headers: Headers }> {
+    const headers: Record<string, string> = { ...init.headers };
+    if (this.cookie !== undefined) headers.cookie = this.cookie;
+    let body: string | undefined;
+    if (init.form !== undefined) {
+      body = new URLSearchParams(init.form).toString();
+      headers["content-type"] = "application/x-www-form-urlencoded";
+    }
+    const res = await fetch(`${this.url}/console${path}`, {
+      method: body === undefined ? "GET" : "POST",
+      headers,
+      redirect: "manual",
+      ...(body !== undefined ? { body } : {}),
+    });
+    const set = res.headers.get("set-cookie");
+    if (set !== null) {
+      const v = set.split(";")[0] ?? "";
+      this.cookie = v.endsWith("=") ? undefined : v;
+    }
+    return { status: res.status, text: await res.text(), headers: res.headers };
+  }
+
+  /** Signs in and reads the CSRF token from the first page that carries one. */
+  async signIn(token: string): Promise<number> {
+    const r = await this.request("/sign-in", { form: { token } });
+    if (r.status !== 303) return r.status;
+    const home = await this.request("/");
+    this.csrf = /name="csrf" value="([^"]+)"/.exec(home.text)?.[1];
+    return r.status;
+  }
+}
