@@ -54,9 +54,15 @@ function provenanceOf(pending: Decided | undefined, name: string): Html {
   )}`;
 }
 
+/** Values longer than this are kept as they are in a modify (not offered for editing). */
+export const MAX_EDITABLE_CHARS = 65_536;
+
 function editorField(id: string, name: string, value: unknown, tool: CompiledTool | undefined): Html {
   const arg = tool?.args.get(name);
-  const fid = `${id}-p-${name}`;
+  const fid = `a-${id}-p-${name}`;
+  const size = valueText(value).length;
+  if (size > MAX_EDITABLE_CHARS)
+    return html`<p>${agentText(name)}: <span class="muted">kept as it is (${size.toLocaleString("en")} characters, too long to edit here)</span></p>`;
   const label = html`<label for="${fid}">${agentText(name)} <span class="muted">(${arg?.type ?? "json"})</span></label>`;
   const base = arg?.base;
   if (base === "enum" && arg?.allowed !== undefined) {
@@ -157,8 +163,8 @@ function decisionForm(p: ApprovalRequest, c: ItemContext, tool: CompiledTool | u
 </fieldset>
 <fieldset class="editor"><legend>Modified parameters (used with Modify)</legend>${fields}
 <div class="diff" aria-live="polite"></div></fieldset>
-<label for="${id}-why">Justification (required, at least 10 characters)</label>
-<input type="text" id="${id}-why" name="justification" required minlength="10" maxlength="2000" autocomplete="off">
+<label for="a-${id}-why">Justification (required, at least 10 characters)</label>
+<input type="text" id="a-${id}-why" name="justification" required minlength="10" maxlength="2000" autocomplete="off">
 <p class="status" role="status"></p>
 <button type="submit">Sign and send decision</button>
 </form>`;

@@ -74,22 +74,23 @@ export function parseForm(body: string): Record<string, string> {
 
 /**
  * A state change must come from the console's own pages: when the browser says where the
- * request came from (Origin, Sec-Fetch-Site), it must be this origin.
+ * request came from, it must be this origin. Fetch metadata (`Sec-Fetch-Site`) decides when
+ * present; otherwise `Origin`, which must name this host (a browser sends `Origin: null` on
+ * a form post under `Referrer-Policy: no-referrer`, so `null` alone is refused only when no
+ * fetch metadata vouches for the request).
  */
 export function sameOrigin(headers: Readonly<Record<string, string | string[] | undefined>>): boolean {
   const site = headers["sec-fetch-site"];
-  if (typeof site === "string" && site !== "same-origin" && site !== "none") return false;
+  if (typeof site === "string") return site === "same-origin" || site === "none";
   const origin = headers.origin;
+  if (origin === undefined) return true;
   const host = headers.host;
-  if (typeof origin === "string") {
-    if (typeof host !== "string") return false;
-    try {
-      return new URL(origin).host === host;
-    } catch {
-      return false;
-    }
+  if (typeof origin !== "string" || typeof host !== "string") return false;
+  try {
+    return new URL(origin).host === host;
+  } catch {
+    return false;
   }
-  return true;
 }
 
 interface Bucket {

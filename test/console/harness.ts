@@ -35,6 +35,13 @@ rules:
     decision: require-approval
     stepUp: { approverRole: approver, timeout: 120s }
     reason: egress to a person
+  - id: messages-need-a-human
+    name: a contract-less message needs an approver (its parameters are not screened by a contract)
+    priority: 110
+    match: { toolClass: message, action: send }
+    decision: require-approval
+    stepUp: { approverRole: approver, timeout: 120s }
+    reason: free-form message
 `;
 
 const CONTRACT = (port: number) => `
@@ -85,6 +92,8 @@ export interface ConsoleSidecar {
   run(): Promise<string>;
   /** Starts an agent call that blocks on step-up; resolves with the sidecar's answer. */
   sendNote(runId: string, p: { to: string; text: string; count: number }): Promise<Record<string, unknown>>;
+  /** A contract-less `message.send` that blocks on step-up (no executor runs it); the answer. */
+  sendMessage(runId: string, parameters: Record<string, unknown>): Promise<Record<string, unknown>>;
   stop(): Promise<void>;
 }
 
@@ -103,7 +112,13 @@ export async function startConsoleSidecar(
     policies: ["policy.yaml"],
     contracts: "contracts",
     journal: { path: "journal.db", key: key.privatePem, busyTimeoutMs: 200 },
-    gate: { tenant: "test", environment: "test", principals: [{ id: "agent-a", roles: ["agent"] }] },
+    // Contract-less calls are allowed so agent text no contract screens reaches the approver.
+    gate: {
+      tenant: "test",
+      environment: "test",
+      principals: [{ id: "agent-a", roles: ["agent"] }],
+      requireContract: false,
+    },
     auth: {
       principals: [{ id: "agent-a", tokenSha256: hashToken(TOKENS.agent) }],
       approvers: [
@@ -147,6 +162,10 @@ export async function startConsoleSidecar(
         tool: "send_note",
         parameters,
       });
+      return { status: r.status, ...r.body };
+    },
+    async sendMessage(runId, parameters) {
+      const r = await api("/v1/execute", { runId, toolClass: "message", action: "send", parameters });
       return { status: r.status, ...r.body };
     },
     async stop() {

@@ -101,7 +101,8 @@ async function prepareKey(status) {
 
 // ---- decision forms
 function editedParameters(form) {
-  const out = {};
+  // Values too long to edit in the page are kept as they were.
+  const out = JSON.parse(form.dataset.original);
   for (const el of form.querySelectorAll("[data-param]")) {
     const name = el.dataset.param;
     const t = el.dataset.type;
@@ -132,6 +133,7 @@ function showDiff(form) {
   const before = JSON.parse(form.dataset.original);
   const list = document.createElement("ul");
   for (const name of Object.keys(after)) {
+    if (!form.querySelector(`[data-param="${CSS.escape(name)}"]`)) continue;
     const was = JSON.stringify(before[name]);
     const now = JSON.stringify(after[name]);
     if (was === now) continue;
