@@ -24,9 +24,12 @@ export function hasRole(have: readonly ConsoleRole[], need: readonly ConsoleRole
 function nav(s: Shell): Html {
   const who = s.signedIn;
   if (who === undefined) return html``;
-  const links = who.pages
-    .filter((p) => hasRole(who.roles, p.roles) && !p.path.includes(":"))
-    .map((p) => html`<li><a href="${s.base}${p.path}">${p.title}</a></li>`);
+  const links = [
+    ...(who.roles.includes("approver") ? [html`<li><a href="${s.base}/approvals">Approvals</a></li>`] : []),
+    ...who.pages
+      .filter((p) => hasRole(who.roles, p.roles) && !p.path.includes(":"))
+      .map((p) => html`<li><a href="${s.base}${p.path}">${p.title}</a></li>`),
+  ];
   return html`<nav aria-label="Console">
   <ul>${links}</ul>
   <form method="post" action="${s.base}/sign-out" class="sign-out">
