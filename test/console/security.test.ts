@@ -222,6 +222,26 @@ describe("the live queue", () => {
   });
 });
 
+describe("shutdown with open live queues", () => {
+  it("closing the sidecar ends every live queue stream instead of waiting on it forever", async () => {
+    const own = await startConsoleSidecar();
+    const c = new ConsoleClient(own.url);
+    await c.signIn(TOKENS.approver);
+    const res = await fetch(`${own.url}/console/approvals/events`, { headers: { cookie: c.cookie ?? "" } });
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    await reader.read();
+    await own.stop(); // would never resolve while a stream held its connection open
+    for (;;) if ((await reader.read().catch(() => ({ done: true }))).done) break;
+  });
+
+  it("the console's root answers with and without its trailing slash", async () => {
+    for (const path of ["", "/"]) {
+      const r = await fetch(`${s.url}/console${path}`, { redirect: "manual" });
+      expect([r.status, r.headers.get("location")]).toEqual([303, "/console/sign-in"]);
+    }
+  });
+});
+
 describe("the refusal table", () => {
   it("every console status matches the server's single error table", () => {
     for (const [code, status] of Object.entries(CONSOLE_STATUS))
