@@ -73,6 +73,12 @@ rules:
     decision: require-approval
     stepUp: { approverRole: approver, timeout: 120s }
     reason: free-form message
+  - id: no-shell
+    name: no shell for this agent
+    priority: 120
+    match: { toolClass: shell }
+    decision: deny
+    reason: shell is not allowed
 `;
 
 const CONTRACT = (port: number) => `
@@ -130,6 +136,7 @@ export interface ConsoleSidecar {
 
 export async function startConsoleSidecar(
   consoleConfig: Record<string, unknown> = {},
+  more: Partial<SidecarConfigInput> = {},
 ): Promise<ConsoleSidecar> {
   const dir = mkdtempSync(join(tmpdir(), "warden-console-"));
   const service = await new NoteService().start();
@@ -163,6 +170,7 @@ export async function startConsoleSidecar(
     limits: { bodyBytes: 4 * 1024 * 1024 },
     shutdown: { graceMs: 1000 },
     console: { enabled: true, ...consoleConfig },
+    ...more,
   };
   const runtime = await openSidecarRuntime(parseSidecarConfig(input, dir));
   const server = await startSidecar(runtime);

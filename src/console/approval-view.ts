@@ -123,7 +123,14 @@ function recent(events: Decided[]): Html {
 export function approvalItem(p: ApprovalRequest, c: ItemContext): Html {
   const tool = p.request.tool === undefined ? undefined : c.runtime.contracts?.get(p.request.tool);
   const events = decidedEvents(c.runtime, p.runId);
-  const pending = [...events].reverse().find((e) => e.decision === "step_up");
+  // The run's latest step-up for this tool and action: the call waiting here.
+  const r = p.request;
+  const pending = [...events]
+    .reverse()
+    .find(
+      (e) =>
+        e.decision === "step_up" && e.toolClass === r.toolClass && e.action === r.action && e.tool === r.tool,
+    );
   const params = Object.entries(p.request.parameters);
   const rows = params.map(
     ([k, v]) =>

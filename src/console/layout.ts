@@ -25,7 +25,12 @@ function nav(s: Shell): Html {
   const who = s.signedIn;
   if (who === undefined) return html``;
   const links = [
-    ...(who.roles.includes("approver") ? [html`<li><a href="${s.base}/approvals">Approvals</a></li>`] : []),
+    ...(who.roles.includes("approver")
+      ? [
+          html`<li><a href="${s.base}/approvals">Approvals</a></li>`,
+          html`<li><a href="${s.base}/quarantine">Quarantine</a></li>`,
+        ]
+      : []),
     ...who.pages
       .filter((p) => hasRole(who.roles, p.roles) && !p.path.includes(":"))
       .map((p) => html`<li><a href="${s.base}${p.path}">${p.title}</a></li>`),

@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { ConsoleError, WardenError } from "../contracts/index.js";
 import { approvalRoutes } from "./approval-routes.js";
-import { audit, CONSOLE_EVENTS, registerConsoleEventTypes } from "./audit.js";
+import { audit, CONSOLE_EVENTS, registerConsoleEvent, registerConsoleEventTypes } from "./audit.js";
 import {
   CONSOLE_STATUS,
   type ConsoleOptions,
@@ -20,6 +20,7 @@ import {
 } from "./context.js";
 import { html } from "./html.js";
 import { errorPage, hasRole, page } from "./layout.js";
+import { QUARANTINE_LIFT_EVENT, quarantineRoutes } from "./quarantine.js";
 import {
   MAX_FORM_BYTES,
   parseForm,
@@ -76,6 +77,7 @@ function wantsJson(req: FastifyRequest): boolean {
 /** Registers the console under its base path. */
 export function consolePlugin(app: FastifyInstance, o: ConsoleOptions): void {
   registerConsoleEventTypes();
+  registerConsoleEvent(QUARANTINE_LIFT_EVENT);
   const base = o.base ?? "/console";
   const now = o.now ?? Date.now;
   const files = loadStatic();
@@ -118,6 +120,7 @@ export function consolePlugin(app: FastifyInstance, o: ConsoleOptions): void {
         );
       signInRoutes(c, st);
       approvalRoutes(c, st);
+      quarantineRoutes(c, st);
       mountViews(c, st, o.pages ?? [], o.actions ?? []);
     },
     { prefix: base },

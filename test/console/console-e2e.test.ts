@@ -12,7 +12,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { until } from "../server/harness.js";
 import { launchChromium } from "./browser.js";
-import { type ConsoleSidecar, startConsoleSidecar, TOKENS } from "./harness.js";
+import { type ConsoleSidecar, quarantineAgent, startConsoleSidecar, TOKENS } from "./harness.js";
 
 const LONG = 300_000;
 let s: ConsoleSidecar;
@@ -216,6 +216,33 @@ describe("the approval console in Chromium", { timeout: LONG }, () => {
   });
 });
 
+describe("the signed quarantine lift in Chromium", { timeout: LONG }, () => {
+  it("an approver lifts an agent's trust quarantine with a lift signed in the page", async () => {
+    const q = await startConsoleSidecar({}, { apae: { settings: { alpha: 0.01 } } });
+    const qctx = await browser.newContext();
+    try {
+      const p = await qctx.newPage();
+      p.setDefaultTimeout(60_000);
+      await quarantineAgent(q, TOKENS.agent);
+      await p.goto(`${q.url}/console/sign-in`);
+      await p.getByLabel("Approver or auditor token").fill(TOKENS.approver);
+      await p.keyboard.press("Enter");
+      await p.waitForURL(/\/console\/approvals$/);
+      await p.getByRole("link", { name: "Quarantine" }).click();
+      await expect
+        .poll(() => p.locator("#key-status").textContent(), { timeout: 30_000 })
+        .toContain("signed in this browser with key");
+      await p.getByLabel("Reason (required)").fill("denials reviewed, the agent's tool list fixed");
+      await p.getByRole("button", { name: "Sign and lift the quarantine" }).click();
+      await expect.poll(() => p.locator("main").textContent()).toContain("is lifted");
+      expect(q.server.runtime.apae?.viewOf("agent-a").status).not.toBe("quarantined");
+    } finally {
+      await qctx.close();
+      await q.stop();
+    }
+  });
+});
+
 describe("accessibility (axe-core) of every console page", { timeout: LONG }, () => {
   it("no serious or critical violations on any page (axe runs in a bypassCSP context: its script is injected)", async () => {
     const { VIEW_PAGES } = await import("../../src/console/index.js");
@@ -243,6 +270,7 @@ describe("accessibility (axe-core) of every console page", { timeout: LONG }, ()
     for (const path of [
       "/",
       "/approvals",
+      "/quarantine",
       "/no-such-page",
       ...VIEW_PAGES.filter((v) => !v.path.includes(":")).map((v) => v.path),
     ])

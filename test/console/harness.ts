@@ -9,6 +9,26 @@ export {
   TOKENS,
 } from "../../bench/_console-harness.js";
 
+import type { ConsoleSidecar } from "../../bench/_console-harness.js";
+import { until } from "../server/harness.js";
+
+/** Policy violations (denied shell calls) until APAE trust quarantines the agent (apae on). */
+export async function quarantineAgent(s: ConsoleSidecar, token: string): Promise<void> {
+  const apae = s.server.runtime.apae;
+  if (apae === undefined) throw new Error("apae is off");
+  const runId = await s.run();
+  await until(async () => {
+    const r = await fetch(`${s.url}/v1/decide`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ runId, toolClass: "shell", action: "exec", parameters: { cmd: "x" } }),
+    });
+    await r.text();
+    await apae.settled();
+    return apae.viewOf("agent-a").status === "quarantined" ? true : undefined;
+  }, 20_000);
+}
+
 /** A cookie-keeping console client over fetch (no redirects followed). */
 export class ConsoleClient {
   cookie: string | undefined;

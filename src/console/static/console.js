@@ -185,7 +185,40 @@ async function submitDecision(form, ev) {
   form.submit();
 }
 
+async function submitLift(form, ev) {
+  ev.preventDefault();
+  const status = form.querySelector(".status");
+  if (!signingKey) {
+    status.textContent = "No registered signing key in this browser: the lift cannot be signed.";
+    return;
+  }
+  const lift = {
+    scope: "apae:quarantine_lift",
+    truster: form.dataset.truster,
+    subject: form.dataset.subject,
+    quarantine_count: Number(form.dataset.count),
+    approver_key_id: signingKey.keyId,
+    issued_at: new Date().toISOString(),
+    reason: form.elements.reason.value,
+  };
+  const bytes = new TextEncoder().encode(canonical(lift));
+  const sig = await crypto.subtle.sign({ name: "Ed25519" }, signingKey.privateKey, bytes);
+  form.elements.lift.value = JSON.stringify(lift);
+  form.elements.signature.value = b64url(sig);
+  status.textContent = "Sending…";
+  form.submit();
+}
+
 function wire(root) {
+  for (const form of root.querySelectorAll("form.lift")) {
+    if (form.dataset.wired) continue;
+    form.dataset.wired = "1";
+    form.addEventListener("submit", (ev) => {
+      submitLift(form, ev).catch((e) => {
+        form.querySelector(".status").textContent = `Could not sign: ${e.message}`;
+      });
+    });
+  }
   for (const form of root.querySelectorAll("form.decide")) {
     if (form.dataset.wired) continue;
     form.dataset.wired = "1";
