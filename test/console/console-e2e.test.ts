@@ -15,6 +15,8 @@ import { launchChromium } from "./browser.js";
 import { type ConsoleSidecar, quarantineAgent, startConsoleSidecar, TOKENS } from "./harness.js";
 
 const LONG = 300_000;
+/** Generous: the machine may be loaded; nothing here asserts a time. */
+const POLL = { timeout: 30_000 };
 let s: ConsoleSidecar;
 let browser: Browser;
 let ctx: BrowserContext;
@@ -70,7 +72,7 @@ async function pendingItem(runId: string) {
 describe("the approval console in Chromium", { timeout: LONG }, () => {
   it("a signed-in approver sees the blocked agent call live, approves it with a browser-signed decision and the call completes", async () => {
     await expect
-      .poll(() => page.locator("#key-status").textContent(), { timeout: 30_000 })
+      .poll(() => page.locator("#key-status").textContent(), POLL)
       .toContain("signed in this browser with key");
     const runId = await s.run();
     const t0 = performance.now();
@@ -84,7 +86,7 @@ describe("the approval console in Chromium", { timeout: LONG }, () => {
     const answer = await call;
     const done = performance.now();
     expect(answer).toMatchObject({ status: 200, decision: "allow" });
-    await expect.poll(() => page.locator("main").textContent()).toContain("Approved");
+    await expect.poll(() => page.locator("main").textContent(), POLL).toContain("Approved");
     const hitl = await s.server.runtime.store.query({ type: "dare.hitl.decision" });
     const keyId = (await s.server.runtime.consoleKeys?.list("alice"))?.at(-1)?.keyId;
     expect(keyId).toBeDefined();
@@ -103,7 +105,7 @@ describe("the approval console in Chromium", { timeout: LONG }, () => {
     await item.getByLabel(/Justification/).fill("unknown recipient, refusing");
     await item.getByRole("button", { name: "Sign and send decision" }).click();
     expect(await call).toMatchObject({ decision: "deny" });
-    await expect.poll(() => page.locator("main").textContent()).toContain("Denied");
+    await expect.poll(() => page.locator("main").textContent(), POLL).toContain("Denied");
   });
 
   it("the approver modifies a parameter with the typed editor, sees the diff, and the agent runs the new value", async () => {
@@ -113,12 +115,12 @@ describe("the approval console in Chromium", { timeout: LONG }, () => {
     const { p, item } = await pendingItem(runId);
     await item.getByRole("radio", { name: "Modify parameters" }).check();
     await item.locator(`#a-${p.id}-p-count`).fill("3");
-    await expect.poll(() => item.locator(".diff").textContent()).toContain("count: 9 → 3");
+    await expect.poll(() => item.locator(".diff").textContent(), POLL).toContain("count: 9 → 3");
     await item.getByLabel(/Justification/).fill("nine is too many, three will do");
     await item.getByRole("button", { name: "Sign and send decision" }).click();
     expect(await call).toMatchObject({ decision: "modify" });
     expect(JSON.parse(s.service.hits.at(-1)?.body ?? "{}")).toMatchObject({ count: 3 });
-    await expect.poll(() => page.locator("table.diff tr.changed").count()).toBe(1);
+    await expect.poll(() => page.locator("table.diff tr.changed").count(), POLL).toBe(1);
   });
 
   it("hostile parameter values stay text, are visibly marked, and reach no attacker URL; the rationale never shows", async () => {
@@ -230,11 +232,11 @@ describe("the signed quarantine lift in Chromium", { timeout: LONG }, () => {
       await p.waitForURL(/\/console\/approvals$/);
       await p.getByRole("link", { name: "Quarantine" }).click();
       await expect
-        .poll(() => p.locator("#key-status").textContent(), { timeout: 30_000 })
+        .poll(() => p.locator("#key-status").textContent(), POLL)
         .toContain("signed in this browser with key");
       await p.getByLabel("Reason (required)").fill("denials reviewed, the agent's tool list fixed");
       await p.getByRole("button", { name: "Sign and lift the quarantine" }).click();
-      await expect.poll(() => p.locator("main").textContent()).toContain("is lifted");
+      await expect.poll(() => p.locator("main").textContent(), POLL).toContain("is lifted");
       expect(q.server.runtime.apae?.viewOf("agent-a").status).not.toBe("quarantined");
     } finally {
       await qctx.close();
@@ -277,7 +279,7 @@ describe("accessibility (axe-core) of every console page", { timeout: LONG }, ()
       await check(path);
     await p.goto(`${s.url}/console/approvals`);
     await expect
-      .poll(() => p.locator("#key-status").textContent(), { timeout: 30_000 })
+      .poll(() => p.locator("#key-status").textContent(), POLL)
       .toContain("signed in this browser with key");
     if (process.env.WARDEN_SCREENSHOT === "1") {
       await p.setViewportSize({ width: 1280, height: 1000 });
