@@ -34,6 +34,11 @@ export interface ConsoleOptions {
   readonly actions?: readonly ConsoleAction[];
   /** Wall clock for sessions and signature times (tests). */
   readonly now?: () => number;
+  /**
+   * The HTTP status of a coded error a page or action throws that the console's own table
+   * does not know (the sidecar passes its single error table); unknown codes answer 500.
+   */
+  readonly statusOf?: (code: string) => number | undefined;
 }
 
 export interface ConsoleState {

@@ -57,9 +57,15 @@ function loadStatic(): Map<string, { type: string; body: string }> {
   return out;
 }
 
-function refusal(err: unknown): { status: number; code: string; message: string } {
-  if (err instanceof WardenError && CONSOLE_STATUS[err.code] !== undefined)
-    return { status: CONSOLE_STATUS[err.code] ?? 400, code: err.code, message: err.message };
+function refusal(
+  err: unknown,
+  statusOf: ConsoleOptions["statusOf"],
+): { status: number; code: string; message: string } {
+  if (err instanceof WardenError) {
+    const status = CONSOLE_STATUS[err.code] ?? statusOf?.(err.code);
+    if (status !== undefined && status < 500) return { status, code: err.code, message: err.message };
+    if (status !== undefined) return { status, code: err.code, message: "the console could not answer" };
+  }
   const e = err as FastifyError;
   if (e?.code === "FST_ERR_CTP_BODY_TOO_LARGE")
     return { status: 413, code: "ERR_CONSOLE_FORM_INVALID", message: "form too large" };
@@ -106,7 +112,7 @@ export function consolePlugin(app: FastifyInstance, o: ConsoleOptions): void {
         done(null, payload);
       });
       c.setErrorHandler((err, req, reply) => {
-        const r = refusal(err);
+        const r = refusal(err, o.statusOf);
         if (r.code === "ERR_SERVER_INTERNAL") c.log.error(err);
         if (wantsJson(req)) return reply.code(r.status).send({ error: { code: r.code, message: r.message } });
         return sendHtml(reply, errorPage(base, r.code, r.message), r.status);

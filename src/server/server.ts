@@ -12,6 +12,7 @@ import { AgentPinIdentities } from "./agentpin-auth.js";
 import { Authenticator } from "./auth.js";
 import { authPlugin, RateLimiter } from "./auth-plugin.js";
 import { dropIdleConnections, edgePlugin, edgeState } from "./edge.js";
+import { type ApiErrorCode, ERROR_STATUS } from "./errors.js";
 import { SidecarMetrics } from "./metrics.js";
 import { openApiDocument } from "./openapi.js";
 import { mountRoutes } from "./routes/index.js";
@@ -89,6 +90,8 @@ export function createSidecarServer(
       ring: runtime.approverKeys,
       pages: VIEW_PAGES,
       actions: VIEW_ACTIONS,
+      statusOf: (code) =>
+        Object.hasOwn(ERROR_STATUS, code) ? ERROR_STATUS[code as ApiErrorCode] : undefined,
     });
   }
 

@@ -11,9 +11,10 @@ import {
   consolePlugin,
   html,
 } from "../../src/console/index.js";
+import { WardenError } from "../../src/contracts/index.js";
 import { generateKeyPair } from "../../src/crypto/index.js";
 import { ApproverKeyring } from "../../src/journal/index.js";
-import { Authenticator, hashToken } from "../../src/server/index.js";
+import { Authenticator, ERROR_STATUS, hashToken } from "../../src/server/index.js";
 import { type ConsoleSidecar, startConsoleSidecar, TOKENS } from "./harness.js";
 
 let s: ConsoleSidecar;
@@ -26,6 +27,14 @@ const auditorPage: ConsolePage = {
   title: "Audit only",
   roles: ["auditor"],
   render: async (ctx) => html`<p>hello ${ctx.principalId}</p>`,
+};
+const failingPage: ConsolePage = {
+  path: "/runs-of/:id",
+  title: "Run",
+  roles: ["auditor"],
+  render: async (_ctx, input) => {
+    throw new WardenError("ERR_RUN_UNKNOWN", `no run ${input.params.id}`);
+  },
 };
 const exportAction: ConsoleAction = {
   path: "/audit-only/export",
@@ -69,9 +78,11 @@ beforeAll(async () => {
     },
     keys: BrowserKeyStore.open(undefined, 4),
     ring,
-    pages: [auditorPage],
+    pages: [auditorPage, failingPage],
     actions: [exportAction],
     now: () => now,
+    statusOf: (code) =>
+      Object.hasOwn(ERROR_STATUS, code) ? (ERROR_STATUS as Record<string, number>)[code] : undefined,
   });
   await app.ready();
 });
@@ -164,6 +175,14 @@ describe("mounted view pages and actions", () => {
     const entries = await s.server.runtime.store.query({ type: "warden.console.test_export" });
     expect(entries.map((e) => e.body.outcome)).toEqual(["refused", "ok"]);
     expect(entries[1]?.body).toMatchObject({ principal_id: "audrey", rows: 1 });
+  });
+
+  it("a coded error a page throws answers with the server table's status and code, path parameters reach the page", async () => {
+    const { cookie } = await signIn(TOKENS.auditor);
+    const r = await app.inject({ url: "/console/runs-of/abc", headers: { cookie } });
+    expect(r.statusCode).toBe(404);
+    expect(codeOf(r.body)).toBe("ERR_RUN_UNKNOWN");
+    expect(r.body).toContain("no run abc");
   });
 
   it("a view that claims one of the console's own paths is refused at mount", async () => {
