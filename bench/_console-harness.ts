@@ -73,6 +73,13 @@ rules:
     decision: require-approval
     stepUp: { approverRole: approver, timeout: 120s }
     reason: free-form message
+  - id: archiving-waits
+    name: archiving is deferred to an approver
+    priority: 115
+    match: { toolClass: http, action: put }
+    decision: defer
+    defer: { timeout: 120s }
+    reason: batched archiving
   - id: no-shell
     name: no shell for this agent
     priority: 120
@@ -120,6 +127,33 @@ format = "json"
 schema = { type = "object" }
 `;
 
+/** A deferred contract: archiving a note (HTTP PUT to the same loopback service). */
+const ARCHIVE = (port: number) => `
+[tool]
+name = "archive_note"
+version = "1.0.0"
+description = "Archive a note"
+timeout_seconds = 10
+
+[args.id]
+type = "string"
+required = true
+max_length = 64
+
+[apae]
+data_source = "test://archive_note"
+data_classification = "internal"
+retention_days = 30
+
+[http]
+method = "PUT"
+url = "http://127.0.0.1:${port}/archive/{id}"
+
+[output]
+format = "json"
+schema = { type = "object" }
+`;
+
 export interface ConsoleSidecar {
   readonly server: SidecarServer;
   readonly url: string;
@@ -129,6 +163,8 @@ export interface ConsoleSidecar {
   run(): Promise<string>;
   /** Starts an agent call that blocks on step-up; resolves with the sidecar's answer. */
   sendNote(runId: string, p: { to: string; text: string; count: number }): Promise<Record<string, unknown>>;
+  /** An `archive_note` call, deferred by policy: blocks until released or denied. */
+  archiveNote(runId: string, id: string): Promise<Record<string, unknown>>;
   /** A contract-less `message.send` that blocks on step-up (no executor runs it); the answer. */
   sendMessage(runId: string, parameters: Record<string, unknown>): Promise<Record<string, unknown>>;
   stop(): Promise<void>;
@@ -144,6 +180,7 @@ export async function startConsoleSidecar(
   writeFileSync(join(dir, "policy.yaml"), POLICY);
   mkdirSync(join(dir, "contracts"));
   writeFileSync(join(dir, "contracts", "send_note.clad.toml"), CONTRACT(service.port));
+  writeFileSync(join(dir, "contracts", "archive_note.clad.toml"), ARCHIVE(service.port));
   const input: SidecarConfigInput = {
     host: "127.0.0.1",
     port: 0,
@@ -200,6 +237,16 @@ export async function startConsoleSidecar(
         action: "post",
         tool: "send_note",
         parameters,
+      });
+      return { status: r.status, ...r.body };
+    },
+    async archiveNote(runId, id) {
+      const r = await api("/v1/execute", {
+        runId,
+        toolClass: "http",
+        action: "put",
+        tool: "archive_note",
+        parameters: { id },
       });
       return { status: r.status, ...r.body };
     },

@@ -3,9 +3,9 @@
 // in the browser with the approver's registered key) and the browser key registration.
 import type { FastifyInstance } from "fastify";
 import { ConsoleError, parseStrictJson, WardenError, type WardenErrorCode } from "../contracts/index.js";
-import type { ApprovalRequest, DecideVerdict } from "../gate/index.js";
+import type { ApprovalRequest, DecideVerdict, DeferredItem } from "../gate/index.js";
 import { validateArgs } from "../tools/index.js";
-import { approvalItem, diffTable } from "./approval-view.js";
+import { approvalItem, deferredItem, diffTable } from "./approval-view.js";
 import { audit, CONSOLE_EVENTS } from "./audit.js";
 import {
   type ConsoleState,
@@ -27,14 +27,11 @@ const OUTCOMES = new Set(["approve", "deny", "modify"]);
 const MAX_JUSTIFICATION = 2000;
 
 function queueList(st: ConsoleState, s: ConsoleSession): Html {
-  const items = st.o.runtime.approvals.pending().map((p) =>
-    approvalItem(p, {
-      runtime: st.o.runtime,
-      base: st.base,
-      csrfToken: s.csrfToken,
-      approverId: s.principalId,
-    }),
-  );
+  const c = { runtime: st.o.runtime, base: st.base, csrfToken: s.csrfToken, approverId: s.principalId };
+  const items = [
+    ...st.o.runtime.approvals.pending().map((p) => approvalItem(p, c)),
+    ...st.o.runtime.gate.deferQueue.list().map((d) => deferredItem(d, c)),
+  ];
   return html`<ul id="queue" class="queue" aria-label="Pending approvals">${items}</ul>
 <p id="queue-empty" class="muted"${items.length > 0 ? html` hidden` : ""}>No pending approvals.</p>`;
 }
@@ -101,6 +98,36 @@ function modifiedParameters(
   return parsed as Record<string, unknown>;
 }
 
+/** Releases or refuses a deferred action (not approver-signed: docs/identity.md). */
+async function releaseDeferred(
+  st: ConsoleState,
+  s: ConsoleSession,
+  d: DeferredItem,
+  form: Readonly<Record<string, string>>,
+  refuse: (code: string, message: string) => Promise<Error>,
+): Promise<Html> {
+  const outcome = form.outcome;
+  const note = form.justification ?? "";
+  if (outcome !== "approve" && outcome !== "deny")
+    throw await refuse("ERR_CONSOLE_FORM_INVALID", "a deferred action is released or denied");
+  if (note.trim().length < 10 || note.length > MAX_JUSTIFICATION)
+    throw await refuse("ERR_CONSOLE_FORM_INVALID", "justification must be 10 to 2000 characters");
+  const done = st.o.runtime.gate.deferQueue.resolve(d.id, {
+    outcome: outcome === "approve" ? "allow" : "deny",
+    by: s.principalId,
+    note,
+  });
+  if (!done) throw await refuse("ERR_APPROVAL_NOT_FOUND", "no pending approval with that id");
+  await audit(st.o.runtime.journal, {
+    type: CONSOLE_EVENTS.approval,
+    principalId: s.principalId,
+    outcome: "ok",
+    details: { approval_id: d.id, decision_id: d.decisionId, action: outcome, kind: "defer", signed: false },
+  });
+  return html`<p role="status" class="done">${outcome === "approve" ? "Released" : "Denied"}: deferred decision <code>${d.decisionId}</code>.</p>
+<p><a href="${st.base}/approvals">Back to the queue</a></p>`;
+}
+
 const WORD = { approve: "Approved", deny: "Denied", modify: "Modified and approved" } as const;
 
 export function approvalRoutes(c: FastifyInstance, st: ConsoleState): void {
@@ -150,7 +177,16 @@ ${queueList(st, s)}`;
       });
       return new WardenError(code as WardenErrorCode, message);
     };
-    if (p === undefined) throw await refuse("ERR_APPROVAL_NOT_FOUND", "no pending approval with that id");
+    if (p === undefined) {
+      const d = st.o.runtime.gate.deferQueue.list().find((x) => x.id === id);
+      if (d === undefined) throw await refuse("ERR_APPROVAL_NOT_FOUND", "no pending approval with that id");
+      return releaseDeferred(st, s, d, form, refuse).then((body) =>
+        sendHtml(
+          reply,
+          page({ base, title: "Deferred action decided", signedIn: { ...s, pages: st.pages } }, body),
+        ),
+      );
+    }
     let verdict: DecideVerdict;
     try {
       verdict = verdictOf(st, s, p, form);

@@ -4,7 +4,7 @@
 // and the user's original request (both on the Gate request) never reach the page. Every
 // agent-controlled string goes through agentText (visible, escaped); values that look like
 // markup or a script URL get an extra visible warning.
-import type { ApprovalRequest } from "../gate/index.js";
+import type { ApprovalRequest, DeferredItem } from "../gate/index.js";
 import type { Runtime } from "../runtime/index.js";
 import type { CompiledTool } from "../tools/index.js";
 import { agentText, type Html, html } from "./html.js";
@@ -196,4 +196,34 @@ export function diffTable(before: Record<string, unknown>, after: Record<string,
       html`<tr class="${r.changed ? "changed" : ""}"><th scope="row">${agentText(r.name)}</th><td>${r.before === undefined ? html`<span class="muted">absent</span>` : agentText(r.before)}</td><td>${r.after === undefined ? html`<span class="muted">absent</span>` : agentText(r.after)}</td><td>${r.changed ? "changed" : ""}</td></tr>`,
   );
   return html`<table class="diff"><caption>Parameters: before and after</caption><thead><tr><th scope="col">Name</th><th scope="col">Before</th><th scope="col">After</th><th scope="col">Change</th></tr></thead><tbody>${rows}</tbody></table>`;
+}
+
+/**
+ * A deferred action: only its summary (tool class, action, tool) is held, and its release is
+ * not approver-signed (docs/identity.md, signed approvals); approve releases it, deny refuses.
+ */
+export function deferredItem(d: DeferredItem, c: ItemContext): Html {
+  const s = d.summary;
+  const hid = `h-${d.id}`;
+  return html`<li class="approval deferred" id="approval-${d.id}" data-id="${d.id}" data-expires="${d.expiresAt}">
+<article aria-labelledby="${hid}">
+<h2 id="${hid}">${agentText(s.tool ?? `${s.toolClass}.${s.action}`)} <span class="muted">deferred</span></h2>
+<p class="countdown">Times out at <time datetime="${d.expiresAt}">${d.expiresAt}</time> <span class="remaining"></span></p>
+<dl class="facts">
+<dt>Tool</dt><dd>${agentText(s.tool ?? "no contract")} <span class="muted">(${agentText(s.toolClass)} / ${agentText(s.action)})</span></dd>
+<dt>Agent</dt><dd>${d.principalId === undefined ? html`<span class="muted">unknown</span>` : agentText(d.principalId)}</dd>
+<dt>Run</dt><dd><code>${d.runId}</code></dd>
+</dl>
+<form method="post" action="${c.base}/approvals/${d.id}" class="release">
+<input type="hidden" name="csrf" value="${c.csrfToken}">
+<fieldset><legend>Release</legend>
+<label><input type="radio" name="outcome" value="approve" required> Release (allow)</label>
+<label><input type="radio" name="outcome" value="deny"> Deny</label>
+</fieldset>
+<label for="a-${d.id}-why">Justification (required, at least 10 characters)</label>
+<input type="text" id="a-${d.id}-why" name="justification" required minlength="10" maxlength="2000" autocomplete="off">
+<button type="submit">Send decision</button>
+</form>
+</article>
+</li>`;
 }

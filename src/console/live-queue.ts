@@ -21,6 +21,12 @@ export interface LiveQueue {
   close(): void;
 }
 
+/** The pending step-ups and deferred actions, as one comparable string. */
+function pendingIds(st: ConsoleState): string {
+  const r = st.o.runtime;
+  return [...r.approvals.pending().map((p) => p.id), ...r.gate.deferQueue.list().map((d) => d.id)].join(",");
+}
+
 export function liveQueue(st: ConsoleState): LiveQueue {
   const streams = new Set<Stream>();
   let timer: NodeJS.Timeout | undefined;
@@ -37,10 +43,7 @@ export function liveQueue(st: ConsoleState): LiveQueue {
     }
   };
   const tick = () => {
-    const ids = st.o.runtime.approvals
-      .pending()
-      .map((p) => p.id)
-      .join(",");
+    const ids = pendingIds(st);
     const changed = ids !== last;
     last = ids;
     if (changed) version++;
@@ -69,10 +72,7 @@ export function liveQueue(st: ConsoleState): LiveQueue {
       streams.add(x);
       reply.raw.on("close", () => end(x));
       if (timer === undefined) {
-        last = st.o.runtime.approvals
-          .pending()
-          .map((p) => p.id)
-          .join(",");
+        last = pendingIds(st);
         timer = setInterval(tick, TICK_MS);
         timer.unref();
       }

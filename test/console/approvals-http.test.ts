@@ -207,3 +207,36 @@ describe("approving in the console", () => {
     }
   });
 });
+
+describe("deferred actions in the console", () => {
+  it("an approver releases a deferred action from the queue and the blocked call runs; a deny refuses it", async () => {
+    const c = new ConsoleClient(s.url);
+    await c.signIn(TOKENS.approver);
+    const released = s.archiveNote(await s.run(), "note-1");
+    const d1 = await until(() => s.server.runtime.gate.deferQueue.list()[0]);
+    const page = await c.request("/approvals");
+    expect(page.text).toContain(`id="approval-${d1.id}"`);
+    const r1 = await c.request(`/approvals/${d1.id}`, {
+      form: { csrf: c.csrf ?? "", outcome: "approve", justification: "archiving is fine now" },
+    });
+    expect(r1.status).toBe(200);
+    expect(await released).toMatchObject({ status: 200, decision: "allow" });
+    expect(s.service.hits.at(-1)?.url).toBe("/archive/note-1");
+
+    const refused = s.archiveNote(await s.run(), "note-2");
+    const d2 = await until(() => s.server.runtime.gate.deferQueue.list()[0]);
+    const modify = await c.request(`/approvals/${d2.id}`, {
+      form: { csrf: c.csrf ?? "", outcome: "modify", justification: "cannot modify a deferral" },
+    });
+    expect(codeOf(modify.text)).toBe("ERR_CONSOLE_FORM_INVALID");
+    await c.request(`/approvals/${d2.id}`, {
+      form: { csrf: c.csrf ?? "", outcome: "deny", justification: "not archiving this one" },
+    });
+    expect(await refused).toMatchObject({ decision: "deny" });
+    const audits = await s.server.runtime.store.query({ type: "warden.console.approval" });
+    expect(audits.filter((e) => e.body.kind === "defer").map((e) => e.body.action)).toEqual([
+      "approve",
+      "deny",
+    ]);
+  });
+});
