@@ -159,7 +159,13 @@ ${queueList(st, s)}`;
     requireRole(s, ["approver"]);
     queue.attach(s, reply);
   });
+  decideRoute(c, st);
+  keyRoute(c, st);
+}
 
+/** POST /approvals/:id: a step-up verdict (signed in the page) or a deferred release. */
+function decideRoute(c: FastifyInstance, st: ConsoleState): void {
+  const { base } = st;
   c.post<{ Params: { id: string } }>("/approvals/:id", access, async (req, reply) => {
     const s = sessionOf(st, req);
     requireRole(s, ["approver"]);
@@ -213,7 +219,10 @@ ${queueList(st, s)}`;
 ${diff}<p><a href="${base}/approvals">Back to the queue</a></p>`;
     return sendHtml(reply, page({ base, title: WORD[outcome], signedIn: { ...s, pages: st.pages } }, body));
   });
+}
 
+/** POST /keys: registers this browser's public key for the signed-in approver. */
+function keyRoute(c: FastifyInstance, st: ConsoleState): void {
   c.post("/keys", access, async (req, reply) => {
     const s = sessionOf(st, req);
     requireRole(s, ["approver"]);
