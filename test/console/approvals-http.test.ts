@@ -2,10 +2,13 @@
 // console-e2e.test.ts): a blocked agent call, a browser-style key registration, a signed
 // verdict, and the attacks on that path — unsigned, another approver's key, a modify
 // outside the contract, an auditor deciding — all refused and journaled.
+
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BrowserKeyStore, browserKeyPath } from "../../src/console/index.js";
 import { sha256Of } from "../../src/contracts/index.js";
 import { generateKeyPair, type KeyPair } from "../../src/crypto/index.js";
-import { signApproval } from "../../src/journal/index.js";
+import { ApproverKeyring, signApproval, verifyApprovalSignatures } from "../../src/journal/index.js";
 import { until } from "../server/harness.js";
 import { ConsoleClient, type ConsoleSidecar, startConsoleSidecar, TOKENS } from "./harness.js";
 
@@ -88,6 +91,12 @@ describe("approving in the console", () => {
     });
     const reg = await s.server.runtime.store.query({ type: "warden.console.key_registered" });
     expect(reg.some((e) => e.body.key_id === key.keyId && e.body.principal_id === "alice")).toBe(true);
+    // Offline: the persisted browser keys verify the journal's approver-signed records.
+    const ring = new ApproverKeyring();
+    BrowserKeyStore.open(browserKeyPath(join(s.dir, "journal.db")), 4).loadInto(ring);
+    const report = await verifyApprovalSignatures(s.server.runtime.store.entries(), ring);
+    expect(report).toMatchObject({ ok: true, failures: [] });
+    expect(report.checked).toBeGreaterThanOrEqual(1);
   });
 
   it("an unsigned decision is refused (ERR_APPROVAL_UNSIGNED) and the item stays pending", async () => {
