@@ -58,6 +58,11 @@ auth:
 executors:
   process:
     workDir: ${STARTER.work}                  # the only directory the tools run in
+# The approval console at http://127.0.0.1:${port}/console (docs/console.md): sign in with
+# the operator token. Approvers sign step-up decisions with a key made in their browser,
+# so every step-up verdict must then be approver-signed (also over the JSON API).
+console:
+  enabled: true
 `;
 }
 

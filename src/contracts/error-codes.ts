@@ -519,4 +519,26 @@ export const ERROR_CODES = {
     // The Gate failed while deciding or recording a result: nothing more is executed (fail closed).
     "ERR_ADAPTER_GATE_FAULT",
   ],
+  console: [
+    // No console session, or it ended (idle timeout, lifetime, sign-out, evicted): sign in again.
+    "ERR_CONSOLE_SESSION",
+    // A state-changing console request without this session's CSRF token (missing, wrong, another session's) or from another origin.
+    "ERR_CONSOLE_CSRF",
+    // The signed-in principal lacks the console role (approver, auditor) the page or action needs.
+    "ERR_CONSOLE_FORBIDDEN",
+    // The action needs a recent sign-in (browser key registration): sign in again.
+    "ERR_CONSOLE_NOT_FRESH",
+    // Too many sign-in attempts from this address (or in all): wait.
+    "ERR_CONSOLE_SIGN_IN_LIMITED",
+    // The token is not an approver or auditor credential.
+    "ERR_CONSOLE_SIGN_IN_INVALID",
+    // A browser key that is not an Ed25519 public key, or the approver's key slots (or the store) are full.
+    "ERR_CONSOLE_KEY_INVALID",
+    // A console form that does not parse (missing field, wrong type, too long, parameters outside the contract).
+    "ERR_CONSOLE_FORM_INVALID",
+    // The console section or its key store cannot be used: the sidecar does not start.
+    "ERR_CONSOLE_CONFIG_INVALID",
+    // Too many live queue connections (console.maxStreams): retry later.
+    "ERR_CONSOLE_BUSY",
+  ],
 } as const;

@@ -206,3 +206,10 @@ export class AdapterError extends WardenError {
     super(code, message, options);
   }
 }
+
+/** The approval console (src/console): sessions, CSRF, roles, sign-in pacing, browser keys. */
+export class ConsoleError extends WardenError {
+  constructor(code: CodeOf<"console">, message: string, options?: WardenErrorOptions) {
+    super(code, message, options);
+  }
+}

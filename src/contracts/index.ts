@@ -17,6 +17,7 @@ export {
   CanonicalJsonError,
   CapabilityError,
   CliError,
+  ConsoleError,
   ContextError,
   ContractError,
   CryptoError,

@@ -31,6 +31,8 @@ import {
   type EctLevel,
   type EmittedAct,
   journalTrustChange,
+  type LiftOutcome,
+  liftQuarantine,
   MemoryTrustStore,
   PROFILE_MECHANISMS,
   parseTrustConfig,
@@ -142,6 +144,12 @@ export interface RuntimeApae {
   delegate(from: string, to: string, domain: string): Promise<CrossDomainResult>;
   /** Takes a peer's signed ECT (assertion or quarantine notice); applied in order and journaled. */
   receive(token: string): Promise<PeerReceipt>;
+  /**
+   * An approver's signed early quarantine lift (docs/trust.md, Early lift), checked against
+   * `approvers` (key id → Ed25519 public key): applied in order, journaled, and ending the
+   * principal's trust quarantine as an expiry does. Refusals are coded, nothing changes.
+   */
+  lift(input: unknown, approvers: ReadonlyMap<string, KeyObject>): Promise<LiftOutcome>;
   /** The policy with the trust facts (apae.peer_trust_score, confidence) added to its input. */
   observe(policy: GatePolicy): GatePolicy;
   /** The notify route's rate limit (per source address per minute, sources tracked). */
@@ -548,6 +556,25 @@ class LiveApae implements RuntimeApae {
         return { ok: false, code: "ERR_TRUST_CONFIG_INVALID", message: "no peers configured" };
       const r = await peers.receive(token);
       if (r.ok) await this.#settle(r.change);
+      return r;
+    })();
+    this.#tail = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    return result;
+  }
+
+  lift(input: unknown, approvers: ReadonlyMap<string, KeyObject>): Promise<LiftOutcome> {
+    const result = (async (): Promise<LiftOutcome> => {
+      await this.#tail;
+      const r = await liftQuarantine(this.engine, input, approvers, this.#p.clock());
+      if (!r.ok) return r;
+      await this.#settle(r.change);
+      const subject = r.change.view.subject;
+      const principals = this.#p.sessions.principals;
+      if (r.change.view.truster === this.#self && principals.quarantineOf(subject)?.type === "trust_score")
+        await principals.lift(subject);
       return r;
     })();
     this.#tail = result.then(

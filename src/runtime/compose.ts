@@ -16,7 +16,7 @@ import {
   type StartRunOptions,
 } from "../context/index.js";
 import { RuntimeError } from "../contracts/index.js";
-import type { KeyPair } from "../crypto/index.js";
+import { type KeyPair, parsePublicKey } from "../crypto/index.js";
 import {
   BreakerRegistry,
   type ExecutorDeps,
@@ -173,9 +173,15 @@ async function closeOpened(o: Opened): Promise<void> {
 }
 
 /** The configured approver keys; a key that is not an Ed25519 public key stops the start. */
-function approverKeyring(approvers: NonNullable<RuntimeConfig["approvers"]>): ApproverKeyring {
+function approverKeyring(
+  approvers: NonNullable<RuntimeConfig["approvers"]>,
+  into?: ApproverKeyring,
+): ApproverKeyring {
   try {
-    return ApproverKeyring.fromPem(approvers);
+    if (into === undefined) return ApproverKeyring.fromPem(approvers);
+    for (const [id, pems] of Object.entries(approvers))
+      for (const pem of pems) into.add(id, parsePublicKey(pem));
+    return into;
   } catch (err) {
     throw new RuntimeError(
       "ERR_RUNTIME_CONFIG_INVALID",
@@ -390,7 +396,9 @@ async function wire(
     ...(queue?.maxPendingPerPrincipal !== undefined
       ? { maxPendingPerPrincipal: queue.maxPendingPerPrincipal }
       : {}),
-    ...(config.approvers !== undefined ? { approverKeys: approverKeyring(config.approvers), clock } : {}),
+    ...(config.approvers !== undefined || deps.approverKeys !== undefined
+      ? { approverKeys: approverKeyring(config.approvers ?? {}, deps.approverKeys), clock }
+      : {}),
   });
   const shared = await sharedApprovals(o.node, approvals, clock);
   const gatePolicy = apae === undefined ? policy : apae.observe(policy);

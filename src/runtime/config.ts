@@ -6,6 +6,7 @@ import type { ContextConfig, ContextConfigInput, PrincipalStateStore } from "../
 import type { KeyPair } from "../crypto/index.js";
 import type { BreakerOptions, ObligationPorts, ResponseSnapshots } from "../executors/index.js";
 import type { ContractLookup, DriftTracker, GatePolicy, PrincipalConfig } from "../gate/index.js";
+import type { ApproverKeyring } from "../journal/index.js";
 import type { InboxOptions, MessagingIdentityPem } from "../messaging/index.js";
 import type { PgNodeConfig } from "../store-pg/index.js";
 import type { CompiledTool, ContractRegistry, ToolClassification } from "../tools/index.js";
@@ -124,4 +125,10 @@ export interface RuntimeDeps {
   notify?: ObligationPorts["notify"];
   /** The replay recorder's snapshot store (src/evidence), handed to the executors. */
   snapshots?: ResponseSnapshots;
+  /**
+   * The approval queue's keyring, kept by the entry point so it can add keys later (the
+   * console registers browser keys); `config.approvers` keys are added to it. Given, every
+   * step-up verdict must be signed, as with `config.approvers`.
+   */
+  approverKeys?: ApproverKeyring;
 }

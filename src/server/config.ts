@@ -6,6 +6,7 @@
 
 import { dirname, isAbsolute, resolve } from "node:path";
 import { z } from "zod";
+import { ConsoleConfigSchema } from "../console/index.js";
 import { ServerError, SHA256_HASH_PATTERN } from "../contracts/index.js";
 import { GateConfigSchema, type LoadedGateConfig, parseWithGateSection } from "../gate/index.js";
 import { SourceTrustConfigSchema } from "../hooks/index.js";
@@ -301,6 +302,8 @@ export const SidecarConfigSchema = z.strictObject({
       public: z.boolean().default(false),
     })
     .default({ public: false }),
+  /** The approval console under /console (docs/console.md); off unless `enabled: true`. */
+  console: ConsoleConfigSchema.default(ConsoleConfigSchema.parse({})),
 });
 export type SidecarConfig = z.infer<typeof SidecarConfigSchema>;
 export type SidecarConfigInput = z.input<typeof SidecarConfigSchema>;

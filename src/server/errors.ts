@@ -130,6 +130,24 @@ export const ERROR_STATUS = {
   ERR_MEMORY_CONFIG_INVALID: 500,
   // Distributed mode: another live replica serves the run (Misdirected Request; details: node).
   ERR_RUN_ELSEWHERE: 421,
+  // The approval console (src/console, docs/console.md); same statuses as CONSOLE_STATUS there.
+  ERR_CONSOLE_SESSION: 401,
+  ERR_CONSOLE_CSRF: 403,
+  ERR_CONSOLE_FORBIDDEN: 403,
+  ERR_CONSOLE_NOT_FRESH: 401,
+  ERR_CONSOLE_SIGN_IN_LIMITED: 429,
+  ERR_CONSOLE_SIGN_IN_INVALID: 401,
+  ERR_CONSOLE_KEY_INVALID: 400,
+  ERR_CONSOLE_FORM_INVALID: 400,
+  ERR_CONSOLE_CONFIG_INVALID: 500,
+  ERR_CONSOLE_BUSY: 503,
+  // The signed early quarantine lift (the console's /console/quarantine/lift, docs/trust.md).
+  ERR_TRUST_LIFT_INVALID: 400,
+  ERR_TRUST_LIFT_SCOPE: 400,
+  ERR_TRUST_LIFT_APPROVER_UNKNOWN: 403,
+  ERR_TRUST_LIFT_SIGNATURE_INVALID: 403,
+  ERR_TRUST_LIFT_STALE: 409,
+  ERR_TRUST_NOT_QUARANTINED: 409,
 } as const;
 
 // Every server-family code has a status (a missing one fails to compile).

@@ -6,13 +6,20 @@
 
 import { accessSync, constants, existsSync, readFileSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
+import { BrowserKeyStore, browserKeyPath } from "../console/index.js";
 import type { Session, SessionStore, StartRunOptions } from "../context/index.js";
 import { WardenError } from "../contracts/index.js";
 import type { KeyPair } from "../crypto/index.js";
 import { openRecorder, pinBundle } from "../evidence/index.js";
 import type { BreakerRegistry } from "../executors/index.js";
 import type { Gate, GatePolicy, InProcessApprovals } from "../gate/index.js";
-import { type Journal, type JournalStore, nextKeyId, SqliteJournalStore } from "../journal/index.js";
+import {
+  ApproverKeyring,
+  type Journal,
+  type JournalStore,
+  nextKeyId,
+  SqliteJournalStore,
+} from "../journal/index.js";
 import { MemoryFirewall, memoryClassify, withMemoryContracts } from "../memory/index.js";
 import { loadPolicyBundle } from "../policy/index.js";
 import {
@@ -72,6 +79,12 @@ export interface SidecarRuntime {
   readonly memory: MemoryFirewall | undefined;
   /** The composed runtime itself (the AARTS hooks engine runs over it: routes/hooks.ts). */
   readonly composed: Runtime;
+  /**
+   * With the console on: the approval queue's keyring (configured and browser-registered
+   * approver keys; every step-up verdict must then be signed) and the browser key store.
+   */
+  readonly approverKeys: ApproverKeyring | undefined;
+  readonly consoleKeys: BrowserKeyStore | undefined;
   /** Starts a run bound to the authenticated principal. */
   startRun(principalId: string, options?: StartRunOptions): Promise<Session>;
   /** Distributed mode: the run is servable here, adopted, or ERR_RUN_ELSEWHERE (Runtime.ensureRun). */
@@ -194,7 +207,14 @@ export async function openSidecarRuntime(
   const signer = loadJournalKey(loaded);
   // The replay recorder (docs/evidence.md): snapshots and the pinned bundle beside a file journal.
   const recorder = c.journal.path === ":memory:" ? undefined : openRecorder(c.journal.path);
+  // The console's browser keys verify signed approvals like configured ones (docs/console.md).
+  const consoleKeys = c.console.enabled
+    ? BrowserKeyStore.open(browserKeyPath(c.journal.path), c.console.maxKeysPerApprover)
+    : undefined;
+  const approverKeys = consoleKeys === undefined ? undefined : new ApproverKeyring();
+  if (consoleKeys !== undefined && approverKeys !== undefined) consoleKeys.loadInto(approverKeys);
   const rt = await composeRuntime(sidecarRuntimeConfig(loaded, signer), {
+    ...(approverKeys ? { approverKeys } : {}),
     ...(overrides.policy ? { policy: overrides.policy } : {}),
     ...(overrides.clock ? { clock: overrides.clock } : {}),
     ...(recorder ? { snapshots: recorder } : {}),
@@ -261,6 +281,8 @@ export async function openSidecarRuntime(
     agentpin: rt.agentpin,
     apae: rt.apae,
     composed: rt,
+    approverKeys,
+    consoleKeys,
     startRun: (principalId, options) => rt.startRun(principalId, options),
     ensureRun: (runId, principalId) => rt.ensureRun(runId, principalId),
     grant: (runId, grant, grantedBy) => rt.grant(runId, grant, grantedBy),

@@ -7,10 +7,13 @@
 import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import Fastify, { type FastifyInstance } from "fastify";
+import { auditViews, consolePlugin } from "../console/index.js";
+import type { ReplayHost } from "../evidence/index.js";
 import { AgentPinIdentities } from "./agentpin-auth.js";
 import { Authenticator } from "./auth.js";
 import { authPlugin, RateLimiter } from "./auth-plugin.js";
 import { dropIdleConnections, edgePlugin, edgeState } from "./edge.js";
+import { type ApiErrorCode, ERROR_STATUS } from "./errors.js";
 import { SidecarMetrics } from "./metrics.js";
 import { openApiDocument } from "./openapi.js";
 import { mountRoutes } from "./routes/index.js";
@@ -32,6 +35,12 @@ export interface SidecarServer {
 export interface SidecarServerOptions {
   /** Fastify logger (default off). */
   logger?: boolean;
+  /**
+   * How the entry point opens a runtime over a recorded bundle, for the console's what-if
+   * (`warden sidecar` passes the CLI's replay host); without it what-if answers
+   * ERR_CONSOLE_VIEW_UNAVAILABLE.
+   */
+  replayHost?: ReplayHost;
 }
 
 export function createSidecarServer(
@@ -66,13 +75,31 @@ export function createSidecarServer(
     tls: cfg.tls !== undefined,
   });
   const rolesOf = (id: string) => runtime.loaded.gate.principals[id]?.roles.slice() ?? [];
+  const auth = new Authenticator(cfg.auth, rolesOf);
   authPlugin(app, {
-    auth: new Authenticator(cfg.auth, rolesOf),
+    auth,
     agentpin: runtime.agentpin === undefined ? undefined : new AgentPinIdentities(runtime.agentpin, rolesOf),
     limiter: new RateLimiter(limits.rateLimitPerMinute),
     metricsPublic: cfg.metrics.public,
   });
   mountRoutes(app, { runtime, metrics, state, shutdown: shutdown.signal, openApi: openApiDocument });
+  if (cfg.console.enabled && runtime.consoleKeys !== undefined) {
+    consolePlugin(app, {
+      runtime: runtime.composed,
+      config: cfg.console,
+      tls: cfg.tls !== undefined,
+      // Operator credentials only: an agent token never opens the console.
+      signIn: (token) => {
+        const r = auth.authenticate(`Bearer ${token}`, undefined);
+        return r.ok && r.identity.kind === "operator" ? r.identity : undefined;
+      },
+      keys: runtime.consoleKeys,
+      ring: runtime.approverKeys,
+      ...auditViews(options.replayHost !== undefined ? { replayHost: options.replayHost } : {}),
+      statusOf: (code) =>
+        Object.hasOwn(ERROR_STATUS, code) ? ERROR_STATUS[code as ApiErrorCode] : undefined,
+    });
+  }
 
   return {
     app,

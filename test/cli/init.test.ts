@@ -89,6 +89,15 @@ describe("warden init: from nothing to a governed call", () => {
       expect(denied.body.result).toBeUndefined();
       const seqs = [...(ok.body.journalSeqs as number[]), ...(denied.body.journalSeqs as number[])];
       expect(seqs.length).toBeGreaterThanOrEqual(2);
+      // The console is on in an init deployment, and the printed operator token signs in.
+      const signIn = await fetch(`${server.url}/console/sign-in`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ token: res.tokens.operator }).toString(),
+        redirect: "manual",
+      });
+      expect(signIn.status).toBe(303);
+      expect(signIn.headers.get("content-security-policy")).toContain("default-src 'none'");
     } finally {
       await server.close();
     }

@@ -168,7 +168,7 @@ function render(r: InitResult, shell: boolean): string {
   return (
     `${info.join("\n")}\n\n` +
     "Tokens (shown once; only their SHA-256 hashes are stored, in sidecar.yaml):\n" +
-    `  agent     ${r.tokens.agent}\n  operator  ${r.tokens.operator}   (approvals, journal, metrics)\n\n` +
+    `  agent     ${r.tokens.agent}\n  operator  ${r.tokens.operator}   (approvals, journal, metrics; the console at /console)\n\n` +
     `Next, in this shell:\n${[...exports, ...r.next].map((l) => `  ${l}`).join("\n")}\n`
   );
 }

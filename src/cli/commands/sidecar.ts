@@ -18,6 +18,7 @@ import {
 } from "../../server/index.js";
 import { type CliContext, EXIT } from "../io.js";
 import { addOptions, defineOptions, type OptionsOf } from "../options.js";
+import { cliReplayHost } from "../replay-host.js";
 import { SUMMARY } from "./summaries.js";
 
 const SIDECAR_OPTIONS = defineOptions({
@@ -111,10 +112,11 @@ export function registerSidecar(program: Command, ctx: CliContext): void {
         }
       }
       const runtime = await openSidecarRuntime(loaded);
-      const server = await startSidecar(runtime, {
-        ...(opts.host !== undefined ? { host: opts.host } : {}),
-        ...(port !== undefined ? { port } : {}),
-      });
+      const server = await startSidecar(
+        runtime,
+        { ...(opts.host !== undefined ? { host: opts.host } : {}), ...(port !== undefined ? { port } : {}) },
+        { replayHost: cliReplayHost },
+      );
       // The handlers are in place before the address is printed: whoever reads that line
       // may signal at once, and an unhandled SIGTERM would kill the process unflushed.
       const stopped = new Promise<void>((resolve) => {
