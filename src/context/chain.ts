@@ -36,7 +36,7 @@ export function countDecision(c: SessionCounters, decision: Decision): void {
 
 /** What triggered a quarantine, as journaled. */
 export interface QuarantineTrigger {
-  type: "behavioral_rule" | "denial_threshold" | "manual" | "trust_score";
+  type: "behavioral_rule" | "denial_threshold" | "manual" | "trust_score" | "output_screening";
   ruleId?: string;
   reason: string;
   counters: SessionCounters;

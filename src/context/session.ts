@@ -460,11 +460,18 @@ export class Session {
     ];
   }
 
-  /** Quarantines the run and its principal by hand (an operator, the trust layer). Idempotent. */
-  quarantine(reason: string, now?: number): SessionEvent[] {
+  /**
+   * Quarantines the run and its principal: by hand (an operator, the trust layer; trigger
+   * `manual`) or for what a result carried (the Gate's output screening). Idempotent.
+   */
+  quarantine(
+    reason: string,
+    now?: number,
+    cause: { type: "manual" } | { type: "output_screening"; ruleId?: string } = { type: "manual" },
+  ): SessionEvent[] {
     this.#open();
     const start = this.#chain.length;
-    this.#enterQuarantine(now ?? this.#clock(), { type: "manual", reason }, []);
+    this.#enterQuarantine(now ?? this.#clock(), { ...cause, reason }, []);
     return this.#chain.since(start);
   }
 

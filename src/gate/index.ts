@@ -45,7 +45,7 @@ export {
   DriftTracker,
 } from "./drift.js";
 export { GATE_DECISION, GATE_RESOLUTION, GATE_RESULT, registerGateEventTypes } from "./events.js";
-export { Gate, type ReportedResult, type TraceOptions } from "./gate.js";
+export { Gate, type RecordedOutput, type ReportedResult, type TraceOptions } from "./gate.js";
 export type { ContractLookup, GateJournal, GateOptions, GatePolicy, PrincipalConfig } from "./options.js";
 export {
   type ApprovalRecord,
@@ -72,6 +72,16 @@ export {
   TAINT_FACTOR,
   TIER_FACTOR,
 } from "./risk.js";
+export {
+  DEFAULT_OUTPUT_SCREENING,
+  INSTRUCTIONS_TAINT,
+  type OutputScreening,
+  SCREENING_MODES,
+  type ScreeningMode,
+  type ScreeningResult,
+  screenOutput,
+  UNSCREENED_EXCESS,
+} from "./screening.js";
 export {
   type ExecutionTicket,
   type RedeemExpectation,
