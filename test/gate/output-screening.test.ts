@@ -17,6 +17,7 @@ import {
   parseGateConfig,
 } from "../../src/gate/index.js";
 import { openJournal, SqliteJournalStore } from "../../src/journal/index.js";
+import { gatewayRuntimeConfig, parseGatewayConfig } from "../../src/mcp-gateway/index.js";
 import { loadPolicyBundle } from "../../src/policy/index.js";
 import { composeRuntime, type Runtime } from "../../src/runtime/index.js";
 
@@ -241,5 +242,23 @@ describe("output screening: configuration", () => {
     });
     for (const bad of [{ instructions: "warn" }, { instructions: "off", extra: 1 }, { maxChars: 10 }])
       expect(() => parseGateConfig({ outputScreening: bad })).toThrow(/outputScreening/);
+  });
+
+  it("the MCP gateway's gate section reaches its runtime the same way", () => {
+    const loaded = parseGatewayConfig(
+      {
+        policies: ["p.yaml"],
+        journal: { path: "j.db", key: "k.pem" },
+        gate: { principals: [{ id: "agent-a", roles: [] }], outputScreening: { instructions: "quarantine" } },
+        upstreams: { fs: { command: "node", args: ["x.js"] } },
+        pins: "pins.json",
+      },
+      "/tmp",
+    );
+    const rc = gatewayRuntimeConfig(loaded, generateKeyPair("ed25519"), {
+      lookup: { get: () => undefined },
+      classify: () => ({ toolClass: "mcp", action: "call" }),
+    });
+    expect(rc.gate.outputScreening).toEqual({ instructions: "quarantine" });
   });
 });
