@@ -44,6 +44,9 @@ export interface QuarantineTrigger {
   at: string;
 }
 
+/** Why a run is quarantined from outside its own rules: an operator (`manual`) or the Gate's output screening. */
+export type QuarantineCause = { type: "manual" } | { type: "output_screening"; ruleId?: string };
+
 export type EventBody =
   | {
       type: "session.opened";

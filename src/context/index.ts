@@ -28,6 +28,7 @@ export {
   EventChain,
   GENESIS_ANCHOR,
   GENESIS_HASH,
+  type QuarantineCause,
   type QuarantineTrigger,
   type SessionCounters,
   type SessionEvent,
