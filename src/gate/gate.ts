@@ -9,7 +9,7 @@
 //   record.ts      the decision record, committed to the journal → only then a ticket
 //   resolution.ts  step_up and defer block (in `authorize`) until resolved; journaled
 //   outcome.ts     the GateOutcome union and the ticket
-//   screening.ts   a reported result's text screened for instructions addressed to the agent
+//   results.ts     a reported result: into the session, screened (screening.ts), journaled
 // Reason codes: reasons.ts (meanings in docs/gate.md).
 
 import { type Context, type Span, trace } from "@opentelemetry/api";
@@ -21,14 +21,13 @@ import { type Admission, admit } from "./admission.js";
 import { admitGrants } from "./capability.js";
 import { DeferQueue } from "./defer.js";
 import { scoreDrift } from "./drift.js";
-import { GATE_RESULT } from "./events.js";
 import { type Judgement, judge } from "./judgement.js";
 import type { GateDeps, GateOptions, Pending, PrincipalConfig } from "./options.js";
 import { commonOf, faultOf, type GateOutcome, rejectedOutcome } from "./outcome.js";
 import { PendingResults } from "./pending-results.js";
 import { commitDecision, draftOutcome, journalQuarantine } from "./record.js";
 import { awaitApproval, awaitRelease, grant } from "./resolution.js";
-import { screeningReason, screenOutput } from "./screening.js";
+import { type RecordedOutput, recordResult } from "./results.js";
 import { type ActionFacts, endActionSpan, SPAN, stage, startActionSpan, traceparentOf } from "./tracing.js";
 
 /** What an executed call produced, as reported to `recordResult`. */
@@ -43,32 +42,6 @@ export interface ReportedResult {
   outcome?: TaskOutcome;
   /** What the execution used (network requests/bytes, filesystem writes): metered against the run's budgets. */
   usage?: ResourceUsage;
-}
-
-/** What `recordResult` reports back: the result's taint and classification, and the screening's finding. */
-export interface RecordedOutput {
-  taint: TaintLabel[];
-  classification: string;
-  /** Present when the output screening found instructions (rule ids; whether the run was quarantined). */
-  screening?: { rules: string[]; quarantined: boolean };
-}
-
-const REPORTED_KEYS = [
-  "taintLabels",
-  "data",
-  "classification",
-  "outputHash",
-  "tokens",
-  "cost",
-  "usage",
-] as const;
-
-/** The members of a report the session records (outcome is journaled by the Gate itself). */
-function reportedInput(result: ReportedResult): ReportedResult {
-  const input: ReportedResult = {};
-  for (const k of REPORTED_KEYS)
-    if (result[k] !== undefined) (input as Record<string, unknown>)[k] = result[k];
-  return input;
 }
 
 export class Gate {
@@ -128,59 +101,10 @@ export class Gate {
   /**
    * Reports the observed output of an executed call: its taint propagates into the
    * session (and value-level provenance), its text is screened (`outputScreening`), and
-   * the result is journaled — resolving only once it is.
+   * the result is journaled — resolving only once it is (results.ts).
    */
-  async recordResult(decisionId: DecisionId, result: ReportedResult): Promise<RecordedOutput> {
-    const d = this.#d;
-    const p = d.pending.take(decisionId);
-    if (!p) throw new Error("recordResult: unknown or already reported decision id");
-    const input = reportedInput(result);
-    const request = p.prepared.request;
-    const screen = screenOutput(d.o.outputScreening, request, input.data);
-    if (screen.kind === "finding") input.taintLabels = [...(input.taintLabels ?? []), screen.label];
-    const now = d.clock();
-    const rec = p.session.recordResult(p.prepared, input, now);
-    // In force before anything is awaited: the run's (and its principal's) next call sees it.
-    const quarantine =
-      screen.kind === "finding" && screen.mode === "quarantine"
-        ? p.session.quarantine(screeningReason(request, screen.rules), now, {
-            type: "output_screening",
-            ...(screen.rules[0] !== undefined ? { ruleId: screen.rules[0] } : {}),
-          })
-        : [];
-    const runId = request.runId;
-    const resultEvent = rec.events.find((e) => e.type === "call.result");
-    const resultSeq = resultEvent?.seq;
-    // What was metered (a network call counts as at least one request): journaled with the result.
-    const usage = resultEvent?.type === "call.result" ? resultEvent.resources : undefined;
-    if (resultSeq !== undefined) d.o.onResult?.({ decisionId, runId, resultSeq });
-    await d.o.journal.appendBuilt({
-      type: GATE_RESULT,
-      run_id: runId,
-      trace_id: p.traceId,
-      body: {
-        decision_id: decisionId,
-        ...(input.outputHash !== undefined ? { output_hash: input.outputHash } : {}),
-        ...(result.outcome !== undefined ? { outcome: result.outcome } : {}),
-        classification: rec.classification,
-        taint: rec.taint,
-        ...(screen.kind === "finding"
-          ? {
-              screening: {
-                mode: screen.mode,
-                rules: screen.rules,
-                ...(screen.truncated ? { truncated: true } : {}),
-              },
-            }
-          : {}),
-        ...(usage !== undefined ? { usage } : {}),
-      },
-    });
-    await journalQuarantine(d, [...rec.events, ...quarantine], { runId, traceId: p.traceId });
-    const out: RecordedOutput = { taint: rec.taint, classification: rec.classification };
-    if (screen.kind === "finding")
-      out.screening = { rules: screen.rules, quarantined: screen.mode === "quarantine" };
-    return out;
+  recordResult(decisionId: DecisionId, result: ReportedResult): Promise<RecordedOutput> {
+    return recordResult(this.#d, decisionId, result);
   }
 
   /**

@@ -45,7 +45,7 @@ export {
   DriftTracker,
 } from "./drift.js";
 export { GATE_DECISION, GATE_RESOLUTION, GATE_RESULT, registerGateEventTypes } from "./events.js";
-export { Gate, type RecordedOutput, type ReportedResult, type TraceOptions } from "./gate.js";
+export { Gate, type ReportedResult, type TraceOptions } from "./gate.js";
 export type { ContractLookup, GateJournal, GateOptions, GatePolicy, PrincipalConfig } from "./options.js";
 export {
   type ApprovalRecord,
@@ -64,6 +64,7 @@ export {
   ticketOf,
 } from "./outcome.js";
 export { CONTEXT_REASON_CODES, GATE_REASON_CODES, type GateReasonCode } from "./reasons.js";
+export type { RecordedOutput } from "./results.js";
 export {
   RISK_WEIGHTS,
   type RiskFactors,
