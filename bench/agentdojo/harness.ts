@@ -3,19 +3,19 @@
 // principal's run whose original request is the user's prompt (value provenance). Every
 // call goes to the Gate; an allowed call "executes" by returning its recorded output, which
 // is reported with `recordResult` (taint `tool-output`, provenance, classification
-// `confidential` for personal-data tools) exactly as an executor's output would be. An
-// output that carries instructions addressed to the agent (detect.ts) quarantines the run,
-// journaled as `warden.system.quarantine` (trigger `manual`, the detector's rule ids in the reason).
+// `confidential` for personal-data tools) exactly as an executor's output would be. What an
+// output carrying instructions addressed to the agent leads to is the product's own output
+// screening (gate `outputScreening`, docs/gate.md#output-screening), configured here like any
+// deployment configures it: `quarantine` by default, `off` for the ablation row. The harness
+// itself neither scans outputs nor quarantines runs.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Session } from "../../src/context/index.js";
 import { generateKeyPair } from "../../src/crypto/index.js";
-import { runTraceId } from "../../src/gate/index.js";
+import type { ScreeningMode } from "../../src/gate/index.js";
 import { composeRuntime, type Runtime } from "../../src/runtime/index.js";
 import { buildCatalog, type Catalog, TOOL_CLASS } from "./catalog.js";
 import type { Annotations } from "./classify.js";
-import { instructionFindings } from "./detect.js";
 import type { Step } from "./protocol.js";
 import type { Call, Suite } from "./suite.js";
 
@@ -23,8 +23,8 @@ export interface HarnessOptions {
   /** Policy files (default: policies/assistant-tools.yaml). */
   policy: readonly string[];
   annotations?: Annotations | undefined;
-  /** Quarantine a run whose tool output carries instructions (default true). */
-  detector?: boolean;
+  /** The Gate's output screening mode (`gate.outputScreening.instructions`, default "quarantine"). */
+  screening?: ScreeningMode;
 }
 
 export interface StepResult {
@@ -50,14 +50,12 @@ export class Harness {
   readonly catalog: Catalog;
   readonly #runtime: Runtime;
   readonly #dir: string;
-  readonly #detector: boolean;
   #n = 0;
 
-  private constructor(catalog: Catalog, runtime: Runtime, dir: string, detector: boolean) {
+  private constructor(catalog: Catalog, runtime: Runtime, dir: string) {
     this.catalog = catalog;
     this.#runtime = runtime;
     this.#dir = dir;
-    this.#detector = detector;
   }
 
   static async open(suite: Suite, options: HarnessOptions): Promise<Harness> {
@@ -78,9 +76,10 @@ export class Harness {
           runs: "runtime",
           contractLookup: () => catalog.lookup,
           classify: (tool) => catalog.classify(tool),
+          outputScreening: { instructions: options.screening ?? "quarantine" },
         },
       });
-      return new Harness(catalog, runtime, dir, options.detector ?? true);
+      return new Harness(catalog, runtime, dir);
     } catch (err) {
       rmSync(dir, { recursive: true, force: true });
       throw err;
@@ -122,37 +121,10 @@ export class Harness {
         data: s.output,
         classification: entry?.cls.personalData === true ? "confidential" : "public",
       });
-      const findings = this.#detector && !session.quarantined ? instructionFindings(s.output) : [];
-      if (findings.length > 0)
-        await this.#quarantine(
-          session,
-          `instructions addressed to the agent in the output of ${s.call.function} (${findings.join(", ")})`,
-        );
     }
     out.quarantined = session.quarantined;
     this.#runtime.sessions.end(session.runId);
     return out;
-  }
-
-  /** Quarantines the run and journals it as the Gate journals its own quarantines. */
-  async #quarantine(session: Session, reason: string): Promise<void> {
-    for (const ev of session.quarantine(reason)) {
-      if (ev.type !== "quarantine") continue;
-      const t = ev.trigger;
-      await this.#runtime.journal.appendBuilt({
-        type: "warden.system.quarantine",
-        run_id: session.runId,
-        trace_id: runTraceId(session.runId),
-        body: {
-          subject: session.runId,
-          trigger: t.type === "denial_threshold" ? "threshold" : t.type,
-          reason: t.reason,
-          counters: { ...t.counters },
-          matched_events: t.matchedEvents.map((m) => ({ ...m })),
-          at: t.at,
-        },
-      });
-    }
   }
 
   async close(): Promise<void> {

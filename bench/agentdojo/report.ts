@@ -16,8 +16,8 @@ export const RULES: readonly [string, string][] = [
     "every tool output is untrusted (`tool-output`); value provenance carries it into any later argument that copies a value from it and not from the user's request",
   ],
   [
-    "instruction quarantine",
-    "an output that carries instructions addressed to the agent (markup block, 'to you, the AI…', 'before you can solve the task', 'ignore previous instructions', …) quarantines the run: from then on only `read` runs (no write, send, pay, share, delete, credential, or fetch of a destination)",
+    "output screening (gate outputScreening: quarantine)",
+    "the Gate screens every reported tool output; one that carries instructions addressed to the agent (markup block, 'to you, the AI…', 'before you can solve the task', 'ignore previous instructions', …) quarantines the run and its principal: from then on only `read` runs (no write, send, pay, share, delete, credential, or fetch of a destination)",
   ],
   [
     "at-deny-untrusted-credential",

@@ -1,14 +1,15 @@
 // One suite, every mode: the undefended baseline (every protocol call executed), Warden
-// with the general classification, Warden without the instruction detector (what taint,
-// provenance and the sensitive-action rules do alone) and, when the suite has an
-// annotation file, Warden with it. Benign runs and every (user × injection) pair each.
+// with the general classification and the Gate's output screening in `quarantine` mode,
+// Warden with `outputScreening: off` (what taint, provenance and the sensitive-action
+// rules do alone) and, when the suite has an annotation file, Warden with it. Benign runs and every (user × injection) pair each.
+import type { ScreeningMode } from "../../src/gate/index.js";
 import { type Annotations, classifyTool } from "./classify.js";
 import { Harness } from "./harness.js";
 import { attackSteps, benignSteps, injectionsFor, type Step } from "./protocol.js";
 import { attackSucceeded, modelOutput, stateChangingCalls, utility } from "./score.js";
 import type { Call, Suite } from "./suite.js";
 
-export type Mode = "undefended" | "warden" | "warden-no-detector" | "warden+annotations";
+export type Mode = "undefended" | "warden" | "warden-screening-off" | "warden+annotations";
 
 export interface RequestLine {
   suite: string;
@@ -137,7 +138,7 @@ async function playMode(
 
 async function withHarness(
   suite: Suite,
-  opts: { policy: readonly string[]; annotations?: Annotations | undefined; detector: boolean },
+  opts: { policy: readonly string[]; annotations?: Annotations | undefined; screening: ScreeningMode },
   fn: (play: Player, h: Harness) => Promise<ModeRow>,
 ): Promise<ModeRow> {
   const h = await Harness.open(suite, opts);
@@ -157,15 +158,15 @@ export async function runSuite(
   let refusedTools: SuiteReport["refusedTools"] = [];
   const rows: ModeRow[] = [await playMode(suite, "undefended", undefended, null)];
   rows.push(
-    await withHarness(suite, { policy: options.policy, detector: true }, (play, h) => {
+    await withHarness(suite, { policy: options.policy, screening: "quarantine" }, (play, h) => {
       refusedTools = h.catalog.refused;
       return playMode(suite, "warden", play, requests);
     }),
   );
   if (options.ablation !== false) {
     rows.push(
-      await withHarness(suite, { policy: options.policy, detector: false }, (play) =>
-        playMode(suite, "warden-no-detector", play, null),
+      await withHarness(suite, { policy: options.policy, screening: "off" }, (play) =>
+        playMode(suite, "warden-screening-off", play, null),
       ),
     );
   }
@@ -173,7 +174,7 @@ export async function runSuite(
     rows.push(
       await withHarness(
         suite,
-        { policy: options.policy, annotations: options.annotations, detector: true },
+        { policy: options.policy, annotations: options.annotations, screening: "quarantine" },
         (play) => playMode(suite, "warden+annotations", play, null),
       ),
     );

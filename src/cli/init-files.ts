@@ -48,6 +48,9 @@ gate:
     - { id: ${STARTER.agent}, roles: [agent] }
   # Calls must name a tool contract (the default); \`requireContract: false\` opts out.
   requireContract: true
+  # A tool result that addresses the agent ("ignore previous instructions", "<INFORMATION>",
+  # "before you can solve the task") quarantines the agent read-only (docs/gate.md#output-screening).
+  outputScreening: { instructions: quarantine }
   context:
     budgets: { toolCalls: 200 }
 auth:

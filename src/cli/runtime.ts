@@ -254,6 +254,7 @@ function gateSetup(o: RuntimeOptions): GateSetup {
       environment: loaded.config.environment,
       requireContract: loaded.config.requireContract,
       approvals: loaded.config.approvals,
+      outputScreening: loaded.config.outputScreening,
     },
     trust,
     baseDir,

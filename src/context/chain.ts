@@ -36,13 +36,16 @@ export function countDecision(c: SessionCounters, decision: Decision): void {
 
 /** What triggered a quarantine, as journaled. */
 export interface QuarantineTrigger {
-  type: "behavioral_rule" | "denial_threshold" | "manual" | "trust_score";
+  type: "behavioral_rule" | "denial_threshold" | "manual" | "trust_score" | "output_screening";
   ruleId?: string;
   reason: string;
   counters: SessionCounters;
   matchedEvents: WindowEvent[];
   at: string;
 }
+
+/** Why a run is quarantined from outside its own rules: an operator (`manual`) or the Gate's output screening. */
+export type QuarantineCause = { type: "manual" } | { type: "output_screening"; ruleId?: string };
 
 export type EventBody =
   | {

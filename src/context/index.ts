@@ -1,6 +1,7 @@
 // Public face of the context layer: per-run session context (OATS §7.3), budgets and
 // rate limits (reservations in a budget ledger), taint and value-level provenance,
-// behavioural rules, and principal-level quarantine; runs created by the store.
+// behavioural rules, and principal-level quarantine; runs created by the store; the
+// instruction detector (instructions.ts) the Gate's output screening, memory and hooks share.
 export {
   type Candidate,
   classify,
@@ -27,6 +28,7 @@ export {
   EventChain,
   GENESIS_ANCHOR,
   GENESIS_HASH,
+  type QuarantineCause,
   type QuarantineTrigger,
   type SessionCounters,
   type SessionEvent,
@@ -63,6 +65,17 @@ export type {
   SessionInit,
   ToolFacts,
 } from "./facts.js";
+export {
+  AGENT_DIRECTED_RULES,
+  boundedTextOf,
+  INJECTION_RULES,
+  INSTRUCTION_RULES,
+  type InstructionRule,
+  instructionFindings,
+  MAX_SCAN_CHARS,
+  normaliseForScan,
+  textOf,
+} from "./instructions.js";
 export {
   type BudgetLedger,
   type MaybePromise,

@@ -1,9 +1,8 @@
-// Session context (OATS §7.3, C4): per run, an append-only hash-chained log of what was
-// proposed, decided, executed and observed, from which the structured facts the policy
-// sees are derived; taint propagation and value provenance; the behavioural window; and
-// quarantine, which never lifts within a run and also binds the run's principal. Budget
-// units and rate-limit slots are held in a BudgetLedger by reservations. Plain data in
-// and out, no I/O, deterministic under an injected clock. The Gate calls, per call:
+// Session context (OATS §7.3, C4): per run, an append-only hash-chained log of what was proposed, decided,
+// executed and observed, from which the structured facts the policy sees are derived; taint propagation and
+// value provenance; the behavioural window; and quarantine, which never lifts within a run and also binds
+// the run's principal. Budget units and rate-limit slots are held in a BudgetLedger by reservations. Plain
+// data in and out, no I/O, deterministic under an injected clock. The Gate calls, per call:
 //   prepare → reserve (synchronously, before any await) → (policy, journal)
 //   → recordDecision → [recordResolution] → recordResult.
 // A Gate that skips `reserve` still works (the unit is taken at recordDecision), but then
@@ -36,6 +35,7 @@ import {
   type EventBody,
   EventChain,
   newCounters,
+  type QuarantineCause,
   type QuarantineTrigger,
   type SessionCounters,
   type SessionEvent,
@@ -460,11 +460,11 @@ export class Session {
     ];
   }
 
-  /** Quarantines the run and its principal by hand (an operator, the trust layer). Idempotent. */
-  quarantine(reason: string, now?: number): SessionEvent[] {
+  /** Quarantines the run and its principal: by hand (`manual`) or for a screened result (the Gate). Idempotent. */
+  quarantine(reason: string, now?: number, cause: QuarantineCause = { type: "manual" }): SessionEvent[] {
     this.#open();
     const start = this.#chain.length;
-    this.#enterQuarantine(now ?? this.#clock(), { type: "manual", reason }, []);
+    this.#enterQuarantine(now ?? this.#clock(), { ...cause, reason }, []);
     return this.#chain.since(start);
   }
 

@@ -142,6 +142,18 @@ export const GateResultBody = z.strictObject({
   outcome: TaskOutcome.optional(),
   classification: Str,
   taint: z.array(TaintLabel),
+  /**
+   * The output screening's finding (docs/gate.md#output-screening): the ids of the rules the
+   * result's text matched (never the text), whether text past the bound went unscanned, and
+   * what the configured mode did (flag: labelled; quarantine: labelled and run quarantined).
+   */
+  screening: z
+    .strictObject({
+      mode: z.enum(["flag", "quarantine"]),
+      rules: z.array(Str).max(64),
+      truncated: z.boolean().optional(),
+    })
+    .optional(),
   /** What the execution used, as metered against the run's OATS §9.2 budgets. */
   usage: z
     .strictObject({

@@ -14,6 +14,9 @@ export const TAINT_SOURCES = [
   "user-provided",
   "tool-output",
   "mcp",
+  // Set by the Gate's output screening on a result whose text carries instructions
+  // addressed to the agent (docs/gate.md#output-screening); never by a caller's claim alone.
+  "instructions",
 ] as const;
 export const TaintSource = z.enum(TAINT_SOURCES);
 export type TaintSource = z.infer<typeof TaintSource>;

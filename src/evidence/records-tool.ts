@@ -32,6 +32,7 @@ const SOURCE_LABELS: Record<string, SourceLabel> = {
   "user-provided": "user_input",
   "tool-output": "tool_output",
   mcp: "tool_output",
+  instructions: "tool_output",
   "model-generated": "system",
 };
 

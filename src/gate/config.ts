@@ -7,6 +7,7 @@ import { z } from "zod";
 import { type ContextConfig, ContextConfigSchema } from "../context/index.js";
 import { GateError, isPlainObject } from "../contracts/index.js";
 import type { PrincipalConfig } from "./options.js";
+import { SCREENING_MODES } from "./screening.js";
 
 const Id = z
   .string()
@@ -54,6 +55,16 @@ export const GateConfigSchema = z.strictObject({
       maxPendingPerPrincipal: z.number().int().min(1).max(100_000).optional(),
     })
     .default({ maxDeferred: 16 }),
+  /**
+   * Screening of every reported result for instructions addressed to the agent
+   * (docs/gate.md#output-screening): off | flag (default) | quarantine.
+   */
+  outputScreening: z
+    .strictObject({
+      instructions: z.enum(SCREENING_MODES).default("flag"),
+      maxChars: z.number().int().min(1024).max(16_000_000).optional(),
+    })
+    .default({ instructions: "flag" }),
 });
 export type GateConfig = z.infer<typeof GateConfigSchema>;
 

@@ -9,6 +9,7 @@
 //   record.ts      the decision record, committed to the journal → only then a ticket
 //   resolution.ts  step_up and defer block (in `authorize`) until resolved; journaled
 //   outcome.ts     the GateOutcome union and the ticket
+//   results.ts     a reported result: into the session, screened (screening.ts), journaled
 // Reason codes: reasons.ts (meanings in docs/gate.md).
 
 import { type Context, type Span, trace } from "@opentelemetry/api";
@@ -20,13 +21,13 @@ import { type Admission, admit } from "./admission.js";
 import { admitGrants } from "./capability.js";
 import { DeferQueue } from "./defer.js";
 import { scoreDrift } from "./drift.js";
-import { GATE_RESULT } from "./events.js";
 import { type Judgement, judge } from "./judgement.js";
 import type { GateDeps, GateOptions, Pending, PrincipalConfig } from "./options.js";
 import { commonOf, faultOf, type GateOutcome, rejectedOutcome } from "./outcome.js";
 import { PendingResults } from "./pending-results.js";
 import { commitDecision, draftOutcome, journalQuarantine } from "./record.js";
 import { awaitApproval, awaitRelease, grant } from "./resolution.js";
+import { type RecordedOutput, recordResult } from "./results.js";
 import { type ActionFacts, endActionSpan, SPAN, stage, startActionSpan, traceparentOf } from "./tracing.js";
 
 /** What an executed call produced, as reported to `recordResult`. */
@@ -99,49 +100,11 @@ export class Gate {
 
   /**
    * Reports the observed output of an executed call: its taint propagates into the
-   * session (and value-level provenance), and the result is journaled.
+   * session (and value-level provenance), its text is screened (`outputScreening`), and
+   * the result is journaled — resolving only once it is (results.ts).
    */
-  async recordResult(
-    decisionId: DecisionId,
-    result: ReportedResult,
-  ): Promise<{ taint: TaintLabel[]; classification: string }> {
-    const d = this.#d;
-    const p = d.pending.take(decisionId);
-    if (!p) throw new Error("recordResult: unknown or already reported decision id");
-    const input: ReportedResult = {};
-    for (const k of [
-      "taintLabels",
-      "data",
-      "classification",
-      "outputHash",
-      "tokens",
-      "cost",
-      "usage",
-    ] as const) {
-      if (result[k] !== undefined) (input as Record<string, unknown>)[k] = result[k];
-    }
-    const rec = p.session.recordResult(p.prepared, input, d.clock());
-    const runId = p.prepared.request.runId;
-    const resultEvent = rec.events.find((e) => e.type === "call.result");
-    const resultSeq = resultEvent?.seq;
-    // What was metered (a network call counts as at least one request): journaled with the result.
-    const usage = resultEvent?.type === "call.result" ? resultEvent.resources : undefined;
-    if (resultSeq !== undefined) d.o.onResult?.({ decisionId, runId, resultSeq });
-    await d.o.journal.appendBuilt({
-      type: GATE_RESULT,
-      run_id: runId,
-      trace_id: p.traceId,
-      body: {
-        decision_id: decisionId,
-        ...(input.outputHash !== undefined ? { output_hash: input.outputHash } : {}),
-        ...(result.outcome !== undefined ? { outcome: result.outcome } : {}),
-        classification: rec.classification,
-        taint: rec.taint,
-        ...(usage !== undefined ? { usage } : {}),
-      },
-    });
-    await journalQuarantine(d, rec.events, { runId, traceId: p.traceId });
-    return { taint: rec.taint, classification: rec.classification };
+  recordResult(decisionId: DecisionId, result: ReportedResult): Promise<RecordedOutput> {
+    return recordResult(this.#d, decisionId, result);
   }
 
   /**

@@ -66,6 +66,7 @@ export {
   ticketOf,
 } from "./outcome.js";
 export { CONTEXT_REASON_CODES, GATE_REASON_CODES, type GateReasonCode } from "./reasons.js";
+export type { RecordedOutput } from "./results.js";
 export {
   RISK_WEIGHTS,
   type RiskFactors,
@@ -74,6 +75,16 @@ export {
   TAINT_FACTOR,
   TIER_FACTOR,
 } from "./risk.js";
+export {
+  DEFAULT_OUTPUT_SCREENING,
+  INSTRUCTIONS_TAINT,
+  type OutputScreening,
+  SCREENING_MODES,
+  type ScreeningMode,
+  type ScreeningResult,
+  screenOutput,
+  UNSCREENED_EXCESS,
+} from "./screening.js";
 export {
   type ExecutionTicket,
   type RedeemExpectation,

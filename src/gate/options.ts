@@ -13,6 +13,7 @@ import type { CapabilityChecker, RunCeilings } from "./capability.js";
 import type { DeferQueue } from "./defer.js";
 import type { DriftTracker } from "./drift.js";
 import type { PendingResults } from "./pending-results.js";
+import type { OutputScreening } from "./screening.js";
 
 /** What the Gate needs from a policy engine (src/policy's engine satisfies it). */
 export interface GatePolicy {
@@ -95,6 +96,11 @@ export interface GateOptions {
   ceilings?: RunCeilings;
   /** Semantic drift scoring (OATS §7.4): absent means not scored. */
   drift?: DriftTracker;
+  /**
+   * Screening of reported results for instructions addressed to the agent
+   * (docs/gate.md#output-screening). Absent: `{ instructions: "flag" }`.
+   */
+  outputScreening?: OutputScreening;
   clock?: () => number;
 }
 

@@ -43,6 +43,7 @@ export const TAINT_FACTOR: Readonly<Record<TaintSource, number>> = {
   mcp: 0.7,
   web: 1,
   email: 1,
+  instructions: 1,
 };
 
 const clamp01 = (x: number) => (x < 0 ? 0 : x > 1 ? 1 : Number.isNaN(x) ? 1 : x);

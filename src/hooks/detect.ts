@@ -1,3 +1,5 @@
-// The text detector lives in src/memory (the memory firewall scans writes with it); the
-// hooks use the same one through the memory layer's public face.
-export { INJECTION_RULES, scanText, type TextFindings, textOf } from "../memory/index.js";
+// The instruction detector lives in src/context (the Gate's output screening uses it);
+// scanText, which adds the journal's credential patterns, in src/memory (the memory
+// firewall scans writes with it). The hooks use both through those layers' public faces.
+export { INJECTION_RULES, textOf } from "../context/index.js";
+export { scanText, type TextFindings } from "../memory/index.js";

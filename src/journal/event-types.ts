@@ -63,7 +63,7 @@ const Ed25519PublicJwk = z.strictObject({
 
 const QuarantineSchema = z.looseObject({
   subject: Str,
-  trigger: z.enum(["threshold", "behavioral_rule", "manual", "trust_score"]),
+  trigger: z.enum(["threshold", "behavioral_rule", "manual", "trust_score", "output_screening"]),
   reason: Str,
   rule_id: Str.optional(),
   released: z.boolean().optional(),

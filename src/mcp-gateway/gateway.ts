@@ -67,6 +67,7 @@ export function gatewayRuntimeConfig(
       requireContract: true,
       runs: "runtime",
       approvals: g.config.approvals,
+      outputScreening: g.config.outputScreening,
       contractLookup: () => hooks.lookup,
       classify: hooks.classify,
     },

@@ -20,7 +20,14 @@ export {
   memoryContracts,
   withMemoryContracts,
 } from "./contracts.js";
-export { INJECTION_RULES, type InjectionRule, scanText, type TextFindings, textOf } from "./detect.js";
+export {
+  INJECTION_RULES,
+  INSTRUCTION_RULES,
+  type InjectionRule,
+  scanText,
+  type TextFindings,
+  textOf,
+} from "./detect.js";
 export {
   MEMORY_DELETED,
   MEMORY_EVENT_TYPES,

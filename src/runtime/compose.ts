@@ -303,6 +303,7 @@ function gateFor(
     // APAE's score of a principal, for the risk score (src/gate/risk.ts).
     ...(parts.apae !== undefined ? { trustScore: (id: string) => parts.apae?.viewOf(id).score ?? 0 } : {}),
     ...(g.drift !== undefined ? { drift: g.drift } : {}),
+    ...(g.outputScreening !== undefined ? { outputScreening: g.outputScreening } : {}),
     clock: parts.clock,
   });
 }

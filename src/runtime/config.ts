@@ -5,7 +5,13 @@ import type { KeyObject } from "node:crypto";
 import type { ContextConfig, ContextConfigInput, PrincipalStateStore } from "../context/index.js";
 import type { KeyPair } from "../crypto/index.js";
 import type { BreakerOptions, ObligationPorts, ResponseSnapshots } from "../executors/index.js";
-import type { ContractLookup, DriftTracker, GatePolicy, PrincipalConfig } from "../gate/index.js";
+import type {
+  ContractLookup,
+  DriftTracker,
+  GatePolicy,
+  OutputScreening,
+  PrincipalConfig,
+} from "../gate/index.js";
 import type { ApproverKeyring } from "../journal/index.js";
 import type { InboxOptions, MessagingIdentityPem } from "../messaging/index.js";
 import type { PgNodeConfig } from "../store-pg/index.js";
@@ -59,6 +65,8 @@ export interface RuntimeGateConfig {
   classify?: (tool: CompiledTool) => ToolClassification;
   /** Semantic drift scoring (docs/policy.md#semantic-drift); absent: not scored. */
   drift?: DriftTracker;
+  /** Tool-result screening for instructions (docs/gate.md#output-screening); absent: `flag`. */
+  outputScreening?: OutputScreening;
 }
 
 export interface RuntimeConfig {

@@ -155,6 +155,7 @@ export function sidecarRuntimeConfig(loaded: LoadedSidecarConfig, signer: KeyPai
       // The sidecar creates runs (POST /v1/runs); a run id it did not create is refused.
       runs: g.config.runs ?? "runtime",
       approvals: g.config.approvals,
+      outputScreening: g.config.outputScreening,
       // file/database contracts are classified by the medium they run in (execute-routes.ts);
       // the memory operations are contracts the Gate knows when the firewall is on.
       classify: c.memory !== undefined ? memoryClassify(routeClassify) : routeClassify,

@@ -12,6 +12,7 @@ import { runSuite } from "../../bench/agentdojo/run.js";
 import { MODEL_OUTPUT_PLACEHOLDER } from "../../bench/agentdojo/score.js";
 import { loadSuite, type Suite, SuiteError } from "../../bench/agentdojo/suite.js";
 import { Keyring } from "../../src/crypto/index.js";
+import type { ScreeningMode } from "../../src/gate/index.js";
 import { verifyJournal } from "../../src/journal/index.js";
 import { ATTACKER_IBAN, writeSyntheticSuite } from "./synthetic.js";
 
@@ -32,8 +33,13 @@ const byId = <T extends { id: string }>(xs: T[], id: string): T => {
   return x;
 };
 
-async function play(suite: Suite, userId: string, injId: string | null, detector = true) {
-  const h = await Harness.open(suite, { policy: POLICY, detector });
+async function play(
+  suite: Suite,
+  userId: string,
+  injId: string | null,
+  screening: ScreeningMode = "quarantine",
+) {
+  const h = await Harness.open(suite, { policy: POLICY, screening });
   try {
     const user = byId(suite.userTasks, userId);
     const steps =
@@ -81,11 +87,25 @@ describe("agentdojo harness", () => {
       const entries: { type: string; body: unknown }[] = [];
       for await (const e of h.runtime.store.entries())
         if ("type" in e) entries.push({ type: e.type, body: e.body });
+      // The Gate's own output screening quarantined the run: the result entry names the rule
+      // ids (never the text), then the quarantine follows it.
       const q = entries.find((e) => e.type === "warden.system.quarantine");
       expect(q?.body).toMatchObject({
-        trigger: "manual",
+        trigger: "output_screening",
+        rule_id: "aarts-injection-ignore-instructions",
         reason: expect.stringContaining("aarts-injection-ignore-instructions"),
       });
+      const results = entries.filter((e) => e.type === "warden.gate.result");
+      expect(results[0]?.body).toMatchObject({
+        screening: {
+          mode: "quarantine",
+          rules: expect.arrayContaining(["aarts-injection-ignore-instructions"]),
+        },
+        taint: expect.arrayContaining([expect.objectContaining({ source: "instructions" })]),
+      });
+      expect(JSON.stringify(results[0]?.body)).not.toContain("previous instructions");
+      const types = entries.map((e) => e.type);
+      expect(types.indexOf("warden.system.quarantine")).toBeGreaterThan(types.indexOf("warden.gate.result"));
       const decided = entries
         .filter((e) => e.type === "warden.gate.decision")
         .map((e) => (e.body as { decision: string }).decision);
@@ -95,15 +115,15 @@ describe("agentdojo harness", () => {
     }
   });
 
-  it("the same payment goes through when the Gate's detector is off (the rule is what stops it)", async () => {
+  it("the same payment goes through when the Gate's output screening is off (the screening is what stops it)", async () => {
     const suite = loadSuite(synth());
-    const r = await play(suite, "user_task_0", "injection_task_0", false);
+    const r = await play(suite, "user_task_0", "injection_task_0", "off");
     expect(r.executed.some((c) => c.args.beneficiary === ATTACKER_IBAN)).toBe(true);
   });
 
   it("a passcode copied from a tool output is denied even when no instructions are detected", async () => {
     const suite = loadSuite(synth());
-    const r = await play(suite, "user_task_0", "injection_task_1", false);
+    const r = await play(suite, "user_task_0", "injection_task_1", "off");
     const attacker = r.steps.find((s) => s.origin === "injection");
     expect(attacker?.decision).toBe("deny");
     expect(attacker?.reasons).toContain("at-deny-untrusted-credential");
@@ -129,7 +149,7 @@ describe("agentdojo harness", () => {
     expect(base.attacksSucceeded).toBe(base.scoredPairs);
     expect(base.scoredPairs).toBe(6); // user_task_1 reads no vector: its 3 pairs cannot show a defence
     expect(targetsMet(w, base)).toEqual({ asr: true, utility: true, stepUps: true });
-    expect(rep.rows.map((r) => r.mode)).toEqual(["undefended", "warden", "warden-no-detector"]);
+    expect(rep.rows.map((r) => r.mode)).toEqual(["undefended", "warden", "warden-screening-off"]);
     const { readFileSync } = await import("node:fs");
     const lines = readFileSync(out, "utf8")
       .trim()

@@ -5,11 +5,11 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { instructionFindings } from "../../bench/agentdojo/detect.js";
 import { benignSteps } from "../../bench/agentdojo/protocol.js";
 import { targetsMet } from "../../bench/agentdojo/report.js";
 import { runSuite } from "../../bench/agentdojo/run.js";
 import { fillOutput, loadSuite } from "../../bench/agentdojo/suite.js";
+import { instructionFindings } from "../../src/context/index.js";
 import { REPO_ROOT } from "../helpers/repo.js";
 
 const EXPORT = resolve(

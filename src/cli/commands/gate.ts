@@ -193,6 +193,7 @@ async function buildGate(
               tenantId: cfg.config.tenant,
               environment: cfg.config.environment,
               requireContract: cfg.config.requireContract,
+              outputScreening: cfg.config.outputScreening,
             }
           : {}),
       },
