@@ -48,6 +48,13 @@ import { type AgentPinFetchOptions, agentPinFetcher } from "./agentpin-fetch.js"
 import { TrustAnchorCache } from "./apae-anchors.js";
 import { DenialCharges } from "./apae-denials.js";
 import {
+  type EarlyLift,
+  earlyLift,
+  type LiftOptions,
+  liftApprovers,
+  registerApaeLiftEventType,
+} from "./apae-lift.js";
+import {
   type ApaeEctConfig,
   type ApaePeerConfig,
   ApaePeers,
@@ -135,6 +142,11 @@ export interface RuntimeApae {
   delegate(from: string, to: string, domain: string): Promise<CrossDomainResult>;
   /** Takes a peer's signed ECT (assertion or quarantine notice); applied in order and journaled. */
   receive(token: string): Promise<PeerReceipt>;
+  /**
+   * An approver's signed early lift (apae-lift.ts): ends the trust quarantine and the principal
+   * quarantine it caused, journaled (`warden.apae.lift`) before it resolves; refusals are coded.
+   */
+  lift(record: unknown, o?: LiftOptions): Promise<EarlyLift>;
   /** The policy with the trust facts (apae.peer_trust_score, confidence) added to its input. */
   observe(policy: GatePolicy): GatePolicy;
   /** The notify route's rate limit (per source address per minute, sources tracked). */
@@ -161,6 +173,8 @@ interface Parts {
   contracts?: { names(): string[]; get(name: string): CompiledTool | undefined };
   /** The run's denial threshold (the context's `quarantine.denialThreshold`, default 5). */
   denialThreshold?: number;
+  /** The configured approvers' public keys (PEM by approver principal): who may sign an early lift. */
+  approvers?: Readonly<Record<string, readonly string[]>>;
 }
 
 function trigger(change: TrustChange, counters: QuarantineTrigger["counters"]): QuarantineTrigger {
@@ -283,6 +297,7 @@ async function openParts(config: RuntimeApaeConfig, p: Parts) {
 /** Opens the engine and loads the deployment's table into memory (the facts policy reads). */
 export async function openApae(config: RuntimeApaeConfig, p: Parts): Promise<RuntimeApae> {
   const parts = await openParts(config, p);
+  registerApaeLiftEventType(p.registry);
   const profile = config.profile ?? "standard";
   try {
     // Every entry point: a Regulated deployment whose contracts lack provenance claims or
@@ -497,6 +512,23 @@ class LiveApae implements RuntimeApae {
         : { ...d.ect, ext: { ...d.ect.ext, "apae.dest_trust_anchor": anchorUri } };
     const { token, claims } = await this.peers.emit(ect);
     return { ok: true, token, jti: claims.jti, score: d.view.score, agreement: d.agreement.id };
+  }
+
+  lift(record: unknown, o: LiftOptions = {}): Promise<EarlyLift> {
+    const deps = {
+      engine: this.engine,
+      approvers: liftApprovers(this.#p.approvers),
+      principals: this.#p.sessions.principals,
+      journal: this.#p.journal,
+      settle: (c: TrustChange) => this.#settle(c),
+    };
+    // In order with the other trust updates, like a peer's notice.
+    const result = this.#tail.then(() => earlyLift(deps, record, o));
+    this.#tail = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    return result;
   }
 
   receive(token: string): Promise<PeerReceipt> {

@@ -313,6 +313,7 @@ async function apaeFor(
     journalPath: config.journal.path,
     ...(registry !== undefined ? { contracts: registry } : {}),
     denialThreshold: parseContextConfig(config.gate.context ?? {}).quarantine.denialThreshold,
+    ...(config.approvers !== undefined ? { approvers: config.approvers } : {}),
   });
 }
 

@@ -128,6 +128,14 @@ export const ERROR_STATUS = {
   ERR_MEMORY_LIMIT: 422,
   ERR_MEMORY_STORE: 503,
   ERR_MEMORY_CONFIG_INVALID: 500,
+  // Early quarantine lift (routes/apae.ts, POST /v1/apae/lift; docs/trust.md).
+  ERR_TRUST_LIFT_INVALID: 400,
+  ERR_TRUST_LIFT_UNSIGNED: 401,
+  ERR_TRUST_LIFT_SCOPE: 400,
+  ERR_TRUST_LIFT_APPROVER_UNKNOWN: 403,
+  ERR_TRUST_LIFT_SIGNATURE_INVALID: 401,
+  ERR_TRUST_LIFT_STALE: 409,
+  ERR_TRUST_NOT_QUARANTINED: 409,
 } as const;
 
 // Every server-family code has a status (a missing one fails to compile).
