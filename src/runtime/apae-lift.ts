@@ -10,13 +10,14 @@
 // rule set stays (reported as `principalHeld`).
 import type { KeyObject } from "node:crypto";
 import { z } from "zod";
-import type { Principals } from "../context/index.js";
+import type { PrincipalStateStore, Principals } from "../context/index.js";
 import { RuntimeError } from "../contracts/index.js";
 import { keyIdOf, parsePublicKey } from "../crypto/index.js";
 import type { EventTypeRegistry, Journal } from "../journal/index.js";
 import {
   type LiftCode,
   liftQuarantine,
+  type SignedLift,
   SignedLiftSchema,
   type TrustChange,
   type TrustEngine,
@@ -42,6 +43,8 @@ export const ApaeLiftBodySchema = z.strictObject({
   principal_lifted: z.boolean(),
   /** The trigger type of a principal quarantine left in force (set by an operator or a rule), else null. */
   principal_held: z.string().max(64).nullable(),
+  /** presented: to this replica; shared_state: another replica's lift, verified and adopted here. */
+  via: z.enum(["presented", "shared_state"]),
 });
 export type ApaeLiftBody = z.infer<typeof ApaeLiftBodySchema>;
 
@@ -91,6 +94,29 @@ export interface LiftDeps {
   journal: Pick<Journal, "append">;
   /** Journals the trust change and refreshes the deployment's cached row. */
   settle(change: TrustChange): Promise<void>;
+  /** The principal state store (shared in distributed mode), read back by `adoptLift`. */
+  store?: PrincipalStateStore;
+}
+
+/** The lift's dependencies from the runtime's APAE parts. */
+export function liftDeps(
+  engine: TrustEngine,
+  p: {
+    approvers?: Readonly<Record<string, readonly string[]>>;
+    sessions: { principals: Principals };
+    journal: Pick<Journal, "append">;
+    principalStore?: PrincipalStateStore;
+  },
+  settle: (change: TrustChange) => Promise<void>,
+): LiftDeps {
+  return {
+    engine,
+    approvers: liftApprovers(p.approvers),
+    principals: p.sessions.principals,
+    journal: p.journal,
+    settle,
+    ...(p.principalStore !== undefined ? { store: p.principalStore } : {}),
+  };
 }
 
 export interface LiftOptions {
@@ -98,42 +124,98 @@ export interface LiftOptions {
   by?: string;
 }
 
-/** Verifies and applies an approver-signed lift; every refusal is coded and changes nothing. */
-export async function earlyLift(d: LiftDeps, record: unknown, o: LiftOptions = {}): Promise<EarlyLift> {
+/** The approvers' keys that count: all, or only those of the approver presenting the record. */
+function keysFor(d: LiftDeps, by: string | undefined): Map<string, KeyObject> {
   const keys = new Map<string, KeyObject>();
-  for (const [id, a] of d.approvers) if (o.by === undefined || a.approver === o.by) keys.set(id, a.key);
+  for (const [id, a] of d.approvers) if (by === undefined || a.approver === by) keys.set(id, a.key);
+  return keys;
+}
+
+/** Checks the record against this deployment's trust table and applies it there (journaled). */
+async function applyToTable(
+  d: LiftDeps,
+  record: unknown,
+  by?: string,
+): Promise<{ ok: true; signed: SignedLift } | { ok: false; code: LiftCode; message: string }> {
   const shaped = SignedLiftSchema.safeParse(record);
   const self = d.engine.config.self_id;
   if (shaped.success && shaped.data.lift.truster !== self) {
-    return {
-      ok: false,
-      code: "ERR_TRUST_LIFT_INVALID",
-      message: `the lift names truster ${shaped.data.lift.truster}, not this deployment (${self})`,
-    };
+    const message = `the lift names truster ${shaped.data.lift.truster}, not this deployment (${self})`;
+    return { ok: false, code: "ERR_TRUST_LIFT_INVALID", message };
   }
-  const r = await liftQuarantine(d.engine, record, keys);
-  if (!r.ok || !shaped.success) return r.ok ? { ok: false, code: "ERR_TRUST_LIFT_INVALID", message: "" } : r;
+  const r = await liftQuarantine(d.engine, record, keysFor(d, by));
+  if (!r.ok) return r;
   await d.settle(r.change);
-  const { lift, signature } = shaped.data;
-  const { scope: _scope, ...fields } = lift;
-  const held = d.principals.quarantineOf(lift.subject);
-  const lifts = held?.type === "trust_score";
-  const body: ApaeLiftBody = {
+  // liftQuarantine parsed the same record: it has the shape.
+  return shaped.success
+    ? { ok: true, signed: shaped.data }
+    : { ok: false, code: "ERR_TRUST_LIFT_INVALID", message: "" };
+}
+
+function liftBody(
+  d: LiftDeps,
+  signed: SignedLift,
+  held: string | null,
+  via: ApaeLiftBody["via"],
+): ApaeLiftBody {
+  const { scope: _scope, ...fields } = signed.lift;
+  return {
     ...fields,
-    approver: d.approvers.get(lift.approver_key_id)?.approver ?? "",
-    signature,
-    principal_lifted: lifts,
-    principal_held: held === undefined || lifts ? null : held.type,
+    approver: d.approvers.get(fields.approver_key_id)?.approver ?? "",
+    signature: signed.signature,
+    principal_lifted: held === null,
+    principal_held: held,
+    via,
   };
+}
+
+/** Verifies and applies an approver-signed lift; every refusal is coded and changes nothing. */
+export async function earlyLift(d: LiftDeps, record: unknown, o: LiftOptions = {}): Promise<EarlyLift> {
+  const r = await applyToTable(d, record, o.by);
+  if (!r.ok) return r;
+  const subject = r.signed.lift.subject;
+  const quarantine = d.principals.quarantineOf(subject);
+  const lifts = quarantine?.type === "trust_score";
+  const held = quarantine === undefined || lifts ? null : quarantine.type;
+  const body = liftBody(d, r.signed, held, "presented");
   const entry = await d.journal.append({ type: APAE_LIFT_EVENT, body: { ...body } });
-  if (lifts) await d.principals.lift(lift.subject);
+  // Through the principal state store: in distributed mode the shared row, with the record.
+  if (lifts) await d.principals.lift(subject, r.signed);
   return {
     ok: true,
-    subject: lift.subject,
-    quarantineCount: lift.quarantine_count,
+    subject,
+    quarantineCount: r.signed.lift.quarantine_count,
     approver: body.approver,
     principalLifted: lifts,
-    principalHeld: body.principal_held,
+    principalHeld: held,
     seq: entry.seq,
   };
+}
+
+export type Adopted = { lifted: true; seq: number } | { lifted: false; why: string };
+
+/**
+ * Distributed mode: another replica lifted `principalId` with a signed record it saved in the
+ * shared principal state. This replica verifies the record itself (approver key, signature,
+ * subject, this deployment as truster), applies it to its own trust table (a table that is
+ * not quarantined is fine; one in another quarantine episode keeps the principal held), and
+ * drops its cached quarantine, journaled. Nothing is lifted on the strength of a read alone.
+ */
+export async function adoptLift(d: LiftDeps, principalId: string): Promise<Adopted> {
+  const held = d.principals.quarantineOf(principalId);
+  if (held?.type !== "trust_score") return { lifted: false, why: "no trust quarantine held here" };
+  if (d.store === undefined) return { lifted: false, why: "no principal state store" };
+  const rec = await d.store.load(principalId);
+  if (rec === undefined || rec.quarantine !== undefined || rec.lift === undefined)
+    return { lifted: false, why: "the shared state holds no lift" };
+  const shaped = SignedLiftSchema.safeParse(rec.lift);
+  if (!shaped.success || shaped.data.lift.subject !== principalId)
+    return { lifted: false, why: "the shared lift is not a signed lift of this principal" };
+  // Verified here (a table not quarantined still verified the signature first).
+  const local = await applyToTable(d, rec.lift);
+  if (!local.ok && local.code !== "ERR_TRUST_NOT_QUARANTINED") return { lifted: false, why: local.code };
+  const body = liftBody(d, shaped.data, null, "shared_state");
+  const entry = await d.journal.append({ type: APAE_LIFT_EVENT, body: { ...body } });
+  d.principals.forget(principalId);
+  return { lifted: true, seq: entry.seq };
 }

@@ -10,7 +10,7 @@
 // is lifted — one a behavioural rule or an operator set is left alone.
 import type { KeyObject } from "node:crypto";
 import { readFileSync } from "node:fs";
-import type { QuarantineTrigger, SessionStore } from "../context/index.js";
+import type { PrincipalStateStore, QuarantineTrigger, SessionStore } from "../context/index.js";
 import { isoTime, parseStrictJson, type TaskOutcome, TrustError } from "../contracts/index.js";
 import { keyIdOf, loadPublicKeyFile } from "../crypto/index.js";
 import type { GateJournal, GatePolicy } from "../gate/index.js";
@@ -48,10 +48,12 @@ import { type AgentPinFetchOptions, agentPinFetcher } from "./agentpin-fetch.js"
 import { TrustAnchorCache } from "./apae-anchors.js";
 import { DenialCharges } from "./apae-denials.js";
 import {
+  type Adopted,
+  adoptLift,
   type EarlyLift,
   earlyLift,
   type LiftOptions,
-  liftApprovers,
+  liftDeps,
   registerApaeLiftEventType,
 } from "./apae-lift.js";
 import {
@@ -147,6 +149,8 @@ export interface RuntimeApae {
    * quarantine it caused, journaled (`warden.apae.lift`) before it resolves; refusals are coded.
    */
   lift(record: unknown, o?: LiftOptions): Promise<EarlyLift>;
+  /** Distributed mode: adopts a lift another replica saved in the shared principal state (verified here). */
+  adoptLift(principalId: string): Promise<Adopted>;
   /** The policy with the trust facts (apae.peer_trust_score, confidence) added to its input. */
   observe(policy: GatePolicy): GatePolicy;
   /** The notify route's rate limit (per source address per minute, sources tracked). */
@@ -175,6 +179,8 @@ interface Parts {
   denialThreshold?: number;
   /** The configured approvers' public keys (PEM by approver principal): who may sign an early lift. */
   approvers?: Readonly<Record<string, readonly string[]>>;
+  /** The principal state store (shared in distributed mode): where a lift's record is read back. */
+  principalStore?: PrincipalStateStore;
 }
 
 function trigger(change: TrustChange, counters: QuarantineTrigger["counters"]): QuarantineTrigger {
@@ -514,21 +520,33 @@ class LiveApae implements RuntimeApae {
     return { ok: true, token, jti: claims.jti, score: d.view.score, agreement: d.agreement.id };
   }
 
-  lift(record: unknown, o: LiftOptions = {}): Promise<EarlyLift> {
-    const deps = {
-      engine: this.engine,
-      approvers: liftApprovers(this.#p.approvers),
-      principals: this.#p.sessions.principals,
-      journal: this.#p.journal,
-      settle: (c: TrustChange) => this.#settle(c),
-    };
-    // In order with the other trust updates, like a peer's notice.
-    const result = this.#tail.then(() => earlyLift(deps, record, o));
+  /** Runs `work` after the trust updates queued so far (like a peer's notice); the result is the caller's. */
+  #inOrder<T>(work: () => Promise<T>): Promise<T> {
+    const result = this.#tail.then(work);
     this.#tail = result.then(
       () => undefined,
       () => undefined,
     );
     return result;
+  }
+
+  lift(record: unknown, o: LiftOptions = {}): Promise<EarlyLift> {
+    return this.#inOrder(() =>
+      earlyLift(
+        liftDeps(this.engine, this.#p, (c) => this.#settle(c)),
+        record,
+        o,
+      ),
+    );
+  }
+
+  adoptLift(principalId: string): Promise<Adopted> {
+    return this.#inOrder(() =>
+      adoptLift(
+        liftDeps(this.engine, this.#p, (c) => this.#settle(c)),
+        principalId,
+      ),
+    );
   }
 
   receive(token: string): Promise<PeerReceipt> {

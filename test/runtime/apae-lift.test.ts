@@ -91,9 +91,14 @@ describe("runtime.apae.lift: a signed early lift", () => {
     const [entry] = await rt.store.query({ type: APAE_LIFT_EVENT });
     expect(entry?.seq).toBe(r?.ok ? r.seq : -1);
     const body = entry?.body as Record<string, unknown>;
-    expect(body).toMatchObject({ subject: "agent-1", principal_lifted: true, principal_held: null });
+    expect(body).toMatchObject({
+      subject: "agent-1",
+      principal_lifted: true,
+      principal_held: null,
+      via: "presented",
+    });
     // The journaled record re-verifies under the approver's key.
-    const { approver: _a, signature, principal_lifted: _l, principal_held: _h, ...fields } = body;
+    const { approver: _a, signature, principal_lifted: _l, principal_held: _h, via: _v, ...fields } = body;
     const lift = { scope: "apae:quarantine_lift", ...fields };
     expect(verifyCanonical(APPROVER.publicKey, lift, signature as string)).toBe(true);
     const steps = (await rt.store.query({ type: TRUST_STEP_EVENT })).map(
