@@ -5,9 +5,10 @@
 // refused with their codes and HTTP statuses.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isoTime } from "../../src/contracts/index.js";
-import { generateKeyPair, type KeyPair } from "../../src/crypto/index.js";
+import { generateKeyPair, type KeyPair, saveKeyPair } from "../../src/crypto/index.js";
 import { hashToken } from "../../src/server/index.js";
 import { signLift } from "../../src/trust/index.js";
+import { runCli } from "../helpers/cli.js";
 import { echo, type Sidecar, startTestSidecar, TOKENS } from "./harness.js";
 
 const ALICE = generateKeyPair("ed25519");
@@ -108,6 +109,32 @@ describe("POST /v1/apae/lift", () => {
 
     const replay = await lift(TOKENS.approver, signed);
     expect([replay.status, code(replay)]).toEqual([409, "ERR_TRUST_NOT_QUARANTINED"]);
+  });
+
+  it("warden trust lift signs with the approver's key file and presents the record with --url", async () => {
+    await quarantineAgentA();
+    const key = saveKeyPair(ALICE, s.dir, { name: "alice-approver" }).privatePem;
+    const args = ["trust", "lift", "agent-a", "--key", key, "--reason", "reviewed"];
+    const count = String(apae().viewOf("agent-a").quarantineCount);
+    const printed = await runCli(...args, "--count", count);
+    expect(printed.code, printed.err).toBe(0);
+    expect(JSON.parse(printed.out)).toMatchObject({
+      lift: { subject: "agent-a", scope: "apae:quarantine_lift" },
+    });
+    process.env.WARDEN_OPERATOR_TOKEN = TOKENS.auditor;
+    const refused = await runCli(...args, "--count", count, "--url", s.url);
+    expect([refused.code, refused.err]).toEqual([
+      1,
+      expect.stringMatching(/HTTP 403.*ERR_APPROVAL_FORBIDDEN/),
+    ]);
+    process.env.WARDEN_OPERATOR_TOKEN = TOKENS.approver;
+    const stale = await runCli(...args, "--count", String(Number(count) - 1), "--url", s.url);
+    expect([stale.code, stale.err]).toEqual([1, expect.stringMatching(/HTTP 409.*ERR_TRUST_LIFT_STALE/)]);
+    const ok = await runCli(...args, "--count", count, "--url", s.url);
+    delete process.env.WARDEN_OPERATOR_TOKEN;
+    expect(ok.code, ok.err).toBe(0);
+    expect(JSON.parse(ok.out)).toMatchObject({ subject: "agent-a", principalLifted: true });
+    expect(apae().viewOf("agent-a").status).toBe("active");
   });
 
   it("is declared in the OpenAPI document", async () => {
