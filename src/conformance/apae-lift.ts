@@ -6,11 +6,12 @@
 // lift (the agent's next call and a new run must be served again, the lift journaled), and
 // the same record replayed (refused).
 import { isoTime } from "../contracts/index.js";
-import { generateKeyPair, type KeyPair } from "../crypto/index.js";
+import { generateKeyPair } from "../crypto/index.js";
 import type { Runtime } from "../runtime/index.js";
 import { APAE_LIFT_EVENT } from "../runtime/index.js";
 import { LIFT_SCOPE, signLift } from "../trust/index.js";
 import { describeOutcome, probeOf, type Scenario, unknownTool, withScenario } from "./scenario.js";
+import { withApprover } from "./setup.js";
 import type { LibraryTarget, Observation } from "./types.js";
 
 type Apae = NonNullable<Runtime["apae"]>;
@@ -24,8 +25,6 @@ export async function driveToQuarantine(s: Scenario, apae: Apae): Promise<number
   }
   return n;
 }
-
-const pem = (k: KeyPair) => k.publicKey.export({ type: "spki", format: "pem" }).toString();
 
 /** What the probe gets now, in the scenario's run and in a new run. */
 async function served(t: LibraryTarget, s: Scenario): Promise<string> {
@@ -52,11 +51,12 @@ export async function earlyLift(t: LibraryTarget): Promise<Observation> {
       observed: "",
       skipped: "the deployment configures no APAE profile (no apae section)",
     };
-  const approver = generateKeyPair("ed25519");
-  const config = (c: LibraryTarget["config"]) => ({
-    ...c,
-    approvers: { ...c.approvers, "conformance-approver": [pem(approver)] },
-  });
+  let approver = generateKeyPair("ed25519");
+  const config = (c: LibraryTarget["config"]) => {
+    const added = withApprover(c);
+    approver = added.approver.key;
+    return added.config;
+  };
   return withScenario(
     t,
     async (s) => {
