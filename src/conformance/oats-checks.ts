@@ -12,6 +12,7 @@ import {
   gateIndependence,
   policyDeny,
 } from "./oats.js";
+import { messageGovernance } from "./oats-messages.js";
 import { phaseOrderCompiles } from "./phase-check.js";
 import { describeOutcome, probeOf, type Scenario, unknownTool, withScenario } from "./scenario.js";
 import { withCedar } from "./setup.js";
@@ -235,9 +236,7 @@ function extendedChecks(): Check[] {
       notImplemented:
         "no deployment scenario yet (the tiers need bubblewrap on the host; tested in test/executors)",
     }),
-    ext("E5", "inter-agent messages: authorized, signed and encrypted", {
-      notImplemented: "no deployment scenario yet (needs two messaging identities; tested in test/messaging)",
-    }),
+    ext("E5", "inter-agent messages: authorized, signed and encrypted", { library: messageGovernance }),
     ext("E6", "telemetry export to security platforms (OCSF)", { library: telemetryExport }),
     ext("E7", "a formally verifiable policy language (Cedar): enforced, schema-checked", {
       library: cedarPolicy,

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import type { LibraryTarget } from "../../src/conformance/index.js";
 import { generateKeyPair, parsePublicKey } from "../../src/crypto/index.js";
 import type { GatePolicy } from "../../src/gate/index.js";
+import { CommunicationGate } from "../../src/messaging/index.js";
 import { loadPolicyBundle } from "../../src/policy/index.js";
 import {
   composeRuntime,
@@ -210,3 +211,22 @@ export const uncheckedLift: Open = liftReplaced((rt) => async (record) => {
   await rt.sessions.principals.lift(subjectOf(record));
   return { ok: true, subject: subjectOf(record), seq: 0 };
 });
+
+/** Broken: the communication gate forgets every nonce (a replayed message is taken again). */
+export const amnesiacMessages: Open = (c, d) => {
+  const principals = c.gate.principals;
+  return altered((rt) => ({
+    messages: {
+      ...rt.messages,
+      gate: new CommunicationGate({
+        directory: rt.messages.directory,
+        policy: rt.policy,
+        principal: (id) => (typeof principals === "function" ? principals(id) : principals[id]),
+        sessions: rt.sessions,
+        journal: rt.journal,
+        nonces: { claim: () => "claimed" },
+        clock: Date.now,
+      }),
+    },
+  }))(c, d);
+};
