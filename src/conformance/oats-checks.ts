@@ -12,6 +12,7 @@ import {
   gateIndependence,
   policyDeny,
 } from "./oats.js";
+import { delegationChains } from "./oats-identity.js";
 import { messageGovernance } from "./oats-messages.js";
 import { phaseOrderCompiles } from "./phase-check.js";
 import { describeOutcome, probeOf, type Scenario, unknownTool, withScenario } from "./scenario.js";
@@ -228,8 +229,7 @@ function extendedChecks(): Check[] {
       library: contractIntegrity,
     }),
     ext("E2", "agent identity: domain-anchored credentials with delegation chains", {
-      notImplemented:
-        "no deployment scenario yet (AgentPin is tested in test/identity; needs a credential issuer)",
+      library: delegationChains,
     }),
     ext("E3", "semantic distance between actions and the stated intent", { library: semanticDistance }),
     ext("E4", "multi-tier sandboxing", {

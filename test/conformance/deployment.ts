@@ -230,3 +230,8 @@ export const amnesiacMessages: Open = (c, d) => {
     },
   }))(c, d);
 };
+
+/** Broken: a delegated run is started as a plain run (the chain is never verified, no ceiling). */
+export const chainIgnored: Open = altered((rt) => ({
+  startDelegatedRun: (principal: string) => rt.startRun(principal),
+}));

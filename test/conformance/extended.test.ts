@@ -3,7 +3,7 @@
 // deployment with that one guarantee taken away.
 import { describe, expect, it } from "vitest";
 import { type LibraryTarget, runChecks } from "../../src/conformance/index.js";
-import { amnesiacMessages, exampleTarget } from "./deployment.js";
+import { amnesiacMessages, chainIgnored, exampleTarget } from "./deployment.js";
 
 async function one(id: string, t: LibraryTarget) {
   const s = await runChecks(t, { only: [id] });
@@ -12,6 +12,30 @@ async function one(id: string, t: LibraryTarget) {
 }
 
 const T = 60_000;
+
+describe("OATS E2 delegation chains", () => {
+  it(
+    "the example deployment enforces a narrowed chain's ceiling and refuses widened and untrusted chains",
+    async () => {
+      const r = await one("E2", exampleTarget());
+      expect(r.result, r.observed).toBe("pass");
+      expect(r.observed).toMatch(
+        /first allow.*second deny \[ERR_DELEGATION_CEILING.*conformance-other-tool only deny \[ERR_DELEGATION_CEILING.*5 calls: refused ERR_DELEGATION_WIDENS; widened to every tool: refused ERR_DELEGATION_WIDENS; untrusted maker: refused ERR_DELEGATION_\w+/,
+      );
+    },
+    T,
+  );
+
+  it(
+    "fails on a deployment that starts delegated runs without verifying the chain",
+    async () => {
+      const r = await one("E2", exampleTarget({ open: chainIgnored }));
+      expect(r.result, r.observed).toBe("fail");
+      expect(r.observed).toMatch(/widened to 5 calls: RUN STARTED/);
+    },
+    T,
+  );
+});
 
 describe("OATS E5 inter-agent message governance", () => {
   it(
