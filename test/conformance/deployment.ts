@@ -235,3 +235,11 @@ export const amnesiacMessages: Open = (c, d) => {
 export const chainIgnored: Open = altered((rt) => ({
   startDelegatedRun: (principal: string) => rt.startRun(principal),
 }));
+
+/** Broken: a runtime that drops its process executor's sandbox settings (every tool in the process tier). */
+export const sandboxIgnored: Open = (c, d) => {
+  const p = c.executors?.process;
+  if (p === undefined) return composeRuntime(c, d);
+  const { sandbox: _dropped, ...rest } = p;
+  return composeRuntime({ ...c, executors: { ...c.executors, process: rest } }, d);
+};

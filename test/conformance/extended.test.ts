@@ -3,7 +3,7 @@
 // deployment with that one guarantee taken away.
 import { describe, expect, it } from "vitest";
 import { type LibraryTarget, runChecks } from "../../src/conformance/index.js";
-import { amnesiacMessages, chainIgnored, exampleTarget } from "./deployment.js";
+import { amnesiacMessages, chainIgnored, exampleTarget, sandboxIgnored } from "./deployment.js";
 
 async function one(id: string, t: LibraryTarget) {
   const s = await runChecks(t, { only: [id] });
@@ -32,6 +32,59 @@ describe("OATS E2 delegation chains", () => {
       const r = await one("E2", exampleTarget({ open: chainIgnored }));
       expect(r.result, r.observed).toBe("fail");
       expect(r.observed).toMatch(/widened to 5 calls: RUN STARTED/);
+    },
+    T,
+  );
+});
+
+/** The example deployment with sandbox settings declared for its process executor. */
+function sandboxed(sandbox: Record<string, unknown> = {}): LibraryTarget {
+  const t = exampleTarget();
+  const process = t.config.executors?.process;
+  if (process === undefined) throw new Error("the example has no process executor");
+  return {
+    ...t,
+    config: { ...t.config, executors: { ...t.config.executors, process: { ...process, sandbox } } },
+  };
+}
+
+describe("OATS E4 sandbox tiers", () => {
+  it(
+    "a deployment with sandbox settings runs the probe in the namespace tier: no host /etc, no scratch dir, loopback only",
+    async () => {
+      const r = await one("E4", sandboxed());
+      expect(r.result, r.observed).toBe("pass");
+      expect(r.observed).toMatch(/hidden:\/etc\/passwd hidden:\S+ netdevs:1 pid:\d/);
+    },
+    T,
+  );
+
+  it(
+    "fails on a runtime that ignores its sandbox settings (the tool sees the host)",
+    async () => {
+      const r = await one("E4", { ...sandboxed(), open: sandboxIgnored });
+      expect(r.result, r.observed).toBe("fail");
+      expect(r.observed).toMatch(/visible:\/etc\/passwd/);
+    },
+    T,
+  );
+
+  it(
+    "fails where bubblewrap is missing, saying how to fix it",
+    async () => {
+      const r = await one("E4", sandboxed({ bwrap: "/nonexistent/bwrap" }));
+      expect(r.result, r.observed).toBe("fail");
+      expect(r.observed).toMatch(/ERR_EXEC_SANDBOX_UNAVAILABLE.*to fix: install bubblewrap/);
+    },
+    T,
+  );
+
+  it(
+    "is not implemented for a deployment that declares no sandbox settings (the example)",
+    async () => {
+      const r = await one("E4", exampleTarget());
+      expect(r.result).toBe("not-implemented");
+      expect(r.observed).toMatch(/declares no sandbox settings/);
     },
     T,
   );
