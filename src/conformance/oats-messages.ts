@@ -20,7 +20,7 @@ import type { LibraryTarget, Observation } from "./types.js";
 const PEER = "conformance-peer";
 const SECRET = "conformance-e5-plaintext-marker";
 
-function withPeer(c: RuntimeConfig, agent: string, keys: MessagingKeys[]): RuntimeConfig {
+function withPeer(c: RuntimeConfig, keys: MessagingKeys[]): RuntimeConfig {
   const principals = c.gate.principals;
   if (typeof principals === "function") throw new Error("the deployment resolves principals by function");
   return {
@@ -91,6 +91,6 @@ export async function messageGovernance(t: LibraryTarget): Promise<Observation> 
           `a primitive no rule allows → ${unruled}`,
       };
     },
-    { config: (c, dir) => withRules(withPeer(c, t.agent, [sender, peer]), dir, [rule]) },
+    { config: (c, dir) => withRules(withPeer(c, [sender, peer]), dir, [rule]) },
   );
 }
