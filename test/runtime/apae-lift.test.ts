@@ -172,6 +172,43 @@ describe("runtime.apae.lift: a signed early lift", () => {
     await rt.close();
   });
 
+  it("a signed lift ends the trust quarantine but never an operator's quarantine of the agent", async () => {
+    const rt = await deployment();
+    const run = await rt.startRun("agent-1");
+    const counters = {
+      proposed: 0,
+      allowed: 0,
+      denied: 0,
+      deferred: 0,
+      executed: 0,
+      stepUps: 0,
+      modified: 0,
+    };
+    rt.sessions.principals.quarantine("agent-1", run.runId, {
+      type: "manual",
+      reason: "operator hold",
+      counters,
+      matchedEvents: [],
+      at: isoTime(Date.now()),
+    });
+    // The held agent's calls are refused as quarantined (no violations): its trust events
+    // come straight to the engine here, as a peer's quarantine notice would bring them.
+    const engine = rt.apae?.engine;
+    for (let i = 0; i < 3; i++) await engine?.apply({ subject: "agent-1", event: "policy_violation" });
+    const view = await engine?.view("agent-1");
+    expect(view?.status).toBe("quarantined");
+    const r = await rt.apae?.lift(
+      signLift(record(rt, { quarantine_count: view?.quarantineCount }), APPROVER),
+    );
+    expect(r).toMatchObject({ ok: true, principalLifted: false, principalHeld: "manual" });
+    expect(rt.apae?.viewOf("agent-1").status).toBe("active");
+    expect(rt.sessions.principals.quarantineOf("agent-1")?.type).toBe("manual");
+    expect((await call(rt, "file", "write")).decision).toBe("deny");
+    const [entry] = await rt.store.query({ type: APAE_LIFT_EVENT });
+    expect(entry?.body).toMatchObject({ principal_lifted: false, principal_held: "manual" });
+    await rt.close();
+  });
+
   it("a lift for an agent that is not quarantined is refused", async () => {
     const rt = await deployment();
     const r = await rt.apae?.lift(signLift(record(rt, { quarantine_count: 1 }), APPROVER));
