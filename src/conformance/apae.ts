@@ -1,10 +1,12 @@
 // APAE assurance-profile requirements ("Assurance Profiles", the profile table) for the
 // profile the deployment configures, as scenarios: the ECT level its actions emit, and the
 // quarantine protocol (trust driven below the floor by policy violations quarantines the
-// agent; a quarantined agent's next call is refused, in a new run too). A deployment with no
+// agent; a quarantined agent's next call is refused, in a new run too), and the signed early
+// lift (apae-lift.ts). A deployment with no
 // `apae` section has no profile to check: reported, never counted as a pass.
 import { ECT_LEDGER_EVENT, PROFILE_MECHANISMS } from "../trust/index.js";
-import { describeOutcome, probeOf, unknownTool, withScenario } from "./scenario.js";
+import { driveToQuarantine, earlyLift } from "./apae-lift.js";
+import { describeOutcome, probeOf, withScenario } from "./scenario.js";
 import type { Check, LibraryTarget, Observation } from "./types.js";
 
 const SECTION = "APAE, Assurance Profiles (profile requirements table)";
@@ -62,11 +64,7 @@ async function quarantineOnFloor(t: LibraryTarget): Promise<Observation> {
     if (apae === undefined)
       return { pass: false, observed: "apae is configured but the runtime has no trust engine" };
     const start = apae.viewOf(s.agent).score;
-    let n = 0;
-    for (; n < 40 && apae.viewOf(s.agent).status !== "quarantined"; n++) {
-      await s.authorize(unknownTool(), {});
-      await apae.settled();
-    }
+    const n = await driveToQuarantine(s, apae);
     const view = apae.viewOf(s.agent);
     const probe = probeOf(t, s.rt);
     const same = await s.authorize(probe.tool, probe.parameters);
@@ -105,8 +103,7 @@ export const APAE_CHECKS: readonly Check[] = [
     id: "APAE-LIFT",
     title: "an early quarantine lift needs an approver's signed HITL override",
     section: "APAE, Quarantine Expiry and Recovery",
-    notImplemented:
-      "no scenario yet: covered by the trust layer's tests (test/trust), not run against a deployment",
+    library: earlyLift,
   },
   {
     spec: "apae",

@@ -12,6 +12,9 @@ import {
   gateIndependence,
   policyDeny,
 } from "./oats.js";
+import { delegationChains } from "./oats-identity.js";
+import { messageGovernance } from "./oats-messages.js";
+import { namespaceSandbox } from "./oats-sandbox.js";
 import { phaseOrderCompiles } from "./phase-check.js";
 import { describeOutcome, probeOf, type Scenario, unknownTool, withScenario } from "./scenario.js";
 import { withCedar } from "./setup.js";
@@ -227,17 +230,11 @@ function extendedChecks(): Check[] {
       library: contractIntegrity,
     }),
     ext("E2", "agent identity: domain-anchored credentials with delegation chains", {
-      notImplemented:
-        "no deployment scenario yet (AgentPin is tested in test/identity; needs a credential issuer)",
+      library: delegationChains,
     }),
     ext("E3", "semantic distance between actions and the stated intent", { library: semanticDistance }),
-    ext("E4", "multi-tier sandboxing", {
-      notImplemented:
-        "no deployment scenario yet (the tiers need bubblewrap on the host; tested in test/executors)",
-    }),
-    ext("E5", "inter-agent messages: authorized, signed and encrypted", {
-      notImplemented: "no deployment scenario yet (needs two messaging identities; tested in test/messaging)",
-    }),
+    ext("E4", "multi-tier sandboxing (the namespace tier isolates the tool)", { library: namespaceSandbox }),
+    ext("E5", "inter-agent messages: authorized, signed and encrypted", { library: messageGovernance }),
     ext("E6", "telemetry export to security platforms (OCSF)", { library: telemetryExport }),
     ext("E7", "a formally verifiable policy language (Cedar): enforced, schema-checked", {
       library: cedarPolicy,

@@ -77,16 +77,16 @@ ${await quarantined(st, s)}`;
     const mine = new Map<string, KeyObject>();
     const key = typeof keyId === "string" ? st.o.ring?.key(s.principalId, keyId) : undefined;
     if (typeof keyId === "string" && key !== undefined) mine.set(keyId, key);
-    const r = await apae.lift({ lift, signature: form.signature ?? "" }, mine);
+    const r = await apae.lift({ lift, signature: form.signature ?? "" }, { by: s.principalId, keys: mine });
     if (!r.ok) throw await refuse(r.code, r.message);
-    const subject = r.change.view.subject;
+    const subject = r.subject;
     await audit(st.o.runtime.journal, {
       type: QUARANTINE_LIFT_EVENT,
       principalId: s.principalId,
       outcome: "ok",
       details: { subject, key_id: keyId as string },
     });
-    const body = html`<p role="status" class="done">The quarantine of ${agentText(subject)} is lifted (score now ${r.change.view.score.toFixed(3)}).</p>
+    const body = html`<p role="status" class="done">The quarantine of ${agentText(subject)} is lifted${r.principalHeld !== null ? html` in the trust table; the agent stays held by a ${agentText(r.principalHeld)} quarantine` : ""}.</p>
 <p><a href="${st.base}/quarantine">Back to quarantines</a></p>`;
     return sendHtml(
       reply,

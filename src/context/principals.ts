@@ -11,6 +11,11 @@ import type { MaybePromise } from "./ledger.js";
 export interface PrincipalRecord {
   principalId: string;
   quarantine?: QuarantineTrigger & { runId: string };
+  /**
+   * The evidence a lift carries (an approver's signed early-lift record, src/runtime
+   * apae-lift.ts): other replicas verify it before lifting their cached quarantine.
+   */
+  lift?: unknown;
 }
 
 /**
@@ -88,10 +93,18 @@ export class Principals {
     await Promise.all([...this.#pending]);
   }
 
-  /** Lifts a principal's quarantine: an operator action, never an agent's. */
-  async lift(principalId: string): Promise<void> {
+  /**
+   * Drops this replica's cached quarantine without writing: for a lift another replica saved,
+   * which the caller has verified (src/runtime apae-lift.ts). Never called on a read alone.
+   */
+  forget(principalId: string): void {
+    this.#cache.delete(principalId);
+  }
+
+  /** Lifts a principal's quarantine: an operator action, never an agent's (`evidence`: what authorised it). */
+  async lift(principalId: string, evidence?: unknown): Promise<void> {
     if (principalId.length === 0) throw new ContextError("ERR_CONTEXT_INPUT_INVALID", "empty principal");
     this.#cache.delete(principalId);
-    await this.#store.save({ principalId });
+    await this.#store.save(evidence === undefined ? { principalId } : { principalId, lift: evidence });
   }
 }

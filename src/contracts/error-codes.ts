@@ -268,6 +268,8 @@ export const ERROR_CODES = {
     // Early quarantine lift refusals: malformed record, wrong scope, unknown approver key,
     // bad signature, a record for another quarantine episode, a subject not quarantined.
     "ERR_TRUST_LIFT_INVALID",
+    // A lift record with no approver signature at all (HTTP 401).
+    "ERR_TRUST_LIFT_UNSIGNED",
     "ERR_TRUST_LIFT_SCOPE",
     "ERR_TRUST_LIFT_APPROVER_UNKNOWN",
     "ERR_TRUST_LIFT_SIGNATURE_INVALID",

@@ -129,6 +129,11 @@ export interface TableActions {
   /** Runs the revocation hooks (a fall below the floor this replica did not emit itself). */
   revoke(r: TableRevocation): Promise<void>;
   now(): number;
+  /**
+   * Releases a principal whose trust quarantine another replica ended (verified adoption of
+   * a signed lift, or an expiry the shared state confirms); default: lift it here.
+   */
+  release?(subject: string): Promise<void>;
 }
 
 /**
@@ -155,12 +160,15 @@ export async function actOnChange(c: TableChange, a: TableActions): Promise<void
       at: isoTime(after.anchor),
     });
   }
+  // This replica's own transitions are lifted by the code that made them (the expiry tick,
+  // the signed early lift, after journaling it); another replica's are lifted here.
   if (
+    !c.own &&
     before?.status === "quarantined" &&
     after.status === "active" &&
     a.principals.quarantineOf(subject)?.type === "trust_score"
   ) {
-    await a.principals.lift(subject);
+    await (a.release ? a.release(subject) : a.principals.lift(subject));
   }
   const was = before?.score ?? Number.POSITIVE_INFINITY;
   if (!c.own && was >= a.revocationFloor && after.score < a.revocationFloor) {

@@ -1,22 +1,5 @@
-// APAE trust in the runtime (opt-in with `RuntimeConfig.apae`): the trust engine over a
-// SQLite trust store beside the journal, fed by the runtime's ECT stream (ect-stream.ts:
-// one ECT per governed decision and outcome, at the profile's level): a deny decided by a
-// matching deny rule, a run's denials from the denial threshold on (the Gate's per-run
-// threshold is APAE's: the context does not quarantine on it), and behaviour-spec
-// violations are policy_violation trust events naming the decision's ECT; every change
-// journaled (warden.trust.step / .emitted). A trust quarantine becomes the
-// principal's quarantine (src/context, persisted), so every run of the agent is held;
-// when the trust quarantine expires (a periodic tick), the principal quarantine it caused
-// is lifted — one a behavioural rule or an operator set is left alone.
-// Distributed mode (`store: {kind: postgres}`): the trust store is the shared one
-// (PgTrustStore, atomic per row) and the in-memory deployment table follows every
-// replica's writes (apae-table.ts), so a quarantine or revocation decided on one replica is
-// enforced on the others once its notification is read (docs/distributed.md).
-import type { KeyObject } from "node:crypto";
-import { readFileSync } from "node:fs";
-import type { QuarantineTrigger, SessionStore } from "../context/index.js";
-import { isoTime, parseStrictJson, type TaskOutcome, TrustError } from "../contracts/index.js";
-import { keyIdOf, loadPublicKeyFile } from "../crypto/index.js";
+import type { PrincipalStateStore, QuarantineTrigger, SessionStore } from "../context/index.js";
+import { isoTime, type TaskOutcome, TrustError } from "../contracts/index.js";
 import type { GateJournal, GatePolicy } from "../gate/index.js";
 import type { Journal } from "../journal/index.js";
 import type { PolicyInput, PolicyOutcome } from "../policy/index.js";
@@ -24,28 +7,17 @@ import type { CompiledTool } from "../tools/index.js";
 import {
   type Agreement,
   type AssuranceProfile,
-  BehaviorVerifier,
+  type BehaviorVerifier,
   contractGaps,
-  EctEmitter,
-  EctLedger,
   type EctLevel,
   type EmittedAct,
   journalTrustChange,
-  type LiftOutcome,
-  liftQuarantine,
-  MemoryTrustStore,
-  PROFILE_MECHANISMS,
-  parseTrustConfig,
-  registerEctLedgerEventType,
-  registerTrustEventTypes,
-  SqliteTrustStore,
-  TRUST_DELIVERY_FAILED_EVENT,
+  type registerTrustEventTypes,
   type TrustAnchor,
   type TrustChange,
-  TrustDomains,
-  TrustEngine,
+  type TrustDomains,
+  type TrustEngine,
   type TrustEventKind,
-  type TrustStore,
   type TrustView,
   viewOf,
 } from "../trust/index.js";
@@ -53,15 +25,17 @@ import { type AgentPinFetchOptions, agentPinFetcher } from "./agentpin-fetch.js"
 import { TrustAnchorCache } from "./apae-anchors.js";
 import { DenialCharges } from "./apae-denials.js";
 import {
-  type ApaeEctConfig,
-  type ApaePeerConfig,
-  ApaePeers,
-  type PeerDelivery,
-  type PeerReceipt,
-} from "./apae-peers.js";
+  type Adopted,
+  adoptLift,
+  type EarlyLift,
+  earlyLift,
+  type LiftOptions,
+  liftDeps,
+  registerApaeLiftEventType,
+} from "./apae-lift.js";
+import type { ApaeEctConfig, ApaePeerConfig, ApaePeers, PeerDelivery, PeerReceipt } from "./apae-peers.js";
 import { contractFacts, refuseUnmetProfile } from "./apae-profile.js";
 import { actOnChange, type SharedTrust, type TableChange, TrustTable } from "./apae-table.js";
-import { ectKeyFor } from "./ect-key.js";
 import { type ActionEct, EctStream } from "./ect-stream.js";
 
 /** An executor's reported outcome → its trust event (APAE § Trust Scoring's table). */
@@ -70,6 +44,8 @@ const TASK_EVENTS = {
   failure: "task_failure",
   timeout: "task_timeout",
 } as const satisfies Record<TaskOutcome, TrustEventKind>;
+
+import { openParts } from "./apae-open.js";
 
 export interface RuntimeApaeConfig {
   /** This deployment's ECT identity and signing key (needed for peers). */
@@ -145,11 +121,12 @@ export interface RuntimeApae {
   /** Takes a peer's signed ECT (assertion or quarantine notice); applied in order and journaled. */
   receive(token: string): Promise<PeerReceipt>;
   /**
-   * An approver's signed early quarantine lift (docs/trust.md, Early lift), checked against
-   * `approvers` (key id → Ed25519 public key): applied in order, journaled, and ending the
-   * principal's trust quarantine as an expiry does. Refusals are coded, nothing changes.
+   * An approver's signed early lift (apae-lift.ts): ends the trust quarantine and the principal
+   * quarantine it caused, journaled (`warden.apae.lift`) before it resolves; refusals are coded.
    */
-  lift(input: unknown, approvers: ReadonlyMap<string, KeyObject>): Promise<LiftOutcome>;
+  lift(record: unknown, o?: LiftOptions): Promise<EarlyLift>;
+  /** Distributed mode: adopts a lift another replica saved in the shared principal state (verified here). */
+  adoptLift(principalId: string): Promise<Adopted>;
   /** The policy with the trust facts (apae.peer_trust_score, confidence) added to its input. */
   observe(policy: GatePolicy): GatePolicy;
   /** The notify route's rate limit (per source address per minute, sources tracked). */
@@ -165,7 +142,7 @@ export interface RuntimeApae {
   close(): Promise<void>;
 }
 
-interface Parts {
+export interface Parts {
   journal: Pick<Journal, "append" | "store">;
   sessions: SessionStore;
   clock: () => number;
@@ -178,6 +155,10 @@ interface Parts {
   denialThreshold?: number;
   /** Distributed mode: the shared trust store and its change feed (src/store-pg). */
   shared?: SharedTrust | undefined;
+  /** The configured approvers' public keys (PEM by approver principal): who may sign an early lift. */
+  approvers?: Readonly<Record<string, readonly string[]>>;
+  /** The principal state store (shared in distributed mode): where a lift's record is read back. */
+  principalStore?: PrincipalStateStore;
 }
 
 function trigger(change: TrustChange, counters: QuarantineTrigger["counters"]): QuarantineTrigger {
@@ -209,95 +190,10 @@ function revocations(change: TrustChange): TrustRevocation[] {
     }));
 }
 
-/** Loads and verifies the configured behaviour specs (a bad signature stops the start). */
-async function openBehavior(
-  config: RuntimeApaeConfig,
-  engine: TrustEngine,
-  emitter: Pick<EctEmitter, "emit">,
-): Promise<BehaviorVerifier> {
-  const keys = new Map<string, KeyObject>();
-  for (const file of config.behavior?.keys ?? []) {
-    const key = loadPublicKeyFile(file);
-    keys.set(keyIdOf(key), key);
-  }
-  const verifier = new BehaviorVerifier({ engine, emitter, specKeys: keys, audience: engine.config.self_id });
-  for (const file of config.behavior?.specs ?? []) {
-    let doc: unknown;
-    try {
-      doc = parseStrictJson(readFileSync(file, "utf8"));
-    } catch (err) {
-      throw new TrustError("ERR_TRUST_SPEC_INVALID", `behaviour spec ${file} is not JSON`, { cause: err });
-    }
-    await verifier.install(doc);
-  }
-  return verifier;
-}
-
-/** Opens the store, loads the deployment's table and the peers; closes the store on failure. */
-async function openParts(config: RuntimeApaeConfig, p: Parts) {
-  registerTrustEventTypes(p.registry);
-  const settings = parseTrustConfig(config.settings ?? {});
-  const path = config.store ?? (p.journalPath === ":memory:" ? undefined : `${p.journalPath}.trust.db`);
-  const store: TrustStore =
-    p.shared?.store ?? (path === undefined ? new MemoryTrustStore() : SqliteTrustStore.open(path));
-  const engine = new TrustEngine({ store, config: settings, clock: p.clock });
-  try {
-    if (config.peers !== undefined && config.peers.length > 0 && config.ect === undefined) {
-      throw new TrustError(
-        "ERR_TRUST_CONFIG_INVALID",
-        "apae.peers needs apae.ect (this deployment's ECT key)",
-      );
-    }
-    const peers =
-      config.ect === undefined
-        ? undefined
-        : new ApaePeers(engine, config.ect, config.peers ?? [], {
-            clock: p.clock,
-            delivery: {
-              ...config.delivery,
-              onGiveUp: async (body) => {
-                await p.journal.append({ type: TRUST_DELIVERY_FAILED_EVENT, body });
-              },
-            },
-          });
-    if (
-      config.agreements !== undefined &&
-      config.agreements.length > 0 &&
-      (config.domain === undefined || peers === undefined)
-    ) {
-      throw new TrustError("ERR_TRUST_CONFIG_INVALID", "apae.agreements need apae.domain and apae.ect");
-    }
-    const domains =
-      config.domain === undefined
-        ? undefined
-        : new TrustDomains(engine, config.domain, config.agreements ?? []);
-    const level = config.ectLevel ?? PROFILE_MECHANISMS[config.profile ?? "standard"].ect_level;
-    const key = level === "L1" ? undefined : ectKeyFor(config.ect?.key, p.journalPath).key;
-    let ledger: EctLedger | undefined;
-    if (level === "L3") {
-      registerEctLedgerEventType(p.registry);
-      ledger = await EctLedger.open(p.journal);
-    }
-    // The deployment's own protocol ECTs (behaviour specs, compliance checks) at its level.
-    const emitter = new EctEmitter({
-      level,
-      issuer: config.ect?.issuer ?? settings.self_id,
-      ...(key !== undefined ? { key } : {}),
-      ...(ledger !== undefined ? { ledger } : {}),
-      clock: () => engine.now(),
-    });
-    const behavior = await openBehavior(config, engine, emitter);
-    const stream = { level, key, ledger };
-    return { engine, peers, domains, behavior, stream };
-  } catch (err) {
-    await store.close();
-    throw err;
-  }
-}
-
 /** Opens the engine and loads the deployment's table into memory (the facts policy reads). */
 export async function openApae(config: RuntimeApaeConfig, p: Parts): Promise<RuntimeApae> {
   const parts = await openParts(config, p);
+  registerApaeLiftEventType(p.registry);
   const profile = config.profile ?? "standard";
   try {
     // Every entry point: a Regulated deployment whose contracts lack provenance claims or
@@ -401,6 +297,7 @@ class LiveApae implements RuntimeApae {
     return actOnChange(c, {
       revocationFloor: this.engine.config.revocation_floor,
       principals: this.#p.sessions.principals,
+      release: (subject) => this.#releaseRemote(subject),
       now: this.#p.clock,
       revoke: async (r) => {
         for (const hook of this.#revokeHooks) await Promise.resolve(hook(r)).catch(this.#onError);
@@ -548,6 +445,67 @@ class LiveApae implements RuntimeApae {
     return { ok: true, token, jti: claims.jti, score: d.view.score, agreement: d.agreement.id };
   }
 
+  /** Runs `work` after the trust updates queued so far (like a peer's notice); the result is the caller's. */
+  #inOrder<T>(work: () => Promise<T>): Promise<T> {
+    const result = this.#tail.then(work);
+    this.#tail = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    return result;
+  }
+
+  lift(record: unknown, o: LiftOptions = {}): Promise<EarlyLift> {
+    return this.#inOrder(() =>
+      earlyLift(
+        liftDeps(this.engine, this.#p, (c) => this.#settle(c)),
+        record,
+        o,
+      ),
+    );
+  }
+
+  async adoptLift(principalId: string): Promise<Adopted> {
+    const r = await this.#inOrder(() =>
+      adoptLift(
+        liftDeps(this.engine, this.#p, (c) => this.#settle(c)),
+        principalId,
+      ),
+    );
+    if (!r.lifted) await this.#releaseExpired(principalId);
+    return r;
+  }
+
+  /**
+   * Another replica ended a trust quarantine without a signed lift (its expiry tick): the
+   * principal held here is dropped from this replica's cache only when the shared state no
+   * longer holds it and the trust table agrees (never on one read alone; a quarantine set
+   * again meanwhile is loaded by the watcher, never overwritten).
+   */
+  async #releaseExpired(subject: string): Promise<void> {
+    const principals = this.#p.sessions.principals;
+    if (principals.quarantineOf(subject)?.type !== "trust_score") return;
+    // The trust table must have seen this quarantine and its end (a table that never held it
+    // proves nothing).
+    const view = this.viewOf(subject);
+    if (view.status === "quarantined" || view.quarantineCount === 0) return;
+    const store = this.#p.principalStore;
+    if (store === undefined) {
+      await principals.lift(subject);
+      return;
+    }
+    const rec = await store.load(subject);
+    if (rec?.lift !== undefined || rec?.quarantine !== undefined) return;
+    principals.forget(subject);
+  }
+
+  /** The trust row of a principal held here became active on another replica. */
+  #releaseRemote(subject: string): Promise<void> {
+    // Not awaited by the table: adoption waits for this replica's trust updates in order.
+    void this.adoptLift(subject).catch(this.#onError);
+    return Promise.resolve();
+  }
+
   receive(token: string): Promise<PeerReceipt> {
     const peers = this.peers;
     const result = (async (): Promise<PeerReceipt> => {
@@ -556,25 +514,6 @@ class LiveApae implements RuntimeApae {
         return { ok: false, code: "ERR_TRUST_CONFIG_INVALID", message: "no peers configured" };
       const r = await peers.receive(token);
       if (r.ok) await this.#settle(r.change);
-      return r;
-    })();
-    this.#tail = result.then(
-      () => undefined,
-      () => undefined,
-    );
-    return result;
-  }
-
-  lift(input: unknown, approvers: ReadonlyMap<string, KeyObject>): Promise<LiftOutcome> {
-    const result = (async (): Promise<LiftOutcome> => {
-      await this.#tail;
-      const r = await liftQuarantine(this.engine, input, approvers, this.#p.clock());
-      if (!r.ok) return r;
-      await this.#settle(r.change);
-      const subject = r.change.view.subject;
-      const principals = this.#p.sessions.principals;
-      if (r.change.view.truster === this.#self && principals.quarantineOf(subject)?.type === "trust_score")
-        await principals.lift(subject);
       return r;
     })();
     this.#tail = result.then(

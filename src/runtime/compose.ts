@@ -337,7 +337,13 @@ function executorDepsFor(
 /** APAE trust when configured: its trust events go to the runtime's journal. */
 async function apaeFor(
   config: RuntimeConfig,
-  parts: { journal: Journal; sessions: SessionStore; clock: () => number; node: PgNode | undefined },
+  parts: {
+    journal: Journal;
+    sessions: SessionStore;
+    clock: () => number;
+    node: PgNode | undefined;
+    principalStore: PrincipalStateStore;
+  },
   registry: ContractRegistry | undefined,
 ) {
   if (config.apae === undefined) return undefined;
@@ -350,6 +356,7 @@ async function apaeFor(
     journalPath: config.journal.path,
     ...(registry !== undefined ? { contracts: registry } : {}),
     denialThreshold: parseContextConfig(config.gate.context ?? {}).quarantine.denialThreshold,
+    ...(config.approvers !== undefined ? { approvers: config.approvers } : {}),
   });
 }
 
@@ -370,13 +377,19 @@ async function wire(
   // An evicted run's capability use counts are dropped (its tokens are refused anyway).
   const gone = { forget: (_runId: string): void => undefined };
   const { sessions, evictions, fleet } = await openSessions(config, o, clock, (id) => gone.forget(id));
-  const apae = await apaeFor(config, { journal, sessions, clock, node: o.node }, loaded.registry);
+  const apae = await apaeFor(
+    config,
+    { journal, sessions, clock, node: o.node, principalStore: o.principals },
+    loaded.registry,
+  );
   const capabilities = openCapabilities(sessions, config.journal.signer, clock, o.node?.ledger);
   // Distributed mode: a quarantine saved by another replica is loaded into this one's cache
   // (one already in force here needs no reload: loading never lifts one).
   await o.node?.watchPrincipals((id) => {
     if (sessions.principals.quarantineOf(id) === undefined)
       void sessions.principals.load(id).catch(() => undefined);
+    // One held here may have been lifted elsewhere by an approver's signed record (verified again).
+    else void apae?.adoptLift(id).catch(() => undefined);
   });
   const ceilings = new DelegatedRuns(sessions);
   // Below APAE's revocation floor: the subject's tokens and delegated chains are void.

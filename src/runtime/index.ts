@@ -25,6 +25,13 @@ export {
   summarizeApae,
 } from "./apae-config.js";
 export {
+  APAE_LIFT_EVENT,
+  type ApaeLiftBody,
+  ApaeLiftBodySchema,
+  type EarlyLift,
+  type LiftOptions,
+} from "./apae-lift.js";
+export {
   type ApaeEctConfig,
   type ApaePeerConfig,
   ApaePeers,

@@ -141,11 +141,12 @@ export const ERROR_STATUS = {
   ERR_CONSOLE_FORM_INVALID: 400,
   ERR_CONSOLE_CONFIG_INVALID: 500,
   ERR_CONSOLE_BUSY: 503,
-  // The signed early quarantine lift (the console's /console/quarantine/lift, docs/trust.md).
+  // The signed early quarantine lift (POST /v1/apae/lift, the console's /console/quarantine/lift; docs/trust.md).
   ERR_TRUST_LIFT_INVALID: 400,
   ERR_TRUST_LIFT_SCOPE: 400,
   ERR_TRUST_LIFT_APPROVER_UNKNOWN: 403,
-  ERR_TRUST_LIFT_SIGNATURE_INVALID: 403,
+  ERR_TRUST_LIFT_SIGNATURE_INVALID: 401,
+  ERR_TRUST_LIFT_UNSIGNED: 401,
   ERR_TRUST_LIFT_STALE: 409,
   ERR_TRUST_NOT_QUARANTINED: 409,
 } as const;

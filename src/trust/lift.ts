@@ -33,6 +33,7 @@ export type SignedLift = z.infer<typeof SignedLiftSchema>;
 
 export type LiftCode =
   | "ERR_TRUST_LIFT_INVALID"
+  | "ERR_TRUST_LIFT_UNSIGNED"
   | "ERR_TRUST_LIFT_SCOPE"
   | "ERR_TRUST_LIFT_APPROVER_UNKNOWN"
   | "ERR_TRUST_LIFT_SIGNATURE_INVALID"
@@ -59,6 +60,12 @@ function checkSignedLift(
   now: number,
 ): LiftOutcome | SignedLift {
   const parsed = SignedLiftSchema.safeParse(input);
+  const bare = input !== null && typeof input === "object" && !Array.isArray(input) ? input : {};
+  const sig = (bare as { signature?: unknown }).signature;
+  if (!parsed.success && QuarantineLiftSchema.safeParse((bare as { lift?: unknown }).lift).success) {
+    if (sig === undefined || sig === null || sig === "")
+      return refuse("ERR_TRUST_LIFT_UNSIGNED", "the lift record carries no approver signature");
+  }
   if (!parsed.success) return refuse("ERR_TRUST_LIFT_INVALID", "not a signed quarantine lift record");
   const { lift, signature } = parsed.data;
   if (lift.scope !== LIFT_SCOPE) return refuse("ERR_TRUST_LIFT_SCOPE", `a lift needs scope ${LIFT_SCOPE}`);

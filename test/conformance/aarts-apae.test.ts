@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { type EngineOpener, type LibraryTarget, runChecks } from "../../src/conformance/index.js";
 import { generateKeyPair, saveKeyPair } from "../../src/crypto/index.js";
 import type { EngineTransport } from "../../src/hooks/index.js";
-import { exampleTarget } from "./deployment.js";
+import { exampleTarget, trustOnlyLift, uncheckedLift } from "./deployment.js";
 
 /** An "engine" that answers allow to everything: no hostile event is ever blocked. */
 const allowEverything: EngineOpener = async (): Promise<EngineTransport> => ({
@@ -84,6 +84,44 @@ describe("APAE profile requirements", () => {
       const s = await runChecks(withApae({ profile: "standard", ectLevel: "L1" }), { only: ["APAE-ECT"] });
       expect(s.results[0]?.result, s.results[0]?.observed).toBe("fail");
       expect(s.results[0]?.observed).toMatch(/requires L2.*alg none/);
+    },
+    T,
+  );
+
+  it(
+    "a relaxed deployment lifts a quarantine early only on an approver's signed record (APAE-LIFT)",
+    async () => {
+      const s = await runChecks(withApae({ profile: "relaxed" }), { only: ["APAE-LIFT"] });
+      expect(s.results[0]?.result, s.results[0]?.observed).toBe("pass");
+      expect(s.results[0]?.observed).toMatch(
+        /unsigned lift → ERR_TRUST_LIFT_UNSIGNED .*non-approver key → ERR_TRUST_LIFT_APPROVER_UNKNOWN .*signed lift → LIFTED \(run: allow.*new run: allow.*replayed → ERR_TRUST_NOT_QUARANTINED/,
+      );
+    },
+    T,
+  );
+
+  it(
+    "APAE-LIFT fails on a deployment whose lift ends only the trust table's quarantine (the Gate still holds the agent)",
+    async () => {
+      const s = await runChecks(
+        { ...withApae({ profile: "relaxed" }), open: trustOnlyLift },
+        { only: ["APAE-LIFT"] },
+      );
+      expect(s.results[0]?.result, s.results[0]?.observed).toBe("fail");
+      expect(s.results[0]?.observed).toMatch(/signed lift → LIFTED \(run: deny/);
+    },
+    T,
+  );
+
+  it(
+    "APAE-LIFT fails on a deployment that lifts on an unsigned record",
+    async () => {
+      const s = await runChecks(
+        { ...withApae({ profile: "relaxed" }), open: uncheckedLift },
+        { only: ["APAE-LIFT"] },
+      );
+      expect(s.results[0]?.result, s.results[0]?.observed).toBe("fail");
+      expect(s.results[0]?.observed).toMatch(/unsigned lift → LIFTED/);
     },
     T,
   );

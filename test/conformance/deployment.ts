@@ -5,8 +5,9 @@ import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { LibraryTarget } from "../../src/conformance/index.js";
-import { generateKeyPair } from "../../src/crypto/index.js";
+import { generateKeyPair, parsePublicKey } from "../../src/crypto/index.js";
 import type { GatePolicy } from "../../src/gate/index.js";
+import { CommunicationGate } from "../../src/messaging/index.js";
 import { loadPolicyBundle } from "../../src/policy/index.js";
 import {
   composeRuntime,
@@ -15,6 +16,7 @@ import {
   type RuntimeDeps,
 } from "../../src/runtime/index.js";
 import { loadSidecarConfig, sidecarRuntimeConfig } from "../../src/server/index.js";
+import { approverKeyMap, liftQuarantine } from "../../src/trust/index.js";
 import { REPO_ROOT } from "../helpers/repo.js";
 
 export const EXAMPLE = join(REPO_ROOT, "examples", "sidecar", "sidecar.yaml");
@@ -173,3 +175,71 @@ export function allowAll(dir: string, config: RuntimeConfig): RuntimeConfig {
     gate: { ...config.gate, requireContract: false },
   };
 }
+
+/** A runtime whose `apae.lift` is replaced (the rest of APAE is the real one). */
+function liftReplaced(make: (rt: Runtime, c: RuntimeConfig) => (record: unknown) => Promise<unknown>): Open {
+  return async (c, d) => {
+    const rt = await composeRuntime(c, d);
+    const apae = rt.apae;
+    if (apae === undefined) return rt;
+    const lift = make(rt, c);
+    // Members are read from the real objects (their methods use private fields), bound to them.
+    const own = (target: object, key: string | symbol) => {
+      const v: unknown = Reflect.get(target, key, target);
+      return typeof v === "function" ? v.bind(target) : v;
+    };
+    const broken = new Proxy(apae, { get: (target, key) => (key === "lift" ? lift : own(target, key)) });
+    return new Proxy(rt, { get: (target, key) => (key === "apae" ? broken : own(target, key)) });
+  };
+}
+
+const subjectOf = (record: unknown) => String((record as { lift?: { subject?: unknown } }).lift?.subject);
+
+/** Broken (the gap APAE-LIFT was written for): a signed lift ends the trust table's quarantine only. */
+export const trustOnlyLift: Open = liftReplaced((rt, c) => {
+  const keys = approverKeyMap(Object.values(c.approvers ?? {}).flatMap((pems) => pems.map(parsePublicKey)));
+  return async (record) => {
+    const engine = rt.apae?.engine;
+    if (engine === undefined) throw new Error("no trust engine");
+    const r = await liftQuarantine(engine, record, keys);
+    return r.ok ? { ok: true, subject: subjectOf(record), seq: 0 } : r;
+  };
+});
+
+/** Broken: any record naming a subject lifts it, signed or not. */
+export const uncheckedLift: Open = liftReplaced((rt) => async (record) => {
+  await rt.sessions.principals.lift(subjectOf(record));
+  return { ok: true, subject: subjectOf(record), seq: 0 };
+});
+
+/** Broken: the communication gate forgets every nonce (a replayed message is taken again). */
+export const amnesiacMessages: Open = (c, d) => {
+  const principals = c.gate.principals;
+  return altered((rt) => ({
+    messages: {
+      ...rt.messages,
+      gate: new CommunicationGate({
+        directory: rt.messages.directory,
+        policy: rt.policy,
+        principal: (id) => (typeof principals === "function" ? principals(id) : principals[id]),
+        sessions: rt.sessions,
+        journal: rt.journal,
+        nonces: { claim: () => "claimed", seen: () => false },
+        clock: Date.now,
+      }),
+    },
+  }))(c, d);
+};
+
+/** Broken: a delegated run is started as a plain run (the chain is never verified, no ceiling). */
+export const chainIgnored: Open = altered((rt) => ({
+  startDelegatedRun: (principal: string) => rt.startRun(principal),
+}));
+
+/** Broken: a runtime that drops its process executor's sandbox settings (every tool in the process tier). */
+export const sandboxIgnored: Open = (c, d) => {
+  const p = c.executors?.process;
+  if (p === undefined) return composeRuntime(c, d);
+  const { sandbox: _dropped, ...rest } = p;
+  return composeRuntime({ ...c, executors: { ...c.executors, process: rest } }, d);
+};

@@ -104,6 +104,18 @@ describe("early quarantine lift", () => {
     expect((await e.store.list()).map((r) => r.subject)).toEqual(["b"]);
   });
 
+  it("a complete record without its signature is refused as unsigned and leaves the quarantine", async () => {
+    const e = await quarantined();
+    const { lift } = signLift(record(), APPROVER);
+    for (const bare of [{ lift }, { lift, signature: "" }, { lift, signature: null }]) {
+      expect(await liftQuarantine(e, bare, approvers)).toMatchObject({
+        ok: false,
+        code: "ERR_TRUST_LIFT_UNSIGNED",
+      });
+    }
+    expect((await e.view("b")).status).toBe("quarantined");
+  });
+
   it("malformed records and future-dated lifts are refused", async () => {
     const e = await quarantined();
     for (const bad of [

@@ -12,7 +12,8 @@ export const SUMMARY = {
   exec: "gate and execute one call; print the decision and the evidence envelope as JSON",
   gate: "decide on one request (--request) or replay a session of calls and results (--session); executes nothing",
   sidecar: "run the sidecar HTTP server: agents reach their tools only through it",
-  trust: "APAE trust: simulate the trust engine on a file of events, explain a score from the journal",
+  trust:
+    "APAE trust: simulate the trust engine on a file of events, explain a score from the journal, sign an early lift",
   identity: "AgentPin agent identity: init a domain key, issue and verify credentials, re-pin keys",
   provenance: "APAE provenance: which agents touched data or an ECT, transformed, chain complete (L3 ledger)",
   hooks: "Warden as an AARTS security engine for agent hosts: stdio server, Claude Code adapter, install",

@@ -1,6 +1,7 @@
 // `warden trust simulate` (the real trust engine on a JSONL file of events, offline) and
 // `warden trust explain AGENT --journal DB` (a score's derivation from journaled trust
-// steps). Output formats are stable API, documented in docs/trust.md.
+// steps); `warden trust lift` (an approver's signed early lift, trust-lift.ts). Output
+// formats are stable API, documented in docs/trust.md.
 import type { Command } from "commander";
 import { parse as parseYaml } from "yaml";
 import { CliError } from "../../contracts/index.js";
@@ -16,6 +17,7 @@ import {
 } from "../../trust/index.js";
 import { type CliContext, EXIT, readTextFile } from "../io.js";
 import { SUMMARY } from "./summaries.js";
+import { registerTrustLift } from "./trust-lift.js";
 
 const MAX_EVENTS_FILE = 64 * 1024 * 1024;
 const MAX_CONFIG_FILE = 1024 * 1024;
@@ -104,4 +106,5 @@ export function registerTrust(program: Command, ctx: CliContext): void {
     .option("--truster <id>", "whose table (default: the deployment itself)")
     .option("--json", "print the derivation as JSON")
     .action((agent: string, opts: ExplainOpts) => explain(ctx, agent, opts));
+  registerTrustLift(trust, ctx);
 }

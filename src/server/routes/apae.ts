@@ -4,6 +4,8 @@
 // sends this deployment's view of an agent to a peer (POST /v1/apae/assertions) and reads
 // the trust table (GET /v1/apae/trust/:subject). The unauthenticated notify route is rate
 // limited per source address with bounded memory (apae-limit.ts), before any verification.
+// An approver ends a quarantine early with a signed record (POST /v1/apae/lift): an operator
+// credential with the approver role, and a record signed by one of that approver's own keys.
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import type { RuntimeApae } from "../../runtime/index.js";
@@ -33,6 +35,42 @@ const TrustViewResponse = z.object({
   quarantineUntil: z.string().nullable(),
   quarantineCount: z.number().int(),
 });
+
+const LiftBody = z.strictObject({
+  lift: z.record(z.string(), z.unknown()),
+  signature: z.string().max(512).optional(),
+});
+const LiftResponse = z.object({
+  subject: z.string(),
+  quarantineCount: z.number().int(),
+  approver: z.string(),
+  principalLifted: z.boolean(),
+  principalHeld: z.string().nullable(),
+  journalSeq: z.number().int(),
+});
+
+export const APAE_LIFT = {
+  method: "POST",
+  url: "/v1/apae/lift",
+  access: "operator",
+  summary: "An approver's signed early quarantine lift (HITL override, scope apae:quarantine_lift)",
+  body: { name: "ApaeLiftBody", schema: LiftBody, required: true },
+  response: { name: "ApaeLiftResponse", schema: LiftResponse },
+  description: "The trust quarantine and the principal quarantine it caused are lifted, journaled first",
+  errors: [
+    ...AUTH_ERRORS,
+    ...BODY_ERRORS,
+    "ERR_APPROVAL_FORBIDDEN",
+    "ERR_TRUST_LIFT_INVALID",
+    "ERR_TRUST_LIFT_UNSIGNED",
+    "ERR_TRUST_LIFT_SCOPE",
+    "ERR_TRUST_LIFT_APPROVER_UNKNOWN",
+    "ERR_TRUST_LIFT_SIGNATURE_INVALID",
+    "ERR_TRUST_LIFT_STALE",
+    "ERR_TRUST_NOT_QUARANTINED",
+    "ERR_SERVER_NOT_FOUND",
+  ],
+} as const satisfies RouteSpec;
 
 const PEER_ERRORS = [
   "ERR_TRUST_ECT_MALFORMED",
@@ -198,6 +236,17 @@ export function apaeRoutes(app: FastifyInstance, ctx: RouteContext): void {
       throw new ApiError(code, r.message);
     }
     return { ect: r.token, jti: r.jti, score: r.score, agreement: r.agreement };
+  });
+
+  mount(app, APAE_LIFT, async (req, _reply, { body }) => {
+    const who = identityOf(req);
+    if (!who.roles.includes("approver"))
+      throw new ApiError("ERR_APPROVAL_FORBIDDEN", "an early lift needs the approver role");
+    // Only a key configured for this approver counts: a record is not a bearer token.
+    const r = await apaeOf(ctx, false).lift(body, { by: who.id });
+    if (!r.ok) throw new ApiError(r.code, r.message);
+    const { ok: _ok, seq, ...rest } = r;
+    return { ...rest, journalSeq: seq };
   });
 
   mount(app, APAE_TRUST, async (_req, _reply, { params }) => {

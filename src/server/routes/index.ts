@@ -5,6 +5,7 @@ import type { RouteSpec } from "../route.js";
 import {
   APAE_ASSERT,
   APAE_DELEGATE,
+  APAE_LIFT,
   APAE_NOTIFY,
   APAE_TRUST,
   APAE_TRUST_ANCHOR,
@@ -44,6 +45,7 @@ export const ROUTES: readonly RouteSpec[] = [
   APAE_TRUST,
   APAE_TRUST_ANCHOR,
   APAE_DELEGATE,
+  APAE_LIFT,
   ...HOOK_ROUTES,
   ...MEMORY_ROUTES,
 ];
