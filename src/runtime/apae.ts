@@ -27,6 +27,7 @@ import {
   BehaviorVerifier,
   contractGaps,
   EctEmitter,
+  type EctIndex,
   EctLedger,
   type EctLevel,
   type EmittedAct,
@@ -170,6 +171,8 @@ interface Parts {
   denialThreshold?: number;
   /** Distributed mode: the shared trust store and its change feed (src/store-pg). */
   shared?: SharedTrust | undefined;
+  /** Distributed mode: the L3 ECT ledger's jti index every replica shares (src/store-pg). */
+  ectIndex?: EctIndex | undefined;
 }
 
 function trigger(change: TrustChange, counters: QuarantineTrigger["counters"]): QuarantineTrigger {
@@ -268,7 +271,7 @@ async function openParts(config: RuntimeApaeConfig, p: Parts) {
     let ledger: EctLedger | undefined;
     if (level === "L3") {
       registerEctLedgerEventType(p.registry);
-      ledger = await EctLedger.open(p.journal);
+      ledger = await EctLedger.open(p.journal, p.ectIndex);
     }
     // The deployment's own protocol ECTs (behaviour specs, compliance checks) at its level.
     const emitter = new EctEmitter({

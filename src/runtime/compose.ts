@@ -339,6 +339,7 @@ async function apaeFor(
     ...rest,
     // Distributed mode: the shared trust tables, and every replica's writes followed.
     ...(node !== undefined ? { shared: { store: node.trust, watch: (o) => node.watchTrust(o) } } : {}),
+    ...(node !== undefined ? { ectIndex: node.ects } : {}),
     registry: defaultEventTypes,
     journalPath: config.journal.path,
     ...(registry !== undefined ? { contracts: registry } : {}),
@@ -359,7 +360,8 @@ async function wire(
   const executors = composeExecutors(config.executors, executorDeps);
   const clock = deps.clock ?? Date.now;
   const pinConfig = config.identity?.agentpin;
-  const agentpin = pinConfig === undefined ? undefined : new AgentPinAuthenticator(pinConfig, journal, clock);
+  const agentpin =
+    pinConfig === undefined ? undefined : new AgentPinAuthenticator(pinConfig, journal, clock, o.node?.pins);
   // An evicted run's capability use counts are dropped (its tokens are refused anyway).
   const gone = { forget: (_runId: string): void => undefined };
   const { sessions, evictions, fleet } = await openSessions(config, o, clock, (id) => gone.forget(id));
