@@ -278,4 +278,25 @@ describe("the L3 ECT ledger across replicas", () => {
     expect(await b.ledger.append([fresh, taken])).toMatchObject({ code: "ERR_TRUST_ECT_DUPLICATE" });
     expect((await a.ledger.append([fresh])).ok).toBe(true);
   });
+
+  it("migration 4 indexes the ECTs a journal already held: a replay of one recorded before the upgrade is refused", async () => {
+    const older = poolOf(await freshDatabase(server.connectionString), 4);
+    pools.push(older);
+    expect((await migrate(older, 3)).applied).toEqual([1, 2, 3]);
+    const registry = builtinEventTypes();
+    registerEctLedgerEventType(registry);
+    const journal = await openJournal({
+      store: new PgJournalStore(older, { node: "old" }),
+      signer: JOURNAL_KEY,
+      registry,
+    });
+    journals.push(journal);
+    const before = await ect();
+    expect((await (await EctLedger.open(journal)).append([before])).ok).toBe(true);
+    expect((await migrate(older)).applied).toEqual([4]);
+    const upgraded = await EctLedger.open(journal, new PgEctIndex(older, "new"));
+    expect(await upgraded.has(before.claims.jti)).toBe(true);
+    expect(await upgraded.append([before])).toMatchObject({ code: "ERR_TRUST_ECT_DUPLICATE" });
+    expect((await upgraded.append([await ect([before.claims.jti])])).ok).toBe(true);
+  });
 });
