@@ -357,7 +357,7 @@ async function wire(
   const loaded = await loadContracts(config.contracts, journal);
   const breakers = new BreakerRegistry(config.breaker ?? {});
   const executorDeps = executorDepsFor(config, policy, journal, breakers, deps);
-  const executors = composeExecutors(config.executors, executorDeps);
+  const executors = composeExecutors(config.executors, executorDeps, o.node?.mcpPins);
   const clock = deps.clock ?? Date.now;
   const pinConfig = config.identity?.agentpin;
   const agentpin =

@@ -1,7 +1,7 @@
 // The shared PostgreSQL store (distributed mode, docs/distributed.md): versioned
 // migrations and the start check, the journal's one global chain, and the stateful
 // stores every replica must share (principal state, budgets and reservations with
-// capability use counts, message nonces, trust tables, AgentPin TOFU pins, the ECT
+// capability use counts, message nonces, trust tables, AgentPin and MCP tool TOFU pins, the ECT
 // ledger's jti index), each with atomic SQL.
 export { APPROVAL_CHANNEL, type PgApprovalOptions, PgApprovalQueue } from "./approvals.js";
 export {
@@ -19,6 +19,7 @@ export { FleetRateLedger } from "./fleet-rate.js";
 export { type PgJournalOptions, PgJournalStore } from "./journal-store.js";
 export { PgKeyPins } from "./key-pins.js";
 export { PgBudgetLedger, type PgLedgerOptions } from "./ledger.js";
+export { PgMcpPins } from "./mcp-pins.js";
 export {
   checkSchema,
   MIGRATIONS,

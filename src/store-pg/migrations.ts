@@ -132,7 +132,7 @@ ALTER TABLE rate_slots ADD COLUMN node text;`,
   },
   {
     version: 4,
-    description: "AgentPin TOFU pins and the L3 ECT ledger's jti index, shared by every replica",
+    description: "AgentPin and MCP tool TOFU pins, the L3 ECT ledger's jti index, shared by every replica",
     sql: `
 CREATE TABLE agentpin_domains (domain text PRIMARY KEY, first_seen text NOT NULL);
 CREATE TABLE agentpin_keys (
@@ -144,6 +144,12 @@ CREATE TABLE agentpin_keys (
   trust_level     text NOT NULL CHECK (trust_level IN ('tofu', 'verified', 'pinned')),
   ord             bigserial NOT NULL,
   PRIMARY KEY (domain, public_key_hash)
+);
+CREATE TABLE mcp_pins (
+  server text NOT NULL,
+  tool   text NOT NULL,
+  hash   text NOT NULL,
+  PRIMARY KEY (server, tool)
 );
 CREATE TABLE ect_ledger (
   jti      text PRIMARY KEY,

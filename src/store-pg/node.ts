@@ -10,6 +10,7 @@ import { PgEctIndex } from "./ect-index.js";
 import { PgJournalStore } from "./journal-store.js";
 import { PgKeyPins } from "./key-pins.js";
 import { PgBudgetLedger } from "./ledger.js";
+import { PgMcpPins } from "./mcp-pins.js";
 import { checkSchema } from "./migrations.js";
 import { PgRunRegistry } from "./runs.js";
 import { PgNonceStore, PgPrincipalStateStore } from "./state-stores.js";
@@ -41,6 +42,8 @@ export interface PgNode {
   readonly runs: PgRunRegistry;
   /** AgentPin TOFU pins: the first pin of a domain wins on every replica. */
   readonly pins: PgKeyPins;
+  /** MCP tool definition pins: the first pin of a tool wins on every replica. */
+  readonly mcpPins: PgMcpPins;
   /** The L3 ECT ledger's jti index: a jti is recorded once across replicas. */
   readonly ects: PgEctIndex;
   /** Calls `onPrincipal` for every principal whose state another node changed (LISTEN + polling). */
@@ -87,6 +90,7 @@ export async function openPgNode(
     trust: new PgTrustStore(pool),
     runs,
     pins: new PgKeyPins(pool),
+    mcpPins: new PgMcpPins(pool),
     ects: new PgEctIndex(pool, node),
     async watchPrincipals(onPrincipal, pollMs) {
       const w = new PrincipalWatcher({
