@@ -5,7 +5,6 @@
 // definition as changed. Only the operator's approval (`set`) replaces a pin.
 import type pg from "pg";
 import { isSha256Hash, RuntimeError, type Sha256Hash } from "../contracts/index.js";
-import type { McpPinFirst, McpPins } from "../executors/index.js";
 import { storeError } from "./connect.js";
 
 function hashOf(server: string, tool: string, value: string | undefined): Sha256Hash | undefined {
@@ -15,7 +14,14 @@ function hashOf(server: string, tool: string, value: string | undefined): Sha256
   return value;
 }
 
-export class PgMcpPins implements McpPins {
+/** src/executors McpPinFirst (structurally: store-pg does not import the executors layer). */
+export interface McpPinFirst {
+  hash: Sha256Hash;
+  pinnedNow: boolean;
+}
+
+/** Implements src/executors McpPins (checked where the runtime wires it). */
+export class PgMcpPins {
   readonly #pool: pg.Pool;
 
   constructor(pool: pg.Pool) {
