@@ -11,7 +11,7 @@ import { type DiscoveryDocument, issueCredential } from "../../src/identity/inde
 import { migrate } from "../../src/store-pg/index.js";
 import { type PostgresServer, startPostgres } from "../helpers/postgres.js";
 import { type Domain, makeDomain } from "../identity/agentpin-fixture.js";
-import { type Sidecar, startTestSidecar } from "../server/harness.js";
+import { echo, type Sidecar, startTestSidecar, TOKENS } from "../server/harness.js";
 import { freshDatabase, poolOf } from "./helpers.js";
 
 let server: PostgresServer;
@@ -36,9 +36,14 @@ function bundle(doc: DiscoveryDocument): string {
   return file;
 }
 
-async function replica(node: string, doc: DiscoveryDocument): Promise<Sidecar> {
+async function replica(
+  node: string,
+  doc: DiscoveryDocument,
+  more: Record<string, unknown> = {},
+): Promise<Sidecar> {
   const s = await startTestSidecar({
     config: {
+      ...more,
       journal: { path: "journal.db", key: journalKey },
       store: { kind: "postgres", url, node },
       identity: {
@@ -99,5 +104,31 @@ describe("AgentPin pins shared by sidecars", () => {
     const store = b.server.runtime.store;
     expect(await store.query({ type: "warden.identity.key_pinned" })).toHaveLength(1);
     expect(await store.query({ type: "warden.identity.key_pin_refused" })).toHaveLength(1);
+  });
+});
+
+describe("the L3 ECT ledger shared by sidecars", () => {
+  it("ECTs emitted by two replicas are reserved and recorded in the shared index, each by its node", async () => {
+    const apae = { apae: { profile: "standard", ectLevel: "L3" } };
+    const c = await replica("c", acme.doc, apae);
+    const d = await replica("d", acme.doc, apae);
+    for (const s of [c, d]) {
+      const runId = await s.run("ect");
+      const r = await s.call("/v1/decide", { token: TOKENS.agentA, body: echo("hi", { runId }) });
+      expect(r.status).toBe(200);
+    }
+    const pool = poolOf(url, 1);
+    try {
+      const rows = await pool.query<{ node: string; n: number }>(
+        "SELECT node, count(*)::int AS n FROM ect_ledger WHERE recorded GROUP BY node ORDER BY node",
+      );
+      expect(rows.rows.map((r) => r.node)).toEqual(["c", "d"]);
+      const unrecorded = await pool.query("SELECT 1 FROM ect_ledger WHERE NOT recorded");
+      expect(unrecorded.rowCount).toBe(0);
+      const inJournal = await c.server.runtime.store.query({ type: "warden.trust.ect" });
+      expect(rows.rows.reduce((n, r) => n + r.n, 0)).toBe(inJournal.length);
+    } finally {
+      await pool.end();
+    }
   });
 });
