@@ -75,19 +75,20 @@ export class AgentPinAuthenticator {
     private readonly clock: () => number,
     shared?: KeyPins,
   ) {
-    if (shared !== undefined && config.pins !== undefined) {
-      throw new IdentityError(
-        "ERR_IDENTITY_CONFIG_INVALID",
-        "identity.agentpin.pins is a node-local file: with store.kind postgres the pins are shared in the database",
-      );
+    if (shared !== undefined) {
+      if (config.pins !== undefined) {
+        throw new IdentityError(
+          "ERR_IDENTITY_CONFIG_INVALID",
+          "identity.agentpin.pins is a node-local file: with store.kind postgres the pins are shared in the database",
+        );
+      }
+      this.#local = undefined;
+      this.#pins = shared;
+    } else {
+      const local = config.pins !== undefined ? loadPins(config.pins) : new KeyPinStore();
+      this.#local = local;
+      this.#pins = local;
     }
-    this.#local =
-      shared !== undefined
-        ? undefined
-        : config.pins !== undefined
-          ? loadPins(config.pins)
-          : new KeyPinStore();
-    this.#pins = shared ?? (this.#local as KeyPinStore);
     const nowS = () => Math.floor(this.clock() / 1000);
     const online =
       config.online === undefined || config.online === false
