@@ -5,10 +5,11 @@
 // primary key, so two replicas reserving one jti at once get one row: the second waits
 // for the first's commit and finds a conflict. A parent counts only when recorded, so no
 // replica accepts a child of an ECT whose journal entry is not durable (or never was: a
-// reservation whose journal append failed stays unrecorded, its jti burnt). Migration 4
-// fills the table from the ECTs the journal already held.
+// reservation whose journal append failed stays unrecorded, its jti burnt; one whose
+// replica stopped after the journal's COMMIT is found in the journal and recorded when a
+// child names it). Migration 4 fills the table from the ECTs the journal already held.
 import type pg from "pg";
-import { type DagCheck, type DagNode, type EctIndex, validateDag } from "../trust/index.js";
+import { type DagCheck, type DagNode, ECT_LEDGER_EVENT, type EctIndex, validateDag } from "../trust/index.js";
 import { inTransaction, storeError } from "./connect.js";
 
 /** Thrown inside the transaction to roll a partial reservation back. */
@@ -18,6 +19,30 @@ class Refused {
 
 function duplicate(jti: string): Extract<DagCheck, { ok: false }> {
   return { ok: false, code: "ERR_TRUST_ECT_DUPLICATE", jti, message: `ECT ${jti} is already recorded` };
+}
+
+/**
+ * A parent reserved but not marked recorded may still be durable: its replica stopped
+ * between the journal's COMMIT and the mark. The journal is the truth: such a parent found
+ * there is marked recorded now (and counts); one that is not there stays no parent.
+ */
+async function recoverParents(
+  c: pg.PoolClient,
+  nodes: readonly DagNode[],
+  seen: Map<string, { recorded: boolean }>,
+): Promise<void> {
+  const pending = [...new Set(nodes.flatMap((n) => n.par))].filter((p) => seen.get(p)?.recorded === false);
+  if (pending.length === 0) return;
+  const found = await c.query<{ jti: string }>(
+    "UPDATE ect_ledger SET recorded = true WHERE jti = ANY($1::text[]) AND jti IN (" +
+      "SELECT body::jsonb ->> 'jti' FROM journal_entries WHERE type = $2 AND body::jsonb ->> 'jti' = ANY($1::text[])" +
+      ") RETURNING jti",
+    [pending, ECT_LEDGER_EVENT],
+  );
+  for (const r of found.rows) {
+    const row = seen.get(r.jti);
+    if (row !== undefined) row.recorded = true;
+  }
 }
 
 export class PgEctIndex implements EctIndex {
@@ -57,6 +82,7 @@ export class PgEctIndex implements EctIndex {
     // A reserved jti is taken even before it is recorded; only recorded ones are parents.
     const taken = nodes.find((n) => seen.has(n.jti));
     if (taken !== undefined) return duplicate(taken.jti);
+    await recoverParents(c, nodes, seen);
     const check = validateDag(nodes, (jti) => {
       const row = seen.get(jti);
       return row?.recorded === true ? Number(row.iat) : undefined;

@@ -269,6 +269,18 @@ describe("the L3 ECT ledger across replicas", () => {
     expect(await b.ledger.append([parent])).toMatchObject({ code: "ERR_TRUST_ECT_DUPLICATE" });
   });
 
+  it("a parent whose replica stopped between the journal's commit and the mark still resolves (the journal is the truth)", async () => {
+    const a = await replicaLedger("a");
+    const b = await replicaLedger("b");
+    const parent = await ect();
+    expect((await a.ledger.append([parent])).ok).toBe(true);
+    await (pools[0] as pg.Pool).query("UPDATE ect_ledger SET recorded = false WHERE jti = $1", [
+      parent.claims.jti,
+    ]);
+    expect((await b.ledger.append([await ect([parent.claims.jti])])).ok).toBe(true);
+    expect(await a.ledger.has(parent.claims.jti)).toBe(true);
+  });
+
   it("a batch refused for one member reserves none of its jtis", async () => {
     const a = await replicaLedger("a");
     const b = await replicaLedger("b");
