@@ -43,12 +43,30 @@ const PinFile = z.strictObject({
 });
 
 /**
+ * Where tool definition pins live (the executor's port): McpPinStore (one node, in memory
+ * or a file), or the table every replica shares (src/store-pg PgMcpPins), where the
+ * first pin of a tool wins across replicas.
+ */
+export interface McpPinFirst {
+  hash: Sha256Hash;
+  pinnedNow: boolean;
+}
+
+export interface McpPins {
+  get(server: string, tool: string): Sha256Hash | undefined | Promise<Sha256Hash | undefined>;
+  /** Pins `hash` unless the tool is pinned already: the pin in force afterwards, and whether this call set it. */
+  pinFirst(server: string, tool: string, hash: Sha256Hash): McpPinFirst | Promise<McpPinFirst>;
+  /** The operator's approval: replaces the tool's pin. */
+  set(server: string, tool: string, hash: Sha256Hash): void | Promise<void>;
+}
+
+/**
  * Tool definition pins per server, kept in a JSON file (written atomically, 0600). The
  * file is read again whenever it changed on disk, so an approval written by another
  * process (`warden mcp approve`) takes effect in a running gateway and is not overwritten
  * by its next pin.
  */
-export class McpPinStore {
+export class McpPinStore implements McpPins {
   readonly #path: string | undefined;
   #pins: Record<string, Record<string, Sha256Hash>> = {};
   #stamp = "";
@@ -80,6 +98,13 @@ export class McpPinStore {
     return s !== undefined && Object.hasOwn(s, tool) ? s[tool] : undefined;
   }
 
+  pinFirst(server: string, tool: string, hash: Sha256Hash): McpPinFirst {
+    const pinned = this.get(server, tool);
+    if (pinned !== undefined) return { hash: pinned, pinnedNow: false };
+    this.set(server, tool, hash);
+    return { hash, pinnedNow: true };
+  }
+
   set(server: string, tool: string, hash: Sha256Hash): void {
     this.#reload();
     const s = Object.hasOwn(this.#pins, server) ? (this.#pins[server] as Record<string, Sha256Hash>) : {};
@@ -109,7 +134,7 @@ export interface McpBinding extends ToolIdentity {
 export interface McpExecutorOptions {
   /** The upstreams (connected on first use), or live connections by name. */
   servers: McpUpstreams | Readonly<Record<string, McpConnection>>;
-  pins: McpPinStore;
+  pins: McpPins;
   maxOutputBytes?: number;
   maxTimeoutMs?: number;
   /**
@@ -138,7 +163,7 @@ export type McpCheck =
 
 export class McpExecutor {
   readonly #servers: McpUpstreams;
-  readonly #pins: McpPinStore;
+  readonly #pins: McpPins;
   readonly #maxBytes: number;
   readonly #maxTimeoutMs: number;
   readonly #onFlagged: "refuse" | "pin";
@@ -197,22 +222,9 @@ export class McpExecutor {
   async compare(server: string, info: McpToolInfo, otherTools: readonly string[] = []): Promise<McpCheck> {
     const tool = info.name;
     const hash = mcpToolHash(info);
-    const pinned = this.#pins.get(server, tool);
+    const pinned = await this.#pins.get(server, tool);
     if (pinned === hash) return { ok: true, tool: info, hash, pinnedNow: false, findings: [] };
-    if (pinned !== undefined) {
-      await this.#journal("warden.executor.mcp_tool_changed", {
-        server,
-        tool,
-        pinned_hash: pinned,
-        observed_hash: hash,
-      });
-      return {
-        ok: false,
-        code: "ERR_EXEC_MCP_TOOL_CHANGED",
-        message: `${server}/${tool} changed since it was approved; re-approve it to use it`,
-        hash,
-      };
-    }
+    if (pinned !== undefined) return this.#changed(server, tool, pinned, hash);
     const findings = scanMcpTool(info, otherTools);
     if (findings.length > 0) {
       const refused = this.#onFlagged === "refuse";
@@ -233,9 +245,28 @@ export class McpExecutor {
         };
       }
     }
-    this.#pins.set(server, tool, hash);
-    await this.#journal("warden.executor.mcp_tool_pinned", { server, tool, tool_hash: hash });
-    return { ok: true, tool: info, hash, pinnedNow: true, findings };
+    // A shared store may have been pinned by another replica since the read: that pin wins.
+    // Of concurrent first sightings (here or on other replicas) one pins and journals it.
+    const won = await this.#pins.pinFirst(server, tool, hash);
+    if (won.hash !== hash) return this.#changed(server, tool, won.hash, hash);
+    if (won.pinnedNow)
+      await this.#journal("warden.executor.mcp_tool_pinned", { server, tool, tool_hash: hash });
+    return { ok: true, tool: info, hash, pinnedNow: won.pinnedNow, findings };
+  }
+
+  async #changed(server: string, tool: string, pinned: Sha256Hash, hash: Sha256Hash): Promise<McpCheck> {
+    await this.#journal("warden.executor.mcp_tool_changed", {
+      server,
+      tool,
+      pinned_hash: pinned,
+      observed_hash: hash,
+    });
+    return {
+      ok: false,
+      code: "ERR_EXEC_MCP_TOOL_CHANGED",
+      message: `${server}/${tool} changed since it was approved; re-approve it to use it`,
+      hash,
+    };
   }
 
   /** Operator action: accept a tool's current definition (after review). Returns the new pin. */
@@ -245,8 +276,8 @@ export class McpExecutor {
     if (info === undefined)
       throw new ExecutorError("ERR_EXEC_MCP_TOOL_UNKNOWN", `${server} has no tool ${tool}`);
     const hash = mcpToolHash(info);
-    const previous = this.#pins.get(server, tool) ?? null;
-    this.#pins.set(server, tool, hash);
+    const previous = (await this.#pins.get(server, tool)) ?? null;
+    await this.#pins.set(server, tool, hash);
     await this.#journal("warden.executor.mcp_tool_approved", {
       server,
       tool,

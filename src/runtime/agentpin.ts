@@ -3,7 +3,8 @@
 // a library host) call. It verifies with the identity layer against a trust bundle and/or
 // the well-known documents fetched under the SSRF rules (agentpin-fetch.ts), maps the
 // verified agent to the Warden principal it is bound to, keeps the TOFU pin store (in a
-// file, replaced atomically, when configured) and journals every pin event and every
+// file, replaced atomically, when configured; in the shared PostgreSQL store in
+// distributed mode, where a pins file is refused) and journals every pin event and every
 // refused key change. Verified credentials are cached until they expire (bounded).
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -13,6 +14,7 @@ import {
   type DocumentSource,
   type IdentityVerifyCode,
   KeyPinStore,
+  type KeyPins,
   OnlineResolver,
   type PinEvent,
   parseCredential,
@@ -61,7 +63,9 @@ const CACHE_SECONDS = 60;
 const digest = (token: string) => createHash("sha256").update(token).digest("base64url");
 
 export class AgentPinAuthenticator {
-  readonly #pins: KeyPinStore;
+  readonly #pins: KeyPins;
+  /** The node-local store written to `config.pins` (absent when the pins are shared). */
+  readonly #local: KeyPinStore | undefined;
   readonly #source: DocumentSource;
   readonly #cache = new Map<string, { auth: AgentPinAuth & { ok: true }; exp: number }>();
 
@@ -69,8 +73,22 @@ export class AgentPinAuthenticator {
     private readonly config: RuntimeAgentPinConfig,
     private readonly journal: Pick<Journal, "append">,
     private readonly clock: () => number,
+    shared?: KeyPins,
   ) {
-    this.#pins = config.pins !== undefined ? loadPins(config.pins) : new KeyPinStore();
+    if (shared !== undefined) {
+      if (config.pins !== undefined) {
+        throw new IdentityError(
+          "ERR_IDENTITY_CONFIG_INVALID",
+          "identity.agentpin.pins is a node-local file: with store.kind postgres the pins are shared in the database",
+        );
+      }
+      this.#local = undefined;
+      this.#pins = shared;
+    } else {
+      const local = config.pins !== undefined ? loadPins(config.pins) : new KeyPinStore();
+      this.#local = local;
+      this.#pins = local;
+    }
     const nowS = () => Math.floor(this.clock() / 1000);
     const online =
       config.online === undefined || config.online === false
@@ -135,15 +153,16 @@ export class AgentPinAuthenticator {
   }
 
   /** The operator's re-pin (trusts `jwk`'s key for `domain`), journaled and persisted. */
-  async repin(domain: string, jwk: Parameters<KeyPinStore["add"]>[1]): Promise<PinEvent> {
-    const e = this.#pins.add(domain, jwk, new Date(this.clock()).toISOString());
+  async repin(domain: string, jwk: Parameters<KeyPins["add"]>[1]): Promise<PinEvent> {
+    const e = await this.#pins.add(domain, jwk, new Date(this.clock()).toISOString());
     this.#cache.clear();
     await this.#pinned(e);
     return e;
   }
 
   async #pinned(e: PinEvent): Promise<void> {
-    if (this.config.pins !== undefined) writeFileAtomic(this.config.pins, this.#pins.toJson(), 0o600);
+    if (this.config.pins !== undefined && this.#local !== undefined)
+      writeFileAtomic(this.config.pins, this.#local.toJson(), 0o600);
     await this.journal.append({ type: AGENTPIN_PINNED_EVENT, body: { ...e } });
   }
 

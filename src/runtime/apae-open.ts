@@ -100,7 +100,7 @@ export async function openParts(config: RuntimeApaeConfig, p: Parts) {
     let ledger: EctLedger | undefined;
     if (level === "L3") {
       registerEctLedgerEventType(p.registry);
-      ledger = await EctLedger.open(p.journal);
+      ledger = await EctLedger.open(p.journal, p.ectIndex);
     }
     // The deployment's own protocol ECTs (behaviour specs, compliance checks) at its level.
     const emitter = new EctEmitter({

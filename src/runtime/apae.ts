@@ -9,6 +9,7 @@ import {
   type AssuranceProfile,
   type BehaviorVerifier,
   contractGaps,
+  type EctIndex,
   type EctLevel,
   type EmittedAct,
   journalTrustChange,
@@ -159,6 +160,8 @@ export interface Parts {
   approvers?: Readonly<Record<string, readonly string[]>>;
   /** The principal state store (shared in distributed mode): where a lift's record is read back. */
   principalStore?: PrincipalStateStore;
+  /** Distributed mode: the L3 ECT ledger's jti index every replica shares (src/store-pg). */
+  ectIndex?: EctIndex | undefined;
 }
 
 function trigger(change: TrustChange, counters: QuarantineTrigger["counters"]): QuarantineTrigger {

@@ -352,6 +352,7 @@ async function apaeFor(
     ...rest,
     // Distributed mode: the shared trust tables, and every replica's writes followed.
     ...(node !== undefined ? { shared: { store: node.trust, watch: (o) => node.watchTrust(o) } } : {}),
+    ...(node !== undefined ? { ectIndex: node.ects } : {}),
     registry: defaultEventTypes,
     journalPath: config.journal.path,
     ...(registry !== undefined ? { contracts: registry } : {}),
@@ -370,10 +371,11 @@ async function wire(
   const loaded = await loadContracts(config.contracts, journal);
   const breakers = new BreakerRegistry(config.breaker ?? {});
   const executorDeps = executorDepsFor(config, policy, journal, breakers, deps);
-  const executors = composeExecutors(config.executors, executorDeps);
+  const executors = composeExecutors(config.executors, executorDeps, o.node?.mcpPins);
   const clock = deps.clock ?? Date.now;
   const pinConfig = config.identity?.agentpin;
-  const agentpin = pinConfig === undefined ? undefined : new AgentPinAuthenticator(pinConfig, journal, clock);
+  const agentpin =
+    pinConfig === undefined ? undefined : new AgentPinAuthenticator(pinConfig, journal, clock, o.node?.pins);
   // An evicted run's capability use counts are dropped (its tokens are refused anyway).
   const gone = { forget: (_runId: string): void => undefined };
   const { sessions, evictions, fleet } = await openSessions(config, o, clock, (id) => gone.forget(id));

@@ -4,6 +4,7 @@
 // themselves. An executor that is not configured is absent, so a ticket for its medium
 // is refused by the entry point's routing (fail closed), never served by a default.
 import pg from "pg";
+import { RuntimeError } from "../contracts/index.js";
 import {
   type DatabaseExecutorOptions,
   type ExecutorDeps,
@@ -13,6 +14,7 @@ import {
   type HttpExecutorOptions,
   McpExecutor,
   McpPinStore,
+  type McpPins,
   type McpServerSpec,
   McpUpstreams,
   PostgresExecutor,
@@ -69,6 +71,8 @@ export interface RuntimeExecutors {
 export function composeExecutors(
   config: RuntimeExecutorsConfig | undefined,
   deps: ExecutorDeps,
+  /** Distributed mode: the MCP tool pins every replica shares (src/store-pg). */
+  sharedMcpPins?: McpPins,
 ): RuntimeExecutors {
   const http = config?.http !== undefined ? new HttpExecutor(config.http, deps) : undefined;
   const process = config?.process !== undefined ? new ProcessExecutor(config.process, deps) : undefined;
@@ -77,7 +81,7 @@ export function composeExecutors(
   const databases = new Map<string, DatabaseExecutor>();
   const pools: pg.Pool[] = [];
   const dbConfig = config?.database ?? {};
-  const mcp = config?.mcp !== undefined ? mcpExecutor(config.mcp, deps) : undefined;
+  const mcp = config?.mcp !== undefined ? mcpExecutor(config.mcp, deps, sharedMcpPins) : undefined;
   return {
     http,
     process,
@@ -103,7 +107,13 @@ export function composeExecutors(
   };
 }
 
-function mcpExecutor(c: RuntimeMcpConfig, deps: ExecutorDeps): McpExecutor {
+function mcpExecutor(c: RuntimeMcpConfig, deps: ExecutorDeps, shared: McpPins | undefined): McpExecutor {
+  if (shared !== undefined && c.pins !== undefined) {
+    throw new RuntimeError(
+      "ERR_RUNTIME_CONFIG_INVALID",
+      "executors.mcp.pins is a node-local file: with store.kind postgres the pins are shared in the database",
+    );
+  }
   const upstreams = new McpUpstreams(
     c.upstreams,
     c.requestTimeoutMs !== undefined ? { timeoutMs: c.requestTimeoutMs } : {},
@@ -111,7 +121,7 @@ function mcpExecutor(c: RuntimeMcpConfig, deps: ExecutorDeps): McpExecutor {
   return new McpExecutor(
     {
       servers: upstreams,
-      pins: new McpPinStore(c.pins),
+      pins: shared ?? new McpPinStore(c.pins),
       ...(c.maxOutputBytes !== undefined ? { maxOutputBytes: c.maxOutputBytes } : {}),
       ...(c.maxTimeoutMs !== undefined ? { maxTimeoutMs: c.maxTimeoutMs } : {}),
       ...(c.onFlagged !== undefined ? { onFlagged: c.onFlagged } : {}),

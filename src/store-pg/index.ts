@@ -1,7 +1,8 @@
 // The shared PostgreSQL store (distributed mode, docs/distributed.md): versioned
 // migrations and the start check, the journal's one global chain, and the stateful
 // stores every replica must share (principal state, budgets and reservations with
-// capability use counts, message nonces, trust tables), each with atomic SQL.
+// capability use counts, message nonces, trust tables, AgentPin and MCP tool TOFU pins, the ECT
+// ledger's jti index), each with atomic SQL.
 export { APPROVAL_CHANNEL, type PgApprovalOptions, PgApprovalQueue } from "./approvals.js";
 export {
   inTransaction,
@@ -13,9 +14,12 @@ export {
   sslOf,
   storeError,
 } from "./connect.js";
+export { PgEctIndex } from "./ect-index.js";
 export { FleetRateLedger } from "./fleet-rate.js";
 export { type PgJournalOptions, PgJournalStore } from "./journal-store.js";
+export { PgKeyPins } from "./key-pins.js";
 export { PgBudgetLedger, type PgLedgerOptions } from "./ledger.js";
+export { PgMcpPins } from "./mcp-pins.js";
 export {
   checkSchema,
   MIGRATIONS,

@@ -6,6 +6,7 @@
 // older, newer or unknown schema with ERR_RUNTIME_STORE_SCHEMA.
 import type pg from "pg";
 import { RuntimeError } from "../contracts/index.js";
+import { ECT_LEDGER_EVENT } from "../trust/index.js";
 import { inTransaction, storeError } from "./connect.js";
 
 export interface Migration {
@@ -128,6 +129,38 @@ CREATE TABLE approvals (
 );
 CREATE INDEX approvals_open ON approvals (expires_at) WHERE verdict IS NULL;
 ALTER TABLE rate_slots ADD COLUMN node text;`,
+  },
+  {
+    version: 4,
+    description: "AgentPin and MCP tool TOFU pins, the L3 ECT ledger's jti index, shared by every replica",
+    sql: `
+CREATE TABLE agentpin_domains (domain text PRIMARY KEY, first_seen text NOT NULL);
+CREATE TABLE agentpin_keys (
+  domain          text NOT NULL REFERENCES agentpin_domains,
+  public_key_hash text NOT NULL,
+  kid             text NOT NULL,
+  first_seen      text NOT NULL,
+  last_seen       text NOT NULL,
+  trust_level     text NOT NULL CHECK (trust_level IN ('tofu', 'verified', 'pinned')),
+  ord             bigserial NOT NULL,
+  PRIMARY KEY (domain, public_key_hash)
+);
+CREATE TABLE mcp_pins (
+  server text NOT NULL,
+  tool   text NOT NULL,
+  hash   text NOT NULL,
+  PRIMARY KEY (server, tool)
+);
+CREATE TABLE ect_ledger (
+  jti      text PRIMARY KEY,
+  iat      bigint NOT NULL,
+  node     text NOT NULL,
+  recorded boolean NOT NULL DEFAULT false
+);
+INSERT INTO ect_ledger (jti, iat, node, recorded)
+  SELECT DISTINCT ON (body::jsonb ->> 'jti') body::jsonb ->> 'jti', (body::jsonb ->> 'iat')::bigint, node, true
+  FROM journal_entries WHERE type = '${ECT_LEDGER_EVENT}' AND body::jsonb ? 'jti'
+  ORDER BY body::jsonb ->> 'jti', seq;`,
   },
 ];
 

@@ -6,8 +6,11 @@ import { hostname } from "node:os";
 import type pg from "pg";
 import { RuntimeError } from "../contracts/index.js";
 import { openPool, type PgStoreConfig, resolveUrl, sslOf } from "./connect.js";
+import { PgEctIndex } from "./ect-index.js";
 import { PgJournalStore } from "./journal-store.js";
+import { PgKeyPins } from "./key-pins.js";
 import { PgBudgetLedger } from "./ledger.js";
+import { PgMcpPins } from "./mcp-pins.js";
 import { checkSchema } from "./migrations.js";
 import { PgRunRegistry } from "./runs.js";
 import { PgNonceStore, PgPrincipalStateStore } from "./state-stores.js";
@@ -37,6 +40,12 @@ export interface PgNode {
   readonly trust: PgTrustStore;
   /** The runs registry: principal binding, owner node and lease of every run. */
   readonly runs: PgRunRegistry;
+  /** AgentPin TOFU pins: the first pin of a domain wins on every replica. */
+  readonly pins: PgKeyPins;
+  /** MCP tool definition pins: the first pin of a tool wins on every replica. */
+  readonly mcpPins: PgMcpPins;
+  /** The L3 ECT ledger's jti index: a jti is recorded once across replicas. */
+  readonly ects: PgEctIndex;
   /** Calls `onPrincipal` for every principal whose state another node changed (LISTEN + polling). */
   watchPrincipals(onPrincipal: (principalId: string) => void, pollMs?: number): Promise<PrincipalWatcher>;
   /** LISTENs on `channel` over a dedicated connection (reconnected by its poll), closed with the node. */
@@ -80,6 +89,9 @@ export async function openPgNode(
     nonces: new PgNonceStore(pool),
     trust: new PgTrustStore(pool),
     runs,
+    pins: new PgKeyPins(pool),
+    mcpPins: new PgMcpPins(pool),
+    ects: new PgEctIndex(pool, node),
     async watchPrincipals(onPrincipal, pollMs) {
       const w = new PrincipalWatcher({
         url: resolveUrl(config.url, env),

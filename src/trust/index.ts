@@ -89,6 +89,7 @@ export {
   type DagCode,
   type DagNode,
   ECT_LEDGER_EVENT,
+  type EctIndex,
   EctLedger,
   type EctLedgerBody,
   EctLedgerBodySchema,

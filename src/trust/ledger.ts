@@ -1,7 +1,9 @@
 // L3: ECTs appended to the audit ledger (the journal) after DAG validation: a jti is
 // recorded once, every `par` resolves to an ECT already in the ledger (or earlier in the
 // same batch), the batch has no cycle, and no child is issued before a parent. The
-// ledger keeps a jti → iat index, loaded from the journal when it opens.
+// ledger keeps a jti → iat index (the EctIndex port): in memory, loaded from the journal
+// when it opens, or shared by every replica (src/store-pg PgEctIndex), where a jti is
+// reserved once across replicas and a parent counts only once its journal entry is durable.
 import { z } from "zod";
 import { TrustError } from "../contracts/index.js";
 import type { EventTypeRegistry, Journal, JournalEntry } from "../journal/index.js";
@@ -147,48 +149,86 @@ export function validateDag(nodes: readonly DagNode[], known: (jti: string) => n
 
 export type LedgerAppend = { ok: true; entries: JournalEntry[] } | Extract<DagCheck, { ok: false }>;
 
+/**
+ * Where the ledger's jti → iat index lives. `reserve` validates a batch against every jti
+ * recorded or reserved so far and, when it passes, reserves the batch's jtis (atomically:
+ * two concurrent reservations of one jti yield one success); `recorded` says the batch's
+ * journal entries are durable, from then on they count as parents.
+ */
+export interface EctIndex {
+  /** Whether `jti` is recorded (durable in the journal). */
+  has(jti: string): Promise<boolean>;
+  reserve(nodes: readonly DagNode[]): Promise<DagCheck>;
+  recorded(jtis: readonly string[]): Promise<void>;
+}
+
+/** The node-local index: a map loaded from the journal (SQLite mode). */
+class MemoryEctIndex implements EctIndex {
+  readonly iat = new Map<string, number>();
+
+  has(jti: string): Promise<boolean> {
+    return Promise.resolve(this.iat.has(jti));
+  }
+
+  reserve(nodes: readonly DagNode[]): Promise<DagCheck> {
+    // Synchronous up to the returned promise: concurrent appends cannot both claim a jti.
+    const check = validateDag(nodes, (jti) => this.iat.get(jti));
+    if (check.ok) for (const node of check.order) this.iat.set(node.jti, node.iat);
+    return Promise.resolve(check);
+  }
+
+  recorded(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
 /** The L3 audit ledger over a journal. */
 export class EctLedger {
   readonly #journal: Pick<Journal, "append">;
-  readonly #iat = new Map<string, number>();
+  readonly #index: EctIndex;
   /** Set when an append failed after validation: the index may be ahead of the journal. */
   #broken = false;
 
-  private constructor(journal: Pick<Journal, "append">) {
+  private constructor(journal: Pick<Journal, "append">, index: EctIndex) {
     this.#journal = journal;
+    this.#index = index;
   }
 
-  /** Opens the ledger, indexing the ECTs the journal already holds. */
-  static async open(journal: Pick<Journal, "append" | "store">): Promise<EctLedger> {
-    const ledger = new EctLedger(journal);
+  /**
+   * Opens the ledger. Without `shared`, the index is node-local, loaded from the ECTs the
+   * journal already holds; with it, every check goes to the shared index.
+   */
+  static async open(journal: Pick<Journal, "append" | "store">, shared?: EctIndex): Promise<EctLedger> {
+    if (shared !== undefined) return new EctLedger(journal, shared);
+    const index = new MemoryEctIndex();
     for (const e of await journal.store.query({ type: ECT_LEDGER_EVENT })) {
       const body = EctLedgerBodySchema.safeParse(e.body);
-      if (body.success) ledger.#iat.set(body.data.jti, body.data.iat);
+      if (body.success) index.iat.set(body.data.jti, body.data.iat);
     }
-    return ledger;
+    return new EctLedger(journal, index);
   }
 
-  has(jti: string): boolean {
-    return this.#iat.has(jti);
+  has(jti: string): Promise<boolean> {
+    return this.#index.has(jti);
   }
 
   /**
    * Validates a batch of ECTs (token and verified claims) as a whole (none is appended if
-   * any fails), then appends them parents first. Validation and the reservation of the
-   * jtis happen synchronously, before any await, so concurrent appends cannot both claim a
-   * jti and still reach the journal's group commit together. A journal failure after
-   * validation is a fault that closes the ledger (it refuses everything afterwards).
+   * any fails), reserves their jtis in the index, then appends them parents first and
+   * marks them recorded: an append is acknowledged only once durable. In memory, the
+   * reservation happens synchronously, before any await, so concurrent appends cannot
+   * both claim a jti; the shared index reserves with a unique constraint. A failure after
+   * the reservation is a fault that closes the ledger (it refuses everything afterwards);
+   * the jtis stay reserved, never recorded, so no replica accepts a child of them.
    */
   async append(items: readonly { token: string; claims: EctClaims }[]): Promise<LedgerAppend> {
     if (this.#broken)
       throw new TrustError("ERR_TRUST_LEDGER_FAILED", "the ECT ledger failed an append and is closed");
     const byJti = new Map(items.map((i) => [i.claims.jti, i]));
-    const check = validateDag(
-      items.map((i) => ({ jti: i.claims.jti, iat: i.claims.iat, par: i.claims.par })),
-      (jti) => this.#iat.get(jti),
+    const check = await this.#index.reserve(
+      items.map((i) => ({ jti: i.claims.jti, iat: i.claims.iat, par: [...i.claims.par] })),
     );
     if (!check.ok) return check;
-    for (const node of check.order) this.#iat.set(node.jti, node.iat);
     const appends = check.order.map((node) => {
       const { token, claims } = byJti.get(node.jti) as { token: string; claims: EctClaims };
       const body: EctLedgerBody = {
@@ -202,7 +242,9 @@ export class EctLedger {
       return this.#journal.append({ type: ECT_LEDGER_EVENT, body });
     });
     try {
-      return { ok: true, entries: await Promise.all(appends) };
+      const entries = await Promise.all(appends);
+      await this.#index.recorded(check.order.map((n) => n.jti));
+      return { ok: true, entries };
     } catch (err) {
       this.#broken = true;
       throw err;

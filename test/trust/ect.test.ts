@@ -224,7 +224,7 @@ describe("L3: the audit ledger", () => {
     const root = await emitter.emit({ exec_act: "read_config", aud: "c" });
     now += 1000;
     const child = await emitter.emit({ exec_act: "report", aud: "c", par: [root.claims.jti] });
-    expect(ledger.has(child.claims.jti)).toBe(true);
+    expect(await ledger.has(child.claims.jti)).toBe(true);
     await expect(
       emitter.emit({ exec_act: "report", aud: "c", par: ["never-emitted"] }),
     ).rejects.toMatchObject({

@@ -33,7 +33,7 @@ export {
   signCredential,
   verifyDerSignature,
 } from "./jwt.js";
-export { KeyPinStore, type PinCheck, type PinEvent } from "./pins.js";
+export { KeyPinStore, type KeyPins, type PinCheck, type PinEvent, type PinUse } from "./pins.js";
 export type {
   AgentDeclaration,
   AgentPinJwk,

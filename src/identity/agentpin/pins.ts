@@ -23,7 +23,23 @@ export interface PinEvent {
   at: string;
 }
 
-export class KeyPinStore {
+/** A verified use recorded: `changed` when another key won the domain meanwhile (refused). */
+export type PinUse = { ok: true; event: PinEvent | null } | { ok: false; status: "changed" };
+
+/**
+ * Where TOFU pins live (the verifier's port): this file's KeyPinStore (one node, in memory
+ * or a file), or the table every replica shares (src/store-pg PgKeyPins), where the first
+ * pin of a domain wins across replicas.
+ */
+export interface KeyPins {
+  check(domain: string, jwk: AgentPinJwk): PinCheck | Promise<PinCheck>;
+  /** Records a verified use: pins on first use unless another key won it first. */
+  use(domain: string, jwk: AgentPinJwk, at: string): PinUse | Promise<PinUse>;
+  /** The operator's re-pin. */
+  add(domain: string, jwk: AgentPinJwk, at: string): PinEvent | Promise<PinEvent>;
+}
+
+export class KeyPinStore implements KeyPins {
   private readonly domains = new Map<string, PinnedKey[]>();
 
   static fromJson(text: string): KeyPinStore {
@@ -75,6 +91,12 @@ export class KeyPinStore {
     if (keys !== undefined) return null; // a changed key is never pinned by use
     this.domains.set(domain, [pinned(jwk.kid, hash, at, "tofu")]);
     return { kind: "first_use", domain, kid: jwk.kid, public_key_hash: hash, at };
+  }
+
+  use(domain: string, jwk: AgentPinJwk, at: string): PinUse {
+    // One process: nothing runs between the verifier's check and this commit.
+    if (this.check(domain, jwk).status === "changed") return { ok: false, status: "changed" };
+    return { ok: true, event: this.commit(domain, jwk, at) };
   }
 
   /** The operator's re-pin (`warden identity pin`): trusts `jwk` for `domain` from now on. */

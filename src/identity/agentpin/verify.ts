@@ -19,7 +19,7 @@ import { type ChainLink, verifyDelegationChain } from "./delegation.js";
 import { findAgent, findKey, keyExpiry, revocationFailure } from "./discovery.js";
 import { publicKeyOfJwk } from "./jwk.js";
 import { type ParsedCredential, parseCredential, verifyDerSignature } from "./jwt.js";
-import type { KeyPinStore, PinEvent } from "./pins.js";
+import type { KeyPins, PinEvent } from "./pins.js";
 import type { AgentPinJwk, Constraints, DiscoveryDocument } from "./schemas.js";
 import type { DocumentSource } from "./source.js";
 
@@ -29,7 +29,7 @@ export const DEFAULT_MAX_TTL_SECONDS = 86_400;
 
 export interface VerifyOptions {
   source: DocumentSource;
-  pins: KeyPinStore;
+  pins: KeyPins;
   /** The verifier's audience; checked only when the credential has `aud` (§6.1 step 12). */
   audience?: string | undefined;
   /** Unix seconds. */
@@ -202,12 +202,12 @@ export async function verifyCredential(token: string, o: VerifyOptions): Promise
     if (!c.ok) return failed(c);
     chain = c.value;
   }
-  const pin = o.pins.check(claims.iss, key.value.jwk);
-  if (pin.status === "changed") {
-    return failed(
+  const pin = await o.pins.check(claims.iss, key.value.jwk);
+  const mismatch = () =>
+    failed(
       fail("KEY_PIN_MISMATCH", `the key of ${claims.iss} differs from the pinned key (re-pin to accept it)`),
     );
-  }
+  if (pin.status === "changed") return mismatch();
   if (
     o.audience !== undefined &&
     claims.aud !== undefined &&
@@ -219,7 +219,10 @@ export async function verifyCredential(token: string, o: VerifyOptions): Promise
     );
   }
   const at = new Date(o.now * 1000).toISOString();
-  const pinEvent = o.pins.commit(claims.iss, key.value.jwk, at);
+  // A shared store may have been pinned by another replica since the check: that pin wins.
+  const used = await o.pins.use(claims.iss, key.value.jwk, at);
+  if (!used.ok) return mismatch();
+  const pinEvent = used.event;
   const result: VerificationResult = {
     valid: true,
     agent_id: claims.sub,
