@@ -16,6 +16,7 @@ import {
   parseSidecarConfig,
   type SidecarConfigInput,
   type SidecarServer,
+  type SidecarServerOptions,
   startSidecar,
 } from "../src/server/index.js";
 
@@ -173,6 +174,7 @@ export interface ConsoleSidecar {
 export async function startConsoleSidecar(
   consoleConfig: Record<string, unknown> = {},
   more: Partial<SidecarConfigInput> = {},
+  serverOptions: SidecarServerOptions = {},
 ): Promise<ConsoleSidecar> {
   const dir = mkdtempSync(join(tmpdir(), "warden-console-"));
   const service = await new NoteService().start();
@@ -210,7 +212,7 @@ export async function startConsoleSidecar(
     ...more,
   };
   const runtime = await openSidecarRuntime(parseSidecarConfig(input, dir));
-  const server = await startSidecar(runtime);
+  const server = await startSidecar(runtime, {}, serverOptions);
   const url = server.url as string;
   const api = async (path: string, body: unknown) => {
     const res = await fetch(`${url}${path}`, {
