@@ -58,7 +58,9 @@ describe.each(Object.keys(modes) as (keyof typeof modes)[])("governed tools, %s 
     const before = w.service.reached("/page/");
     const o = await page!.call({ page: "pricing" });
     expect(o).toMatchObject({ kind: "allowed", decision: "allow", output: { title: "Pricing" } });
-    expect(taintSources(o)).toEqual(["tool-output", "web"]);
+    // The page carries an injection: the Gate's output screening (flag, the default) adds
+    // the `instructions` label to what the result is tainted with.
+    expect(taintSources(o)).toEqual(["instructions", "tool-output", "web"]);
     expect(w.service.reached("/page/")).toBe(before + 1);
   });
 
