@@ -1,7 +1,7 @@
 // What every console route shares: options, the session table, the refusal statuses, and
 // the checks a request passes (session, role, CSRF, same origin).
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { ConsoleError, type WardenErrorCode } from "../contracts/index.js";
+import { ConsoleError } from "../contracts/index.js";
 import type { ApproverKeyring } from "../journal/index.js";
 import type { Runtime } from "../runtime/index.js";
 import type { ConsoleConfig } from "./config.js";
@@ -35,10 +35,10 @@ export interface ConsoleOptions {
   /** Wall clock for sessions and signature times (tests). */
   readonly now?: () => number;
   /**
-   * The HTTP status of a coded error a page or action throws that the console's own table
-   * does not know (the sidecar passes its single error table); unknown codes answer 500.
+   * The HTTP status of a coded error (the entry point's single error table: the sidecar
+   * passes its own); an unknown code answers 500.
    */
-  readonly statusOf?: (code: string) => number | undefined;
+  readonly statusOf: (code: string) => number | undefined;
 }
 
 export interface ConsoleState {
@@ -48,34 +48,6 @@ export interface ConsoleState {
   readonly now: () => number;
   readonly pages: readonly ConsolePage[];
 }
-
-/** HTTP statuses of every code a console route answers with. */
-export const CONSOLE_STATUS: Readonly<Partial<Record<WardenErrorCode, number>>> = {
-  ERR_CONSOLE_SESSION: 401,
-  ERR_CONSOLE_CSRF: 403,
-  ERR_CONSOLE_FORBIDDEN: 403,
-  ERR_CONSOLE_NOT_FRESH: 401,
-  ERR_CONSOLE_SIGN_IN_LIMITED: 429,
-  ERR_CONSOLE_SIGN_IN_INVALID: 401,
-  ERR_CONSOLE_KEY_INVALID: 400,
-  ERR_CONSOLE_FORM_INVALID: 400,
-  ERR_CONSOLE_CONFIG_INVALID: 500,
-  ERR_CONSOLE_BUSY: 503,
-  ERR_APPROVAL_NOT_FOUND: 404,
-  ERR_APPROVAL_FORBIDDEN: 403,
-  ERR_APPROVAL_INVALID: 400,
-  ERR_APPROVAL_UNSIGNED: 400,
-  ERR_APPROVAL_SIGNATURE_INVALID: 403,
-  ERR_APPROVAL_WRONG_DECISION: 409,
-  ERR_APPROVAL_REPLAYED: 409,
-  ERR_TRUST_LIFT_INVALID: 400,
-  ERR_TRUST_LIFT_SCOPE: 400,
-  ERR_TRUST_LIFT_APPROVER_UNKNOWN: 403,
-  ERR_TRUST_LIFT_SIGNATURE_INVALID: 401,
-  ERR_TRUST_LIFT_UNSIGNED: 401,
-  ERR_TRUST_LIFT_STALE: 409,
-  ERR_TRUST_NOT_QUARANTINED: 409,
-};
 
 /** The signed-in session of a request, or a coded refusal. */
 export function sessionOf(st: ConsoleState, req: FastifyRequest): ConsoleSession {

@@ -3,7 +3,7 @@
 // and the escaped-markup and page declarations the views are written with.
 export { CONSOLE_EVENTS, registerConsoleEventTypes } from "./audit.js";
 export { CONSOLE_DEFAULTS, type ConsoleConfig, ConsoleConfigSchema } from "./config.js";
-export { CONSOLE_STATUS, type ConsoleCredential, type ConsoleOptions } from "./context.js";
+export type { ConsoleCredential, ConsoleOptions } from "./context.js";
 export { agentText, escapeText, type Html, html, isHtml, MAX_SHOWN_CHARS, trusted } from "./html.js";
 export { type BrowserKey, BrowserKeyStore, browserKeyPath, browserPublicKey } from "./keys.js";
 export type {

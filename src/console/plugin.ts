@@ -10,7 +10,6 @@ import { ConsoleError, WardenError } from "../contracts/index.js";
 import { approvalRoutes } from "./approval-routes.js";
 import { audit, CONSOLE_EVENTS, registerConsoleEvent, registerConsoleEventTypes } from "./audit.js";
 import {
-  CONSOLE_STATUS,
   type ConsoleOptions,
   type ConsoleState,
   formOf,
@@ -65,7 +64,7 @@ function refusal(
   statusOf: ConsoleOptions["statusOf"],
 ): { status: number; code: string; message: string } {
   if (err instanceof WardenError) {
-    const status = CONSOLE_STATUS[err.code] ?? statusOf?.(err.code);
+    const status = statusOf(err.code);
     if (status !== undefined && status < 500) return { status, code: err.code, message: err.message };
     if (status !== undefined) return { status, code: err.code, message: "the console could not answer" };
   }

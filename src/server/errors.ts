@@ -130,7 +130,7 @@ export const ERROR_STATUS = {
   ERR_MEMORY_CONFIG_INVALID: 500,
   // Distributed mode: another live replica serves the run (Misdirected Request; details: node).
   ERR_RUN_ELSEWHERE: 421,
-  // The approval console (src/console, docs/console.md); same statuses as CONSOLE_STATUS there.
+  // The approval console (src/console, docs/console.md): the console answers with this table too.
   ERR_CONSOLE_SESSION: 401,
   ERR_CONSOLE_CSRF: 403,
   ERR_CONSOLE_FORBIDDEN: 403,

@@ -8,8 +8,9 @@
 // row of the table). The stale window is one notification's delivery plus one row read;
 // when the connection broke, at most `pollMs` + a reconnect + one table read
 // (docs/distributed.md, consistency model).
-import pg from "pg";
+import type pg from "pg";
 import { TRUST_CHANNEL } from "./trust-store.js";
+import { PgListener } from "./watch.js";
 
 export interface TrustWatchOptions {
   url: string;
@@ -36,71 +37,36 @@ export function parseTrustPayload(payload: string | undefined): [string, string]
   return undefined;
 }
 
+/** Trust rows changed on any node reload here (a NOTIFY; a full resync after every (re)connect and every `resyncEvery` polls). */
 export class TrustWatcher {
-  readonly #o: TrustWatchOptions;
-  readonly #poll: NodeJS.Timeout;
-  #client: pg.Client | undefined;
-  #connecting = false;
-  #closed = false;
+  readonly #listener: PgListener;
   #ticks = 0;
 
   constructor(options: TrustWatchOptions) {
-    this.#o = options;
-    this.#poll = setInterval(() => void this.#tick(), options.pollMs ?? 1000);
-    this.#poll.unref();
+    const every = options.resyncEvery ?? 30;
+    this.#listener = new PgListener({
+      url: options.url,
+      ...(options.ssl !== undefined ? { ssl: options.ssl } : {}),
+      channel: TRUST_CHANNEL,
+      onPayload: (payload) => {
+        const pair = parseTrustPayload(payload);
+        if (pair !== undefined) options.onRow(pair[0], pair[1]);
+      },
+      // Whatever changed while nobody listened (before the first LISTEN, or while down).
+      onConnect: options.onResync,
+      onTick: async () => {
+        if (++this.#ticks % every === 0) options.onResync();
+      },
+      ...(options.pollMs !== undefined ? { pollMs: options.pollMs } : {}),
+    });
   }
 
   /** Connects the listener (resolves once it listens, or on the first failure: polling covers it). */
-  async start(): Promise<void> {
-    await this.#connect();
+  start(): Promise<void> {
+    return this.#listener.start();
   }
 
-  async #connect(): Promise<void> {
-    if (this.#closed || this.#connecting || this.#client !== undefined) return;
-    this.#connecting = true;
-    const client = new pg.Client({
-      connectionString: this.#o.url,
-      ...(this.#o.ssl !== undefined ? { ssl: this.#o.ssl } : {}),
-    });
-    const drop = () => {
-      if (this.#client === client) this.#client = undefined;
-      void client.end().catch(() => undefined);
-    };
-    client.on("error", drop);
-    client.on("end", drop);
-    client.on("notification", (n) => {
-      const pair = n.channel === TRUST_CHANNEL ? parseTrustPayload(n.payload) : undefined;
-      if (pair !== undefined) this.#o.onRow(pair[0], pair[1]);
-    });
-    try {
-      await client.connect();
-      await client.query(`LISTEN ${TRUST_CHANNEL}`);
-      if (this.#closed) drop();
-      else {
-        this.#client = client;
-        // Whatever changed while nobody listened (before the first LISTEN, or while down).
-        this.#o.onResync();
-      }
-    } catch {
-      drop();
-    } finally {
-      this.#connecting = false;
-    }
-  }
-
-  /** Reconnects a lost listener (which resyncs); now and then a safety-net resync. */
-  async #tick(): Promise<void> {
-    if (this.#closed) return;
-    const had = this.#client !== undefined;
-    await this.#connect();
-    if (had && ++this.#ticks % (this.#o.resyncEvery ?? 30) === 0) this.#o.onResync();
-  }
-
-  async close(): Promise<void> {
-    this.#closed = true;
-    clearInterval(this.#poll);
-    const c = this.#client;
-    this.#client = undefined;
-    await c?.end().catch(() => undefined);
+  close(): Promise<void> {
+    return this.#listener.close();
   }
 }

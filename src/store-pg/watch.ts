@@ -29,6 +29,8 @@ export interface ListenOptions {
   onPayload: (payload: string) => void;
   /** Runs every `pollMs` on the listening connection: the catch-up for lost notifications. */
   onTick?: (c: pg.Client) => Promise<void>;
+  /** Runs after every (re)connect, once LISTEN is in place: what changed while nobody listened. */
+  onConnect?: () => void;
   pollMs?: number;
 }
 
@@ -100,7 +102,10 @@ export class PgListener {
       await client.connect();
       await client.query(`LISTEN ${this.#o.channel}`);
       if (this.#closed) drop();
-      else this.#client = client;
+      else {
+        this.#client = client;
+        this.#o.onConnect?.();
+      }
     } catch {
       drop();
     } finally {

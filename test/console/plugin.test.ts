@@ -194,6 +194,7 @@ describe("mounted view pages and actions", () => {
       signIn: () => undefined,
       keys: BrowserKeyStore.open(undefined, 1),
       ring: undefined,
+      statusOf: () => undefined,
       pages: [{ ...auditorPage, path: "/approvals" }],
     });
     await expect(other.ready()).rejects.toThrow(/reserved/);

@@ -3,7 +3,8 @@
 // session's, a signed-out session's, cross-origin), the live queue's stream, the audit
 // entries, and the refusal table matching the server's.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CONSOLE_CSP, CONSOLE_STATUS } from "../../src/console/index.js";
+import { CONSOLE_CSP } from "../../src/console/index.js";
+import { ERROR_CODES } from "../../src/contracts/error-codes.js";
 import { ERROR_STATUS } from "../../src/server/index.js";
 import { ConsoleClient, type ConsoleSidecar, startConsoleSidecar, TOKENS } from "./harness.js";
 
@@ -243,8 +244,9 @@ describe("shutdown with open live queues", () => {
 });
 
 describe("the refusal table", () => {
-  it("every console status matches the server's single error table", () => {
-    for (const [code, status] of Object.entries(CONSOLE_STATUS))
-      expect([code, (ERROR_STATUS as Record<string, number>)[code]]).toEqual([code, status]);
+  it("every code the console answers with has its status in the server's single error table", () => {
+    const answered = [...ERROR_CODES.console, "ERR_TRUST_LIFT_UNSIGNED", "ERR_TRUST_NOT_QUARANTINED"];
+    for (const code of answered)
+      expect([code, typeof (ERROR_STATUS as Record<string, number>)[code]]).toEqual([code, "number"]);
   });
 });
