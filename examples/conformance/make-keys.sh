@@ -8,7 +8,7 @@
 # test/conformance/full.test.ts runs these same `warden` lines in a temp copy.
 set -eu
 cd "$(dirname "$0")"
-warden() { ${WARDEN:-npx warden} "$@"; }
+warden() { if [ -n "${WARDEN:-}" ]; then $WARDEN "$@"; else command warden "$@"; fi; }
 warden keys generate --type p256 --out keys --name publisher
 warden keys generate --type p256 --out keys --name ect
 warden contract sign contracts/echo.clad.toml --key keys/publisher.pem --domain tools.example

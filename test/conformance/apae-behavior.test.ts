@@ -20,7 +20,7 @@ describe("APAE-BEHAVIOR behaviour verification", () => {
       const s = await runChecks(withApae({ profile: "standard" }), { only: ["APAE-BEHAVIOR"] });
       expect(s.results[0]?.result, s.results[0]?.observed).toBe("pass");
       expect(s.results[0]?.observed).toMatch(
-        /^periodic verification; probe outside the signed spec: allow .*1 policy_violation \(1 naming its decision ECT\); spec change signed by an untrusted key → ERR_TRUST_\w+; probe within the operator's signed change: allow .*0 new violations$/,
+        /^periodic verification; probe outside the signed spec: allow .*1 policy_violation \(1 naming its decision ECT\); spec change signed by an untrusted key → ERR_TRUST_SPEC_SIGNATURE_INVALID; probe within the operator's signed change: allow .*0 new violations$/,
       );
     },
     T,

@@ -72,7 +72,7 @@ describe("warden conformance on the full example deployment", () => {
     expect(seen("APAE-QUARANTINE")).toMatch(/status quarantined; next call deny/);
     expect(seen("APAE-LIFT")).toMatch(/signed lift → LIFTED \(run: allow/);
     expect(seen("APAE-BEHAVIOR")).toMatch(
-      /^periodic verification; probe outside the signed spec: allow.*\(1 naming its decision ECT\); spec change signed by an untrusted key → ERR_\w+; .*0 new violations$/,
+      /^periodic verification; probe outside the signed spec: allow.*\(1 naming its decision ECT\); spec change signed by an untrusted key → ERR_TRUST_SPEC_SIGNATURE_INVALID; .*0 new violations$/,
     );
   }, 600_000);
 });
