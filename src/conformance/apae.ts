@@ -2,9 +2,10 @@
 // profile the deployment configures, as scenarios: the ECT level its actions emit, and the
 // quarantine protocol (trust driven below the floor by policy violations quarantines the
 // agent; a quarantined agent's next call is refused, in a new run too), and the signed early
-// lift (apae-lift.ts). A deployment with no
+// lift (apae-lift.ts), and behaviour verification (apae-behavior.ts). A deployment with no
 // `apae` section has no profile to check: reported, never counted as a pass.
 import { ECT_LEDGER_EVENT, PROFILE_MECHANISMS } from "../trust/index.js";
+import { behaviourVerification } from "./apae-behavior.js";
 import { driveToQuarantine, earlyLift } from "./apae-lift.js";
 import { describeOutcome, probeOf, withScenario } from "./scenario.js";
 import type { Check, LibraryTarget, Observation } from "./types.js";
@@ -110,7 +111,6 @@ export const APAE_CHECKS: readonly Check[] = [
     id: "APAE-BEHAVIOR",
     title: "behaviour verification at the profile's frequency (periodic / continuous)",
     section: SECTION,
-    notImplemented:
-      "no scenario yet: needs a signed behaviour spec the deployment trusts; covered by test/runtime",
+    library: behaviourVerification,
   },
 ];

@@ -176,22 +176,37 @@ export function allowAll(dir: string, config: RuntimeConfig): RuntimeConfig {
   };
 }
 
-/** A runtime whose `apae.lift` is replaced (the rest of APAE is the real one). */
-function liftReplaced(make: (rt: Runtime, c: RuntimeConfig) => (record: unknown) => Promise<unknown>): Open {
+/** A runtime whose APAE members in `make`'s result are replaced (the rest of APAE is the real one). */
+function apaeReplaced(
+  make: (rt: Runtime, c: RuntimeConfig) => Partial<Record<keyof NonNullable<Runtime["apae"]>, unknown>>,
+): Open {
   return async (c, d) => {
     const rt = await composeRuntime(c, d);
     const apae = rt.apae;
     if (apae === undefined) return rt;
-    const lift = make(rt, c);
+    const over = make(rt, c);
     // Members are read from the real objects (their methods use private fields), bound to them.
     const own = (target: object, key: string | symbol) => {
       const v: unknown = Reflect.get(target, key, target);
       return typeof v === "function" ? v.bind(target) : v;
     };
-    const broken = new Proxy(apae, { get: (target, key) => (key === "lift" ? lift : own(target, key)) });
+    const broken = new Proxy(apae, {
+      get: (target, key) => (Object.hasOwn(over, key) ? over[key as keyof typeof over] : own(target, key)),
+    });
     return new Proxy(rt, { get: (target, key) => (key === "apae" ? broken : own(target, key)) });
   };
 }
+
+/** A runtime whose `apae.lift` is replaced. */
+const liftReplaced = (make: (rt: Runtime, c: RuntimeConfig) => (record: unknown) => Promise<unknown>): Open =>
+  apaeReplaced((rt, c) => ({ lift: make(rt, c) }));
+
+/** Broken: the periodic behaviour check never runs (the tick ends due quarantines only). */
+export const behaviourUnchecked: Open = apaeReplaced((rt) => ({
+  tick: async () => {
+    await rt.apae?.engine.tick();
+  },
+}));
 
 const subjectOf = (record: unknown) => String((record as { lift?: { subject?: unknown } }).lift?.subject);
 
