@@ -1,6 +1,6 @@
 // A synthetic suite in the AgentDojo export format, written to a temp dir: tool names no
 // shipped suite uses, its own injection phrasing, no annotation file. What `npm test` plays
-// instead of ../shared (tests that read ../shared are in test/interop).
+// instead of the upstream exports (tests that read those, in place, are in test/interop).
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
