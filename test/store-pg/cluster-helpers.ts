@@ -4,7 +4,11 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { appendFileSync, cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import type pg from "pg";
 import { generateKeyPair, saveKeyPair } from "../../src/crypto/index.js";
+import { migrate } from "../../src/store-pg/index.js";
+import { type PostgresServer, startPostgres } from "../helpers/postgres.js";
+import { freshDatabase, poolOf } from "./helpers.js";
 
 export const ROOT = resolve(import.meta.dirname, "../..");
 export const AGENT = "demo-agent-token-change-me";
@@ -141,3 +145,37 @@ export const echo = (runId: string, message = "hello") => ({ runId, tool: "echo"
 
 export const codeOf = (a: Answer): string | undefined =>
   (a.body.error as { code?: string } | undefined)?.code;
+
+/** One embedded PostgreSQL, a fresh migrated database and sidecars a, b, c from `dir`. */
+export interface Cluster {
+  server: PostgresServer;
+  dbUrl: string;
+  db: pg.Pool;
+  nodes: Node[];
+}
+
+/** Starts a cluster; on a failure what was started is stopped before the error is thrown. */
+export async function startCluster(dir: string): Promise<Cluster> {
+  const server = await startPostgres();
+  const nodes: Node[] = [];
+  let db: pg.Pool | undefined;
+  try {
+    const dbUrl = await freshDatabase(server.connectionString);
+    db = poolOf(dbUrl, 2);
+    await migrate(db);
+    for (const name of ["a", "b", "c"]) nodes.push(await startNode(dir, name, dbUrl));
+    return { server, dbUrl, db, nodes };
+  } catch (err) {
+    for (const n of nodes) await stopNode(n);
+    await db?.end();
+    await server.stop();
+    throw err;
+  }
+}
+
+export async function stopCluster(c: Cluster | undefined): Promise<void> {
+  if (c === undefined) return;
+  for (const n of c.nodes) await stopNode(n);
+  await c.db.end();
+  await c.server.stop();
+}

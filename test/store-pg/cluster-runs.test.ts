@@ -8,24 +8,25 @@ import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Keyring, loadPublicKeyFile } from "../../src/crypto/index.js";
 import { verifyJournal } from "../../src/journal/index.js";
-import { migrate, PgJournalStore } from "../../src/store-pg/index.js";
-import { type PostgresServer, startPostgres } from "../helpers/postgres.js";
+import { PgJournalStore } from "../../src/store-pg/index.js";
 import {
   AGENT,
   AGENT_2,
   AGENT_3,
   type Answer,
+  type Cluster,
   call,
   codeOf,
   deployCopy,
   echo,
   type Node,
   OPERATOR,
+  startCluster,
   startNode,
   startRun,
-  stopNode,
+  stopCluster,
 } from "./cluster-helpers.js";
-import { freshDatabase, poolOf } from "./helpers.js";
+import { poolOf } from "./helpers.js";
 
 const LEASE_MS = 2000;
 
@@ -39,30 +40,23 @@ const STEP_UP_RULE = `  - id: human-approves
     reason: needs a human
 `;
 
-let server: PostgresServer;
 let dbUrl: string;
 let dir: string;
 let db: pg.Pool;
-const nodes: Node[] = [];
+let nodes: Node[] = [];
+let cluster: Cluster | undefined;
 
 beforeAll(async () => {
-  server = await startPostgres();
-  dbUrl = await freshDatabase(server.connectionString);
   dir = deployCopy({
     store: [`runs: { leaseMs: ${LEASE_MS}, marginMs: 500 }`, "approvalPollMs: 200"],
     rules: STEP_UP_RULE,
     context: ["rateLimits: { perPrincipal: { demo-agent-2: 10 } }"],
   });
-  db = poolOf(dbUrl, 2);
-  await migrate(db);
-  for (const name of ["a", "b", "c"]) nodes.push(await startNode(dir, name, dbUrl));
+  cluster = await startCluster(dir);
+  ({ dbUrl, db, nodes } = cluster);
 }, 120_000);
 
-afterAll(async () => {
-  for (const n of nodes) await stopNode(n);
-  await db?.end();
-  await server?.stop();
-});
+afterAll(() => stopCluster(cluster));
 
 const node = (i: number) => nodes[i] as Node;
 const nodeName = (n: Node) => `${hostname()}:${n.child.pid}`;

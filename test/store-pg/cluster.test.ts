@@ -9,20 +9,22 @@ import { Keyring, loadPublicKeyFile } from "../../src/crypto/index.js";
 import { verifyJournal } from "../../src/journal/index.js";
 import { migrate, PgJournalStore } from "../../src/store-pg/index.js";
 import { runCli } from "../helpers/cli.js";
-import { type PostgresServer, startPostgres } from "../helpers/postgres.js";
+import type { PostgresServer } from "../helpers/postgres.js";
 import {
   AGENT,
   AGENT_2,
   AGENT_3,
   type Answer,
+  type Cluster,
   call,
   codeOf,
   deployCopy,
   echo,
   type Node,
+  startCluster,
   startNode,
   startRun,
-  stopNode,
+  stopCluster,
 } from "./cluster-helpers.js";
 import { freshDatabase, poolOf } from "./helpers.js";
 
@@ -30,22 +32,16 @@ let server: PostgresServer;
 let dbUrl: string;
 let dir: string;
 let db: pg.Pool;
-const nodes: Node[] = [];
+let nodes: Node[] = [];
+let cluster: Cluster | undefined;
 
 beforeAll(async () => {
-  server = await startPostgres();
-  dbUrl = await freshDatabase(server.connectionString);
   dir = deployCopy();
-  db = poolOf(dbUrl, 2);
-  await migrate(db);
-  for (const name of ["a", "b", "c"]) nodes.push(await startNode(dir, name, dbUrl));
+  cluster = await startCluster(dir);
+  ({ server, dbUrl, db, nodes } = cluster);
 }, 120_000);
 
-afterAll(async () => {
-  for (const n of nodes) await stopNode(n);
-  await db?.end();
-  await server?.stop();
-});
+afterAll(() => stopCluster(cluster));
 
 const node = (i: number) => nodes[i] as Node;
 

@@ -14,20 +14,18 @@ import {
   type SealedMessage,
   seal,
 } from "../../src/messaging/index.js";
-import { migrate } from "../../src/store-pg/index.js";
-import { type PostgresServer, startPostgres } from "../helpers/postgres.js";
 import {
   AGENT,
   type Answer,
+  type Cluster,
   call,
   codeOf,
   deployCopy,
   type Node,
-  startNode,
+  startCluster,
   startRun,
-  stopNode,
+  stopCluster,
 } from "./cluster-helpers.js";
-import { freshDatabase, poolOf } from "./helpers.js";
 
 const sender = generateMessagingKeys("demo-agent");
 const recipient = generateMessagingKeys("demo-agent-2");
@@ -57,26 +55,18 @@ function messagingDeploy(): string {
   return dir;
 }
 
-let server: PostgresServer;
-let dbUrl: string;
 let dir: string;
 let db: pg.Pool;
-const nodes: Node[] = [];
+let nodes: Node[] = [];
+let cluster: Cluster | undefined;
 
 beforeAll(async () => {
-  server = await startPostgres();
-  dbUrl = await freshDatabase(server.connectionString);
   dir = messagingDeploy();
-  db = poolOf(dbUrl, 2);
-  await migrate(db);
-  for (const name of ["a", "b", "c"]) nodes.push(await startNode(dir, name, dbUrl));
+  cluster = await startCluster(dir);
+  ({ db, nodes } = cluster);
 }, 120_000);
 
-afterAll(async () => {
-  for (const n of nodes) await stopNode(n);
-  await db?.end();
-  await server?.stop();
-});
+afterAll(() => stopCluster(cluster));
 
 const node = (i: number) => nodes[i] as Node;
 

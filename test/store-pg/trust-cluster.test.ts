@@ -7,24 +7,22 @@ import { join } from "node:path";
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse, stringify } from "yaml";
-import { migrate } from "../../src/store-pg/index.js";
-import { type PostgresServer, startPostgres } from "../helpers/postgres.js";
 import {
   AGENT,
   AGENT_2,
   AGENT_3,
   type Answer,
+  type Cluster,
   call,
   codeOf,
   deployCopy,
   echo,
   type Node,
   OPERATOR,
-  startNode,
+  startCluster,
   startRun,
-  stopNode,
+  stopCluster,
 } from "./cluster-helpers.js";
-import { freshDatabase, poolOf } from "./helpers.js";
 
 /**
  * deploy/ with APAE on (action ECTs at L1: no ECT key needed; no tick during the test). The
@@ -39,26 +37,18 @@ function apaeDeploy(): string {
   return dir;
 }
 
-let server: PostgresServer;
-let dbUrl: string;
 let dir: string;
 let db: pg.Pool;
-const nodes: Node[] = [];
+let nodes: Node[] = [];
+let cluster: Cluster | undefined;
 
 beforeAll(async () => {
-  server = await startPostgres();
-  dbUrl = await freshDatabase(server.connectionString);
   dir = apaeDeploy();
-  db = poolOf(dbUrl, 2);
-  await migrate(db);
-  for (const name of ["a", "b", "c"]) nodes.push(await startNode(dir, name, dbUrl));
+  cluster = await startCluster(dir);
+  ({ db, nodes } = cluster);
 }, 120_000);
 
-afterAll(async () => {
-  for (const n of nodes) await stopNode(n);
-  await db?.end();
-  await server?.stop();
-});
+afterAll(() => stopCluster(cluster));
 
 const node = (i: number) => nodes[i] as Node;
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
