@@ -9,7 +9,7 @@ import { z } from "zod";
 import { AdapterError, type TaintLabel } from "../contracts/index.js";
 import type { ModelTool } from "../tools/index.js";
 import { deniedOutcome, faultOutcome, type GovernedOutcome } from "./outcome.js";
-import { type CallOptions, checkWait, type GovernedTarget, TaintCarry } from "./target.js";
+import { type CallOptions, checkWait, type GovernedTarget, RunOnce, TaintCarry } from "./target.js";
 
 export interface HttpOptions {
   /** The sidecar's base URL, e.g. `http://127.0.0.1:8787` (https for anything but loopback). */
@@ -57,7 +57,7 @@ export class HttpTarget implements GovernedTarget {
   readonly #waitMs: number;
   readonly #fetch: typeof fetch;
   readonly #taint = new TaintCarry();
-  #run: Promise<string> | undefined;
+  readonly #run: RunOnce;
 
   constructor(o: HttpOptions) {
     let base: URL;
@@ -78,7 +78,7 @@ export class HttpTarget implements GovernedTarget {
     this.#tools = new Map(o.tools.map((t) => [t.name, t]));
     this.#waitMs = checkWait(o.waitMs);
     this.#fetch = o.fetch ?? fetch;
-    if (o.runId !== undefined) this.#run = Promise.resolve(o.runId);
+    this.#run = new RunOnce(() => this.#startRun(), o.runId);
   }
 
   modelTool(name: string): ModelTool | undefined {
@@ -86,24 +86,21 @@ export class HttpTarget implements GovernedTarget {
   }
 
   runId(): Promise<string> {
-    this.#run ??= this.#post(
+    return this.#run.get();
+  }
+
+  async #startRun(): Promise<string> {
+    const { status, body } = await this.#post(
       "/v1/runs",
       this.#o.parentRun !== undefined ? { parentRun: this.#o.parentRun } : {},
-    )
-      .then(({ status, body }) => {
-        const ok = RunAnswer.safeParse(body);
-        if (status === 201 && ok.success) return ok.data.runId;
-        const err = ErrorAnswer.safeParse(body);
-        throw new AdapterError(
-          "ERR_ADAPTER_SIDECAR_UNAVAILABLE",
-          err.success ? `${err.data.error.code}: POST /v1/runs refused` : `POST /v1/runs answered ${status}`,
-        );
-      })
-      .catch((err: unknown) => {
-        this.#run = undefined; // a later call may try again
-        throw err;
-      });
-    return this.#run;
+    );
+    const ok = RunAnswer.safeParse(body);
+    if (status === 201 && ok.success) return ok.data.runId;
+    const err = ErrorAnswer.safeParse(body);
+    throw new AdapterError(
+      "ERR_ADAPTER_SIDECAR_UNAVAILABLE",
+      err.success ? `${err.data.error.code}: POST /v1/runs refused` : `POST /v1/runs answered ${status}`,
+    );
   }
 
   async call(

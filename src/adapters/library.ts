@@ -33,7 +33,7 @@ import {
 } from "../tools/index.js";
 import { contractRoute } from "./library-executor.js";
 import { deniedOutcome, faultOutcome, type GovernedOutcome } from "./outcome.js";
-import { type CallOptions, checkWait, type GovernedTarget, TaintCarry } from "./target.js";
+import { type CallOptions, checkWait, type GovernedTarget, RunOnce, TaintCarry } from "./target.js";
 
 export interface LibraryOptions {
   /** A runtime from `composeRuntime` (its Gate, approvals, contracts and executors). */
@@ -58,7 +58,7 @@ export class LibraryTarget implements GovernedTarget {
   readonly #route: ExecutorRoute<ExecutionTicket>;
   readonly #waitMs: number;
   readonly #taint = new TaintCarry();
-  #run: Promise<string> | undefined;
+  readonly #run: RunOnce;
 
   constructor(o: LibraryOptions) {
     const registry = o.runtime.contracts;
@@ -69,7 +69,7 @@ export class LibraryTarget implements GovernedTarget {
     this.#source = { get: (n) => registry.get(n), names: () => registry.names() };
     this.#catalog = contractCatalog(this.#source, { classify: o.classify ?? classifyContract });
     this.#route = o.route ?? contractRoute((n) => registry.get(n), o.runtime.executors);
-    if (o.runId !== undefined) this.#run = Promise.resolve(o.runId);
+    this.#run = new RunOnce(async () => (await o.runtime.startRun(o.principalId)).runId, o.runId);
   }
 
   modelTool(name: string): ModelTool | undefined {
@@ -79,14 +79,7 @@ export class LibraryTarget implements GovernedTarget {
 
   /** The run the calls are made in (started on first use). */
   runId(): Promise<string> {
-    this.#run ??= this.#o.runtime
-      .startRun(this.#o.principalId)
-      .then((s) => s.runId)
-      .catch((err: unknown) => {
-        this.#run = undefined; // a later call may try again
-        throw err;
-      });
-    return this.#run;
+    return this.#run.get();
   }
 
   async call(

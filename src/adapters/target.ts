@@ -50,6 +50,29 @@ export class TaintCarry {
   }
 }
 
+/**
+ * The run a target's calls are made in: the one it was given, or one started on first use
+ * (concurrent first calls share the start; a failed start is forgotten so a later call
+ * may try again).
+ */
+export class RunOnce {
+  readonly #start: () => Promise<string>;
+  #run: Promise<string> | undefined;
+
+  constructor(start: () => Promise<string>, given?: string) {
+    this.#start = start;
+    if (given !== undefined) this.#run = Promise.resolve(given);
+  }
+
+  get(): Promise<string> {
+    this.#run ??= this.#start().catch((err: unknown) => {
+      this.#run = undefined;
+      throw err;
+    });
+    return this.#run;
+  }
+}
+
 const DEFAULT_WAIT_MS = 60_000;
 
 /** A wait bound in milliseconds (default 60 s), 1 ms to 24 h. */
