@@ -17,6 +17,34 @@ import { EVENT_TYPE_PATTERN, KEY_ID_PATTERN } from "./entry.js";
 /** Key rotation: signed by the outgoing key; later entries are signed by the new key. */
 export const KEY_ROTATED = "warden.journal.key_rotated";
 
+/**
+ * A cross-chain checkpoint (distributed mode, one chain per replica: docs/distributed.md).
+ * Entry 1 of every per-replica chain is one naming the chain; later ones name the heads of
+ * the other chains that moved since the replica's previous checkpoint, so the verifier can
+ * prove no chain lost an entry that another chain's checkpoint saw.
+ */
+export const CHECKPOINT = "warden.journal.checkpoint";
+/** A chain's name: printable ASCII without spaces ("" is the global chain of a journal that had one). */
+export const CHAIN_NAME_PATTERN = /^[\x21-\x7e]{0,256}$/;
+/** Most heads one checkpoint entry names (more are split over several entries). */
+export const MAX_CHECKPOINT_HEADS = 512;
+
+export const CheckpointSchema = z.strictObject({
+  /** The chain this entry belongs to (never the global chain's ""). */
+  chain: z.string().min(1).regex(CHAIN_NAME_PATTERN),
+  /** Other chains' committed heads as read when the checkpoint was made, by chain name. */
+  heads: z
+    .array(
+      z.strictObject({
+        chain: z.string().regex(CHAIN_NAME_PATTERN),
+        seq: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER),
+        hash: Sha256HashSchema,
+      }),
+    )
+    .max(MAX_CHECKPOINT_HEADS),
+});
+export type CheckpointBody = z.infer<typeof CheckpointSchema>;
+
 const Str = z.string().min(1).max(4096);
 const Count = z.number().int().min(0);
 const Usage = z.looseObject({ input_tokens: Count.optional(), output_tokens: Count.optional() });
@@ -83,6 +111,7 @@ const SYSTEM_TYPES: Record<string, z.ZodType> = {
     new_key_id: z.string().regex(KEY_ID_PATTERN),
     new_public_key: Ed25519PublicJwk,
   }),
+  [CHECKPOINT]: CheckpointSchema,
   "warden.system.quarantine": QuarantineSchema,
   "warden.policy.bundle_loaded": BundleLoadedSchema,
   "warden.operator.override": z.looseObject({

@@ -39,9 +39,14 @@ export {
 export {
   type BodyCheck,
   builtinEventTypes,
+  CHAIN_NAME_PATTERN,
+  CHECKPOINT,
+  type CheckpointBody,
+  CheckpointSchema,
   defaultEventTypes,
   EventTypeRegistry,
   KEY_ROTATED,
+  MAX_CHECKPOINT_HEADS,
   registerEventType,
 } from "./event-types.js";
 export {
