@@ -1,7 +1,8 @@
 // Child process for bench/cluster.ts: one sidecar (100 YAML rules, batch signatures) with
-// its journal in SQLite (MODE sqlite) or in the shared PostgreSQL (MODE pg, store.url =
-// DBURL). argv: MODE DIR TOKEN [DBURL]. The journal key is DIR/journal.pem (made by the
-// parent: every PostgreSQL replica signs the one chain with the same key). Prints
+// its journal in SQLite (MODE sqlite) or in the shared PostgreSQL (store.url = DBURL): its own
+// chain (MODE pg, the default `store.journal.chains: per-node`) or the one global chain every
+// replica extends (MODE pg-global). argv: MODE DIR TOKEN [DBURL]. The journal key is
+// DIR/journal.pem (made by the parent: every PostgreSQL replica signs with the same key). Prints
 // {"url", "runId"} once listening. Answers the parent's "stats" message (IPC) with where
 // its time went: CPU, event-loop utilisation, and the journal's transactions (commits).
 import { writeFileSync } from "node:fs";
@@ -27,14 +28,17 @@ function sidecarPolicy(n: number): string {
 }
 
 const [mode, dir, token, dbUrl] = process.argv.slice(2);
-if ((mode !== "sqlite" && mode !== "pg") || dir === undefined || token === undefined)
-  throw new Error("usage: sqlite|pg DIR TOKEN [DBURL]");
+if ((mode !== "sqlite" && mode !== "pg" && mode !== "pg-global") || dir === undefined || token === undefined)
+  throw new Error("usage: sqlite|pg|pg-global DIR TOKEN [DBURL]");
+const chains = mode === "pg-global" ? "global" : "per-node";
 writeFileSync(join(dir, `policy-${process.pid}.yaml`), sidecarPolicy(100));
 const loaded = parseSidecarConfig(
   {
     policies: [`policy-${process.pid}.yaml`],
     journal: { path: `journal-${process.pid}.db`, key: join(dir, "journal.pem"), signatures: "batch" },
-    ...(mode === "pg" ? { store: { kind: "postgres", url: dbUrl, pool: { max: 8 } } } : {}),
+    ...(mode !== "sqlite"
+      ? { store: { kind: "postgres", url: dbUrl, pool: { max: 8 }, journal: { chains } } }
+      : {}),
     gate: { requireContract: false, principals: [{ id: "bench-agent", roles: ["agent"] }] },
     auth: { principals: [{ id: "bench-agent", tokenSha256: hashToken(token) }] },
     limits: { rateLimitPerMinute: 1_000_000 },

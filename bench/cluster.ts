@@ -1,6 +1,7 @@
 // `npm run bench -- cluster`: distributed mode's throughput (issue 22). Decisions/s and p99
 // of POST /v1/decide for 1, 2 and 3 sidecar processes on one local PostgreSQL (embedded,
-// started here, as the tests do), beside two same-run baselines: one sidecar on its SQLite
+// started here, as the tests do), with the journal as a chain per replica (the default) and
+// as one global chain (`store.journal.chains: global`), beside two same-run baselines: one sidecar on its SQLite
 // journal, and a bare `INSERT … RETURNING` loop on the same PostgreSQL. 64 HTTP connections
 // per sidecar (a request loop each on a kept-alive node:http connection, in this process); CPU per decision is each sidecar
 // process's, from /proc. Where the time goes, per decision: each process's CPU (sidecars,
@@ -63,7 +64,7 @@ interface Child {
   runId: string;
 }
 
-function startChild(mode: "sqlite" | "pg", dir: string, dbUrl = ""): Promise<Child> {
+function startChild(mode: "sqlite" | "pg" | "pg-global", dir: string, dbUrl = ""): Promise<Child> {
   // BENCH_CLUSTER_NODE_FLAGS: extra node flags for the sidecars, e.g. "--cpu-prof --cpu-prof-dir=/tmp/p".
   const flags = (process.env.BENCH_CLUSTER_NODE_FLAGS ?? "").split(" ").filter((f) => f !== "");
   const proc = spawn(process.execPath, [...flags, join(here, "_cluster-node.js"), mode, dir, TOKEN, dbUrl], {
@@ -313,14 +314,19 @@ try {
     const sqliteNode = await startChild("sqlite", dir);
     children.push(sqliteNode);
     for (let i = 0; i < 3; i++) children.push(await startChild("pg", dir, dbUrl));
-    const pgNodes = children.slice(1);
+    for (let i = 0; i < 3; i++) children.push(await startChild("pg-global", dir, dbUrl));
+    const perNode = children.slice(1, 4);
+    const global = children.slice(4, 7);
+    const pgCase = (nodes: Child[], what: string) =>
+      [1, 2, 3].map((n) => ({
+        name: `${n} sidecar(s), PostgreSQL, ${what}`,
+        nodes: nodes.slice(0, n),
+        ...(postmaster !== undefined ? { postmaster } : {}),
+      }));
     const cases: { name: string; nodes: Child[]; postmaster?: number }[] = [
       { name: "baseline: 1 sidecar, SQLite journal", nodes: [sqliteNode] },
-      ...[1, 2, 3].map((n) => ({
-        name: `${n} sidecar(s), PostgreSQL store`,
-        nodes: pgNodes.slice(0, n),
-        ...(postmaster !== undefined ? { postmaster } : {}),
-      })),
+      ...pgCase(perNode, "a chain per replica (default)"),
+      ...pgCase(global, "one global chain"),
     ];
     const rounds = cases.map(() => [] as Sample[]);
     for (let round = 0; round < ROUNDS; round++)

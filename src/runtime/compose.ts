@@ -43,7 +43,7 @@ import {
   SqliteJournalStore,
 } from "../journal/index.js";
 import { loadPolicyBundle } from "../policy/index.js";
-import { type FleetRateLedger, openPgNode, type PgNode } from "../store-pg/index.js";
+import { type ChainCheckpointer, type FleetRateLedger, openPgNode, type PgNode } from "../store-pg/index.js";
 import type { ContractRegistry, TrustStore } from "../tools/index.js";
 import { AgentPinAuthenticator } from "./agentpin.js";
 import { openApae, type RuntimeApae } from "./apae.js";
@@ -64,6 +64,11 @@ export interface Runtime {
   readonly journal: Journal;
   /** SQLite, or the shared PostgreSQL chain with `config.store` (docs/distributed.md). */
   readonly store: JournalStore;
+  /**
+   * The chain this replica appends to when the journal has one chain per replica
+   * (distributed mode's default): journal seqs are that chain's. Undefined otherwise.
+   */
+  readonly journalChain: string | undefined;
   readonly sessions: SessionStore;
   /** This replica's own step-up queue (its waiting calls). */
   readonly approvals: InProcessApprovals;
@@ -118,9 +123,12 @@ export interface Runtime {
 }
 
 /** The store factory: the shared PostgreSQL store (schema checked) or the SQLite journal. */
-async function openJournalStore(
-  config: RuntimeConfig,
-): Promise<{ store: JournalStore; journal: Journal; node: PgNode | undefined }> {
+async function openJournalStore(config: RuntimeConfig): Promise<{
+  store: JournalStore;
+  journal: Journal;
+  node: PgNode | undefined;
+  checkpoints: ChainCheckpointer | undefined;
+}> {
   const c = config.journal;
   const node = config.store === undefined ? undefined : await openPgNode(config.store);
   const store =
@@ -133,7 +141,12 @@ async function openJournalStore(
       ...(c.signatureMode !== undefined ? { signatureMode: c.signatureMode } : {}),
       ...(c.signingWorkers !== undefined ? { signingWorkers: c.signingWorkers } : {}),
     });
-    return { store, journal, node };
+    // This replica's chain opens with a checkpoint naming it, before any other entry.
+    const checkpoints = await node?.startCheckpoints?.(journal).catch(async (err: unknown) => {
+      await journal.close();
+      throw err;
+    });
+    return { store, journal, node, checkpoints };
   } catch (err) {
     await store.close();
     await node?.close();
@@ -160,10 +173,13 @@ interface Opened {
   principals: PrincipalStateStore & { close?(): void };
   /** The shared PostgreSQL store (distributed mode), closed last. */
   node?: PgNode | undefined;
+  /** This replica's cross-chain checkpoints (per-node chains): a last one before the journal closes. */
+  checkpoints?: ChainCheckpointer | undefined;
 }
 
 async function closeOpened(o: Opened): Promise<void> {
   try {
+    await o.checkpoints?.stop(true).catch(() => undefined);
     await o.journal.close();
   } finally {
     await o.store.close();
@@ -202,10 +218,10 @@ export async function composeRuntime(config: RuntimeConfig, deps: RuntimeDeps = 
     (Array.isArray(config.policy)
       ? loadPolicyBundle(config.policy as readonly string[])
       : (config.policy as GatePolicy));
-  const { store, journal, node } = await openJournalStore(config);
-  let opened: Opened = { store, journal, node, principals: new MemoryPrincipalStateStore() };
+  const { store, journal, node, checkpoints } = await openJournalStore(config);
+  let opened: Opened = { store, journal, node, checkpoints, principals: new MemoryPrincipalStateStore() };
   try {
-    opened = { store, journal, node, principals: principalStore(config, deps, node) };
+    opened = { store, journal, node, checkpoints, principals: principalStore(config, deps, node) };
     return await wire(config, deps, policy, opened);
   } catch (err) {
     await closeOpened(opened);
@@ -439,6 +455,7 @@ async function wire(
     gate,
     journal,
     store,
+    journalChain: o.checkpoints === undefined ? undefined : o.node?.journal.chain,
     sessions,
     approvals,
     approvalQueue: shared?.queue() ?? localApprovalQueue(approvals),

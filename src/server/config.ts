@@ -147,6 +147,14 @@ export const SidecarConfigSchema = z.strictObject({
         .optional(),
       /** How often a replica polls the shared approval queue when notifications are lost (ms). */
       approvalPollMs: z.number().int().min(50).max(60_000).optional(),
+      /** The journal's chains (docs/distributed.md, "The journal"): one per replica (default) or one global. */
+      journal: z
+        .strictObject({
+          chains: z.enum(["per-node", "global"]).optional(),
+          /** Cross-chain checkpoint period (ms), per-node chains only. */
+          checkpointMs: z.number().int().min(100).max(600_000).optional(),
+        })
+        .optional(),
     })
     .optional(),
   gate: GateConfigSchema.default(GateConfigSchema.parse({})),

@@ -184,6 +184,7 @@ function storeConfig(s: NonNullable<SidecarConfig["store"]>): PgNodeConfig {
     ...(s.tls !== undefined ? { tls: definedOnly(s.tls) } : {}),
     ...(s.runs !== undefined ? { runs: definedOnly(s.runs) } : {}),
     ...(s.approvalPollMs !== undefined ? { approvalPollMs: s.approvalPollMs } : {}),
+    ...(s.journal !== undefined ? { journal: definedOnly(s.journal) } : {}),
   };
 }
 

@@ -114,6 +114,8 @@ export const DecideResponse = z.object({
   defer: z.object({ timeoutMs: z.number() }).optional(),
   taint: z.array(TaintLabel),
   journalSeqs: z.array(z.number().int()),
+  /** Distributed mode, one chain per replica: the chain `journalSeqs` belong to. */
+  journalChain: z.string().optional(),
   policyBundleHash: z.string().optional(),
 });
 

@@ -1,9 +1,11 @@
 // The shared PostgreSQL store (distributed mode, docs/distributed.md): versioned
-// migrations and the start check, the journal's one global chain, and the stateful
+// migrations and the start check, the journal (a chain per replica with cross-chain
+// checkpoints, or the one global chain), and the stateful
 // stores every replica must share (principal state, budgets and reservations with
 // capability use counts, message nonces, trust tables, AgentPin and MCP tool TOFU pins, the ECT
 // ledger's jti index), each with atomic SQL.
 export { APPROVAL_CHANNEL, type PgApprovalOptions, PgApprovalQueue } from "./approvals.js";
+export { ChainCheckpointer, type ChainHead, type CheckpointerOptions, listChains } from "./checkpoint.js";
 export {
   inTransaction,
   isUnavailable,

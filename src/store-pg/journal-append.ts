@@ -1,4 +1,5 @@
-// The statements of a journal append on PostgreSQL (journal-store.ts runs them).
+// The statements of a journal append on PostgreSQL (journal-store.ts runs them), on one
+// chain: its head is the chain's row in `journal_chains`, its entries carry its name.
 //   insertStatement: the locked path's INSERT (inside BEGIN … head FOR UPDATE … COMMIT),
 //     moving the head in the same statement when it carries the batch's last entry.
 //   conditionalAppend: the whole append as ONE statement in its own implicit transaction:
@@ -30,23 +31,29 @@ function rowValues(rows: readonly SealedEntry[], node: string, args: unknown[], 
     .join(", ");
 }
 
+/** Where a batch goes: the chain (its head row and entries) and the node writing it. */
+export interface AppendTarget {
+  chain: string;
+  node: string;
+}
+
 /** INSERT of up to a chunk of entries; with `moveHead`, the same statement moves the head to the last. */
 export function insertStatement(
   rows: readonly SealedEntry[],
-  node: string,
+  to: AppendTarget,
   moveHead: boolean,
 ): pg.QueryConfig {
-  const args: unknown[] = [];
-  const values = rowValues(rows, node, args, false);
+  const args: unknown[] = [to.chain];
+  const values = rowValues(rows, to.node, args, true);
   const tail = rows.at(-1)?.entry;
   let head = "";
   if (moveHead && tail !== undefined) {
     args.push(tail.seq, tail.hash);
-    head = `WITH moved AS (UPDATE journal_head SET seq = $${args.length - 1}, hash = $${args.length} WHERE id = 1) `;
+    head = `WITH moved AS (UPDATE journal_chains SET seq = $${args.length - 1}, hash = $${args.length} WHERE chain = $1) `;
   }
   return {
     name: `warden-journal-insert-${rows.length}${head === "" ? "" : "-head"}`,
-    text: `${head}INSERT INTO journal_entries (${JOURNAL_COLUMNS}, node) VALUES ${values}`,
+    text: `${head}INSERT INTO journal_entries (${JOURNAL_COLUMNS}, node, chain) SELECT v.*, $1::text FROM (VALUES ${values}) AS v`,
     values: args,
   };
 }
@@ -55,28 +62,32 @@ export function insertStatement(
 export function conditionalAppend(
   last: JournalEntry | null,
   rows: readonly SealedEntry[],
-  node: string,
+  to: AppendTarget,
 ): pg.QueryConfig {
-  const args: unknown[] = [];
-  const values = rowValues(rows, node, args, true);
+  const args: unknown[] = [to.chain];
+  const values = rowValues(rows, to.node, args, true);
   const tail = rows.at(-1)?.entry as JournalEntry;
   args.push(tail.seq, tail.hash, last?.seq ?? 0, last?.hash ?? null);
   const n = args.length;
   return {
     name: `warden-journal-append-${rows.length}`,
     text:
-      `WITH moved AS (UPDATE journal_head SET seq = $${n - 3}, hash = $${n - 2} ` +
-      `WHERE id = 1 AND seq = $${n - 1} AND hash IS NOT DISTINCT FROM $${n} RETURNING 1) ` +
-      `INSERT INTO journal_entries (${JOURNAL_COLUMNS}, node) ` +
-      `SELECT v.* FROM (VALUES ${values}) AS v WHERE EXISTS (SELECT 1 FROM moved)`,
+      `WITH moved AS (UPDATE journal_chains SET seq = $${n - 3}, hash = $${n - 2} ` +
+      `WHERE chain = $1 AND seq = $${n - 1} AND hash IS NOT DISTINCT FROM $${n} RETURNING 1) ` +
+      `INSERT INTO journal_entries (${JOURNAL_COLUMNS}, node, chain) ` +
+      `SELECT v.*, $1::text FROM (VALUES ${values}) AS v WHERE EXISTS (SELECT 1 FROM moved)`,
     values: args,
   };
 }
 
-/** The head and the entry it names, in one read (no lock). */
+/** A chain's head and the entry it names, in one read (no lock); no row: the chain does not exist yet. */
 export const HEAD_AND_LAST =
   "SELECT h.seq AS head_seq, h.hash AS head_hash, " +
   JOURNAL_COLUMNS.split(", ")
     .map((c) => `e.${c}`)
     .join(", ") +
-  " FROM journal_head h LEFT JOIN journal_entries e ON e.seq = h.seq WHERE h.id = 1";
+  " FROM journal_chains h LEFT JOIN journal_entries e ON e.chain = h.chain AND e.seq = h.seq WHERE h.chain = $1";
+
+/** Creates a chain's head row (empty chain) unless it exists. */
+export const CREATE_CHAIN =
+  "INSERT INTO journal_chains (chain, seq, hash, node) VALUES ($1, 0, NULL, $2) ON CONFLICT (chain) DO NOTHING";

@@ -1,24 +1,25 @@
-// The journal on PostgreSQL: one global hash chain for every node. An append is one
-// transaction that locks the single head row (`SELECT … FROM journal_head FOR UPDATE`),
-// reads the last entry, lets the journal build (chain and seal) its batch on it, inserts
-// the batch and moves the head, then COMMITs; it resolves only after the COMMIT returned,
-// i.e. after PostgreSQL flushed the commit record (synchronous_commit=on, the default).
-// Appends from every node serialise on the head row, so two nodes can never extend the
-// same head; seq is the primary key as the last line of defence. Group commit is per
-// node: the journal's writer gathers the node's concurrent appends into one batch, so a
-// node holds the lock once per batch, not once per entry. A node killed mid-transaction
-// leaves nothing (the transaction is rolled back by the server); a COMMIT whose answer was
-// lost may have committed an entry nobody was told about — never the reverse.
-// Round trips: an append first tries the whole batch as ONE conditional statement chained
-// on the head this node expects (its own last entry, or the head and last entry read in
-// one query when another node wrote since): the head moves and the entries go in only if
-// the head is still that one, and the answer comes after COMMIT (journal-append.ts). So
-// the head row is never held across a client round trip: one round trip per batch when
-// this node wrote the previous one, two otherwise. After OPTIMISTIC_TRIES lost races (or
-// for a very large batch) it takes the lock: BEGIN with `FOR UPDATE` of the head (one
-// simple query), the last entry's read when needed, the INSERT that moves the head, COMMIT.
+// The journal on PostgreSQL: one hash chain per store handle, named by `chain`. In
+// distributed mode each replica appends to its own chain (its node name; docs/distributed.md,
+// "The journal"), so replicas never contend for a head; `chain: ""` is the one global chain
+// every replica extended before migration 5 (still selectable: `store.journal.chains: global`).
+// A chain's head is its row in `journal_chains`; its entries carry its name, and (chain, seq)
+// is the primary key as the last line of defence. An append resolves only after the COMMIT
+// returned, i.e. after PostgreSQL flushed the commit record (synchronous_commit=on, the
+// default). Group commit is per handle: the journal's writer gathers its concurrent appends
+// into one batch. A node killed mid-transaction leaves nothing (rolled back by the server); a
+// COMMIT whose answer was lost may have committed an entry nobody was told about — never the
+// reverse.
+// Round trips: an append first tries the whole batch as ONE conditional statement chained on
+// the head this handle expects (its own last entry, or the head and last entry read in one
+// query when another writer moved the chain): the head moves and the entries go in only if the
+// head is still that one, and the answer comes after COMMIT (journal-append.ts). So the head
+// row is never held across a client round trip: one round trip per batch when this handle
+// wrote the previous one (always, on a replica's own chain), two otherwise. After
+// OPTIMISTIC_TRIES lost races (or for a very large batch) it takes the lock: BEGIN with
+// `FOR UPDATE` of the head (one simple query), the last entry's read when needed, the INSERT
+// that moves the head, COMMIT.
 import { hostname } from "node:os";
-import type pg from "pg";
+import pg from "pg";
 import { JournalError, WardenError } from "../contracts/index.js";
 import {
   assertExtends,
@@ -35,7 +36,13 @@ import {
   type SealedEntry,
 } from "../journal/index.js";
 import { inTransactionFrom, isUnavailable } from "./connect.js";
-import { conditionalAppend, HEAD_AND_LAST, insertStatement } from "./journal-append.js";
+import {
+  type AppendTarget,
+  CREATE_CHAIN,
+  conditionalAppend,
+  HEAD_AND_LAST,
+  insertStatement,
+} from "./journal-append.js";
 
 /** A journal row as pg returns it (bigint seq as text); read by the journal's shared row reader. */
 type Row = JournalRow & { seq: string };
@@ -67,9 +74,13 @@ export interface PgAppendStats {
 export interface PgJournalOptions {
   /** This node's name, stored with each entry it appended (default host:pid). */
   node?: string;
+  /** The chain this handle reads and extends (default "": the global chain). */
+  chain?: string;
   /** Close the pool with the store (default true). */
   ownsPool?: boolean;
 }
+
+const escapeLiteral = (s: string): string => pg.escapeLiteral(s);
 
 /** A database failure as ERR_JOURNAL_STORE; anything else (a builder's own error) as it is. */
 function asJournalError(what: string, err: unknown): unknown {
@@ -85,6 +96,8 @@ function asJournalError(what: string, err: unknown): unknown {
 
 export class PgJournalStore implements JournalStore {
   readonly node: string;
+  readonly chain: string;
+  readonly #to: AppendTarget;
   readonly #pool: pg.Pool;
   readonly #ownsPool: boolean;
   /** A copy of the last entry this store committed, to skip reading it back. */
@@ -103,6 +116,8 @@ export class PgJournalStore implements JournalStore {
     this.#pool = pool;
     this.#ownsPool = options.ownsPool ?? true;
     this.node = options.node ?? `${hostname()}:${process.pid}`;
+    this.chain = options.chain ?? "";
+    this.#to = { chain: this.chain, node: this.node };
   }
 
   /** Transactions this handle committed (one lock of the head row each); for benchmarks. */
@@ -146,9 +161,16 @@ export class PgJournalStore implements JournalStore {
   async #readLast(): Promise<JournalEntry | null> {
     this.#stats.roundTrips++;
     this.#stats.foreignHeads++;
-    const r = await this.#pool.query<Row & { head_seq: string; head_hash: string | null }>(HEAD_AND_LAST);
+    const r = await this.#pool.query<Row & { head_seq: string; head_hash: string | null }>(HEAD_AND_LAST, [
+      this.chain,
+    ]);
     const row = r.rows[0];
-    if (row === undefined) throw new JournalError("ERR_JOURNAL_STORE", "the journal has no head row");
+    if (row === undefined) {
+      // A chain's first append: its head row, empty (a concurrent creator's row is as good).
+      this.#stats.roundTrips++;
+      await this.#pool.query(CREATE_CHAIN, [this.chain, this.node]);
+      return null;
+    }
     if (Number(row.head_seq) === 0) return null;
     const last = entryOrThrow(row);
     if (last === null || last.seq !== Number(row.head_seq) || last.hash !== row.head_hash)
@@ -172,7 +194,7 @@ export class PgJournalStore implements JournalStore {
       if (sealed.length > OPTIMISTIC_ROWS) return undefined;
       const t0 = performance.now();
       st.roundTrips++;
-      const r = await this.#pool.query(conditionalAppend(last, sealed, this.node));
+      const r = await this.#pool.query(conditionalAppend(last, sealed, this.#to));
       st.commitMs += performance.now() - t0;
       if (r.rowCount === sealed.length) return sealed.map((x) => x.entry);
       if (r.rowCount !== 0)
@@ -187,9 +209,11 @@ export class PgJournalStore implements JournalStore {
     st.locked++;
     st.roundTrips += 2; // BEGIN with the lock, COMMIT
     let built = 0;
+    await this.#pool.query(CREATE_CHAIN, [this.chain, this.node]);
     const entries = await inTransactionFrom<JournalEntry[], { seq: string; hash: string | null }>(
       this.#pool,
-      "SELECT seq, hash FROM journal_head WHERE id = 1 FOR UPDATE",
+      // One simple query (no parameters): the name as a literal, escaped by pg.
+      `SELECT seq, hash FROM journal_chains WHERE chain = ${escapeLiteral(this.chain)} FOR UPDATE`,
       async (c, rows) => {
         const out = await this.#appendIn(c, rows[0], build);
         built = performance.now();
@@ -218,7 +242,12 @@ export class PgJournalStore implements JournalStore {
       last = ours
         ? cached
         : entryOrThrow(
-            (await c.query<Row>(`SELECT ${COLUMNS} FROM journal_entries WHERE seq = $1`, [seq])).rows[0],
+            (
+              await c.query<Row>(`SELECT ${COLUMNS} FROM journal_entries WHERE chain = $1 AND seq = $2`, [
+                this.chain,
+                seq,
+              ])
+            ).rows[0],
           );
       if (last === null || last.hash !== head.hash)
         throw new JournalError("ERR_JOURNAL_CHAIN_BROKEN", `the head row does not match entry ${seq}`);
@@ -227,7 +256,7 @@ export class PgJournalStore implements JournalStore {
     assertExtends(last, sealed);
     for (let i = 0; i < sealed.length; i += ROWS) {
       this.#stats.roundTrips++;
-      await c.query(insertStatement(sealed.slice(i, i + ROWS), this.node, i + ROWS >= sealed.length));
+      await c.query(insertStatement(sealed.slice(i, i + ROWS), this.#to, i + ROWS >= sealed.length));
     }
     return sealed.map((s) => s.entry);
   }
@@ -235,7 +264,8 @@ export class PgJournalStore implements JournalStore {
   async last(): Promise<JournalEntry | null> {
     return this.#read("read", async () => {
       const r = await this.#pool.query<Row>(
-        `SELECT ${COLUMNS} FROM journal_entries ORDER BY seq DESC LIMIT 1`,
+        `SELECT ${COLUMNS} FROM journal_entries WHERE chain = $1 ORDER BY seq DESC LIMIT 1`,
+        [this.chain],
       );
       return entryOrThrow(r.rows[0]);
     });
@@ -248,7 +278,10 @@ export class PgJournalStore implements JournalStore {
 
   async get(seq: number): Promise<JournalEntry | null> {
     return this.#read("read", async () => {
-      const r = await this.#pool.query<Row>(`SELECT ${COLUMNS} FROM journal_entries WHERE seq = $1`, [seq]);
+      const r = await this.#pool.query<Row>(
+        `SELECT ${COLUMNS} FROM journal_entries WHERE chain = $1 AND seq = $2`,
+        [this.chain, seq],
+      );
       return entryOrThrow(r.rows[0]);
     });
   }
@@ -257,7 +290,10 @@ export class PgJournalStore implements JournalStore {
     return this.#read("count", async () => {
       // Seqs run 1..head without a gap (every append extends the head), so the head row
       // is the count: O(1) for readiness probes, where count(*) scans the table.
-      const r = await this.#pool.query<{ n: string }>("SELECT seq AS n FROM journal_head WHERE id = 1");
+      const r = await this.#pool.query<{ n: string }>(
+        "SELECT seq AS n FROM journal_chains WHERE chain = $1",
+        [this.chain],
+      );
       return Number(r.rows[0]?.n ?? 0);
     });
   }
@@ -270,8 +306,8 @@ export class PgJournalStore implements JournalStore {
     for (;;) {
       const rows = await this.#read("read", async () => {
         const r = await this.#pool.query<Row>(
-          `SELECT ${COLUMNS} FROM journal_entries WHERE seq >= $1 AND seq <= $2 ORDER BY seq LIMIT ${PAGE}`,
-          [next, toSeq],
+          `SELECT ${COLUMNS} FROM journal_entries WHERE chain = $1 AND seq >= $2 AND seq <= $3 ORDER BY seq LIMIT ${PAGE}`,
+          [this.chain, next, toSeq],
         );
         return r.rows;
       });
@@ -284,8 +320,8 @@ export class PgJournalStore implements JournalStore {
 
   async query(q: JournalQuery): Promise<JournalEntry[]> {
     this.#open();
-    const where: string[] = [];
-    const args: string[] = [];
+    const where: string[] = ["chain = $1"];
+    const args: string[] = [this.chain];
     const add = (column: string, op: string, v: string | undefined) => {
       if (v === undefined) return;
       args.push(v);
@@ -298,7 +334,7 @@ export class PgJournalStore implements JournalStore {
     add("decision", "=", q.decision);
     const limit = q.limit === undefined ? "ALL" : String(Math.max(0, Math.floor(q.limit)));
     const sql =
-      `SELECT ${COLUMNS} FROM journal_entries${where.length ? ` WHERE ${where.join(" AND ")}` : ""}` +
+      `SELECT ${COLUMNS} FROM journal_entries WHERE ${where.join(" AND ")}` +
       ` ORDER BY seq ${q.descending ? "DESC" : "ASC"} LIMIT ${limit}`;
     return this.#read("query", async () => {
       const out: JournalEntry[] = [];

@@ -162,6 +162,25 @@ INSERT INTO ect_ledger (jti, iat, node, recorded)
   FROM journal_entries WHERE type = '${ECT_LEDGER_EVENT}' AND body::jsonb ? 'jti'
   ORDER BY body::jsonb ->> 'jti', seq;`,
   },
+  {
+    version: 5,
+    description:
+      "journal: one hash chain per replica (journal_chains heads); the global chain becomes chain ''",
+    sql: `
+CREATE TABLE journal_chains (
+  chain   text PRIMARY KEY,
+  seq     bigint NOT NULL CHECK (seq >= 0),
+  hash    text,
+  node    text NOT NULL,
+  created timestamptz NOT NULL DEFAULT now()
+);
+INSERT INTO journal_chains (chain, seq, hash, node)
+  SELECT '', seq, hash, 'global' FROM journal_head WHERE id = 1 AND seq > 0;
+DROP TABLE journal_head;
+ALTER TABLE journal_entries ADD COLUMN chain text NOT NULL DEFAULT '';
+ALTER TABLE journal_entries DROP CONSTRAINT journal_entries_pkey;
+ALTER TABLE journal_entries ADD PRIMARY KEY (chain, seq);`,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

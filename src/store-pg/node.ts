@@ -5,6 +5,8 @@
 import { hostname } from "node:os";
 import type pg from "pg";
 import { RuntimeError } from "../contracts/index.js";
+import type { Journal } from "../journal/index.js";
+import { ChainCheckpointer } from "./checkpoint.js";
 import { openPool, type PgStoreConfig, resolveUrl, sslOf } from "./connect.js";
 import { PgEctIndex } from "./ect-index.js";
 import { PgJournalStore } from "./journal-store.js";
@@ -25,6 +27,12 @@ export interface PgNodeConfig extends PgStoreConfig {
   runs?: { leaseMs?: number; marginMs?: number };
   /** Polling period of the shared approval queue when notifications are lost (default 1 s). */
   approvalPollMs?: number;
+  /**
+   * The journal's chains: `per-node` (default) — this replica appends to its own chain, named
+   * by `node`, with cross-chain checkpoints every `checkpointMs` (default 5000); `global` — one
+   * chain every replica extends (appends serialise on its head).
+   */
+  journal?: { chains?: "per-node" | "global"; checkpointMs?: number };
 }
 
 export interface PgNode {
@@ -33,6 +41,15 @@ export interface PgNode {
   /** `approvalPollMs` as configured (the shared approval queue's catch-up period). */
   readonly approvalPollMs: number | undefined;
   readonly journal: PgJournalStore;
+  /**
+   * Per-node chains: starts this replica's checkpoints on the journal over `journal` (the
+   * opening checkpoint is appended before this resolves: call it before any other append).
+   * Undefined with the global chain.
+   */
+  startCheckpoints?(
+    journal: Pick<Journal, "append">,
+    onError?: (err: unknown) => void,
+  ): Promise<ChainCheckpointer>;
   readonly principals: PgPrincipalStateStore;
   /** Capability use counts (and budgets where a caller drives an async ledger). */
   readonly ledger: PgBudgetLedger;
@@ -79,11 +96,27 @@ export async function openPgNode(
     await pool.end().catch(() => undefined);
     throw new RuntimeError("ERR_RUNTIME_CONFIG_INVALID", `store.runs: ${(err as Error).message}`);
   }
+  const perNode = config.journal?.chains !== "global";
   return {
     pool,
     node,
     approvalPollMs: config.approvalPollMs,
-    journal: new PgJournalStore(pool, { node, ownsPool: false }),
+    journal: new PgJournalStore(pool, { node, chain: perNode ? node : "", ownsPool: false }),
+    ...(perNode
+      ? {
+          async startCheckpoints(journal, onError) {
+            const c = new ChainCheckpointer({
+              pool,
+              journal,
+              chain: node,
+              everyMs: config.journal?.checkpointMs ?? 5000,
+              ...(onError !== undefined ? { onError } : {}),
+            });
+            await c.start();
+            return c;
+          },
+        }
+      : {}),
     principals: new PgPrincipalStateStore(pool),
     ledger: new PgBudgetLedger(pool),
     nonces: new PgNonceStore(pool),

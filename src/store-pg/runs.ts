@@ -178,7 +178,7 @@ async function rebuild(
   id: { runId: string; principalId: string; parentRun: string | undefined },
 ): Promise<RebuiltRun> {
   const r = await c.query<{ type: string; body: string }>(
-    "SELECT type, body FROM journal_entries WHERE run_id = $1 AND type = ANY($2::text[]) ORDER BY seq",
+    "SELECT type, body FROM journal_entries WHERE run_id = $1 AND type = ANY($2::text[]) ORDER BY time, chain, seq",
     [id.runId, [GATE_DECISION, GATE_RESULT]],
   );
   const taints: TaintLabel[][] = [];

@@ -115,7 +115,7 @@ describe("conditional append on the global chain", () => {
     const [a, b] = await freshStores("a", "b");
     await a!.appendBatch((last) => sealAfter(last, 2));
     const pool = poolOf(lastUrl, 1);
-    await pool.query("UPDATE journal_head SET hash = 'forged' WHERE id = 1");
+    await pool.query("UPDATE journal_chains SET hash = 'forged' WHERE chain = ''");
     await pool.end();
     // B has no head of its own: it reads the head and the entry it names together.
     const err = await b!.appendBatch((last) => sealAfter(last, 1)).catch((e: unknown) => e);

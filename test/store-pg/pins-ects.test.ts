@@ -3,10 +3,16 @@
 // sidecar has): written as the attacks on a fleet.
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hasErrorCode } from "../../src/contracts/index.js";
+import { canonicalJson, hasErrorCode } from "../../src/contracts/index.js";
 import { generateKeyPair } from "../../src/crypto/index.js";
 import { type AgentPinJwk, StaticSource, verifyCredential } from "../../src/identity/index.js";
-import { builtinEventTypes, type Journal, openJournal } from "../../src/journal/index.js";
+import {
+  builtinEventTypes,
+  type Journal,
+  type JournalEntry,
+  openJournal,
+  SqliteJournalStore,
+} from "../../src/journal/index.js";
 import { AgentPinAuthenticator } from "../../src/runtime/agentpin.js";
 import { migrate, PgEctIndex, PgJournalStore, PgKeyPins } from "../../src/store-pg/index.js";
 import {
@@ -297,15 +303,42 @@ describe("the L3 ECT ledger across replicas", () => {
     expect((await migrate(older, 3)).applied).toEqual([1, 2, 3]);
     const registry = builtinEventTypes();
     registerEctLedgerEventType(registry);
+    // The ECT entry as schema 3 held it: written by a journal (on a scratch store, as this
+    // Warden's PostgreSQL journal needs schema 5), copied into the one global chain's rows.
+    const scratchStore = SqliteJournalStore.open(":memory:");
+    const scratch = await openJournal({ store: scratchStore, signer: JOURNAL_KEY, registry });
+    const before = await ect();
+    expect((await (await EctLedger.open(scratch)).append([before])).ok).toBe(true);
+    for await (const e of scratchStore.entries()) {
+      const x = e as JournalEntry;
+      await older.query(
+        "INSERT INTO journal_entries (seq, time, type, run_id, trace_id, prev_hash, hash, key_id, signature, body, node) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,'old')",
+        [
+          x.seq,
+          x.time,
+          x.type,
+          x.run_id,
+          x.trace_id,
+          x.prev_hash,
+          x.hash,
+          x.key_id,
+          x.signature,
+          canonicalJson(x.body),
+        ],
+      );
+      await older.query("UPDATE journal_head SET seq = $1, hash = $2", [x.seq, x.hash]);
+    }
+    await scratch.close();
+    await scratchStore.close();
+    expect((await migrate(older, 4)).applied).toEqual([4]);
+    expect((await migrate(older)).applied).toEqual([5]);
+    // The global chain goes on after the upgrade, with the shared index.
     const journal = await openJournal({
       store: new PgJournalStore(older, { node: "old" }),
       signer: JOURNAL_KEY,
       registry,
     });
     journals.push(journal);
-    const before = await ect();
-    expect((await (await EctLedger.open(journal)).append([before])).ok).toBe(true);
-    expect((await migrate(older)).applied).toEqual([4]);
     const upgraded = await EctLedger.open(journal, new PgEctIndex(older, "new"));
     expect(await upgraded.has(before.claims.jti)).toBe(true);
     expect(await upgraded.append([before])).toMatchObject({ code: "ERR_TRUST_ECT_DUPLICATE" });

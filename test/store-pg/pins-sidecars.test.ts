@@ -101,9 +101,10 @@ describe("AgentPin pins shared by sidecars", () => {
       401,
       "ERR_IDENTITY_KEY_PIN_MISMATCH",
     ]);
-    const store = b.server.runtime.store;
-    expect(await store.query({ type: "warden.identity.key_pinned" })).toHaveLength(1);
-    expect(await store.query({ type: "warden.identity.key_pin_refused" })).toHaveLength(1);
+    // Each replica journals on its own chain: the pin on A's, the refusal on B's.
+    expect(await a.server.runtime.store.query({ type: "warden.identity.key_pinned" })).toHaveLength(1);
+    expect(await b.server.runtime.store.query({ type: "warden.identity.key_pinned" })).toHaveLength(0);
+    expect(await b.server.runtime.store.query({ type: "warden.identity.key_pin_refused" })).toHaveLength(1);
   });
 });
 
@@ -125,8 +126,11 @@ describe("the L3 ECT ledger shared by sidecars", () => {
       expect(rows.rows.map((r) => r.node)).toEqual(["c", "d"]);
       const unrecorded = await pool.query("SELECT 1 FROM ect_ledger WHERE NOT recorded");
       expect(unrecorded.rowCount).toBe(0);
-      const inJournal = await c.server.runtime.store.query({ type: "warden.trust.ect" });
-      expect(rows.rows.reduce((n, r) => n + r.n, 0)).toBe(inJournal.length);
+      // Each replica's ECT entries are on its own chain; together they are the index's rows.
+      const inJournal = await Promise.all(
+        [c, d].map((s) => s.server.runtime.store.query({ type: "warden.trust.ect" })),
+      );
+      expect(inJournal.map((e) => e.length)).toEqual(rows.rows.map((r) => r.n));
     } finally {
       await pool.end();
     }

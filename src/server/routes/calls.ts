@@ -174,7 +174,7 @@ export function callRoutes(app: FastifyInstance, ctx: RouteContext): void {
       observe("decide", o, t0, request.tool);
       const fault = faultError(o);
       if (fault) throw fault;
-      return decisionView(o);
+      return decisionView(o, ctx.runtime.composed.journalChain);
     },
     { parse: false },
   );
@@ -193,7 +193,7 @@ export function callRoutes(app: FastifyInstance, ctx: RouteContext): void {
       observe("execute", o, t0, request.tool);
       const fault = faultError(o);
       if (fault) throw fault;
-      const view = decisionView(o);
+      const view = decisionView(o, ctx.runtime.composed.journalChain);
       const approval = approvalView(o);
       if (approval !== undefined) view.approval = approval;
       const ticket = ticketOf(o);

@@ -13,7 +13,8 @@ export function denialMessage(o: GateOutcome): string {
   return reasons.length > 0 ? reasons.join("; ") : o.reasonCodes.join(", ");
 }
 
-export function decisionView(o: GateOutcome): Record<string, unknown> {
+/** The decision as answered; `journalChain` names the chain of `journalSeqs` (per-replica chains). */
+export function decisionView(o: GateOutcome, journalChain?: string): Record<string, unknown> {
   return {
     decisionId: o.decisionId,
     decision: o.decision,
@@ -32,6 +33,7 @@ export function decisionView(o: GateOutcome): Record<string, unknown> {
     ...termsOf(o),
     taint: o.taint,
     journalSeqs: o.journalSeqs,
+    ...(journalChain !== undefined ? { journalChain } : {}),
     ...(o.policyBundleHash !== undefined ? { policyBundleHash: o.policyBundleHash } : {}),
   };
 }
