@@ -22,8 +22,8 @@ export interface Replica {
 }
 
 /** A fresh journal; entry 1 a checkpoint naming `name` unless `name` is null (a legacy global chain). */
-export async function replica(name: string | null, key: KeyPair = KEY): Promise<Replica> {
-  const store = SqliteJournalStore.open(":memory:", { durability: "os" });
+export async function replica(name: string | null, key: KeyPair = KEY, path = ":memory:"): Promise<Replica> {
+  const store = SqliteJournalStore.open(path, { durability: "os" });
   const journal = await openJournal({ store, signer: key });
   if (name !== null) await journal.append({ type: CHECKPOINT, body: { chain: name, heads: [] } });
   return { store, journal };
