@@ -151,6 +151,13 @@ function verifyText(
   return text;
 }
 
+function progressBar(): cliProgress.SingleBar {
+  return new cliProgress.SingleBar(
+    { format: "verifying [{bar}] {percentage}% {value}/{total} entries", stream: process.stderr },
+    cliProgress.Presets.shades_classic,
+  );
+}
+
 /** `--approver-keys alice=keys/alice.pub.pem …` as an approver keyring. */
 function approverRing(specs: readonly string[]): ApproverKeyring {
   const ring = new ApproverKeyring();
@@ -221,16 +228,7 @@ export function registerJournal(program: Command, ctx: CliContext): void {
     try {
       const total = store ? await store.count() : countLines(file);
       const source: JournalSource = store ?? readJsonl(file);
-      const bar =
-        ctx.io.isTTY && total >= LARGE && !opts.json
-          ? new cliProgress.SingleBar(
-              {
-                format: "verifying [{bar}] {percentage}% {value}/{total} entries",
-                stream: process.stderr,
-              },
-              cliProgress.Presets.shades_classic,
-            )
-          : null;
+      const bar = ctx.io.isTTY && total >= LARGE && !opts.json ? progressBar() : null;
       bar?.start(total, 0);
       const report = await verifyJournal(source, keyring, {
         workers: workers ?? (total >= LARGE ? availableParallelism() : 0),
