@@ -18,6 +18,15 @@ export {
   verifyApprovalSignatures,
 } from "./approval-signatures.js";
 export {
+  type ChainFailureReason,
+  type ChainInput,
+  type ChainSummary,
+  type ChainsFailure,
+  type ChainsOptions,
+  type ChainsReport,
+  verifyChains,
+} from "./chains.js";
+export {
   ED25519_SIGNATURE_PATTERN,
   ENTRY_TIME_PATTERN,
   EVENT_TYPE_PATTERN,

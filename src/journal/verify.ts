@@ -65,13 +65,15 @@ export interface VerifyOptions {
 
 const BATCH = 256;
 
-function isStore(s: JournalSource): s is JournalStore {
+/** A store (read with `entries()`) rather than an iterable of records. */
+export function isStore(s: JournalSource): s is JournalStore {
   return (
     typeof (s as JournalStore).appendBatch === "function" && typeof (s as JournalStore).entries === "function"
   );
 }
 
-async function* iterate(source: JournalSource): AsyncIterable<unknown> {
+/** The records of a source, in order (a store's rows, or the iterable's items). */
+export async function* iterate(source: JournalSource): AsyncIterable<unknown> {
   if (isStore(source)) yield* source.entries();
   else yield* source as AsyncIterable<unknown>;
 }

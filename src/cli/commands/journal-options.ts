@@ -33,7 +33,12 @@ export const APPEND_OPTIONS = defineOptions({
 });
 
 export const VERIFY_OPTIONS = defineOptions({
-  db: { flags: "--db <file>", description: "journal database, or a JSONL export", kind: "value" },
+  db: {
+    flags: "--db <file>",
+    description:
+      "journal database, or a JSONL export; repeat it to verify the per-replica chains of one journal together",
+    kind: "repeat",
+  },
   url: {
     flags: "--url <url>",
     description: "instead of --db: the PostgreSQL journal of distributed mode (postgres://… or env:NAME)",

@@ -1,7 +1,7 @@
 // `warden journal append|verify|export|show|head`: the evidence chain from the
 // command line. Operators record external events (a manual override) into the same
 // chain; auditors verify a database or a JSONL export with only public keys.
-import { closeSync, createWriteStream, openSync, readSync, writeFileSync } from "node:fs";
+import { createWriteStream, writeFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import cliProgress from "cli-progress";
 import type { Command } from "commander";
@@ -25,6 +25,8 @@ import {
 } from "../../journal/index.js";
 import { type CliContext, EXIT, readJsonFile } from "../io.js";
 import { addOptions } from "../options.js";
+import { chainNameOf, verifySeveral } from "./journal-chains.js";
+import { countLines, isSqliteFile } from "./journal-files.js";
 import {
   APPEND_OPTIONS,
   type AppendOpts,
@@ -39,28 +41,8 @@ import {
 } from "./journal-options.js";
 import { SUMMARY } from "./summaries.js";
 
-const SQLITE_MAGIC = "SQLite format 3\0";
 /** Above this many entries verification uses worker threads and shows progress. */
 const LARGE = 5000;
-
-function isSqliteFile(path: string): boolean {
-  let fd: number;
-  try {
-    fd = openSync(path, "r");
-  } catch (err) {
-    throw new CliError(
-      "ERR_CLI_INPUT",
-      `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? "error"}`,
-    );
-  }
-  try {
-    const buf = Buffer.alloc(16);
-    const n = readSync(fd, buf, 0, 16, 0);
-    return n === 16 && buf.toString("latin1") === SQLITE_MAGIC;
-  } finally {
-    closeSync(fd);
-  }
-}
 
 function parseBody(text: string): Record<string, unknown> {
   const value = text.startsWith("@") ? readJsonFile(text.slice(1)) : parseJsonArg(text);
@@ -78,25 +60,9 @@ function parseJsonArg(text: string): unknown {
   }
 }
 
-function countLines(path: string): number {
-  // Only for the progress bar's total; a rough count is fine.
-  let n = 0;
-  const fd = openSync(path, "r");
-  try {
-    const buf = Buffer.alloc(1 << 20);
-    for (;;) {
-      const got = readSync(fd, buf, 0, buf.length, null);
-      if (got === 0) return n;
-      for (let i = 0; i < got; i++) if (buf[i] === 0x0a) n++;
-    }
-  } finally {
-    closeSync(fd);
-  }
-}
-
-function describeFailure(r: Extract<VerifyReport, { ok: false }>): string {
+function describeFailure(r: Extract<VerifyReport, { ok: false }>, chain: string): string {
   return (
-    `journal verification FAILED at seq ${r.failure.seq}: ${r.failure.reason}: ${r.failure.message}\n` +
+    `journal verification FAILED${chain} at seq ${r.failure.seq}: ${r.failure.reason}: ${r.failure.message}\n` +
     `${r.checked} entries verified before it${r.head ? `; last good hash ${r.head.hash}` : ""}\n`
   );
 }
@@ -144,11 +110,16 @@ function decisionOf(e: JournalEntry): string | undefined {
   return typeof d === "string" ? d : undefined;
 }
 
-/** The file `journal verify` reads ("" with --url); exactly one of --db and --url. */
-function verifyInput(opts: VerifyOpts): string {
-  if ((opts.db === undefined) === (opts.url === undefined))
-    throw new CliError("ERR_CLI_USAGE", "journal verify needs exactly one of --db FILE and --url URL");
-  return opts.db ?? "";
+/** The files `journal verify` reads (none with --url); --db (repeatable) or --url. */
+function verifyInputs(opts: VerifyOpts): string[] {
+  if ((opts.db.length === 0) === (opts.url === undefined))
+    throw new CliError(
+      "ERR_CLI_USAGE",
+      "journal verify needs --db FILE (one or more) or --url URL, not both",
+    );
+  if (opts.db.length > 1 && opts.expectHead !== undefined)
+    throw new CliError("ERR_CLI_USAGE", "--expect-head is the head of one chain: give one --db with it");
+  return opts.db;
 }
 
 /** The store to verify: the PostgreSQL journal (--url), a SQLite file, or null for a JSONL export. */
@@ -157,7 +128,7 @@ async function verifyStore(opts: VerifyOpts): Promise<JournalStore | null> {
     const { openPool, PgJournalStore } = await import("../../store-pg/index.js");
     return new PgJournalStore(openPool({ kind: "postgres", url: opts.url, pool: { max: 2 } }));
   }
-  const db = opts.db ?? "";
+  const db = opts.db[0] ?? "";
   return isSqliteFile(db) ? SqliteJournalStore.open(db, { readonly: true }) : null;
 }
 
@@ -165,17 +136,26 @@ async function verifyStore(opts: VerifyOpts): Promise<JournalStore | null> {
 function verifyText(
   report: VerifyReport,
   approvals: ApprovalReport | undefined,
-  o: { json: boolean; expectHead: boolean },
+  o: { json: boolean; expectHead: boolean; chain: string | null },
 ): string {
-  if (o.json) return `${JSON.stringify(approvals ? { ...report, approvals } : report, null, 2)}\n`;
+  const named = o.chain === null ? report : { ...report, chain: o.chain };
+  if (o.json) return `${JSON.stringify(approvals ? { ...named, approvals } : named, null, 2)}\n`;
+  const chain = o.chain === null ? "" : ` (chain ${JSON.stringify(o.chain)})`;
   let text = report.ok
-    ? `journal intact: ${report.checked} entries` +
+    ? `journal intact${chain}: ${report.checked} entries` +
       (report.head ? `, head seq ${report.head.seq} ${report.head.hash}` : "") +
       `${o.expectHead ? " (reaches the expected head)" : ""}\n`
-    : describeFailure(report);
+    : describeFailure(report, chain);
   for (const f of approvals?.failures ?? []) text += `approval at seq ${f.seq}: ${f.code}: ${f.message}\n`;
   if (approvals?.ok) text += `approvals: ${approvals.checked} HITL records signed by their approvers\n`;
   return text;
+}
+
+function progressBar(): cliProgress.SingleBar {
+  return new cliProgress.SingleBar(
+    { format: "verifying [{bar}] {percentage}% {value}/{total} entries", stream: process.stderr },
+    cliProgress.Presets.shades_classic,
+  );
 }
 
 /** `--approver-keys alice=keys/alice.pub.pem …` as an approver keyring. */
@@ -237,21 +217,18 @@ export function registerJournal(program: Command, ctx: CliContext): void {
         throw new CliError("ERR_CLI_USAGE", "--workers must be an integer from 0 to 64");
       }
     }
-    const file = verifyInput(opts);
+    const files = verifyInputs(opts);
+    const approvers = opts.approverKeys === undefined ? undefined : approverRing(opts.approverKeys);
+    if (files.length > 1) {
+      await verifySeveral(files, keyring, { workers, json: opts.json === true, approvers }, ctx);
+      return;
+    }
+    const file = files[0] ?? "";
     const store = await verifyStore(opts);
     try {
       const total = store ? await store.count() : countLines(file);
       const source: JournalSource = store ?? readJsonl(file);
-      const bar =
-        ctx.io.isTTY && total >= LARGE && !opts.json
-          ? new cliProgress.SingleBar(
-              {
-                format: "verifying [{bar}] {percentage}% {value}/{total} entries",
-                stream: process.stderr,
-              },
-              cliProgress.Presets.shades_classic,
-            )
-          : null;
+      const bar = ctx.io.isTTY && total >= LARGE && !opts.json ? progressBar() : null;
       bar?.start(total, 0);
       const report = await verifyJournal(source, keyring, {
         workers: workers ?? (total >= LARGE ? availableParallelism() : 0),
@@ -263,14 +240,17 @@ export function registerJournal(program: Command, ctx: CliContext): void {
         bar.stop();
       }
       const approvals =
-        opts.approverKeys === undefined
+        approvers === undefined
           ? undefined
-          : await verifyApprovalSignatures(
-              store ? store.entries() : readJsonl(file),
-              approverRing(opts.approverKeys),
-            );
+          : await verifyApprovalSignatures(store ? store.entries() : readJsonl(file), approvers);
+      // Entry 1 of a per-replica chain names it (only once entry 1 is proven).
+      const chain = report.checked > 0 ? await chainNameOf(store ? store.entries() : readJsonl(file)) : null;
       ctx.io.out(
-        verifyText(report, approvals, { json: opts.json === true, expectHead: expectHead !== undefined }),
+        verifyText(report, approvals, {
+          json: opts.json === true,
+          expectHead: expectHead !== undefined,
+          chain,
+        }),
       );
       if (!report.ok || approvals?.ok === false) ctx.exitCode = EXIT.failed;
     } finally {

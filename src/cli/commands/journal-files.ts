@@ -1,0 +1,66 @@
+// The journal files `warden journal verify` reads: a SQLite database (recognized by its
+// header) or anything else as a JSONL export.
+import { closeSync, openSync, readSync } from "node:fs";
+import { CliError } from "../../contracts/index.js";
+import { type JournalSource, readJsonl, SqliteJournalStore } from "../../journal/index.js";
+
+const SQLITE_MAGIC = "SQLite format 3\0";
+
+export function isSqliteFile(path: string): boolean {
+  let fd: number;
+  try {
+    fd = openSync(path, "r");
+  } catch (err) {
+    throw new CliError(
+      "ERR_CLI_INPUT",
+      `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? "error"}`,
+    );
+  }
+  try {
+    const buf = Buffer.alloc(16);
+    const n = readSync(fd, buf, 0, 16, 0);
+    return n === 16 && buf.toString("latin1") === SQLITE_MAGIC;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export function countLines(path: string): number {
+  // Only for the progress bar's total; a rough count is fine.
+  let n = 0;
+  const fd = openSync(path, "r");
+  try {
+    const buf = Buffer.alloc(1 << 20);
+    for (;;) {
+      const got = readSync(fd, buf, 0, buf.length, null);
+      if (got === 0) return n;
+      for (let i = 0; i < got; i++) if (buf[i] === 0x0a) n++;
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** One journal file opened for reading: its entries as often as asked, its size, and close. */
+export interface JournalFile {
+  path: string;
+  /** The store of a SQLite file; null for a JSONL export. */
+  store: SqliteJournalStore | null;
+  /** The file for a verifier: the store, or a fresh pass over the export's records. */
+  source(): JournalSource;
+  /** A fresh pass over the records. */
+  entries(): AsyncIterable<unknown>;
+  /** Entries (a SQLite file) or lines (an export). */
+  size(): Promise<number>;
+}
+
+export function openJournalFile(path: string): JournalFile {
+  const store = isSqliteFile(path) ? SqliteJournalStore.open(path, { readonly: true }) : null;
+  return {
+    path,
+    store,
+    source: () => store ?? readJsonl(path),
+    entries: () => (store ? store.entries() : readJsonl(path)),
+    size: async () => (store ? store.count() : countLines(path)),
+  };
+}
