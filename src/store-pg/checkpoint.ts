@@ -8,7 +8,14 @@
 // verify --url` (src/journal chains.ts) fails. Heads are read from `journal_chains`, which
 // moves only in a committed append: a checkpoint never names an entry that was not durable.
 import type pg from "pg";
-import { CHECKPOINT, type CheckpointBody, type Journal, MAX_CHECKPOINT_HEADS } from "../journal/index.js";
+import {
+  CHECKPOINT,
+  type ChainInput,
+  type CheckpointBody,
+  type Journal,
+  MAX_CHECKPOINT_HEADS,
+} from "../journal/index.js";
+import { PgJournalStore } from "./journal-store.js";
 
 /** A chain's committed head as `journal_chains` holds it. */
 export interface ChainHead {
@@ -25,6 +32,21 @@ export async function listChains(pool: pg.Pool): Promise<ChainHead[]> {
     "SELECT chain, seq, hash, node FROM journal_chains ORDER BY chain",
   );
   return r.rows.map((x) => ({ chain: x.chain, seq: Number(x.seq), hash: x.hash, node: x.node }));
+}
+
+/**
+ * Every chain of the database as an input of `verifyChains` (src/journal chains.ts): what
+ * `warden journal verify --url` checks. The stores read through `pool` (not closed by them).
+ */
+export async function chainInputs(pool: pg.Pool): Promise<ChainInput[]> {
+  // Chains with entries but no head row too: a deleted head row hides nothing.
+  const r = await pool.query<{ chain: string }>(
+    "SELECT chain FROM journal_chains UNION SELECT DISTINCT chain FROM journal_entries ORDER BY chain",
+  );
+  return r.rows.map(({ chain }) => ({
+    name: chain,
+    open: () => new PgJournalStore(pool, { chain, ownsPool: false }),
+  }));
 }
 
 export interface CheckpointerOptions {

@@ -5,7 +5,13 @@
 // capability use counts, message nonces, trust tables, AgentPin and MCP tool TOFU pins, the ECT
 // ledger's jti index), each with atomic SQL.
 export { APPROVAL_CHANNEL, type PgApprovalOptions, PgApprovalQueue } from "./approvals.js";
-export { ChainCheckpointer, type ChainHead, type CheckpointerOptions, listChains } from "./checkpoint.js";
+export {
+  ChainCheckpointer,
+  type ChainHead,
+  type CheckpointerOptions,
+  chainInputs,
+  listChains,
+} from "./checkpoint.js";
 export {
   inTransaction,
   isUnavailable,

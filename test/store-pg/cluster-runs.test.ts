@@ -7,8 +7,8 @@ import { join } from "node:path";
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Keyring, loadPublicKeyFile } from "../../src/crypto/index.js";
-import { verifyJournal } from "../../src/journal/index.js";
-import { PgJournalStore } from "../../src/store-pg/index.js";
+import { verifyChains } from "../../src/journal/index.js";
+import { chainInputs } from "../../src/store-pg/index.js";
 import {
   AGENT,
   AGENT_2,
@@ -172,13 +172,15 @@ describe("runs shared by three replicas", () => {
       [runId],
     );
     expect(adopted.rowCount).toBe(1);
-    // The chain, the adoption entry included, verifies with the fleet's one key.
-    const store = new PgJournalStore(poolOf(dbUrl, 2));
+    // Every chain (the dead owner's, the adopter's with the adoption entry) verifies with
+    // the fleet's one key, checkpoints and all.
+    const pool = poolOf(dbUrl, 2);
     try {
       const keys = new Keyring([loadPublicKeyFile(join(dir, "keys/journal.pub.pem"))]);
-      expect((await verifyJournal(store, keys)).ok).toBe(true);
+      const report = await verifyChains(await chainInputs(pool), keys);
+      expect(report.ok, JSON.stringify(report)).toBe(true);
     } finally {
-      await store.close();
+      await pool.end();
     }
     expect(JSON.parse(adopted.rows[0].body as string)).toMatchObject({
       admitted: 10,

@@ -2,12 +2,13 @@
 // docker-compose file's configuration (deploy/sidecar.yaml, no containers) on one real
 // PostgreSQL, written as the failures and attacks a fleet must survive.
 import { readFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Keyring, loadPublicKeyFile } from "../../src/crypto/index.js";
-import { verifyJournal } from "../../src/journal/index.js";
-import { migrate, PgJournalStore } from "../../src/store-pg/index.js";
+import { type ChainsReport, verifyChains } from "../../src/journal/index.js";
+import { chainInputs, migrate } from "../../src/store-pg/index.js";
 import { runCli } from "../helpers/cli.js";
 import type { PostgresServer } from "../helpers/postgres.js";
 import {
@@ -44,24 +45,35 @@ beforeAll(async () => {
 afterAll(() => stopCluster(cluster));
 
 const node = (i: number) => nodes[i] as Node;
+/** A replica's name, and so its chain's: deploy/sidecar.yaml leaves store.node to its default host:pid. */
+const nodeName = (n: Node) => `${hostname()}:${n.child.pid}`;
 
-/** Every seq the answers acknowledged. */
-const ackedSeqs = (answers: Answer[]) =>
-  answers.filter((a) => a.status === 200).flatMap((a) => (a.body.journalSeqs as number[] | undefined) ?? []);
+/** Every (chain, seq) the answers acknowledged: each replica journals on its own chain. */
+const ackedEntries = (answers: Answer[]) =>
+  answers
+    .filter((a) => a.status === 200)
+    .flatMap((a) =>
+      ((a.body.journalSeqs as number[] | undefined) ?? []).map(
+        (seq) => `${a.body.journalChain as string}#${seq}`,
+      ),
+    );
 
-async function verifyChain(): Promise<{ ok: boolean; checked: number }> {
-  const store = new PgJournalStore(poolOf(dbUrl, 2));
+/** Every chain of the database, verified together (each alone, and every checkpoint's references). */
+async function verifyChain(): Promise<ChainsReport> {
+  const pool = poolOf(dbUrl, 2);
   try {
-    return await verifyJournal(store, new Keyring([loadPublicKeyFile(join(dir, "keys/journal.pub.pem"))]));
+    const keys = new Keyring([loadPublicKeyFile(join(dir, "keys/journal.pub.pem"))]);
+    return await verifyChains(await chainInputs(pool), keys);
   } finally {
-    await store.close();
+    await pool.end();
   }
 }
 
-async function storedSeqs(seqs: number[]): Promise<number> {
+async function storedEntries(acked: string[]): Promise<number> {
+  const pairs = acked.map((k) => [k.slice(0, k.lastIndexOf("#")), Number(k.slice(k.lastIndexOf("#") + 1))]);
   const r = await db.query<{ n: string }>(
-    "SELECT count(*) AS n FROM journal_entries WHERE seq = ANY($1::bigint[])",
-    [seqs],
+    "SELECT count(*) AS n FROM journal_entries e JOIN unnest($1::text[], $2::bigint[]) AS a(chain, seq) USING (chain, seq)",
+    [pairs.map((p) => p[0]), pairs.map((p) => p[1])],
   );
   return Number(r.rows[0]?.n);
 }
@@ -125,13 +137,18 @@ describe("three replicas from deploy/sidecar.yaml", () => {
     node(1).child.kill("SIGKILL");
     const answers = await Promise.all(load);
     expect((await node(1).exited).signal).toBe("SIGKILL");
-    const seqs = ackedSeqs(answers);
+    const seqs = ackedEntries(answers);
+    // Acknowledged by all three replicas, each on its own chain.
+    expect(new Set(seqs.map((k) => k.split("#")[0])).size).toBe(3);
     expect(answers.filter((a) => (a.body.result as { ok?: boolean } | undefined)?.ok).length).toBeGreaterThan(
       0,
     );
     expect(new Set(seqs).size).toBe(seqs.length);
-    expect(await storedSeqs(seqs)).toBe(seqs.length);
-    expect((await verifyChain()).ok).toBe(true);
+    expect(await storedEntries(seqs)).toBe(seqs.length);
+    const report = await verifyChain();
+    expect(report.ok, JSON.stringify(report)).toBe(true);
+    // The killed replica's chain is there, cut where it was killed, and still verifies.
+    expect(report.chains.map((c) => c.name)).toEqual(expect.arrayContaining(nodes.map((n) => nodeName(n))));
     nodes[1] = await startNode(dir, "b", dbUrl);
   });
 
@@ -165,9 +182,10 @@ describe("three replicas from deploy/sidecar.yaml", () => {
       }
       expect(last.status, JSON.stringify(last.body)).toBe(200);
     }
-    const seqs = ackedSeqs(answers);
-    expect(await storedSeqs(seqs)).toBe(seqs.length);
-    expect((await verifyChain()).ok).toBe(true);
+    const seqs = ackedEntries(answers);
+    expect(await storedEntries(seqs)).toBe(seqs.length);
+    const report = await verifyChain();
+    expect(report.ok, JSON.stringify(report)).toBe(true);
   });
 
   it("a quarantine entered on node A is enforced on node B: its open run once the notification arrives, and new runs", async () => {
