@@ -196,13 +196,20 @@ describe("verifyChains: chain names", () => {
     try {
       await observe(X, 1);
       await X.journal.append({ type: CHECKPOINT, body: { chain: "Y", heads: [] } });
+      await observe(X, 2);
       await observe(L, 1);
       await L.journal.append({ type: CHECKPOINT, body: { chain: "L", heads: [] } });
-      const f = failuresOf(await verify(files(await exported(X), await exported(L))));
+      const x = await exported(X);
+      const f = failuresOf(await verify(files(x, await exported(L))));
       expect(f).toMatchObject([
         { reason: "chain_name_mismatch", input: 0, chain: "X", seq: 3 },
         { reason: "chain_name_mismatch", input: 1, chain: "", seq: 2 },
       ]);
+      // A later entry broken too: the first fault in the chain is the one reported.
+      x[3] = { ...x[3]!, body: { observation_count: 7 } };
+      expect(failuresOf(await verify(files(x)))).toMatchObject([{ reason: "chain_name_mismatch", seq: 3 }]);
+      x[1] = { ...x[1]!, body: { observation_count: 7 } };
+      expect(failuresOf(await verify(files(x)))).toMatchObject([{ reason: "hash_mismatch", seq: 2 }]);
     } finally {
       await closeAll(X, L);
     }
