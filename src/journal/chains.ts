@@ -121,16 +121,18 @@ async function scanChain(
     summary,
     failure: { ...f, input: index, chain: name },
   });
-  if (!report.ok) return fail(report.failure);
-  if (scan.problem !== null) return fail(scan.problem);
-  if (input.name !== undefined && report.checked > 0 && scan.claimed !== input.name) {
-    const actual = scan.claimed === "" ? "the legacy global chain" : `chain ${quote(scan.claimed)}`;
+  // The first fault in the chain's order; what the tap saw counts only up to what verified.
+  const claimed = report.checked > 0 ? scan.claimed : null;
+  if (input.name !== undefined && claimed !== null && claimed !== input.name) {
+    const actual = claimed === "" ? "the legacy global chain" : `chain ${quote(claimed)}`;
     return fail({
       seq: 1,
       reason: "chain_name_mismatch",
       message: `given as chain ${quote(input.name)}, but entry 1 makes it ${actual}`,
     });
   }
+  if (scan.problem !== null && scan.problem.seq <= report.checked) return fail(scan.problem);
+  if (!report.ok) return fail(report.failure);
   return { input, index, scan, summary, failure: null };
 }
 
