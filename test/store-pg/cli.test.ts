@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openJournal } from "../../src/journal/index.js";
-import { PgJournalStore, SCHEMA_VERSION } from "../../src/store-pg/index.js";
+import { ChainCheckpointer, PgJournalStore, SCHEMA_VERSION } from "../../src/store-pg/index.js";
 import { runCli } from "../helpers/cli.js";
 import { type PostgresServer, startPostgres } from "../helpers/postgres.js";
 import { KEY } from "../journal/helpers.js";
@@ -55,6 +55,38 @@ describe("warden db", () => {
   });
 });
 
+/**
+ * Two replicas' chains as distributed mode writes them: a and b, each opened by its checkpoint;
+ * b appends, then a checkpoints (naming b's head, seq `named`), then b appends more.
+ */
+async function fleetJournal(): Promise<{ url: string; named: number }> {
+  const url = await freshDatabase(server.connectionString);
+  expect((await runCli("db", "migrate", "--url", url)).code).toBe(0);
+  const pool = poolOf(url);
+  const open = async (chain: string) => {
+    const journal = await openJournal({
+      store: new PgJournalStore(pool, { chain, node: chain, ownsPool: false }),
+      signer: KEY,
+    });
+    const checkpoints = new ChainCheckpointer({ pool, journal, chain, everyMs: 3_600_000 });
+    await checkpoints.start();
+    return { journal, checkpoints };
+  };
+  const a = await open("a");
+  const b = await open("b");
+  const note = (i: number) => ({ type: "ObservationsCollected", body: { observation_count: i } });
+  for (let i = 0; i < 4; i++) await b.journal.append(note(i));
+  await a.checkpoints.checkpoint();
+  const named = (await b.journal.head())!.seq;
+  for (let i = 0; i < 3; i++) await b.journal.append(note(i));
+  for (const r of [a, b]) {
+    await r.checkpoints.stop(false);
+    await r.journal.close();
+  }
+  await pool.end();
+  return { url, named };
+}
+
 describe("warden journal verify --url", () => {
   it("verifies the PostgreSQL chain, and fails on a row changed in the database", async () => {
     const url = await freshDatabase(server.connectionString);
@@ -73,6 +105,78 @@ describe("warden journal verify --url", () => {
     const bad = await runCli("journal", "verify", "--url", url, "--keys", pub, "--json");
     expect(bad.code).toBe(1);
     expect(JSON.parse(bad.out)).toMatchObject({ ok: false });
+  });
+
+  it("verifies every replica's chain together; export per chain verifies offline the same", async () => {
+    const { url } = await fleetJournal();
+    const ok = await runCli("journal", "verify", "--url", url, "--keys", pub, "--json");
+    expect(ok.code, ok.out + ok.err).toBe(0);
+    const report = JSON.parse(ok.out) as { chains: { name: string }[]; references: number };
+    expect(report.chains.map((c) => c.name)).toEqual(["a", "b"]);
+    expect(report.references).toBeGreaterThan(0);
+    const files = ["a", "b"].map((c) => join(dir, `${c}-${Date.now()}.jsonl`));
+    for (const [i, c] of ["a", "b"].entries()) {
+      const r = await runCli(
+        "journal",
+        "export",
+        "--url",
+        url,
+        "--chain",
+        c,
+        "--format",
+        "jsonl",
+        "--out",
+        files[i]!,
+      );
+      expect(r.code, r.err).toBe(0);
+    }
+    const offline = await runCli("journal", "verify", "--db", files[0]!, "--db", files[1]!, "--keys", pub);
+    expect(offline.code, offline.out).toBe(0);
+    expect(offline.out).toMatch(/2 chains/);
+  });
+
+  it("a replica's chain cut below what another chain's checkpoint saw fails --url (checkpoint_unmatched), though it verifies alone", async () => {
+    const { url, named } = await fleetJournal();
+    const pool = poolOf(url, 1);
+    // The insider cuts b's newest entries and moves its head row back: b is a valid chain alone.
+    await pool.query("DELETE FROM journal_entries WHERE chain = 'b' AND seq >= $1", [named]);
+    await pool.query(
+      "UPDATE journal_chains SET seq = e.seq, hash = e.hash FROM journal_entries e WHERE journal_chains.chain = 'b' AND e.chain = 'b' AND e.seq = $1",
+      [named - 1],
+    );
+    await pool.end();
+    const alone = await runCli("journal", "verify", "--url", url, "--chain", "b", "--keys", pub);
+    expect(alone.code, alone.out).toBe(0);
+    const all = await runCli("journal", "verify", "--url", url, "--keys", pub, "--json");
+    expect(all.code).toBe(1);
+    expect(JSON.parse(all.out).failures[0]).toMatchObject({ reason: "checkpoint_unmatched", chain: "b" });
+  });
+
+  it("a replica's chain deleted with its head row fails --url (chain_missing)", async () => {
+    const { url } = await fleetJournal();
+    const pool = poolOf(url, 1);
+    await pool.query("DELETE FROM journal_entries WHERE chain = 'b'");
+    await pool.query("DELETE FROM journal_chains WHERE chain = 'b'");
+    await pool.end();
+    const all = await runCli("journal", "verify", "--url", url, "--keys", pub, "--json");
+    expect(all.code).toBe(1);
+    expect(JSON.parse(all.out).failures[0]).toMatchObject({ reason: "chain_missing", chain: "b" });
+  });
+
+  it("refuses --expect-head over several chains, --chain without --url, an unknown chain, and export --url without --chain", async () => {
+    const { url } = await fleetJournal();
+    const head = join(dir, "head.json");
+    writeFileSync(head, "{}");
+    expect((await runCli("journal", "verify", "--url", url, "--keys", pub, "--expect-head", head)).code).toBe(
+      2,
+    );
+    expect((await runCli("journal", "verify", "--db", head, "--chain", "a", "--keys", pub)).code).toBe(2);
+    const unknown = await runCli("journal", "verify", "--url", url, "--chain", "z", "--keys", pub);
+    expect([unknown.code, unknown.err]).toEqual([
+      2,
+      expect.stringMatching(/no chain "z"; its chains: "a", "b"/),
+    ]);
+    expect((await runCli("journal", "export", "--url", url, "--format", "jsonl")).code).toBe(2);
   });
 
   it("refuses both --db and --url, and neither", async () => {

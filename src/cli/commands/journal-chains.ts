@@ -1,5 +1,6 @@
-// `warden journal verify --db FILE --db FILE …`: several per-replica chains (JSONL exports
-// or SQLite files) verified together with verifyChains (docs/journal.md, "Several chains").
+// `warden journal verify --db FILE --db FILE …` or `--url URL`: several per-replica chains
+// (JSONL exports or SQLite files, or every chain of a PostgreSQL journal) verified together
+// with verifyChains (docs/journal.md, "Several chains").
 // Also the name of a single chain, for the one-input output.
 import { availableParallelism } from "node:os";
 import type { Keyring } from "../../crypto/index.js";
@@ -78,8 +79,38 @@ export interface SeveralOptions {
   approvers: ApproverKeyring | undefined;
 }
 
-/** Verifies the files as chains of one journal; exit 1 unless every chain and reference checks. */
+/** Verifies the opened files (or a database's chains) as chains of one journal; exit 1 unless every chain and reference checks. */
 export async function verifySeveral(
+  files: readonly JournalFile[],
+  keyring: Keyring,
+  o: SeveralOptions,
+  ctx: CliContext,
+): Promise<void> {
+  const paths = files.map((f) => f.path);
+  let total = 0;
+  for (const f of files) total += await f.size();
+  const report = await verifyChains(
+    files.map((f) => ({ ...(f.name !== undefined ? { name: f.name } : {}), open: () => f.source() })),
+    keyring,
+    { workers: o.workers ?? (total >= LARGE ? availableParallelism() : 0) },
+  );
+  const approvals: Approvals[] = [];
+  if (o.approvers !== undefined) {
+    for (const [input, f] of files.entries()) {
+      const r = await verifyApprovalSignatures(f.entries(), o.approvers);
+      approvals.push({ input, path: f.path, report: r });
+    }
+  }
+  ctx.io.out(
+    o.json
+      ? `${JSON.stringify(jsonOf(report, paths, approvals), null, 2)}\n`
+      : chainsText(report, paths, approvals),
+  );
+  if (!report.ok || approvals.some((a) => !a.report.ok)) ctx.exitCode = EXIT.failed;
+}
+
+/** Opens the files, verifies them together, closes them. */
+export async function verifyFiles(
   paths: readonly string[],
   keyring: Keyring,
   o: SeveralOptions,
@@ -88,26 +119,7 @@ export async function verifySeveral(
   const files: JournalFile[] = [];
   try {
     for (const p of paths) files.push(openJournalFile(p));
-    let total = 0;
-    for (const f of files) total += await f.size();
-    const report = await verifyChains(
-      files.map((f) => ({ open: () => f.source() })),
-      keyring,
-      { workers: o.workers ?? (total >= LARGE ? availableParallelism() : 0) },
-    );
-    const approvals: Approvals[] = [];
-    if (o.approvers !== undefined) {
-      for (const [input, f] of files.entries()) {
-        const r = await verifyApprovalSignatures(f.entries(), o.approvers);
-        approvals.push({ input, path: f.path, report: r });
-      }
-    }
-    ctx.io.out(
-      o.json
-        ? `${JSON.stringify(jsonOf(report, paths, approvals), null, 2)}\n`
-        : chainsText(report, paths, approvals),
-    );
-    if (!report.ok || approvals.some((a) => !a.report.ok)) ctx.exitCode = EXIT.failed;
+    await verifySeveral(files, keyring, o, ctx);
   } finally {
     for (const f of files) await f.store?.close();
   }

@@ -2,7 +2,7 @@
 // header) or anything else as a JSONL export.
 import { closeSync, openSync, readSync } from "node:fs";
 import { CliError } from "../../contracts/index.js";
-import { type JournalSource, readJsonl, SqliteJournalStore } from "../../journal/index.js";
+import { type JournalSource, type JournalStore, readJsonl, SqliteJournalStore } from "../../journal/index.js";
 
 const SQLITE_MAGIC = "SQLite format 3\0";
 
@@ -43,9 +43,12 @@ export function countLines(path: string): number {
 
 /** One journal file opened for reading: its entries as often as asked, its size, and close. */
 export interface JournalFile {
+  /** How the output names it: the file's path, or a database chain's label. */
   path: string;
-  /** The store of a SQLite file; null for a JSONL export. */
-  store: SqliteJournalStore | null;
+  /** The chain's name as its container knows it (a database's chains); files have none. */
+  name?: string;
+  /** The store of a SQLite file or a database chain; null for a JSONL export. */
+  store: JournalStore | null;
   /** The file for a verifier: the store, or a fresh pass over the export's records. */
   source(): JournalSource;
   /** A fresh pass over the records. */

@@ -41,7 +41,13 @@ export const VERIFY_OPTIONS = defineOptions({
   },
   url: {
     flags: "--url <url>",
-    description: "instead of --db: the PostgreSQL journal of distributed mode (postgres://… or env:NAME)",
+    description:
+      "instead of --db: the PostgreSQL journal of distributed mode (postgres://… or env:NAME); every chain, verified together",
+    kind: "value",
+  },
+  chain: {
+    flags: "--chain <name>",
+    description: 'with --url: verify only this chain (a replica\'s node name; "" is the global chain)',
     kind: "value",
   },
   keys: {
@@ -69,7 +75,17 @@ export const VERIFY_OPTIONS = defineOptions({
 });
 
 export const EXPORT_OPTIONS = defineOptions({
-  db: db("journal database"),
+  db: { flags: "--db <file>", description: "journal database (or --url)", kind: "value" },
+  url: {
+    flags: "--url <url>",
+    description: "instead of --db: the PostgreSQL journal of distributed mode, with --chain",
+    kind: "value",
+  },
+  chain: {
+    flags: "--chain <name>",
+    description: 'with --url: the chain to export (a replica\'s node name; "" is the global chain)',
+    kind: "value",
+  },
   format: { flags: "--format <format>", description: "jsonl", kind: "value", required: true },
   out: { flags: "--out <file>", description: "write to a file instead of stdout", kind: "value" },
 });

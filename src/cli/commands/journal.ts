@@ -25,7 +25,7 @@ import {
 } from "../../journal/index.js";
 import { type CliContext, EXIT, readJsonFile } from "../io.js";
 import { addOptions } from "../options.js";
-import { chainNameOf, verifySeveral } from "./journal-chains.js";
+import { chainNameOf, verifyFiles } from "./journal-chains.js";
 import { countLines, isSqliteFile } from "./journal-files.js";
 import {
   APPEND_OPTIONS,
@@ -39,6 +39,7 @@ import {
   VERIFY_OPTIONS,
   type VerifyOpts,
 } from "./journal-options.js";
+import { openChainStore, verifyDatabase } from "./journal-pg.js";
 import { SUMMARY } from "./summaries.js";
 
 /** Above this many entries verification uses worker threads and shows progress. */
@@ -117,19 +118,40 @@ function verifyInputs(opts: VerifyOpts): string[] {
       "ERR_CLI_USAGE",
       "journal verify needs --db FILE (one or more) or --url URL, not both",
     );
-  if (opts.db.length > 1 && opts.expectHead !== undefined)
-    throw new CliError("ERR_CLI_USAGE", "--expect-head is the head of one chain: give one --db with it");
+  if (opts.chain !== undefined && opts.url === undefined)
+    throw new CliError("ERR_CLI_USAGE", "--chain picks a chain of the --url journal");
+  const several = opts.db.length > 1 || (opts.url !== undefined && opts.chain === undefined);
+  if (several && opts.expectHead !== undefined)
+    throw new CliError(
+      "ERR_CLI_USAGE",
+      "--expect-head is the head of one chain: give one --db, or --url with --chain NAME",
+    );
   return opts.db;
 }
 
-/** The store to verify: the PostgreSQL journal (--url), a SQLite file, or null for a JSONL export. */
+/** The store to verify: one chain of the PostgreSQL journal (--url --chain), a SQLite file, or null for a JSONL export. */
 async function verifyStore(opts: VerifyOpts): Promise<JournalStore | null> {
-  if (opts.url !== undefined) {
-    const { openPool, PgJournalStore } = await import("../../store-pg/index.js");
-    return new PgJournalStore(openPool({ kind: "postgres", url: opts.url, pool: { max: 2 } }));
-  }
+  if (opts.url !== undefined) return openChainStore(opts.url, opts.chain ?? "");
   const db = opts.db[0] ?? "";
   return isSqliteFile(db) ? SqliteJournalStore.open(db, { readonly: true }) : null;
+}
+
+/** What `journal export` reads: a SQLite file (--db) or one chain of the PostgreSQL journal (--url --chain). */
+async function exportStore(opts: ExportOpts): Promise<JournalStore> {
+  if ((opts.db === undefined) === (opts.url === undefined))
+    throw new CliError("ERR_CLI_USAGE", "journal export needs --db FILE or --url URL, not both");
+  if (opts.url === undefined) {
+    if (opts.chain !== undefined)
+      throw new CliError("ERR_CLI_USAGE", "--chain picks a chain of the --url journal");
+    return SqliteJournalStore.open(opts.db ?? "", { readonly: true });
+  }
+  // A distributed journal has a chain per replica: export each (`--chain`), verify them together.
+  if (opts.chain === undefined)
+    throw new CliError(
+      "ERR_CLI_USAGE",
+      'journal export --url needs --chain NAME (a replica\'s chain, or "" for the global chain)',
+    );
+  return openChainStore(opts.url, opts.chain);
 }
 
 /** What `journal verify` prints: the chain's report, then the approver check when asked for. */
@@ -219,8 +241,13 @@ export function registerJournal(program: Command, ctx: CliContext): void {
     }
     const files = verifyInputs(opts);
     const approvers = opts.approverKeys === undefined ? undefined : approverRing(opts.approverKeys);
+    const several = { workers, json: opts.json === true, approvers };
+    if (opts.url !== undefined && opts.chain === undefined) {
+      await verifyDatabase(opts.url, keyring, several, ctx);
+      return;
+    }
     if (files.length > 1) {
-      await verifySeveral(files, keyring, { workers, json: opts.json === true, approvers }, ctx);
+      await verifyFiles(files, keyring, several, ctx);
       return;
     }
     const file = files[0] ?? "";
@@ -267,7 +294,7 @@ export function registerJournal(program: Command, ctx: CliContext): void {
     EXPORT_OPTIONS,
   ).action(async (opts: ExportOpts) => {
     if (opts.format !== "jsonl") throw new CliError("ERR_CLI_USAGE", "--format must be jsonl");
-    const store = SqliteJournalStore.open(opts.db, { readonly: true });
+    const store = await exportStore(opts);
     try {
       if (opts.out === undefined) {
         await exportJsonl(store, (c) => ctx.io.out(c));

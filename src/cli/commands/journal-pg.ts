@@ -1,0 +1,58 @@
+// `warden journal verify|export --url URL`: the PostgreSQL journal of distributed mode. Its
+// chains (one per replica, and the legacy global chain "") are verified together by default
+// (verifyChains: each alone, names, checkpoint references); `--chain NAME` picks one chain,
+// verified or exported alone, as a SQLite file or a JSONL export is.
+import { CliError } from "../../contracts/index.js";
+import type { Keyring } from "../../crypto/index.js";
+import type { JournalStore } from "../../journal/index.js";
+import type { CliContext } from "../io.js";
+import { type SeveralOptions, verifySeveral } from "./journal-chains.js";
+import type { JournalFile } from "./journal-files.js";
+
+const label = (chain: string) => (chain === "" ? "postgres: global chain" : `postgres: chain ${chain}`);
+
+/** One chain of the database as a store that closes its own pool; a chain it does not hold is refused. */
+export async function openChainStore(url: string, chain: string): Promise<JournalStore> {
+  const { chainInputs, openPool, PgJournalStore } = await import("../../store-pg/index.js");
+  const pool = openPool({ kind: "postgres", url, pool: { max: 2 } });
+  try {
+    const names = (await chainInputs(pool)).map((c) => c.name ?? "");
+    if (!names.includes(chain))
+      throw new CliError(
+        "ERR_CLI_INPUT",
+        `the journal has no chain ${JSON.stringify(chain)}; its chains: ${names.map((n) => JSON.stringify(n)).join(", ") || "none"}`,
+      );
+  } catch (err) {
+    await pool.end().catch(() => undefined);
+    throw err;
+  }
+  return new PgJournalStore(pool, { chain });
+}
+
+/** Every chain of the database, verified together. */
+export async function verifyDatabase(
+  url: string,
+  keyring: Keyring,
+  o: SeveralOptions,
+  ctx: CliContext,
+): Promise<void> {
+  const { chainInputs, openPool, PgJournalStore } = await import("../../store-pg/index.js");
+  const pool = openPool({ kind: "postgres", url, pool: { max: 2 } });
+  try {
+    const files: JournalFile[] = (await chainInputs(pool)).map(({ name }) => {
+      const chain = name ?? "";
+      const store = new PgJournalStore(pool, { chain, ownsPool: false });
+      return {
+        path: label(chain),
+        name: chain,
+        store,
+        source: () => store,
+        entries: () => store.entries(),
+        size: () => store.count(),
+      };
+    });
+    await verifySeveral(files, keyring, o, ctx);
+  } finally {
+    await pool.end().catch(() => undefined);
+  }
+}
