@@ -23,6 +23,7 @@ import pg from "pg";
 import { generateKeyPair, saveKeyPair } from "../src/crypto/index.js";
 import { migrate } from "../src/store-pg/index.js";
 import { startPostgres } from "../test/helpers/postgres.js";
+import { journalAppendTable } from "./_cluster-journal.js";
 import {
   type AppendBreakdown,
   appendBreakdown,
@@ -297,7 +298,8 @@ function render(rows: Row[], sqlite: Row): string {
 const dir = mkdtempSync(join(tmpdir(), "warden-bench-cluster-"));
 const server = await startPostgres();
 try {
-  saveKeyPair(generateKeyPair("ed25519"), dir, { name: "journal" });
+  const journalKey = generateKeyPair("ed25519");
+  saveKeyPair(journalKey, dir, { name: "journal" });
   const dbUrl = server.connectionString;
   const admin = new pg.Pool({ connectionString: dbUrl, max: 1 });
   // The test server runs with fsync=off; a durable comparison with SQLite's fsync needs it on.
@@ -335,6 +337,8 @@ try {
     process.stdout.write(
       `### Distributed mode (${ROUNDS} rounds × ${SECONDS} s per case, ${CONNECTIONS} connections per sidecar, fsync on, load ${loadavg()[0]?.toFixed(1)})\n\n${render([insert, ...rows], rows[0] as Row)}\n`,
     );
+    // The sidecars stay idle meanwhile (their timers cost next to nothing).
+    process.stdout.write(`${await journalAppendTable(dbUrl, journalKey, ROUNDS, SECONDS)}\n`);
   } finally {
     for (const c of children) await stopChild(c);
   }
