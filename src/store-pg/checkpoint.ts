@@ -56,7 +56,7 @@ export interface CheckpointerOptions {
   chain: string;
   /** Period of the checkpoints (ms). */
   everyMs: number;
-  /** Called with an append's failure (the next tick tries again). */
+  /** Called with a periodic checkpoint's failure (the next tick tries again); default: a process warning. */
   onError?: (err: unknown) => void;
 }
 
@@ -77,8 +77,14 @@ export class ChainCheckpointer {
   /** The opening checkpoint (every head there is), then one every `everyMs`. */
   async start(): Promise<void> {
     await this.checkpoint(true);
+    const onError =
+      this.#o.onError ??
+      ((err: unknown) =>
+        process.emitWarning(`journal checkpoint of chain ${this.#o.chain} failed: ${(err as Error).message}`, {
+          code: "WARDEN_JOURNAL_CHECKPOINT",
+        }));
     this.#timer = setInterval(() => {
-      this.checkpoint().catch((err: unknown) => this.#o.onError?.(err));
+      this.checkpoint().catch(onError);
     }, this.#o.everyMs);
     this.#timer.unref();
   }
