@@ -2,6 +2,9 @@
 // contend for a head, each chain opens with a checkpoint naming it, later checkpoints name
 // the other chains' committed heads, and a database that had the one global chain keeps it
 // (chain "") through the migration. Real PostgreSQL (embedded).
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   CHECKPOINT,
@@ -12,6 +15,7 @@ import {
   sealEntry,
   verifyJournal,
 } from "../../src/journal/index.js";
+import { composeRuntime, type RuntimeConfig } from "../../src/runtime/index.js";
 import { ChainCheckpointer, listChains, migrate, PgJournalStore } from "../../src/store-pg/index.js";
 import { type PostgresServer, startPostgres } from "../helpers/postgres.js";
 import { KEY, keyringOf, RUN, TRACE } from "../journal/helpers.js";
@@ -218,6 +222,69 @@ describe("migration 5 keeps the global chain", () => {
       expect(await global.count()).toBe(3);
     } finally {
       await pool.end();
+    }
+  });
+});
+
+describe("the composed runtime on PostgreSQL", () => {
+  const POLICY =
+    "rules:\n  - { id: r, name: r, priority: 100, match: { toolClass: file, action: write }, decision: allow, reason: w }\n";
+
+  function config(url: string, node: string, journal?: { chains: "per-node" | "global" }): RuntimeConfig {
+    const dir = mkdtempSync(join(tmpdir(), "warden-chains-rt-"));
+    writeFileSync(join(dir, "policy.yaml"), POLICY);
+    return {
+      policy: [join(dir, "policy.yaml")],
+      journal: { path: join(dir, "journal.db"), signer: KEY },
+      gate: { principals: { "agent-1": { id: "agent-1", roles: ["agent"] } }, requireContract: false },
+      store: { kind: "postgres", url, node, ...(journal !== undefined ? { journal } : {}) },
+    };
+  }
+
+  it("appends to its own chain, opened by a checkpoint naming it, and closes with a last checkpoint", async () => {
+    const url = await migrated();
+    const other = await replica(url, "other");
+    await other.journal.append(note(1));
+    const rt = await composeRuntime(config(url, "r1"));
+    try {
+      expect(rt.journalChain).toBe("r1");
+      const first = await rt.store.get(1);
+      expect(first).toMatchObject({ type: CHECKPOINT, body: { chain: "r1" } });
+      const head = (await other.store.head())!;
+      expect((first!.body as CheckpointBody).heads).toEqual([
+        { chain: "other", seq: head.seq, hash: head.hash },
+      ]);
+      await other.journal.append(note(2));
+    } finally {
+      await rt.close();
+      await other.close();
+    }
+    const pool = poolOf(url, 1);
+    try {
+      const own = new PgJournalStore(pool, { chain: "r1", ownsPool: false });
+      const last = (await own.last())!;
+      // The other chain moved after the opening checkpoint: the closing one names its new head.
+      expect(last.type).toBe(CHECKPOINT);
+      expect((last.body as CheckpointBody).heads.map((h) => [h.chain, h.seq])).toEqual([["other", 2]]);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it("with chains: global appends to the one global chain, without checkpoints", async () => {
+    const url = await migrated();
+    const rt = await composeRuntime(config(url, "r2", { chains: "global" }));
+    try {
+      expect(rt.journalChain).toBeUndefined();
+      await rt.journal.append(note(1));
+      const pool = poolOf(url, 1);
+      try {
+        expect((await listChains(pool)).map((c) => [c.chain, c.seq])).toEqual([["", 1]]);
+      } finally {
+        await pool.end();
+      }
+    } finally {
+      await rt.close();
     }
   });
 });
