@@ -35,7 +35,9 @@ export interface DeferVerdict {
 /**
  * The shared copy of the held items (distributed mode). `stored` is called when an item is
  * held: a rejection cancels the hold (no row, no operator anywhere: the Gate denies, fail
- * closed). `ended` is called once its hold ends (released, denied, timed out, cancelled).
+ * closed). `ended` is called once, when the item has its answer (released, denied, timed
+ * out) or is cancelled: nobody can answer it any more, even while a released item still
+ * waits for the ones deferred before it in its run.
  */
 export interface DeferShare {
   stored(item: DeferredItem, timeoutMs: number): Promise<void>;
@@ -178,6 +180,7 @@ export class DeferQueue {
     if (!h || h.resolution) return;
     clearTimeout(h.timer);
     h.resolution = resolution;
+    this.#ended(id);
     this.#drain(h.item.runId);
   }
 
@@ -192,7 +195,7 @@ export class DeferQueue {
       const i = q.indexOf(id);
       if (i >= 0) q.splice(i, 1);
     }
-    this.#ended(id);
+    if (!h.resolution) this.#ended(id); // a resolved item's end was reported then
     h.release({ outcome: "cancelled" });
     this.#drain(h.item.runId);
   }
@@ -205,7 +208,6 @@ export class DeferQueue {
       if (!h?.resolution) break;
       q.shift();
       this.#held.delete(h.item.id);
-      this.#ended(h.item.id);
       h.release(h.resolution);
     }
     if (q.length === 0) this.#order.delete(runId);

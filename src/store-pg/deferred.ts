@@ -11,7 +11,8 @@
 //             poll every `pollMs`) it reads the verdict, checks it again itself and resolves
 //             the item in its DeferQueue, whose Gate journals the resolution there, once.
 // An item whose row could not be stored is cancelled (the Gate denies it: fail closed); a row
-// is deleted when its hold ends, so it cannot be answered late; a dead replica's rows expire.
+// is deleted once its item has its answer (or is cancelled), so it cannot be answered twice or
+// late, even by a replica whose clock is behind; a dead replica's rows expire.
 import type pg from "pg";
 import { z } from "zod";
 import {

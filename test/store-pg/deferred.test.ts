@@ -25,11 +25,15 @@ afterAll(async () => {
   await server?.stop();
 });
 
-/** Three replicas: each its DeferQueue shared through its own pool; no notifications (the poll alone applies). */
-function replicas(): { local: DeferQueue; shared: PgDeferQueue }[] {
+/**
+ * Three replicas: each its DeferQueue shared through its own pool; no notifications (the poll
+ * alone applies). `skewMs` sets B's clock behind the others'.
+ */
+function replicas(skewMs = 0): { local: DeferQueue; shared: PgDeferQueue }[] {
   return pools.map((p, i) => {
     const local = new DeferQueue();
-    const shared = new PgDeferQueue(p, { node: `n${i}`, local, pollMs: 50 });
+    const clock = i === 1 ? () => Date.now() - skewMs : Date.now;
+    const shared = new PgDeferQueue(p, { node: `n${i}`, local, pollMs: 50, clock });
     open.push(shared);
     return { local, shared };
   });
@@ -181,9 +185,30 @@ describe("deferred actions shared by three replicas", () => {
     expect(await b!.shared.release("d9", release)).toEqual({ ok: true });
     await pause(300);
     expect(order).toEqual([]);
+    // Answered, it waits for d8 on A, and no replica can answer it again meanwhile.
+    expect(await c!.shared.release("d9", { ...release, outcome: "deny" })).toMatchObject({
+      code: "ERR_APPROVAL_NOT_FOUND",
+    });
+    expect((await b!.shared.list()).map((d) => d.id)).not.toContain("d9");
     expect(await c!.shared.release("d8", release)).toEqual({ ok: true });
     await Promise.all([first, second]);
     expect(order).toEqual(["d8", "d9"]);
+  });
+
+  it("an action that timed out while an earlier one of its run is still held cannot be released, even by a replica whose clock is behind", async () => {
+    const [a, b] = replicas(5_000);
+    const ctl = new AbortController();
+    const first = a!.local.hold(item("d11", "run-waits"), 60_000, ctl.signal) as Promise<DeferResolution>;
+    const late = a!.local.hold(item("d12", "run-waits"), 200) as Promise<DeferResolution>;
+    await until(() => row("d11"));
+    await pause(400);
+    // d12 timed out; it waits for d11 on A, but its answer is given: the release is refused
+    // (its row went with its answer: B's clock, 5 s behind, still reads it as unexpired).
+    expect(await b!.shared.release("d12", release)).toMatchObject({ code: "ERR_APPROVAL_NOT_FOUND" });
+    expect((await b!.shared.list()).map((d) => d.id)).toEqual(["d11"]);
+    ctl.abort();
+    expect((await first).outcome).toBe("cancelled");
+    expect((await late).outcome).toBe("timeout");
   });
 
   it("a dead replica's rows are listed until their expiry, then neither listed nor answerable", async () => {
