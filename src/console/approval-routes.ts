@@ -26,11 +26,12 @@ const access = { config: { access: "none" as const } };
 const OUTCOMES = new Set(["approve", "deny", "modify"]);
 const MAX_JUSTIFICATION = 2000;
 
-function queueList(st: ConsoleState, s: ConsoleSession): Html {
+/** This replica's step-ups and the deferred actions (every replica's in distributed mode). */
+async function queueList(st: ConsoleState, s: ConsoleSession): Promise<Html> {
   const c = { runtime: st.o.runtime, base: st.base, csrfToken: s.csrfToken, approverId: s.principalId };
   const items = [
     ...st.o.runtime.approvals.pending().map((p) => approvalItem(p, c)),
-    ...st.o.runtime.gate.deferQueue.list().map((d) => deferredItem(d, c)),
+    ...(await st.o.runtime.deferredQueue.list()).map((d) => deferredItem(d, c)),
   ];
   return html`<ul id="queue" class="queue" aria-label="Pending approvals">${items}</ul>
 <p id="queue-empty" class="muted"${items.length > 0 ? html` hidden` : ""}>No pending approvals.</p>`;
@@ -98,7 +99,10 @@ function modifiedParameters(
   return parsed as Record<string, unknown>;
 }
 
-/** Releases or refuses a deferred action (not approver-signed: docs/identity.md). */
+/**
+ * Releases or refuses a deferred action (not approver-signed: docs/identity.md), held here or,
+ * in distributed mode, on another replica (its holder applies the verdict).
+ */
 async function releaseDeferred(
   st: ConsoleState,
   s: ConsoleSession,
@@ -112,12 +116,12 @@ async function releaseDeferred(
     throw await refuse("ERR_CONSOLE_FORM_INVALID", "a deferred action is released or denied");
   if (note.trim().length < 10 || note.length > MAX_JUSTIFICATION)
     throw await refuse("ERR_CONSOLE_FORM_INVALID", "justification must be 10 to 2000 characters");
-  const done = st.o.runtime.gate.deferQueue.resolve(d.id, {
+  const done = await st.o.runtime.deferredQueue.release(d.id, {
     outcome: outcome === "approve" ? "allow" : "deny",
-    by: s.principalId,
+    releaser: { id: s.principalId, roles: [...s.credentialRoles] },
     note,
   });
-  if (!done) throw await refuse("ERR_APPROVAL_NOT_FOUND", "no pending approval with that id");
+  if (!done.ok) throw await refuse(done.code, done.message);
   await audit(st.o.runtime.journal, {
     type: CONSOLE_EVENTS.approval,
     principalId: s.principalId,
@@ -144,14 +148,14 @@ export function approvalRoutes(c: FastifyInstance, st: ConsoleState): void {
     const ctx = viewContext(st, s);
     const body = html`<p id="key-status" class="key-status" role="status" data-csrf="${ctx.csrfToken}" data-approver-id="${s.principalId}" data-signing="${st.o.ring === undefined ? "off" : "required"}">Preparing this browser's signing key…</p>
 <p class="live" role="status" aria-live="polite" id="live-status"></p>
-${queueList(st, s)}`;
+${await queueList(st, s)}`;
     return sendHtml(reply, page({ base, title: "Approvals", signedIn: { ...s, pages: st.pages } }, body));
   });
 
   c.get("/approvals/queue", access, async (req, reply) => {
     const s = sessionOf(st, req);
     requireRole(s, ["approver"]);
-    return sendHtml(reply, queueList(st, s));
+    return sendHtml(reply, await queueList(st, s));
   });
 
   c.get("/approvals/events", access, async (req, reply) => {
@@ -184,7 +188,7 @@ function decideRoute(c: FastifyInstance, st: ConsoleState): void {
       return new WardenError(code as WardenErrorCode, message);
     };
     if (p === undefined) {
-      const d = st.o.runtime.gate.deferQueue.list().find((x) => x.id === id);
+      const d = await st.o.runtime.deferredQueue.find(id);
       if (d === undefined) throw await refuse("ERR_APPROVAL_NOT_FOUND", "no pending approval with that id");
       return releaseDeferred(st, s, d, form, refuse).then((body) =>
         sendHtml(

@@ -1,6 +1,7 @@
 // The live approval queue: server-sent events telling a signed-in approver's page that the
 // set of pending approvals changed (the page then reloads the queue fragment). One shared
-// ticker compares the pending ids; streams are bounded (`maxStreams`), each ends when its
+// ticker compares the pending ids (in distributed mode also every replica's deferred
+// actions, re-read every second); streams are bounded (`maxStreams`), each ends when its
 // session does, and all end when the server closes. An event carries a counter only.
 import type { FastifyReply } from "fastify";
 import { ConsoleError } from "../contracts/index.js";
@@ -10,6 +11,8 @@ import type { ConsoleSession } from "./sessions.js";
 
 const TICK_MS = 250;
 const HEARTBEAT_TICKS = 60;
+/** Every replica's deferred actions (distributed mode: a query) are re-read every 4 ticks. */
+const SHARED_TICKS = 4;
 
 interface Stream {
   readonly sessionId: string;
@@ -21,10 +24,34 @@ export interface LiveQueue {
   close(): void;
 }
 
-/** The pending step-ups and deferred actions, as one comparable string. */
+/** This replica's pending step-ups and deferred actions, as one comparable string. */
 function pendingIds(st: ConsoleState): string {
   const r = st.o.runtime;
   return [...r.approvals.pending().map((p) => p.id), ...r.gate.deferQueue.list().map((d) => d.id)].join(",");
+}
+
+/** The deferred actions of every replica (distributed mode), read in the background. */
+function sharedDeferred(st: ConsoleState): { ids(): string; refresh(): void } {
+  let ids = "";
+  let reading = false;
+  return {
+    ids: () => ids,
+    refresh() {
+      if (reading) return;
+      reading = true;
+      st.o.runtime.deferredQueue
+        .list()
+        .then(
+          (items) => {
+            ids = items.map((d) => d.id).join(",");
+          },
+          () => undefined, // unreadable now: the next refresh tries again
+        )
+        .finally(() => {
+          reading = false;
+        });
+    },
+  };
 }
 
 export function liveQueue(st: ConsoleState): LiveQueue {
@@ -33,6 +60,8 @@ export function liveQueue(st: ConsoleState): LiveQueue {
   let last = "";
   let version = 0;
   let ticks = 0;
+  const shared = sharedDeferred(st);
+  const current = () => `${pendingIds(st)}|${shared.ids()}`;
 
   const end = (x: Stream) => {
     streams.delete(x);
@@ -43,7 +72,8 @@ export function liveQueue(st: ConsoleState): LiveQueue {
     }
   };
   const tick = () => {
-    const ids = pendingIds(st);
+    if (ticks % SHARED_TICKS === 0) shared.refresh();
+    const ids = current();
     const changed = ids !== last;
     last = ids;
     if (changed) version++;
@@ -72,7 +102,8 @@ export function liveQueue(st: ConsoleState): LiveQueue {
       streams.add(x);
       reply.raw.on("close", () => end(x));
       if (timer === undefined) {
-        last = pendingIds(st);
+        shared.refresh();
+        last = current();
         timer = setInterval(tick, TICK_MS);
         timer.unref();
       }

@@ -33,7 +33,17 @@ export {
   requireContractByDefault,
 } from "./config.js";
 export { dareRunId, runTraceId, toolCategory } from "./dare-mapping.js";
-export { DeferQueue, type DeferResolution, type DeferredItem } from "./defer.js";
+export {
+  checkRelease,
+  DEFER_NOT_FOUND,
+  DeferQueue,
+  type DeferResolution,
+  type DeferredItem,
+  type DeferredQueue,
+  type DeferShare,
+  type DeferVerdict,
+  localDeferredQueue,
+} from "./defer.js";
 export {
   applyDrift,
   DEFAULT_CUMULATIVE_THRESHOLDS,

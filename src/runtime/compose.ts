@@ -28,10 +28,12 @@ import {
   type ApprovalQueue,
   type Approvals,
   DeferQueue,
+  type DeferredQueue,
   Gate,
   type GatePolicy,
   InProcessApprovals,
   localApprovalQueue,
+  localDeferredQueue,
 } from "../gate/index.js";
 import type { CapabilityService, IssuedCapability } from "../identity/capabilities/index.js";
 import {
@@ -51,7 +53,7 @@ import { grantCapability, openCapabilities, type RuntimeGrant } from "./capabili
 import type { RuntimeConfig, RuntimeDeps } from "./config.js";
 import { loadContracts } from "./contracts.js";
 import { type DelegatedRunRequest, DelegatedRuns, startDelegatedRun } from "./delegation.js";
-import { fleetRate, sharedApprovals } from "./distributed.js";
+import { fleetRate, sharedApprovals, sharedDeferrals } from "./distributed.js";
 import { evictedBody, RUN_EVICTED_EVENT, registerRuntimeEventTypes } from "./events.js";
 import { composeExecutors, type RuntimeExecutors } from "./executors.js";
 import { messagingFor, type RuntimeMessaging } from "./messages.js";
@@ -77,6 +79,11 @@ export interface Runtime {
    * (a verdict given here resumes the call waiting on the replica that holds it).
    */
   readonly approvalQueue: ApprovalQueue;
+  /**
+   * The operators' deferred actions: this replica's, or in distributed mode every replica's
+   * (a release given here is applied by the replica that holds the call).
+   */
+  readonly deferredQueue: DeferredQueue;
   readonly policy: GatePolicy;
   readonly signer: KeyPair;
   /** The registry the trust store admitted (undefined when no contract directory is configured). */
@@ -436,6 +443,7 @@ async function wire(
   const gatePolicy = apae === undefined ? policy : apae.observe(policy);
   let gate: Gate;
   let messages: RuntimeMessaging;
+  let sharedDefer: Awaited<ReturnType<typeof sharedDeferrals>>;
   try {
     gate = gateFor(
       config,
@@ -443,10 +451,12 @@ async function wire(
       { journal, sessions, approvals: shared ?? approvals, capabilities, ceilings, clock, apae },
       loaded.registry,
     );
+    sharedDefer = await sharedDeferrals(o.node, gate.deferQueue, clock);
     messages = messagingFor(config, { policy, journal, sessions, clock, sharedNonces: o.node?.nonces });
   } catch (err) {
     await apae?.close();
     await shared?.close();
+    await sharedDefer?.close();
     throw err;
   }
   const stopBreakers = journalBreakerTransitions(breakers, journal);
@@ -459,6 +469,7 @@ async function wire(
     sessions,
     approvals,
     approvalQueue: shared?.queue() ?? localApprovalQueue(approvals),
+    deferredQueue: sharedDefer?.queue() ?? localDeferredQueue(gate.deferQueue),
     policy,
     signer: config.journal.signer,
     contracts: loaded.registry,
@@ -487,6 +498,7 @@ async function wire(
         stopBreakers();
         runs.stop();
         await shared?.close();
+        await sharedDefer?.close();
         await executors.close();
         await apae?.close();
         await sessions.principals.flush();

@@ -1,10 +1,17 @@
 // Distributed mode's wiring at the composition root (docs/distributed.md): the approval
-// queue in PostgreSQL over this replica's own queue, and the rate ledger that counts a
+// queue and the deferred actions in PostgreSQL over this replica's own queues, and the rate ledger that counts a
 // principal's calls per minute across replicas. Runs across replicas: shared-runs.ts.
 import { type ContextConfig, MemoryBudgetLedger } from "../context/index.js";
 import type { PrincipalId } from "../contracts/index.js";
-import type { InProcessApprovals } from "../gate/index.js";
-import { APPROVAL_CHANNEL, FleetRateLedger, PgApprovalQueue, type PgNode } from "../store-pg/index.js";
+import type { DeferQueue, InProcessApprovals } from "../gate/index.js";
+import {
+  APPROVAL_CHANNEL,
+  DEFER_CHANNEL,
+  FleetRateLedger,
+  PgApprovalQueue,
+  PgDeferQueue,
+  type PgNode,
+} from "../store-pg/index.js";
 import type { RuntimeConfig } from "./config.js";
 
 /** Distributed mode: the approval queue in PostgreSQL, over this replica's own queue. */
@@ -21,6 +28,28 @@ export async function sharedApprovals(
     ...(node.approvalPollMs !== undefined ? { pollMs: node.approvalPollMs } : {}),
   });
   await q.listen((onPayload) => node.listen(APPROVAL_CHANNEL, onPayload));
+  return q;
+}
+
+/** Distributed mode: the deferred actions in PostgreSQL, over this replica's DeferQueue. */
+export async function sharedDeferrals(
+  node: PgNode | undefined,
+  local: DeferQueue,
+  clock: () => number,
+): Promise<PgDeferQueue | undefined> {
+  if (node === undefined) return undefined;
+  const q = new PgDeferQueue(node.pool, {
+    node: node.node,
+    local,
+    clock,
+    ...(node.approvalPollMs !== undefined ? { pollMs: node.approvalPollMs } : {}),
+  });
+  try {
+    await q.listen((onPayload) => node.listen(DEFER_CHANNEL, onPayload));
+  } catch (err) {
+    await q.close();
+    throw err;
+  }
   return q;
 }
 

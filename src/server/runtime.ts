@@ -91,6 +91,8 @@ export interface SidecarRuntime {
   ensureRun: Runtime["ensureRun"];
   /** The operators' step-up queue (every replica's in distributed mode; Runtime.approvalQueue). */
   readonly approvalQueue: Runtime["approvalQueue"];
+  /** The operators' deferred actions (every replica's in distributed mode; Runtime.deferredQueue). */
+  readonly deferredQueue: Runtime["deferredQueue"];
   /** Issues a capability token for an open run, journaled (see Runtime.grant). */
   grant: Runtime["grant"];
   /** Waits for queued journal appends, then closes the store. Idempotent. */
@@ -270,6 +272,7 @@ export async function openSidecarRuntime(
     gate: rt.gate,
     approvals: rt.approvals,
     approvalQueue: rt.approvalQueue,
+    deferredQueue: rt.deferredQueue,
     journal: rt.journal,
     store: rt.store,
     signer,

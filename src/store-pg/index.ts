@@ -2,7 +2,7 @@
 // migrations and the start check, the journal (a chain per replica with cross-chain
 // checkpoints, or the one global chain), and the stateful
 // stores every replica must share (principal state, budgets and reservations with
-// capability use counts, message nonces, trust tables, AgentPin and MCP tool TOFU pins, the ECT
+// capability use counts, the step-up and deferred queues, message nonces, trust tables, AgentPin and MCP tool TOFU pins, the ECT
 // ledger's jti index), each with atomic SQL.
 export { APPROVAL_CHANNEL, type PgApprovalOptions, PgApprovalQueue } from "./approvals.js";
 export {
@@ -22,6 +22,7 @@ export {
   sslOf,
   storeError,
 } from "./connect.js";
+export { DEFER_CHANNEL, type PgDeferOptions, PgDeferQueue } from "./deferred.js";
 export { PgEctIndex } from "./ect-index.js";
 export { FleetRateLedger } from "./fleet-rate.js";
 export { type PgJournalOptions, PgJournalStore } from "./journal-store.js";

@@ -181,6 +181,25 @@ ALTER TABLE journal_entries ADD COLUMN chain text NOT NULL DEFAULT '';
 ALTER TABLE journal_entries DROP CONSTRAINT journal_entries_pkey;
 ALTER TABLE journal_entries ADD PRIMARY KEY (chain, seq);`,
   },
+  {
+    // Numbered after the migrations of the branches merged before it (the integrator renumbers).
+    version: 6,
+    description: "deferred: the deferred actions (defer) every replica lists and answers",
+    sql: `
+CREATE TABLE deferred (
+  id           text PRIMARY KEY,
+  decision_id  text NOT NULL,
+  run_id       text NOT NULL,
+  principal_id text,
+  node         text NOT NULL,
+  item         text NOT NULL,
+  expires_at   bigint NOT NULL,
+  verdict      text,
+  decided_by   text,
+  decided_at   bigint
+);
+CREATE INDEX deferred_open ON deferred (expires_at) WHERE verdict IS NULL;`,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -25,7 +25,7 @@ export interface PgNodeConfig extends PgStoreConfig {
   node?: string;
   /** Run leases: how long a renewal keeps a run this replica's, and the clock margin (runs.ts). */
   runs?: { leaseMs?: number; marginMs?: number };
-  /** Polling period of the shared approval queue when notifications are lost (default 1 s). */
+  /** Polling period of the shared approval and deferred queues when notifications are lost (default 1 s). */
   approvalPollMs?: number;
   /**
    * The journal's chains: `per-node` (default) — this replica appends to its own chain, named
@@ -38,7 +38,7 @@ export interface PgNodeConfig extends PgStoreConfig {
 export interface PgNode {
   readonly pool: pg.Pool;
   readonly node: string;
-  /** `approvalPollMs` as configured (the shared approval queue's catch-up period). */
+  /** `approvalPollMs` as configured (the shared approval and deferred queues' catch-up period). */
   readonly approvalPollMs: number | undefined;
   readonly journal: PgJournalStore;
   /**

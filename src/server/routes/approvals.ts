@@ -1,9 +1,10 @@
 // Approvals (operators): the pending step-ups and deferred actions, and the verdict on
 // one. Approvers see the structured action only (views.ts): never the model's rationale
 // nor the original request, which can carry instructions aimed at the approver. With
-// approver keys configured, a step-up verdict carries the approver's own signature.
+// approver keys configured, a step-up verdict carries the approver's own signature; a
+// deferred action is released or denied by an approver other than its principal (unsigned).
 import type { FastifyInstance } from "fastify";
-import type { ApprovalVerdict } from "../../gate/index.js";
+import { type ApprovalVerdict, checkRelease } from "../../gate/index.js";
 import { identityOf } from "../auth-plugin.js";
 import { ApiError } from "../errors.js";
 import { AUTH_ERRORS, BODY_ERRORS, mount, type RouteSpec } from "../route.js";
@@ -52,29 +53,34 @@ export const APPROVAL_DECIDE = {
 type Decided = Exclude<ApprovalVerdict, { outcome: "timeout" } | { outcome: "cancelled" }>;
 
 export function approvalRoutes(app: FastifyInstance, ctx: RouteContext): void {
-  const { gate, approvalQueue } = ctx.runtime;
+  const { approvalQueue, deferredQueue } = ctx.runtime;
 
-  // Step-ups of every replica in distributed mode (src/store-pg approvals.ts); deferred
-  // actions are this replica's.
+  // Step-ups and deferred actions of every replica in distributed mode (src/store-pg
+  // approvals.ts, deferred.ts).
   mount(app, APPROVAL_LIST, async () => ({
-    pending: [...(await approvalQueue.list()).map(stepUpView), ...gate.deferQueue.list().map(deferredView)],
+    pending: [
+      ...(await approvalQueue.list()).map(stepUpView),
+      ...(await deferredQueue.list()).map(deferredView),
+    ],
   }));
 
   mount(app, APPROVAL_DECIDE, async (req, _reply, { params, body }) => {
     const who = identityOf(req);
     const { id } = params;
     const approver = { id: who.id, roles: [...who.roles] };
-    if (gate.deferQueue.list().some((d) => d.id === id)) {
-      if (!who.roles.includes("approver"))
-        throw new ApiError("ERR_APPROVAL_FORBIDDEN", "approver lacks role approver");
+    // A deferred action held here or, in distributed mode, on another replica.
+    const deferred = await deferredQueue.find(id);
+    if (deferred !== undefined) {
+      const allowed = checkRelease(deferred, approver, body.justification);
+      if (!allowed.ok) throw new ApiError(allowed.code, allowed.message);
       if (body.outcome === "modify")
         throw new ApiError("ERR_APPROVAL_INVALID", "a deferred action cannot be modified");
-      const done = gate.deferQueue.resolve(id, {
+      const r = await deferredQueue.release(id, {
         outcome: body.outcome === "approve" ? "allow" : "deny",
-        by: who.id,
+        releaser: approver,
         note: body.justification,
       });
-      if (!done) throw new ApiError("ERR_APPROVAL_NOT_FOUND", "no pending approval with that id");
+      if (!r.ok) throw new ApiError(r.code, r.message);
       return { ok: true, id, outcome: body.outcome };
     }
     const s = body.signature;
