@@ -80,9 +80,12 @@ export class ChainCheckpointer {
     const onError =
       this.#o.onError ??
       ((err: unknown) =>
-        process.emitWarning(`journal checkpoint of chain ${this.#o.chain} failed: ${(err as Error).message}`, {
-          code: "WARDEN_JOURNAL_CHECKPOINT",
-        }));
+        process.emitWarning(
+          `journal checkpoint of chain ${this.#o.chain} failed: ${(err as Error).message}`,
+          {
+            code: "WARDEN_JOURNAL_CHECKPOINT",
+          },
+        ));
     this.#timer = setInterval(() => {
       this.checkpoint().catch(onError);
     }, this.#o.everyMs);
