@@ -111,6 +111,8 @@ export interface Runtime {
    * owner node) / ERR_RUNTIME_STORE_UNAVAILABLE. A no-op without `store`.
    */
   ensureRun(runId: string, principalId: string): Promise<void>;
+  /** ensureRun for operators' routes, which name a run without its principal (SharedRuns.ensureAny). */
+  ensureRunAny(runId: string): Promise<void>;
   /** Verifies capability tokens (the Gate's checker); signs with the journal key. */
   readonly capabilities: CapabilityService;
   /**
@@ -484,6 +486,7 @@ async function wire(
     agentpin,
     startRun: (principalId, options) => runs.start(principalId, options),
     ensureRun: (runId, principalId) => runs.ensure(runId, principalId),
+    ensureRunAny: (runId) => runs.ensureAny(runId),
     capabilities,
     grant: (runId, grant, grantedBy = "runtime") =>
       grantCapability({ service: capabilities, sessions, journal }, runId, grant, grantedBy),

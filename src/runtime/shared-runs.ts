@@ -23,6 +23,11 @@ export interface SharedRuns {
    * ERR_RUN_ELSEWHERE / ERR_RUNTIME_STORE_UNAVAILABLE.
    */
   ensure(runId: string, principalId: string): Promise<void>;
+  /**
+   * `ensure` for an operator's route, which names a run without its principal: the run's
+   * principal is looked up here or in the registry (nothing happens for an unknown run).
+   */
+  ensureAny(runId: string): Promise<void>;
   /** A run this replica evicted or ended: no replica serves or adopts it again. */
   gone(runId: string): void;
   stop(): void;
@@ -43,6 +48,7 @@ export function sharedRuns(parts: SharedRunParts): SharedRuns {
     return {
       start: (principalId, options) => sessions.startRun(principalId, options),
       ensure: async () => undefined,
+      ensureAny: async () => undefined,
       gone: () => undefined,
       stop: () => undefined,
     };
@@ -72,6 +78,11 @@ export function sharedRuns(parts: SharedRunParts): SharedRuns {
     async ensure(runId, principalId) {
       await ensureRun(registry, { sessions, journal, owned }, runId, principalId);
       await fleet?.admit(principalId, clock());
+    },
+    async ensureAny(runId) {
+      const principalId = sessions.get(runId)?.principalId ?? (await registry.principalOf(runId));
+      if (principalId !== undefined)
+        await ensureRun(registry, { sessions, journal, owned }, runId, principalId);
     },
     gone(runId) {
       owned.delete(runId);

@@ -89,6 +89,8 @@ export interface SidecarRuntime {
   startRun(principalId: string, options?: StartRunOptions): Promise<Session>;
   /** Distributed mode: the run is servable here, adopted, or ERR_RUN_ELSEWHERE (Runtime.ensureRun). */
   ensureRun: Runtime["ensureRun"];
+  /** The same for operators' routes, which name a run without its principal. */
+  ensureRunAny: Runtime["ensureRunAny"];
   /** The operators' step-up queue (every replica's in distributed mode; Runtime.approvalQueue). */
   readonly approvalQueue: Runtime["approvalQueue"];
   /** The operators' deferred actions (every replica's in distributed mode; Runtime.deferredQueue). */
@@ -290,6 +292,7 @@ export async function openSidecarRuntime(
     consoleKeys,
     startRun: (principalId, options) => rt.startRun(principalId, options),
     ensureRun: (runId, principalId) => rt.ensureRun(runId, principalId),
+    ensureRunAny: (runId) => rt.ensureRunAny(runId),
     grant: (runId, grant, grantedBy) => rt.grant(runId, grant, grantedBy),
     memory,
     close: async () => {

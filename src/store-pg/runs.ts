@@ -140,6 +140,19 @@ export class PgRunRegistry {
     }
   }
 
+  /** The principal an open (not ended) run is bound to, or undefined (operators' routes locate runs by id). */
+  async principalOf(runId: string): Promise<string | undefined> {
+    try {
+      const r = await this.#pool.query<{ principal_id: string }>(
+        "SELECT principal_id FROM runs WHERE run_id = $1 AND NOT ended",
+        [runId],
+      );
+      return r.rows[0]?.principal_id;
+    } catch (err) {
+      throw storeError("run registry", err);
+    }
+  }
+
   /**
    * Where a run this replica does not hold lives, for this principal; adopts it when its
    * owner's lease expired (or the owner is this replica, restarted).

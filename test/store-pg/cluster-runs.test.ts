@@ -110,6 +110,27 @@ describe("runs shared by three replicas", () => {
     expect(row.rows[0]).toEqual({ principal_id: "demo-agent", node: nodeName(node(0)) });
   });
 
+  it("run-scoped routes do not serve another replica's run either: state, grants, a child run and memory answer 421 naming the owner", async () => {
+    const runId = await startRun(node(0), AGENT);
+    const owner = { code: "ERR_RUN_ELSEWHERE", details: { node: nodeName(node(0)) } };
+    const state = await call(node(1).url, `/v1/runs/${runId}`, AGENT);
+    expect([state.status, state.body.error]).toEqual([421, expect.objectContaining(owner)]);
+    const asOperator = await call(node(2).url, `/v1/runs/${runId}`, OPERATOR);
+    expect([asOperator.status, asOperator.body.error]).toEqual([421, expect.objectContaining(owner)]);
+    const grant = await call(node(1).url, `/v1/runs/${runId}/capabilities`, OPERATOR, {
+      tool: "echo",
+      maxUses: 1,
+    });
+    expect([grant.status, grant.body.error]).toEqual([421, expect.objectContaining(owner)]);
+    const child = await call(node(2).url, "/v1/runs", AGENT, { parentRun: runId });
+    expect([child.status, child.body.error]).toEqual([421, expect.objectContaining(owner)]);
+    // Another principal learns nothing about the run on any replica (no ownership oracle).
+    for (const i of [0, 1]) expect((await call(node(i).url, `/v1/runs/${runId}`, AGENT_3)).status).toBe(404);
+    // The owner serves all of them.
+    expect((await call(node(0).url, `/v1/runs/${runId}`, AGENT)).status).toBe(200);
+    expect((await call(node(0).url, "/v1/runs", AGENT, { parentRun: runId })).status).toBe(201);
+  });
+
   it("a single-use capability token presented to all three nodes at once is used exactly once", async () => {
     const runId = await startRun(node(0), AGENT);
     const grant = await call(node(0).url, `/v1/runs/${runId}/capabilities`, OPERATOR, {

@@ -72,7 +72,14 @@ export const CAPABILITY_GRANT = {
   response: { name: "CapabilityGrantResponse", schema: CapabilityGrantResponse },
   status: 201,
   description: "The token and its terms",
-  errors: [...AUTH_ERRORS, ...BODY_ERRORS, "ERR_SERVER_RUN_NOT_FOUND", "ERR_CAPABILITY_GRANT_INVALID"],
+  errors: [
+    ...AUTH_ERRORS,
+    ...BODY_ERRORS,
+    "ERR_SERVER_RUN_NOT_FOUND",
+    "ERR_CAPABILITY_GRANT_INVALID",
+    "ERR_RUN_ELSEWHERE",
+    "ERR_RUNTIME_STORE_UNAVAILABLE",
+  ],
 } as const satisfies RouteSpec;
 
 export function capabilityRoutes(app: FastifyInstance, ctx: RouteContext): void {
@@ -80,6 +87,8 @@ export function capabilityRoutes(app: FastifyInstance, ctx: RouteContext): void 
     const who = identityOf(req);
     if (!who.roles.includes(GRANTOR_ROLE))
       throw new ApiError("ERR_AUTH_FORBIDDEN", `granting capabilities needs the ${GRANTOR_ROLE} role`);
+    // Distributed mode: granted by the run's owner (421 names it), or here once adopted.
+    await ctx.runtime.ensureRunAny(params.id);
     if (ctx.runtime.sessions.get(params.id) === undefined)
       throw new ApiError("ERR_SERVER_RUN_NOT_FOUND", "no such run");
     const issued = await ctx.runtime.grant(

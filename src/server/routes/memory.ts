@@ -56,6 +56,8 @@ const AGENT_ERRORS = [
   ...AUTH_ERRORS,
   ...BODY_ERRORS,
   "ERR_RUN_UNKNOWN",
+  "ERR_RUN_ELSEWHERE",
+  "ERR_RUNTIME_STORE_UNAVAILABLE",
   "ERR_SERVER_NO_EXECUTOR",
   "ERR_MEMORY_DENIED",
   "ERR_MEMORY_STORE",
@@ -154,8 +156,10 @@ function answer<T>(r: MemoryResult<T>) {
 
 export function memoryRoutes(app: FastifyInstance, ctx: RouteContext): void {
   // The caller is the credential's principal, in a run the runtime started for it.
-  const caller = (req: Parameters<typeof identityOf>[0], runId: string) => {
+  const caller = async (req: Parameters<typeof identityOf>[0], runId: string) => {
     const who = identityOf(req);
+    // Distributed mode: the run's owner serves it (421 names it), adopted here when it is gone.
+    await ctx.runtime.ensureRun(runId, who.id);
     ctx.runtime.sessions.run(runId, who.id);
     return { principalId: who.id, runId };
   };
@@ -163,17 +167,17 @@ export function memoryRoutes(app: FastifyInstance, ctx: RouteContext): void {
     const fw = firewall(ctx);
     const input = { content: body.content, classification: body.classification };
     const scoped = body.scope !== undefined ? { ...input, scope: body.scope } : input;
-    const r = answer(await fw.write(caller(req, body.runId), scoped));
+    const r = answer(await fw.write(await caller(req, body.runId), scoped));
     return reply.code(201).send(r);
   });
   mount(app, MEMORY_READ, async (req, _reply, { body }) =>
-    answer(await firewall(ctx).read(caller(req, body.runId), body.id)),
+    answer(await firewall(ctx).read(await caller(req, body.runId), body.id)),
   );
   mount(app, MEMORY_SEARCH, async (req, _reply, { body }) =>
-    answer(await firewall(ctx).search(caller(req, body.runId), body.query, body.limit ?? 10)),
+    answer(await firewall(ctx).search(await caller(req, body.runId), body.query, body.limit ?? 10)),
   );
   mount(app, MEMORY_DELETE, async (req, _reply, { body }) =>
-    answer(await firewall(ctx).delete(caller(req, body.runId), body.id)),
+    answer(await firewall(ctx).delete(await caller(req, body.runId), body.id)),
   );
   const readers = (list: { runId: string; principalId: string; at: number }[]) =>
     list.map((r) => ({ runId: r.runId, principalId: r.principalId, at: isoTime(r.at) }));

@@ -24,6 +24,7 @@ export const RUN_CREATE = {
     ...AUTH_ERRORS,
     ...BODY_ERRORS,
     "ERR_RUN_UNKNOWN",
+    "ERR_RUN_ELSEWHERE",
     "ERR_RUN_LIMIT",
     "ERR_SERVER_SHUTTING_DOWN",
     "ERR_TRUST_QUARANTINED",
@@ -39,7 +40,13 @@ export const RUN_STATE = {
   params: RunIdParam,
   response: { name: "RunStateResponse", schema: RunStateResponse },
   description: "Run state",
-  errors: [...AUTH_ERRORS, "ERR_SERVER_REQUEST_INVALID", "ERR_SERVER_RUN_NOT_FOUND"],
+  errors: [
+    ...AUTH_ERRORS,
+    "ERR_SERVER_REQUEST_INVALID",
+    "ERR_SERVER_RUN_NOT_FOUND",
+    "ERR_RUN_ELSEWHERE",
+    "ERR_RUNTIME_STORE_UNAVAILABLE",
+  ],
 } as const satisfies RouteSpec;
 
 function runState(session: Session): Record<string, unknown> {
@@ -68,6 +75,9 @@ export function runRoutes(app: FastifyInstance, ctx: RouteContext): void {
     const who = identityOf(req);
     const parentRun = body.parentRun;
     refuseTrustQuarantined(ctx, who.id);
+    // Distributed mode: a child starts where its parent run is served (421 names it; adopted
+    // here when its owner is gone), so it inherits the parent's taint.
+    if (parentRun !== undefined) await ctx.runtime.ensureRun(parentRun, who.id);
     // The runtime loads the principal's persisted state (quarantine) before the run opens.
     const session = await ctx.runtime.startRun(who.id, parentRun !== undefined ? { parentRun } : {});
     void reply.code(201);
@@ -80,6 +90,9 @@ export function runRoutes(app: FastifyInstance, ctx: RouteContext): void {
 
   mount(app, RUN_STATE, async (req, _reply, { params }) => {
     const who = identityOf(req);
+    // Distributed mode: served by its owner (421 names it), adopted here when the owner is gone.
+    if (who.kind === "agent") await ctx.runtime.ensureRun(params.id, who.id);
+    else await ctx.runtime.ensureRunAny(params.id);
     const session = sessions.get(params.id);
     // Another principal's run is indistinguishable from a missing one.
     if (session === undefined || (who.kind === "agent" && session.principalId !== who.id)) {
