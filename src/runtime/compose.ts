@@ -44,7 +44,7 @@ import {
 } from "../journal/index.js";
 import { loadPolicyBundle } from "../policy/index.js";
 import { type ChainCheckpointer, type FleetRateLedger, openPgNode, type PgNode } from "../store-pg/index.js";
-import type { ContractRegistry, TrustStore } from "../tools/index.js";
+import type { ContractRegistry, SharedPins, TrustStore } from "../tools/index.js";
 import { AgentPinAuthenticator } from "./agentpin.js";
 import { openApae, type RuntimeApae } from "./apae.js";
 import { grantCapability, openCapabilities, type RuntimeGrant } from "./capabilities.js";
@@ -96,6 +96,8 @@ export interface Runtime {
   readonly messages: RuntimeMessaging;
   /** Verifies AgentPin credentials as principals (when `identity.agentpin` is configured). */
   readonly agentpin: AgentPinAuthenticator | undefined;
+  /** Distributed mode: the hook source TOFU pins every replica shares; undefined on one node. */
+  readonly hookSourcePins: SharedPins | undefined;
   /** Starts a run bound to an authenticated principal (loads its persisted state first). */
   startRun(principalId: string, options?: StartRunOptions): Promise<Session>;
   /**
@@ -384,7 +386,7 @@ async function wire(
   o: Opened,
 ): Promise<Runtime> {
   const { journal, store } = o;
-  const loaded = await loadContracts(config.contracts, journal);
+  const loaded = await loadContracts(config.contracts, journal, o.node?.tofuPins.forKind("schemapin"));
   const breakers = new BreakerRegistry(config.breaker ?? {});
   const executorDeps = executorDepsFor(config, policy, journal, breakers, deps);
   const executors = composeExecutors(config.executors, executorDeps, o.node?.mcpPins);
@@ -471,6 +473,7 @@ async function wire(
     apae,
     messages,
     agentpin,
+    hookSourcePins: o.node?.tofuPins.forKind("hook-source"),
     startRun: (principalId, options) => runs.start(principalId, options),
     ensureRun: (runId, principalId) => runs.ensure(runId, principalId),
     capabilities,

@@ -181,6 +181,19 @@ ALTER TABLE journal_entries ADD COLUMN chain text NOT NULL DEFAULT '';
 ALTER TABLE journal_entries DROP CONSTRAINT journal_entries_pkey;
 ALTER TABLE journal_entries ADD PRIMARY KEY (chain, seq);`,
   },
+  {
+    version: 6,
+    description: "SchemaPin contract-key pins and hook source pins (TOFU), shared by every replica",
+    sql: `
+CREATE TABLE tofu_pins (
+  kind        text NOT NULL CHECK (kind IN ('schemapin', 'hook-source')),
+  tool_id     text NOT NULL,
+  domain      text NOT NULL,
+  fingerprint text NOT NULL CHECK (fingerprint ~ '^sha256:[0-9a-f]{64}$'),
+  pinned_at   text NOT NULL,
+  PRIMARY KEY (kind, tool_id, domain)
+);`,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

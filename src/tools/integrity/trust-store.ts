@@ -173,6 +173,27 @@ export class TrustStore {
     });
   }
 
+  /**
+   * The same store over other pins (distributed mode: an in-memory store seeded from the
+   * shared table). Throws ERR_INTEGRITY_TRUST_CONFIG when this store has a pins file.
+   */
+  withPins(pins: PinStore): TrustStore {
+    if (this.pins?.path !== undefined) {
+      fail(
+        "ERR_INTEGRITY_TRUST_CONFIG",
+        "trust.pins is a node-local file: with store.kind postgres the pins are shared in the database",
+      );
+    }
+    return new TrustStore({
+      mode: this.mode,
+      keys: [...this.keys],
+      pins,
+      pinPolicy: this.pinPolicy,
+      revocations: [...this.revocations],
+      domain: this.domain,
+    });
+  }
+
   /** Verification options for the contract registry; `pins` may be a staging copy. */
   verifyOptions(pins: PinStore | undefined = this.pins): ContractVerifyOptions {
     return {
