@@ -40,7 +40,13 @@ export {
 export { openPgNode, type PgNode, type PgNodeConfig } from "./node.js";
 export { PgRunRegistry, type RebuiltRun, type RunLocation, type RunRegistryOptions } from "./runs.js";
 export { type NonceOptions, PgNonceStore, PgPrincipalStateStore } from "./state-stores.js";
-export { PgTofuPins, TOFU_PIN_KINDS, type TofuPinKind } from "./tofu-pins.js";
+export {
+  PgTofuPins,
+  TOFU_PIN_KINDS,
+  type TofuPin,
+  type TofuPinKind,
+  type TofuPinsOfKind,
+} from "./tofu-pins.js";
 export { PgTrustStore, TRUST_CHANNEL } from "./trust-store.js";
 export { parseTrustPayload, TrustWatcher, type TrustWatchOptions } from "./trust-watch.js";
 export {

@@ -5,7 +5,6 @@
 // Only an operator's re-pin (`replace`) changes a pin; replicas started afterwards use it.
 import type pg from "pg";
 import { RuntimeError } from "../contracts/index.js";
-import type { PinEntry, SharedPins } from "../tools/index.js";
 import { storeError } from "./connect.js";
 
 export const TOFU_PIN_KINDS = ["schemapin", "hook-source"] as const;
@@ -14,6 +13,20 @@ export type TofuPinKind = (typeof TOFU_PIN_KINDS)[number];
 
 const FINGERPRINT = /^sha256:[0-9a-f]{64}$/;
 
+/** src/tools PinEntry (structurally: store-pg does not import the tools layer). */
+export interface TofuPin {
+  toolId: string;
+  domain: string;
+  fingerprint: string;
+  pinnedAt: string;
+}
+
+/** src/tools SharedPins, the port of one kind (checked where the runtime wires it). */
+export interface TofuPinsOfKind {
+  load(): Promise<TofuPin[]>;
+  pinFirst(entry: TofuPin): Promise<TofuPin>;
+}
+
 interface Row {
   tool_id: string;
   domain: string;
@@ -21,7 +34,7 @@ interface Row {
   pinned_at: string;
 }
 
-function entryOf(kind: TofuPinKind, r: Row): PinEntry {
+function entryOf(kind: TofuPinKind, r: Row): TofuPin {
   if (!FINGERPRINT.test(r.fingerprint))
     throw new RuntimeError(
       "ERR_RUNTIME_STATE_CORRUPT",
@@ -38,7 +51,7 @@ export class PgTofuPins {
   }
 
   /** Every pin of `kind`, in (tool, domain) order. */
-  async load(kind: TofuPinKind): Promise<PinEntry[]> {
+  async load(kind: TofuPinKind): Promise<TofuPin[]> {
     let rows: Row[];
     try {
       const r = await this.#pool.query<Row>(
@@ -52,7 +65,7 @@ export class PgTofuPins {
     return rows.map((r) => entryOf(kind, r));
   }
 
-  async get(kind: TofuPinKind, toolId: string, domain: string): Promise<PinEntry | undefined> {
+  async get(kind: TofuPinKind, toolId: string, domain: string): Promise<TofuPin | undefined> {
     let row: Row | undefined;
     try {
       const r = await this.#pool.query<Row>(
@@ -67,7 +80,7 @@ export class PgTofuPins {
   }
 
   /** Pins `e` unless its (tool, domain) is pinned already; resolves with the pin that holds. */
-  async pinFirst(kind: TofuPinKind, e: PinEntry): Promise<PinEntry> {
+  async pinFirst(kind: TofuPinKind, e: TofuPin): Promise<TofuPin> {
     try {
       const r = await this.#pool.query(
         "INSERT INTO tofu_pins (kind, tool_id, domain, fingerprint, pinned_at) VALUES ($1, $2, $3, $4, $5) " +
@@ -84,7 +97,7 @@ export class PgTofuPins {
   }
 
   /** The operator's re-pin: `e` is the pin of its (tool, domain) from now on. */
-  async replace(kind: TofuPinKind, e: PinEntry): Promise<void> {
+  async replace(kind: TofuPinKind, e: TofuPin): Promise<void> {
     try {
       await this.#pool.query(
         "INSERT INTO tofu_pins (kind, tool_id, domain, fingerprint, pinned_at) VALUES ($1, $2, $3, $4, $5) " +
@@ -97,7 +110,7 @@ export class PgTofuPins {
   }
 
   /** The port of one kind (src/tools SharedPins). */
-  forKind(kind: TofuPinKind): SharedPins {
+  forKind(kind: TofuPinKind): TofuPinsOfKind {
     return { load: () => this.load(kind), pinFirst: (e) => this.pinFirst(kind, e) };
   }
 }
