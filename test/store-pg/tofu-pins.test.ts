@@ -17,6 +17,7 @@ import {
   TrustStore,
 } from "../../src/tools/index.js";
 import { signContractFile } from "../../src/tools/integrity/index.js";
+import { runCli } from "../helpers/cli.js";
 import { type PostgresServer, startPostgres } from "../helpers/postgres.js";
 import { freshDatabase, poolOf } from "./helpers.js";
 
@@ -156,12 +157,16 @@ describe("SchemaPin contract-key pins across replicas", () => {
     await replica("repin-a", contracts("rotated", PUBLISHER));
     const rotated = contracts("rotated", ATTACKER);
     expect((await refusal(replica("repin-b", rotated))).refused).toEqual(["ERR_INTEGRITY_KEY_PIN_MISMATCH"]);
-    await new PgTofuPins(pool).replace("schemapin", {
-      toolId: "rotated",
-      domain: DOMAIN,
-      fingerprint: fp(ATTACKER),
-      pinnedAt: "2026-11-25T00:00:00Z",
-    });
+    const repin = await runCli(
+      ...["db", "repin", "--url", url, "--kind", "schemapin", "--tool", "rotated"],
+      ...["--domain", DOMAIN, "--fingerprint", fp(ATTACKER)],
+    );
+    expect(repin).toMatchObject({ code: 0, err: "" });
+    expect(repin.out).toContain(`(was ${fp(PUBLISHER)})`);
+    const listed = await runCli("db", "pins", "--url", url, "--kind", "schemapin", "--json");
+    expect(JSON.parse(listed.out)).toContainEqual(
+      expect.objectContaining({ toolId: "rotated", domain: DOMAIN, fingerprint: fp(ATTACKER) }),
+    );
     for (const node of ["repin-c", "repin-d"]) {
       const rt = await replica(node, rotated);
       expect(rt.contracts?.names()).toEqual(["rotated"]);
@@ -188,6 +193,18 @@ describe("SchemaPin contract-key pins across replicas", () => {
       "ERR_INTEGRITY_KEY_PIN_MISMATCH",
     ]);
     expect(await pinOf("late_tool")).toBe(fp(PUBLISHER));
+  });
+
+  it("a re-pin with a malformed fingerprint or an unknown kind is a usage error and changes nothing", async () => {
+    await replica("usage-a", contracts("guarded", PUBLISHER));
+    const base = ["db", "repin", "--url", url, "--tool", "guarded", "--domain", DOMAIN];
+    const bad = await runCli(...base, "--kind", "schemapin", "--fingerprint", "sha256:xyz");
+    const kind = await runCli(...base, "--kind", "agentpin", "--fingerprint", fp(ATTACKER));
+    for (const r of [bad, kind]) {
+      expect(r.code).toBe(2);
+      expect(r.err).toMatch(/ERR_CLI_USAGE/);
+    }
+    expect(await pinOf("guarded")).toBe(fp(PUBLISHER));
   });
 
   it("a node-local pins file beside the shared store is refused at start", async () => {
