@@ -7,13 +7,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { fingerprintOf, generateKeyPair, type KeyPair } from "../../src/crypto/index.js";
+import { fingerprintOf, generateKeyPair, type KeyPair, saveKeyPair } from "../../src/crypto/index.js";
 import { createEngine, type Engine, type EngineConfig, hostToolsPolicyPath } from "../../src/hooks/index.js";
 import { type SourceLoad, signSourceManifest } from "../../src/hooks/source-trust.js";
 import { composeRuntime, type Runtime } from "../../src/runtime/index.js";
+import { hashToken } from "../../src/server/index.js";
 import { migrate, PgTofuPins } from "../../src/store-pg/index.js";
 import { type PostgresServer, startPostgres } from "../helpers/postgres.js";
 import { ev } from "../hooks/events.js";
+import { type Sidecar, startTestSidecar } from "../server/harness.js";
 import { freshDatabase, poolOf } from "./helpers.js";
 
 const JOURNAL_KEY = generateKeyPair("ed25519");
@@ -27,6 +29,7 @@ let url: string;
 let pool: pg.Pool;
 const engines: Engine[] = [];
 const runtimes: Runtime[] = [];
+const sidecars: Sidecar[] = [];
 
 beforeAll(async () => {
   server = await startPostgres();
@@ -36,6 +39,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  for (const s of sidecars) await s.stop();
   for (const e of engines) await e.close();
   for (const rt of runtimes) await rt.close();
   await pool?.end();
@@ -161,5 +165,54 @@ describe("hook source pins across replicas", () => {
       sourcePins: join(dir, "pins.json"),
     });
     await expect(start).rejects.toMatchObject({ code: "ERR_HOOK_CONFIG_INVALID" });
+  });
+});
+
+const HOST = "token-host-one-0123456789";
+/** The journal key every replica shares (a Secret), as a file. */
+const JOURNAL_KEY_FILE = saveKeyPair(JOURNAL_KEY, mkdtempSync(join(tmpdir(), "warden-tofu-key-")), {
+  name: "journal",
+}).privatePem;
+
+/** A sidecar replica with the AARTS transport on, its host authenticated by HOST. */
+async function sidecar(node: string, hooks: Record<string, unknown> = {}): Promise<Sidecar> {
+  const s = await startTestSidecar({
+    requireContract: false,
+    config: {
+      policies: [hostToolsPolicyPath()],
+      journal: { path: "journal.db", key: JOURNAL_KEY_FILE },
+      store: { kind: "postgres", url, node },
+      hooks: { maxEngines: 2, ...hooks },
+      gate: {
+        tenant: "test",
+        environment: "test",
+        requireContract: false,
+        principals: [{ id: "host-1", roles: ["host"] }],
+      },
+      auth: { principals: [{ id: "host-1", tokenSha256: hashToken(HOST) }], approvers: [] },
+    },
+  });
+  sidecars.push(s);
+  const hs = await s.call("/v1/hooks/handshake", { token: HOST, body: { aarts_version: "1" } });
+  expect(hs.status).toBe(200);
+  return s;
+}
+
+describe("hook source pins across sidecars", () => {
+  it("a launch command changed on sidecar B after sidecar A trusted the server is denied over HTTP", async () => {
+    const [a, b] = [await sidecar("http-a"), await sidecar("http-b")];
+    const call = (s: Sidecar, command: string) =>
+      s.call("/v1/hooks/events", { token: HOST, body: connect("http-tracker", command, undefined, "user") });
+    const first = await call(a, "npx -y tracker@1.0.0");
+    expect(first.status).toBe(200);
+    expect(first.body).toMatchObject({ decision: "allow" });
+    const pulled = await call(b, "npx -y tracker@6.6.6");
+    expect(pulled.body).toMatchObject({ decision: "deny", matched_rule_id: "aarts-source-changed" });
+  });
+
+  it("a sidecar with a node-local hooks.sourcePins file beside the shared store does not start", async () => {
+    await expect(sidecar("http-file", { sourcePins: "source-pins.json" })).rejects.toMatchObject({
+      code: "ERR_HOOK_CONFIG_INVALID",
+    });
   });
 });
