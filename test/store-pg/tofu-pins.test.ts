@@ -2,12 +2,12 @@
 // PostgreSQL, each replica a real composeRuntime over `store: {kind: postgres}` with its
 // own contract directory: written as key substitutions on a fleet. The hook source pins
 // are in tofu-pins-hooks.test.ts.
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, cpSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { fingerprintOf, generateKeyPair, type KeyPair } from "../../src/crypto/index.js";
+import { fingerprintOf, generateKeyPair, type KeyPair, saveKeyPair } from "../../src/crypto/index.js";
 import { composeRuntime, type Runtime } from "../../src/runtime/index.js";
 import { migrate, PgTofuPins } from "../../src/store-pg/index.js";
 import {
@@ -205,6 +205,25 @@ describe("SchemaPin contract-key pins across replicas", () => {
       expect(r.err).toMatch(/ERR_CLI_USAGE/);
     }
     expect(await pinOf("guarded")).toBe(fp(PUBLISHER));
+  });
+
+  it("sidecar --check names the node-local pin files a replica would refuse beside the shared store", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "warden-tofu-deploy-"));
+    cpSync(new URL("../../deploy", import.meta.url), dir, { recursive: true });
+    saveKeyPair(JOURNAL_KEY, join(dir, "keys"), { name: "journal" });
+    appendFileSync(
+      join(dir, "sidecar.yaml"),
+      "\ntrust:\n  pins: state/contract-pins.json\nhooks:\n  sourcePins: state/source-pins.json\n",
+    );
+    process.env.WARDEN_DB_URL = url;
+    try {
+      const r = await runCli("sidecar", "--config", join(dir, "sidecar.yaml"), "--check", "--json");
+      expect(r.code).toBe(2);
+      const problems = (JSON.parse(r.out) as { problems: { what: string }[] }).problems.map((p) => p.what);
+      expect(problems).toEqual(["trust.pins", "hooks.sourcePins"]);
+    } finally {
+      delete process.env.WARDEN_DB_URL;
+    }
   });
 
   it("a node-local pins file beside the shared store is refused at start", async () => {
