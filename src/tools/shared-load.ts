@@ -43,6 +43,13 @@ export async function loadContractsShared(
   shared: SharedPins,
   options: TrustedLoadOptions & { now?: () => Date } = {},
 ): Promise<SharedTrustedLoad> {
+  // A pins file is refused in every mode: it would never be read.
+  if (trust.pins?.path !== undefined) {
+    fail(
+      "ERR_INTEGRITY_TRUST_CONFIG",
+      "trust.pins is a node-local file: with store.kind postgres the pins are shared in the database",
+    );
+  }
   if (trust.mode === "off") return { ...loadContractsTrusted(dir, trust, options), trust };
   const seed = await shared.load();
   for (let round = 0; round < MAX_ROUNDS; round++) {

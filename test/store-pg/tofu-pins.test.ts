@@ -230,6 +230,9 @@ describe("SchemaPin contract-key pins across replicas", () => {
     const start = replica("file-a", contracts("filed", PUBLISHER), { pins: "pins.json" });
     await expect(start).rejects.toMatchObject({ code: "ERR_INTEGRITY_TRUST_CONFIG" });
     expect(await pinOf("filed")).toBeUndefined();
+    // Also in mode off, where the file would silently never be read.
+    const off = replica("file-b", contracts("filed", PUBLISHER), { mode: "off", pins: "pins.json" });
+    await expect(off).rejects.toMatchObject({ code: "ERR_INTEGRITY_TRUST_CONFIG" });
   });
 
   it("a first use is not pinned when the load is refused for another manifest", async () => {

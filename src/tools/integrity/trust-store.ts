@@ -175,15 +175,9 @@ export class TrustStore {
 
   /**
    * The same store over other pins (distributed mode: an in-memory store seeded from the
-   * shared table). Throws ERR_INTEGRITY_TRUST_CONFIG when this store has a pins file.
+   * shared table, see loadContractsShared, which refuses a store with a pins file).
    */
   withPins(pins: PinStore): TrustStore {
-    if (this.pins?.path !== undefined) {
-      fail(
-        "ERR_INTEGRITY_TRUST_CONFIG",
-        "trust.pins is a node-local file: with store.kind postgres the pins are shared in the database",
-      );
-    }
     return new TrustStore({
       mode: this.mode,
       keys: [...this.keys],
