@@ -55,7 +55,8 @@ export interface EngineConfig {
   sourceTrust?: SourceTrustConfig;
   /**
    * The pin store of source keys and contents (trust on first use): a file path, or a store
-   * shared by several engines (the sidecar's); default in memory.
+   * shared by several engines (the sidecar's); default in memory. Refused when `runtime` is
+   * distributed (its `hookSourcePins`: the pins every replica shares are used instead).
    */
   sourcePins?: string | PinStore;
 }
@@ -223,12 +224,21 @@ class HooksEngine implements Engine {
   }
 }
 
-/** A malformed source-trust configuration or pin store refuses the start (ERR_HOOK_CONFIG_INVALID). */
+/**
+ * A malformed source-trust configuration or pin store, or a pin store beside the shared pins
+ * of a distributed runtime, refuses the start (ERR_HOOK_CONFIG_INVALID).
+ */
 function sourceTrustFor(config: EngineConfig): SourceTrust {
+  const shared = config.runtime?.hookSourcePins;
   try {
     const p = config.sourcePins;
+    if (shared !== undefined && p !== undefined) {
+      throw new Error(
+        "sourcePins is node-local: with store.kind postgres the pins are shared in the database",
+      );
+    }
     const pins = p instanceof PinStore ? p : p ? PinStore.open(p) : PinStore.inMemory();
-    return new SourceTrust(config.sourceTrust ?? {}, pins);
+    return new SourceTrust(config.sourceTrust ?? {}, pins, shared);
   } catch (err) {
     const why = err instanceof Error ? err.message : "invalid";
     throw new HookError("ERR_HOOK_CONFIG_INVALID", `source trust: ${why}`.slice(0, 2000));

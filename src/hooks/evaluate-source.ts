@@ -42,11 +42,7 @@ function verdictOf(ctx: EvalContext, load: SourceLoad, j: SourceJudgement): Verd
   });
 }
 
-function judge(ctx: EvalContext, load: SourceLoad): { load: SourceLoad; judgement: SourceJudgement } {
-  return { load, judgement: ctx.sourceTrust.judge(load) };
-}
-
-export function prePluginLoad(ctx: EvalContext, e: HookEventOf<"PrePluginLoad">): Verdict {
+export async function prePluginLoad(ctx: EvalContext, e: HookEventOf<"PrePluginLoad">): Promise<Verdict> {
   const load: SourceLoad = {
     kind: "plugin",
     id: e.plugin_id,
@@ -54,7 +50,7 @@ export function prePluginLoad(ctx: EvalContext, e: HookEventOf<"PrePluginLoad">)
     hashes: e.file_hashes ?? [],
     signature: signatureOf(e),
   };
-  return verdictOf(ctx, load, ctx.sourceTrust.judge(load));
+  return verdictOf(ctx, load, await ctx.sourceTrust.decide(load));
 }
 
 function skillId(e: HookEventOf<"PreSkillLoad">): string {
@@ -64,7 +60,7 @@ function skillId(e: HookEventOf<"PreSkillLoad">): string {
     : basename(e.file_path) || e.file_path;
 }
 
-export function preSkillLoad(ctx: EvalContext, e: HookEventOf<"PreSkillLoad">): Verdict {
+export async function preSkillLoad(ctx: EvalContext, e: HookEventOf<"PreSkillLoad">): Promise<Verdict> {
   const rule = {
     hook: e.hook_point,
     field: "body_content",
@@ -73,13 +69,14 @@ export function preSkillLoad(ctx: EvalContext, e: HookEventOf<"PreSkillLoad">): 
   } as const;
   const body = judgeText(ctx, rule, e.body_content ?? "");
   const kind: SourceKind = "skill";
-  const { load, judgement } = judge(ctx, {
+  const load: SourceLoad = {
     kind,
     id: skillId(e),
     location: e.source,
     hashes: e.file_hash ? [e.file_hash] : [],
     signature: signatureOf(e),
-  });
+  };
+  const judgement = await ctx.sourceTrust.decide(load);
   // A project skill that lives outside the workspace (a link out of it) is not the project's.
   const strayProject =
     e.source === "project" &&
@@ -105,7 +102,7 @@ export function preSkillLoad(ctx: EvalContext, e: HookEventOf<"PreSkillLoad">): 
   return merge(base, body);
 }
 
-export function preMCPConnect(ctx: EvalContext, e: HookEventOf<"PreMCPConnect">): Verdict {
+export async function preMCPConnect(ctx: EvalContext, e: HookEventOf<"PreMCPConnect">): Promise<Verdict> {
   const cmd = e.server_command ?? "";
   if (pipesToShell(cmd)) {
     return fromSignal({
@@ -126,5 +123,5 @@ export function preMCPConnect(ctx: EvalContext, e: HookEventOf<"PreMCPConnect">)
     command: e.server_command,
     signature: signatureOf(e),
   };
-  return verdictOf(ctx, load, ctx.sourceTrust.judge(load));
+  return verdictOf(ctx, load, await ctx.sourceTrust.decide(load));
 }

@@ -11,12 +11,23 @@
 //      URI or command differ from the first load's → `changed` (a rug pull);
 //   5. a source neither listed, signed nor from a trusted location → `unknown`.
 // `unknown` and `changed` answer deny or ask as configured (default ask / deny); skills
-// load with `strip_hooks` unless trusted.
+// load with `strip_hooks` unless trusted. Distributed mode (`shared`): `decide` offers the
+// pins a judgement made to the table every replica shares; a pin another replica made
+// first with other content or another key replaces this one's, and the load is judged
+// again (`changed`). Decisions are serialised, so none trusts a pin not yet settled.
 import type { KeyObject } from "node:crypto";
 import { z } from "zod";
 import { sha256Hex } from "../contracts/index.js";
 import { parsePublicKey } from "../crypto/index.js";
-import { type PinStore, schemapinCanonical, signSchemaPin, verifySignedSchema } from "../tools/index.js";
+import {
+  offerPins,
+  type PinEntry,
+  type PinStore,
+  type SharedPins,
+  schemapinCanonical,
+  signSchemaPin,
+  verifySignedSchema,
+} from "../tools/index.js";
 import { hasInvisible, lookAlikeOf } from "./source-trust-names.js";
 
 export const SOURCE_KINDS = ["plugin", "skill", "mcp-server"] as const;
@@ -94,10 +105,14 @@ const SignatureSchema = z.strictObject({ publisher: Domain, value: z.string().mi
 export class SourceTrust {
   readonly config: z.output<typeof SourceTrustConfigSchema>;
   readonly #keys = new Map<string, KeyObject[]>();
+  /** The tail of the serialised decisions (distributed mode), and whether pins were seeded. */
+  #queue: Promise<unknown> = Promise.resolve();
+  #seeded = false;
 
   constructor(
     config: SourceTrustConfig,
     readonly pins: PinStore,
+    readonly shared?: SharedPins,
   ) {
     this.config = SourceTrustConfigSchema.parse(config);
     for (const [domain, pems] of Object.entries(this.config.publishers)) {
@@ -168,6 +183,50 @@ export class SourceTrust {
       return { outcome: "changed", why: "its files, URI or command changed since it was first trusted" };
     if (status === "first_use") this.pins.pin(key, "warden", fp);
     return undefined;
+  }
+
+  /** The (tool, domain) pairs judging `load` may pin: its signing key's and its content's. */
+  #pinPairs(load: SourceLoad): [string, string][] {
+    const pairs: [string, string][] = [[`content:${load.kind}:${load.id}`, "warden"]];
+    const sig = SignatureSchema.safeParse(load.signature);
+    if (sig.success) pairs.push([`${load.kind}:${load.id}`, sig.data.publisher]);
+    return pairs;
+  }
+
+  /**
+   * `judge`, with the pins shared when `shared` is set: the first decision seeds the local
+   * pins from the table; a pin that lost to another replica's is replaced by the winner
+   * and the load judged again. Throws the shared store's error (the caller fails closed).
+   */
+  decide(load: SourceLoad): Promise<SourceJudgement> {
+    const shared = this.shared;
+    if (shared === undefined) return Promise.resolve(this.judge(load));
+    const run = this.#queue.then(() => this.#decideShared(load, shared));
+    this.#queue = run.catch(() => undefined);
+    return run;
+  }
+
+  async #decideShared(load: SourceLoad, shared: SharedPins): Promise<SourceJudgement> {
+    if (!this.#seeded) {
+      for (const e of await shared.load())
+        if (this.pins.get(e.toolId, e.domain) === undefined) this.pins.pin(e.toolId, e.domain, e.fingerprint);
+      this.#seeded = true;
+    }
+    const pairs = this.#pinPairs(load);
+    const before = pairs.map(([t, d]) => this.pins.get(t, d));
+    const judgement = this.judge(load);
+    const created = pairs
+      .filter(([t, d], i) => before[i] === undefined && this.pins.get(t, d) !== undefined)
+      .map(([t, d]) => this.pins.get(t, d) as PinEntry);
+    if (created.length === 0) return judgement;
+    try {
+      const lost = await offerPins(this.pins, created, shared);
+      return lost.length === 0 ? judgement : this.judge(load);
+    } catch (err) {
+      // Unsettled pins are forgotten: the next decision offers them again.
+      for (const e of created) this.pins.unpin(e.toolId, e.domain);
+      throw err;
+    }
   }
 
   judge(load: SourceLoad): SourceJudgement {

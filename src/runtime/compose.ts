@@ -46,7 +46,7 @@ import {
 } from "../journal/index.js";
 import { loadPolicyBundle } from "../policy/index.js";
 import { type ChainCheckpointer, type FleetRateLedger, openPgNode, type PgNode } from "../store-pg/index.js";
-import type { ContractRegistry, TrustStore } from "../tools/index.js";
+import type { ContractRegistry, SharedPins, TrustStore } from "../tools/index.js";
 import { AgentPinAuthenticator } from "./agentpin.js";
 import { openApae, type RuntimeApae } from "./apae.js";
 import { grantCapability, openCapabilities, type RuntimeGrant } from "./capabilities.js";
@@ -103,6 +103,8 @@ export interface Runtime {
   readonly messages: RuntimeMessaging;
   /** Verifies AgentPin credentials as principals (when `identity.agentpin` is configured). */
   readonly agentpin: AgentPinAuthenticator | undefined;
+  /** Distributed mode: the hook source TOFU pins every replica shares; undefined on one node. */
+  readonly hookSourcePins: SharedPins | undefined;
   /** Starts a run bound to an authenticated principal (loads its persisted state first). */
   startRun(principalId: string, options?: StartRunOptions): Promise<Session>;
   /**
@@ -393,7 +395,7 @@ async function wire(
   o: Opened,
 ): Promise<Runtime> {
   const { journal, store } = o;
-  const loaded = await loadContracts(config.contracts, journal);
+  const loaded = await loadContracts(config.contracts, journal, o.node?.tofuPins.forKind("schemapin"));
   const breakers = new BreakerRegistry(config.breaker ?? {});
   const executorDeps = executorDepsFor(config, policy, journal, breakers, deps);
   const executors = composeExecutors(config.executors, executorDeps, o.node?.mcpPins);
@@ -484,6 +486,7 @@ async function wire(
     apae,
     messages,
     agentpin,
+    hookSourcePins: o.node?.tofuPins.forKind("hook-source"),
     startRun: (principalId, options) => runs.start(principalId, options),
     ensureRun: (runId, principalId) => runs.ensure(runId, principalId),
     ensureRunAny: (runId) => runs.ensureAny(runId),

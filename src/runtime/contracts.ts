@@ -3,12 +3,17 @@
 // alike) and made durable, and a refusal stops the start with its coded error after its
 // events are in the journal. Without a contract directory nothing is loaded and the
 // trust store is still built, so a malformed `trust:` section fails the start too.
+// Distributed mode: the key pins are the shared table's (loadContractsShared); a
+// `trust.pins` file is refused there (ERR_INTEGRITY_TRUST_CONFIG).
 import { RuntimeError } from "../contracts/index.js";
 import type { Journal } from "../journal/index.js";
 import {
   ContractLoadRefusedError,
   type ContractRegistry,
+  loadContractsShared,
   loadContractsTrusted,
+  type SharedPins,
+  type TrustedLoad,
   TrustStore,
 } from "../tools/index.js";
 import type { RuntimeContractsConfig } from "./config.js";
@@ -22,12 +27,14 @@ export interface LoadedContracts {
 export async function loadContracts(
   c: RuntimeContractsConfig | undefined,
   journal: Pick<Journal, "append">,
+  shared?: SharedPins,
 ): Promise<LoadedContracts> {
   if (c === undefined) return { registry: undefined, trust: TrustStore.off() };
-  const trust = TrustStore.fromConfig(c.trust, c.baseDir === undefined ? {} : { baseDir: c.baseDir });
-  let loaded: ReturnType<typeof loadContractsTrusted>;
+  let trust = TrustStore.fromConfig(c.trust, c.baseDir === undefined ? {} : { baseDir: c.baseDir });
+  let loaded: TrustedLoad;
   try {
-    loaded = loadContractsTrusted(c.dir, trust);
+    if (shared === undefined) loaded = loadContractsTrusted(c.dir, trust);
+    else ({ trust, ...loaded } = await loadContractsShared(c.dir, trust, shared));
   } catch (err) {
     if (err instanceof ContractLoadRefusedError) await journalContractEvents(journal, err.events);
     throw err;

@@ -328,6 +328,16 @@ function pinSummary(loaded: LoadedSidecarConfig): TrustSummary["pins"] {
   return { path, entries: PinStore.open(path).entries().length, policy };
 }
 
+/** `--check` with `store:`: the TOFU pin files a replica refuses there (the pins are shared). */
+function localPinFiles(c: SidecarConfig): CheckProblem[] {
+  const why = "a node-local file: with store.kind postgres the pins are shared in the database";
+  const files: [string, unknown][] = [
+    ["trust.pins", c.trust?.pins],
+    ["hooks.sourcePins", c.hooks.sourcePins],
+  ];
+  return files.filter(([, v]) => v !== undefined).map(([what]) => ({ what, message: why }));
+}
+
 /** `--check` with `store:`: the database answers, its schema is this Warden's, the chain's key is ours. */
 async function checkStore(
   config: PgNodeConfig,
@@ -448,6 +458,7 @@ export async function checkSidecarConfig(loaded: LoadedSidecarConfig): Promise<C
     });
   }
   if (c.store !== undefined) {
+    problems.push(...localPinFiles(c));
     await checkStore(storeConfig(c.store), signer?.keyId, problems, summary);
   } else if (existsSync(c.journal.path)) {
     const store = attempt("journal.path", () => SqliteJournalStore.open(c.journal.path, { readonly: true }));

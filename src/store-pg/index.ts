@@ -2,7 +2,8 @@
 // migrations and the start check, the journal (a chain per replica with cross-chain
 // checkpoints, or the one global chain), and the stateful
 // stores every replica must share (principal state, budgets and reservations with
-// capability use counts, the step-up and deferred queues, message nonces, trust tables, AgentPin and MCP tool TOFU pins, the ECT
+// capability use counts, the step-up and deferred queues, message nonces, trust tables, AgentPin, MCP tool,
+// SchemaPin contract-key and hook source TOFU pins, the ECT
 // ledger's jti index), each with atomic SQL.
 export { APPROVAL_CHANNEL, type PgApprovalOptions, PgApprovalQueue } from "./approvals.js";
 export {
@@ -40,6 +41,13 @@ export {
 export { openPgNode, type PgNode, type PgNodeConfig } from "./node.js";
 export { PgRunRegistry, type RebuiltRun, type RunLocation, type RunRegistryOptions } from "./runs.js";
 export { type NonceOptions, PgNonceStore, PgPrincipalStateStore } from "./state-stores.js";
+export {
+  PgTofuPins,
+  TOFU_PIN_KINDS,
+  type TofuPin,
+  type TofuPinKind,
+  type TofuPinsOfKind,
+} from "./tofu-pins.js";
 export { PgTrustStore, TRUST_CHANNEL } from "./trust-store.js";
 export { parseTrustPayload, TrustWatcher, type TrustWatchOptions } from "./trust-watch.js";
 export {

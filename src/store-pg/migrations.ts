@@ -182,7 +182,6 @@ ALTER TABLE journal_entries DROP CONSTRAINT journal_entries_pkey;
 ALTER TABLE journal_entries ADD PRIMARY KEY (chain, seq);`,
   },
   {
-    // Numbered after the migrations of the branches merged before it (the integrator renumbers).
     version: 6,
     description: "deferred: the deferred actions (defer) every replica lists and answers",
     sql: `
@@ -199,6 +198,19 @@ CREATE TABLE deferred (
   decided_at   bigint
 );
 CREATE INDEX deferred_open ON deferred (expires_at) WHERE verdict IS NULL;`,
+  },
+  {
+    version: 7,
+    description: "SchemaPin contract-key pins and hook source pins (TOFU), shared by every replica",
+    sql: `
+CREATE TABLE tofu_pins (
+  kind        text NOT NULL CHECK (kind IN ('schemapin', 'hook-source')),
+  tool_id     text NOT NULL,
+  domain      text NOT NULL,
+  fingerprint text NOT NULL CHECK (fingerprint ~ '^sha256:[0-9a-f]{64}$'),
+  pinned_at   text NOT NULL,
+  PRIMARY KEY (kind, tool_id, domain)
+);`,
   },
 ];
 

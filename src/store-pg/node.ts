@@ -16,6 +16,7 @@ import { PgMcpPins } from "./mcp-pins.js";
 import { checkSchema } from "./migrations.js";
 import { PgRunRegistry } from "./runs.js";
 import { PgNonceStore, PgPrincipalStateStore } from "./state-stores.js";
+import { PgTofuPins } from "./tofu-pins.js";
 import { PgTrustStore } from "./trust-store.js";
 import { TrustWatcher, type TrustWatchOptions } from "./trust-watch.js";
 import { PgListener, PrincipalWatcher } from "./watch.js";
@@ -61,6 +62,8 @@ export interface PgNode {
   readonly pins: PgKeyPins;
   /** MCP tool definition pins: the first pin of a tool wins on every replica. */
   readonly mcpPins: PgMcpPins;
+  /** SchemaPin contract-key pins and hook source pins: the first pin wins on every replica. */
+  readonly tofuPins: PgTofuPins;
   /** The L3 ECT ledger's jti index: a jti is recorded once across replicas. */
   readonly ects: PgEctIndex;
   /** Calls `onPrincipal` for every principal whose state another node changed (LISTEN + polling). */
@@ -124,6 +127,7 @@ export async function openPgNode(
     runs,
     pins: new PgKeyPins(pool),
     mcpPins: new PgMcpPins(pool),
+    tofuPins: new PgTofuPins(pool),
     ects: new PgEctIndex(pool, node),
     async watchPrincipals(onPrincipal, pollMs) {
       const w = new PrincipalWatcher({

@@ -42,6 +42,8 @@ export {
   type HashMode,
   type IntegrityCode,
   type IntegrityResult,
+  offerPins,
+  type PinEntry,
   PinStore,
   parseDiscoveryDocument,
   parseRevocationDocument,
@@ -49,6 +51,7 @@ export {
   type RevocationDocument,
   readSignatureFile,
   revocationFromData,
+  type SharedPins,
   schemapinCanonical,
   signContract,
   signContractFile,
@@ -117,6 +120,7 @@ export {
   type SchemaToolDescription,
   usableToolName,
 } from "./schema-contract.js";
+export { loadContractsShared, type SharedTrustedLoad } from "./shared-load.js";
 export { hasShellMetacharacter, INVISIBLE_CHARS_SOURCE, SHELL_METACHARACTERS } from "./text-safety.js";
 export {
   ContractLoadRefusedError,

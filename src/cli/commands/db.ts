@@ -1,12 +1,14 @@
 // `warden db migrate|status --url URL`: the shared PostgreSQL store's schema
 // (docs/distributed.md). `migrate` applies the migrations the database lacks, each with
 // its `schema_version` row, in one transaction; `status` prints the versions and exits 1
-// when a runtime of this Warden would refuse to start on the database.
+// when a runtime of this Warden would refuse to start on the database. `pins`/`repin`:
+// the shared TOFU pins (db-pins.ts).
 import type { Command } from "commander";
 import { CliError, hasErrorCode } from "../../contracts/index.js";
 import { checkSchema, migrate, openPool, SCHEMA_VERSION } from "../../store-pg/index.js";
 import { type CliContext, EXIT } from "../io.js";
 import { addOptions, defineOptions, type OptionsOf } from "../options.js";
+import { registerDbPins } from "./db-pins.js";
 import { SUMMARY } from "./summaries.js";
 
 const URL_OPTION = {
@@ -87,4 +89,5 @@ export function registerDb(program: Command, ctx: CliContext): void {
       .description("print the store's schema version; exit 1 when a sidecar would refuse it"),
     STATUS_OPTIONS,
   ).action((opts: OptionsOf<typeof STATUS_OPTIONS>) => runStatus(ctx, opts));
+  registerDbPins(db, ctx);
 }

@@ -11,6 +11,7 @@
 // a coded 400. Both are journaled by the engine first, like every verdict. Timeouts and
 // engine faults are answered by the engine's failure policy (fail-closed deny) with 200.
 import type { FastifyInstance } from "fastify";
+import { HookError } from "../../contracts/index.js";
 import {
   createEngine,
   type Engine,
@@ -77,7 +78,15 @@ function requireHost(who: Identity): void {
 export function hookRoutes(app: FastifyInstance, ctx: RouteContext): void {
   // One engine per host principal over the one sidecar runtime, at most hooks.maxEngines.
   const h = ctx.runtime.loaded.config.hooks;
-  // One pin store for every host's engine: pins of one host protect the others.
+  // One pin store for every host's engine: pins of one host protect the others. Distributed
+  // mode: every engine's pins are the table every replica shares (a pins file is refused).
+  const shared = ctx.runtime.composed.hookSourcePins !== undefined;
+  if (shared && h.sourcePins !== undefined) {
+    throw new HookError(
+      "ERR_HOOK_CONFIG_INVALID",
+      "hooks.sourcePins is a node-local file: with store.kind postgres the pins are shared in the database",
+    );
+  }
   const sourcePins = h.sourcePins !== undefined ? PinStore.open(h.sourcePins) : PinStore.inMemory();
   const engines = new EngineRegistry({
     max: h.maxEngines,
@@ -86,7 +95,7 @@ export function hookRoutes(app: FastifyInstance, ctx: RouteContext): void {
         runtime: ctx.runtime.composed,
         transport: "http",
         principal,
-        sourcePins,
+        ...(shared ? {} : { sourcePins }),
         ...(h.sourceTrust !== undefined ? { sourceTrust: h.sourceTrust } : {}),
       }),
   });

@@ -56,6 +56,7 @@ export {
 } from "./load-events.js";
 export { type PinEntry, type PinStatus, PinStore } from "./pin-store.js";
 export type { IntegrityCode, IntegrityFailure, IntegrityResult } from "./result.js";
+export { offerPins, type SharedPins } from "./shared-pins.js";
 export { decodeSignature, HASH_MODES, type HashMode, signSchemaPin } from "./signature.js";
 export {
   type ContractSignatureFile,

@@ -60,6 +60,21 @@ export class PinStore {
   }
 
   /**
+   * An in-memory store holding `entries` (a shared store's rows, distributed mode).
+   * Throws ERR_INTEGRITY_PIN_STORE for a malformed or duplicate entry.
+   */
+  static fromEntries(entries: readonly PinEntry[]): PinStore {
+    const store = new PinStore(undefined);
+    for (const e of entries) {
+      checkNames(e.toolId, e.domain);
+      if (!FINGERPRINT.test(e.fingerprint))
+        fail("ERR_INTEGRITY_PIN_STORE", "fingerprint must be sha256:<64 hex>");
+      store.#set({ ...e });
+    }
+    return store;
+  }
+
+  /**
    * Opens the store at `path` (empty if the file does not exist). Throws
    * ERR_INTEGRITY_PIN_STORE when the file is unreadable, malformed or writable by
    * group/others.

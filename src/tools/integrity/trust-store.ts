@@ -173,6 +173,21 @@ export class TrustStore {
     });
   }
 
+  /**
+   * The same store over other pins (distributed mode: an in-memory store seeded from the
+   * shared table, see loadContractsShared, which refuses a store with a pins file).
+   */
+  withPins(pins: PinStore): TrustStore {
+    return new TrustStore({
+      mode: this.mode,
+      keys: [...this.keys],
+      pins,
+      pinPolicy: this.pinPolicy,
+      revocations: [...this.revocations],
+      domain: this.domain,
+    });
+  }
+
   /** Verification options for the contract registry; `pins` may be a staging copy. */
   verifyOptions(pins: PinStore | undefined = this.pins): ContractVerifyOptions {
     return {

@@ -144,4 +144,19 @@ describe("PinStore", () => {
     expect(store.unpin("t", "example.com")).toBe(false);
     expect(PinStore.open(path).entries()).toEqual([]);
   });
+
+  it("a shared store's rows seed an in-memory store; a malformed or duplicate row is refused, not skipped", () => {
+    const row = { toolId: "tool", domain: "example.com", fingerprint: FP1, pinnedAt: "2026-01-02T03:04:05Z" };
+    const seeded = PinStore.fromEntries([row]);
+    expect(seeded.path).toBeUndefined();
+    expect(seeded.check("tool", "example.com", FP2)).toBe("changed");
+    expect(seeded.get("tool", "example.com")).toEqual(row);
+    expect(codeOf(() => PinStore.fromEntries([row, { ...row, fingerprint: FP2 }]))).toBe(
+      "ERR_INTEGRITY_PIN_STORE",
+    );
+    expect(codeOf(() => PinStore.fromEntries([{ ...row, fingerprint: "sha256:XYZ" }]))).toBe(
+      "ERR_INTEGRITY_PIN_STORE",
+    );
+    expect(codeOf(() => PinStore.fromEntries([{ ...row, domain: "a b" }]))).toBe("ERR_INTEGRITY_PIN_STORE");
+  });
 });
