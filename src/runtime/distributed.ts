@@ -10,47 +10,44 @@ import {
   FleetRateLedger,
   PgApprovalQueue,
   PgDeferQueue,
+  type PgListener,
   type PgNode,
+  type SharedQueueOptions,
 } from "../store-pg/index.js";
 import type { RuntimeConfig } from "./config.js";
 
-/** Distributed mode: the approval queue in PostgreSQL, over this replica's own queue. */
-export async function sharedApprovals(
-  node: PgNode | undefined,
-  local: InProcessApprovals,
-  clock: () => number,
-): Promise<PgApprovalQueue | undefined> {
-  if (node === undefined) return undefined;
-  const q = new PgApprovalQueue(node.pool, {
-    node: node.node,
-    local,
-    clock,
-    ...(node.approvalPollMs !== undefined ? { pollMs: node.approvalPollMs } : {}),
-  });
-  await q.listen((onPayload) => node.listen(APPROVAL_CHANNEL, onPayload));
-  return q;
+interface SharedQueue {
+  listen(open: (onPayload: (id: string) => void) => Promise<PgListener>): Promise<void>;
+  close(): Promise<void>;
 }
 
-/** Distributed mode: the deferred actions in PostgreSQL, over this replica's DeferQueue. */
-export async function sharedDeferrals(
+/** A queue in PostgreSQL over this replica's own, listening on `channel` (closed if it cannot). */
+async function shared<L, Q extends SharedQueue>(
   node: PgNode | undefined,
-  local: DeferQueue,
-  clock: () => number,
-): Promise<PgDeferQueue | undefined> {
+  channel: string,
+  options: Omit<SharedQueueOptions<L>, "node">,
+  make: (pool: PgNode["pool"], options: SharedQueueOptions<L>) => Q,
+): Promise<Q | undefined> {
   if (node === undefined) return undefined;
-  const q = new PgDeferQueue(node.pool, {
-    node: node.node,
-    local,
-    clock,
-    ...(node.approvalPollMs !== undefined ? { pollMs: node.approvalPollMs } : {}),
-  });
+  const poll = node.approvalPollMs !== undefined ? { pollMs: node.approvalPollMs } : {};
+  const q = make(node.pool, { ...options, node: node.node, ...poll });
   try {
-    await q.listen((onPayload) => node.listen(DEFER_CHANNEL, onPayload));
+    await q.listen((onPayload) => node.listen(channel, onPayload));
   } catch (err) {
     await q.close();
     throw err;
   }
   return q;
+}
+
+/** Distributed mode: the approval queue in PostgreSQL, over this replica's own queue. */
+export function sharedApprovals(node: PgNode | undefined, local: InProcessApprovals, clock: () => number) {
+  return shared(node, APPROVAL_CHANNEL, { local, clock }, (pool, o) => new PgApprovalQueue(pool, o));
+}
+
+/** Distributed mode: the deferred actions in PostgreSQL, over this replica's DeferQueue. */
+export function sharedDeferrals(node: PgNode | undefined, local: DeferQueue, clock: () => number) {
+  return shared(node, DEFER_CHANNEL, { local, clock }, (pool, o) => new PgDeferQueue(pool, o));
 }
 
 /**

@@ -24,22 +24,13 @@ import type {
   DecideVerdict,
   InProcessApprovals,
 } from "../gate/index.js";
-import { storeError } from "./connect.js";
+import { type SharedQueueOptions, VerdictRows } from "./verdict-rows.js";
 import type { PgListener } from "./watch.js";
 
 export const APPROVAL_CHANNEL = "warden_approvals";
 
-/** How often a replica deletes expired rows (those of replicas that died waiting). */
-const PRUNE_MS = 60_000;
-
-export interface PgApprovalOptions {
-  node: string;
-  /** This replica's own queue: the waits, their bounds and every verdict check. */
-  local: InProcessApprovals;
-  /** Catch-up period when notifications are lost (default 1 s). */
-  pollMs?: number;
-  clock?: () => number;
-}
+/** `local`: this replica's own queue (the waits, their bounds and every verdict check). */
+export type PgApprovalOptions = SharedQueueOptions<InProcessApprovals>;
 
 const Approver = z.strictObject({ id: z.string().min(1), roles: z.array(z.string()) });
 const Signed = z.strictObject({
@@ -72,28 +63,27 @@ const NOT_FOUND: DecideResult = {
 };
 
 export class PgApprovalQueue implements Approvals {
-  readonly #pool: pg.Pool;
   readonly #o: PgApprovalOptions;
-  readonly #clock: () => number;
-  /** Requests waiting on this replica whose row is stored. */
-  readonly #mine = new Set<string>();
-  readonly #poll: NodeJS.Timeout;
-  #listener: PgListener | undefined;
-  #pruned = 0;
+  readonly #rows: VerdictRows<ApprovalRequest>;
 
   constructor(pool: pg.Pool, options: PgApprovalOptions) {
-    this.#pool = pool;
     this.#o = options;
-    this.#clock = options.clock ?? Date.now;
-    this.#poll = setInterval(() => void this.#catchUp(), options.pollMs ?? 1000);
-    this.#poll.unref();
+    this.#rows = new VerdictRows(pool, {
+      table: "approvals",
+      column: "request",
+      channel: APPROVAL_CHANNEL,
+      what: "approval queue",
+      node: options.node,
+      parse: (text) => JSON.parse(text) as ApprovalRequest,
+      apply: (id, verdict) => this.#resume(id, verdict),
+      pollMs: options.pollMs,
+      clock: options.clock ?? Date.now,
+    });
   }
 
   /** Connects the notifications (the poll covers their absence). */
-  async listen(open: (onPayload: (id: string) => void) => Promise<PgListener>): Promise<void> {
-    this.#listener = await open((id) => {
-      if (this.#mine.has(id)) void this.#resume([id]).catch(() => undefined);
-    });
+  listen(open: (onPayload: (id: string) => void) => Promise<PgListener>): Promise<void> {
+    return this.#rows.listen(open);
   }
 
   request(req: ApprovalRequest, timeoutMs: number, signal?: AbortSignal): Promise<ApprovalVerdict> {
@@ -103,20 +93,11 @@ export class PgApprovalQueue implements Approvals {
     else signal?.addEventListener("abort", abort, { once: true });
     const waiting = this.#o.local.request(req, timeoutMs, ctl.signal);
     if (!this.#o.local.pending().some((p) => p.id === req.id)) return waiting; // queue_full
-    const stored = this.#insert(req, timeoutMs).then(
-      () => {
-        this.#mine.add(req.id);
-        return true;
-      },
-      () => {
-        ctl.abort(); // no row, no approver anywhere: cancelled, the Gate denies
-        return false;
-      },
-    );
+    // No row, no approver anywhere: cancelled, the Gate denies.
+    this.#rows.stored(req, storable(req), timeoutMs).catch(() => ctl.abort());
     return waiting.finally(() => {
       signal?.removeEventListener("abort", abort);
-      this.#mine.delete(req.id);
-      void stored.then((ok) => (ok ? this.#remove(req.id) : undefined)).catch(() => undefined);
+      this.#rows.ended(req.id);
     });
   }
 
@@ -130,19 +111,8 @@ export class PgApprovalQueue implements Approvals {
     return this.#o.local.decide(id, verdict);
   }
 
-  async list(): Promise<ApprovalRequest[]> {
-    const out = new Map(this.#o.local.pending().map((r) => [r.id, r]));
-    try {
-      const r = await this.#pool.query<{ id: string; request: string }>(
-        "SELECT id, request FROM approvals WHERE verdict IS NULL AND expires_at > $1 ORDER BY expires_at LIMIT 1000",
-        [this.#clock()],
-      );
-      for (const row of r.rows)
-        if (!out.has(row.id)) out.set(row.id, JSON.parse(row.request) as ApprovalRequest);
-    } catch (err) {
-      throw storeError("approval queue", err);
-    }
-    return [...out.values()];
+  list(): Promise<ApprovalRequest[]> {
+    return this.#rows.list(new Map(this.#o.local.pending().map((r) => [r.id, r])));
   }
 
   /** The operators' queue: every replica's requests, answered from here. */
@@ -153,95 +123,30 @@ export class PgApprovalQueue implements Approvals {
   /** A verdict given on this replica for a request waiting on any replica. */
   async decideAnywhere(id: string, verdict: DecideVerdict): Promise<DecideResult> {
     const here = this.#o.local.pending().find((p) => p.id === id);
-    const req = here ?? (await this.#load(id));
+    const req = here ?? (await this.#rows.load(id));
     if (req === undefined) return NOT_FOUND;
     const checked = this.#o.local.check(req, verdict);
     if (!checked.ok) return checked;
-    if (!(await this.#claim(id, verdict))) return NOT_FOUND;
+    const by = "approver" in verdict ? verdict.approver.id : "";
+    if (!(await this.#rows.claim(id, verdict, by))) return NOT_FOUND;
     if (here !== undefined && !this.#o.local.settle(id, verdict as ApproverVerdict)) return NOT_FOUND;
     return { ok: true };
   }
 
-  async close(): Promise<void> {
-    clearInterval(this.#poll);
-    await this.#listener?.close();
+  close(): Promise<void> {
+    return this.#rows.close();
   }
 
-  async #insert(req: ApprovalRequest, timeoutMs: number): Promise<void> {
-    await this.#pool.query(
-      "INSERT INTO approvals (id, decision_id, run_id, principal_id, node, request, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-      [
-        req.id,
-        req.decisionId,
-        req.runId,
-        req.principalId,
-        this.#o.node,
-        JSON.stringify(storable(req)),
-        this.#clock() + timeoutMs,
-      ],
-    );
-  }
-
-  async #remove(id: string): Promise<void> {
-    await this.#pool.query("DELETE FROM approvals WHERE id = $1", [id]);
-  }
-
-  async #load(id: string): Promise<ApprovalRequest | undefined> {
+  /** Resumes this replica's wait whose verdict another replica stored (checked again here). */
+  #resume(id: string, text: string): void {
+    const req = this.#o.local.pending().find((p) => p.id === id);
+    if (req === undefined) return;
+    let verdict: ApproverVerdict;
     try {
-      const r = await this.#pool.query<{ request: string }>(
-        "SELECT request FROM approvals WHERE id = $1 AND verdict IS NULL AND expires_at > $2",
-        [id, this.#clock()],
-      );
-      const text = r.rows[0]?.request;
-      return text === undefined ? undefined : (JSON.parse(text) as ApprovalRequest);
-    } catch (err) {
-      throw storeError("approval queue", err);
+      verdict = StoredVerdict.parse(JSON.parse(text)) as ApproverVerdict;
+    } catch {
+      return; // unreadable: never resumes anything (the wait times out: deny)
     }
-  }
-
-  /** The one verdict of a request: true when this call stored it. */
-  async #claim(id: string, verdict: DecideVerdict): Promise<boolean> {
-    const by = "approver" in verdict ? verdict.approver.id : "";
-    try {
-      const r = await this.#pool.query(
-        "WITH claimed AS (UPDATE approvals SET verdict = $2, decided_by = $3, decided_at = $4 " +
-          "WHERE id = $1 AND verdict IS NULL AND expires_at > $4 RETURNING id) " +
-          `SELECT pg_notify('${APPROVAL_CHANNEL}', id) FROM claimed`,
-        [id, JSON.stringify(verdict), by, this.#clock()],
-      );
-      return r.rowCount === 1;
-    } catch (err) {
-      throw storeError("approval queue", err);
-    }
-  }
-
-  /** Resumes this replica's waits whose verdict another replica stored (checked again here). */
-  async #resume(ids: string[]): Promise<void> {
-    const r = await this.#pool.query<{ id: string; verdict: string }>(
-      "SELECT id, verdict FROM approvals WHERE id = ANY($1::text[]) AND verdict IS NOT NULL",
-      [ids],
-    );
-    for (const row of r.rows) {
-      const req = this.#o.local.pending().find((p) => p.id === row.id);
-      if (req === undefined) continue;
-      let verdict: ApproverVerdict;
-      try {
-        verdict = StoredVerdict.parse(JSON.parse(row.verdict)) as ApproverVerdict;
-      } catch {
-        continue; // unreadable: never resumes anything (the wait times out: deny)
-      }
-      if (this.#o.local.check(req, verdict).ok) this.#o.local.settle(row.id, verdict);
-    }
-  }
-
-  async #catchUp(): Promise<void> {
-    const now = this.#clock();
-    if (now - this.#pruned >= PRUNE_MS) {
-      this.#pruned = now;
-      // Rows of replicas that died with a call waiting: past their expiry nobody can answer them.
-      await this.#pool.query("DELETE FROM approvals WHERE expires_at <= $1", [now]).catch(() => undefined);
-    }
-    if (this.#mine.size === 0) return;
-    await this.#resume([...this.#mine]).catch(() => undefined);
+    if (this.#o.local.check(req, verdict).ok) this.#o.local.settle(id, verdict);
   }
 }

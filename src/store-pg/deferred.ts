@@ -25,24 +25,13 @@ import {
   type DeferShare,
   type DeferVerdict,
 } from "../gate/index.js";
-import { storeError } from "./connect.js";
+import { type SharedQueueOptions, VerdictRows } from "./verdict-rows.js";
 import type { PgListener } from "./watch.js";
 
 export const DEFER_CHANNEL = "warden_deferred";
 
-/** How often a replica deletes expired rows (those of replicas that died holding them). */
-const PRUNE_MS = 60_000;
-/** The most rows one listing returns. */
-const LIST_LIMIT = 1000;
-
-export interface PgDeferOptions {
-  node: string;
-  /** This replica's own queue: the holds, their order, bounds and timeouts. */
-  local: DeferQueue;
-  /** Catch-up period when notifications are lost (default 1 s). */
-  pollMs?: number;
-  clock?: () => number;
-}
+/** `local`: this replica's own queue (the holds, their order, bounds and timeouts). */
+export type PgDeferOptions = SharedQueueOptions<DeferQueue>;
 
 const StoredVerdict = z.strictObject({
   outcome: z.enum(["allow", "deny"]),
@@ -65,77 +54,48 @@ function parseItem(text: string): DeferredItem {
 }
 
 export class PgDeferQueue implements DeferShare {
-  readonly #pool: pg.Pool;
   readonly #o: PgDeferOptions;
-  readonly #clock: () => number;
-  /** Held items whose row is being stored (resolves true once it is). */
-  readonly #rows = new Map<string, Promise<boolean>>();
-  /** Held items whose row is stored: the ones a notification may concern. */
-  readonly #mine = new Set<string>();
-  readonly #poll: NodeJS.Timeout;
-  #listener: PgListener | undefined;
-  #pruned = 0;
+  readonly #rows: VerdictRows<DeferredItem>;
 
   /** Shares `options.local`: every item it holds from now on is also a row. */
   constructor(pool: pg.Pool, options: PgDeferOptions) {
-    this.#pool = pool;
     this.#o = options;
-    this.#clock = options.clock ?? Date.now;
-    options.local.share(this);
-    this.#poll = setInterval(() => void this.#catchUp(), options.pollMs ?? 1000);
-    this.#poll.unref();
+    options.local.share(this); // first: a queue already shared throws before any timer starts
+    this.#rows = new VerdictRows(pool, {
+      table: "deferred",
+      column: "item",
+      channel: DEFER_CHANNEL,
+      what: "deferred queue",
+      node: options.node,
+      parse: parseItem,
+      apply: (id, verdict) => this.#apply(id, verdict),
+      pollMs: options.pollMs,
+      clock: options.clock ?? Date.now,
+    });
   }
 
   /** Connects the notifications (the poll covers their absence). */
-  async listen(open: (onPayload: (id: string) => void) => Promise<PgListener>): Promise<void> {
-    this.#listener = await open((id) => {
-      if (this.#mine.has(id)) void this.#apply([id]).catch(() => undefined);
-    });
+  listen(open: (onPayload: (id: string) => void) => Promise<PgListener>): Promise<void> {
+    return this.#rows.listen(open);
   }
 
   /** DeferShare: the held item's row (a rejection cancels the hold). */
   stored(item: DeferredItem, timeoutMs: number): Promise<void> {
-    const insert = this.#insert(item, timeoutMs);
-    this.#rows.set(
-      item.id,
-      insert.then(
-        () => {
-          if (this.#rows.has(item.id)) this.#mine.add(item.id);
-          return true;
-        },
-        () => false,
-      ),
-    );
-    return insert;
+    return this.#rows.stored(item, item, timeoutMs);
   }
 
   /** DeferShare: the hold ended here; its row goes (once stored, if it ever was). */
   ended(id: string): void {
-    const stored = this.#rows.get(id);
-    this.#rows.delete(id);
-    this.#mine.delete(id);
-    void stored
-      ?.then((ok) => (ok ? this.#pool.query("DELETE FROM deferred WHERE id = $1", [id]) : undefined))
-      .catch(() => undefined);
+    this.#rows.ended(id);
   }
 
   /** Every replica's held items (this replica's own first, as its DeferQueue lists them). */
-  async list(): Promise<DeferredItem[]> {
-    const out = new Map(this.#o.local.list().map((d) => [d.id, d]));
-    try {
-      const r = await this.#pool.query<{ id: string; item: string }>(
-        `SELECT id, item FROM deferred WHERE verdict IS NULL AND expires_at > $1 ORDER BY expires_at LIMIT ${LIST_LIMIT}`,
-        [this.#clock()],
-      );
-      for (const row of r.rows) if (!out.has(row.id)) out.set(row.id, parseItem(row.item));
-    } catch (err) {
-      throw storeError("deferred queue", err);
-    }
-    return [...out.values()];
+  list(): Promise<DeferredItem[]> {
+    return this.#rows.list(new Map(this.#o.local.list().map((d) => [d.id, d])));
   }
 
   async find(id: string): Promise<DeferredItem | undefined> {
-    return this.#o.local.list().find((d) => d.id === id) ?? (await this.#load(id));
+    return this.#o.local.list().find((d) => d.id === id) ?? (await this.#rows.load(id));
   }
 
   /** A verdict given on this replica for an item held on any replica. */
@@ -144,7 +104,7 @@ export class PgDeferQueue implements DeferShare {
     if (item === undefined) return DEFER_NOT_FOUND;
     const checked = checkRelease(item, verdict.releaser, verdict.note);
     if (!checked.ok) return checked;
-    if (!(await this.#claim(id, verdict))) return DEFER_NOT_FOUND;
+    if (!(await this.#rows.claim(id, verdict, verdict.releaser.id))) return DEFER_NOT_FOUND;
     // Held here: applied at once (the notification finds it resolved). Elsewhere: its holder applies it.
     if (this.#o.local.list().some((d) => d.id === id)) this.#resolve(id, verdict);
     return { ok: true };
@@ -159,85 +119,24 @@ export class PgDeferQueue implements DeferShare {
     };
   }
 
-  async close(): Promise<void> {
-    clearInterval(this.#poll);
-    await this.#listener?.close();
-  }
-
-  async #insert(item: DeferredItem, timeoutMs: number): Promise<void> {
-    await this.#pool.query(
-      "INSERT INTO deferred (id, decision_id, run_id, principal_id, node, item, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-      [
-        item.id,
-        item.decisionId,
-        item.runId,
-        item.principalId ?? null,
-        this.#o.node,
-        JSON.stringify(item),
-        this.#clock() + timeoutMs,
-      ],
-    );
-  }
-
-  async #load(id: string): Promise<DeferredItem | undefined> {
-    try {
-      const r = await this.#pool.query<{ item: string }>(
-        "SELECT item FROM deferred WHERE id = $1 AND verdict IS NULL AND expires_at > $2",
-        [id, this.#clock()],
-      );
-      const text = r.rows[0]?.item;
-      return text === undefined ? undefined : parseItem(text);
-    } catch (err) {
-      throw storeError("deferred queue", err);
-    }
-  }
-
-  /** The one verdict of an item: true when this call stored it. */
-  async #claim(id: string, verdict: DeferVerdict): Promise<boolean> {
-    try {
-      const r = await this.#pool.query(
-        "WITH claimed AS (UPDATE deferred SET verdict = $2, decided_by = $3, decided_at = $4 " +
-          "WHERE id = $1 AND verdict IS NULL AND expires_at > $4 RETURNING id) " +
-          `SELECT pg_notify('${DEFER_CHANNEL}', id) FROM claimed`,
-        [id, JSON.stringify(verdict), verdict.releaser.id, this.#clock()],
-      );
-      return r.rowCount === 1;
-    } catch (err) {
-      throw storeError("deferred queue", err);
-    }
+  close(): Promise<void> {
+    return this.#rows.close();
   }
 
   #resolve(id: string, v: DeferVerdict): void {
     this.#o.local.resolve(id, { outcome: v.outcome, by: v.releaser.id, note: v.note });
   }
 
-  /** Applies the verdicts other replicas stored for items held here (each checked again here). */
-  async #apply(ids: string[]): Promise<void> {
-    const r = await this.#pool.query<{ id: string; verdict: string }>(
-      "SELECT id, verdict FROM deferred WHERE id = ANY($1::text[]) AND verdict IS NOT NULL",
-      [ids],
-    );
-    for (const row of r.rows) {
-      const item = this.#o.local.list().find((d) => d.id === row.id);
-      if (item === undefined || !this.#mine.has(row.id)) continue;
-      let verdict: DeferVerdict;
-      try {
-        verdict = StoredVerdict.parse(JSON.parse(row.verdict));
-      } catch {
-        continue; // unreadable: never releases anything (the hold times out: deny)
-      }
-      if (checkRelease(item, verdict.releaser, verdict.note).ok) this.#resolve(row.id, verdict);
+  /** Applies the verdict another replica stored for an item held here (checked again here). */
+  #apply(id: string, text: string): void {
+    const item = this.#o.local.list().find((d) => d.id === id);
+    if (item === undefined) return;
+    let verdict: DeferVerdict;
+    try {
+      verdict = StoredVerdict.parse(JSON.parse(text));
+    } catch {
+      return; // unreadable: never releases anything (the hold times out: deny)
     }
-  }
-
-  async #catchUp(): Promise<void> {
-    const now = this.#clock();
-    if (now - this.#pruned >= PRUNE_MS) {
-      this.#pruned = now;
-      // Rows of replicas that died holding them: past their expiry nobody can answer them.
-      await this.#pool.query("DELETE FROM deferred WHERE expires_at <= $1", [now]).catch(() => undefined);
-    }
-    if (this.#mine.size === 0) return;
-    await this.#apply([...this.#mine]).catch(() => undefined);
+    if (checkRelease(item, verdict.releaser, verdict.note).ok) this.#resolve(id, verdict);
   }
 }

@@ -50,6 +50,7 @@ export {
 } from "./tofu-pins.js";
 export { PgTrustStore, TRUST_CHANNEL } from "./trust-store.js";
 export { parseTrustPayload, TrustWatcher, type TrustWatchOptions } from "./trust-watch.js";
+export type { SharedQueueOptions } from "./verdict-rows.js";
 export {
   type ListenOptions,
   PgListener,
