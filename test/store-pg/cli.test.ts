@@ -152,6 +152,43 @@ describe("warden journal verify --url", () => {
     expect(JSON.parse(all.out).failures[0]).toMatchObject({ reason: "checkpoint_unmatched", chain: "b" });
   });
 
+  it("a signed head of one chain (journal head --url --chain) catches a later cut of its tail that no checkpoint saw", async () => {
+    const { url } = await fleetJournal();
+    const key = join(dir, `journal-${Date.now()}.pem`);
+    writeFileSync(key, KEY.privateKey.export({ type: "pkcs8", format: "pem" }).toString(), { mode: 0o600 });
+    const head = join(dir, `b-head-${Date.now()}.json`);
+    const signed = await runCli("journal", "head", "--url", url, "--chain", "b", "--key", key, "--out", head);
+    expect(signed.code, signed.err).toBe(0);
+    expect(
+      (await runCli("journal", "verify", "--url", url, "--chain", "b", "--keys", pub, "--expect-head", head))
+        .code,
+    ).toBe(0);
+    // b's newest entry, after every checkpoint that named b: cut with its head row moved back.
+    const pool = poolOf(url, 1);
+    const top = Number((await pool.query("SELECT seq FROM journal_chains WHERE chain = 'b'")).rows[0].seq);
+    await pool.query("DELETE FROM journal_entries WHERE chain = 'b' AND seq = $1", [top]);
+    await pool.query(
+      "UPDATE journal_chains SET seq = e.seq, hash = e.hash FROM journal_entries e WHERE journal_chains.chain = 'b' AND e.chain = 'b' AND e.seq = $1",
+      [top - 1],
+    );
+    await pool.end();
+    expect((await runCli("journal", "verify", "--url", url, "--keys", pub)).code).toBe(0);
+    const cut = await runCli(
+      "journal",
+      "verify",
+      "--url",
+      url,
+      "--chain",
+      "b",
+      "--keys",
+      pub,
+      "--expect-head",
+      head,
+      "--json",
+    );
+    expect([cut.code, JSON.parse(cut.out).failure?.reason]).toEqual([1, "truncated"]);
+  });
+
   it("a replica's chain deleted with its head row fails --url (chain_missing)", async () => {
     const { url } = await fleetJournal();
     const pool = poolOf(url, 1);
@@ -177,6 +214,8 @@ describe("warden journal verify --url", () => {
       expect.stringMatching(/no chain "z"; its chains: "a", "b"/),
     ]);
     expect((await runCli("journal", "export", "--url", url, "--format", "jsonl")).code).toBe(2);
+    const noChain = await runCli("journal", "head", "--url", url, "--key", pub);
+    expect([noChain.code, noChain.err]).toEqual([2, expect.stringMatching(/needs --chain NAME/)]);
   });
 
   it("refuses both --db and --url, and neither", async () => {

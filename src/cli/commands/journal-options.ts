@@ -113,7 +113,17 @@ export const SHOW_OPTIONS = defineOptions({
 });
 
 export const HEAD_OPTIONS = defineOptions({
-  db: db("journal database"),
+  db: { flags: "--db <file>", description: "journal database (or --url)", kind: "value" },
+  url: {
+    flags: "--url <url>",
+    description: "instead of --db: the PostgreSQL journal of distributed mode, with --chain",
+    kind: "value",
+  },
+  chain: {
+    flags: "--chain <name>",
+    description: 'with --url: the chain whose head to sign (a replica\'s node name; "" is the global chain)',
+    kind: "value",
+  },
   key: KEY,
   out: { flags: "--out <file>", description: "also write the signed head to this file", kind: "value" },
 });

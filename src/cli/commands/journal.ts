@@ -136,10 +136,13 @@ async function verifyStore(opts: VerifyOpts): Promise<JournalStore | null> {
   return isSqliteFile(db) ? SqliteJournalStore.open(db, { readonly: true }) : null;
 }
 
-/** What `journal export` reads: a SQLite file (--db) or one chain of the PostgreSQL journal (--url --chain). */
-async function exportStore(opts: ExportOpts): Promise<JournalStore> {
+/** What `journal export` and `journal head` read: a SQLite file (--db) or one chain of the PostgreSQL journal (--url --chain). */
+async function chainStore(
+  opts: { db?: string | undefined; url?: string | undefined; chain?: string | undefined },
+  command: string,
+): Promise<JournalStore> {
   if ((opts.db === undefined) === (opts.url === undefined))
-    throw new CliError("ERR_CLI_USAGE", "journal export needs --db FILE or --url URL, not both");
+    throw new CliError("ERR_CLI_USAGE", `journal ${command} needs --db FILE or --url URL, not both`);
   if (opts.url === undefined) {
     if (opts.chain !== undefined)
       throw new CliError("ERR_CLI_USAGE", "--chain picks a chain of the --url journal");
@@ -149,7 +152,7 @@ async function exportStore(opts: ExportOpts): Promise<JournalStore> {
   if (opts.chain === undefined)
     throw new CliError(
       "ERR_CLI_USAGE",
-      'journal export --url needs --chain NAME (a replica\'s chain, or "" for the global chain)',
+      `journal ${command} --url needs --chain NAME (a replica's chain, or "" for the global chain)`,
     );
   return openChainStore(opts.url, opts.chain);
 }
@@ -294,7 +297,7 @@ export function registerJournal(program: Command, ctx: CliContext): void {
     EXPORT_OPTIONS,
   ).action(async (opts: ExportOpts) => {
     if (opts.format !== "jsonl") throw new CliError("ERR_CLI_USAGE", "--format must be jsonl");
-    const store = await exportStore(opts);
+    const store = await chainStore(opts, "export");
     try {
       if (opts.out === undefined) {
         await exportJsonl(store, (c) => ctx.io.out(c));
@@ -356,9 +359,9 @@ export function registerJournal(program: Command, ctx: CliContext): void {
       ),
     HEAD_OPTIONS,
   ).action(async (opts: HeadOpts) => {
-    const signer = loadPrivateKeyFile(opts.key);
-    const store = SqliteJournalStore.open(opts.db, { readonly: true });
+    const store = await chainStore(opts, "head");
     try {
+      const signer = loadPrivateKeyFile(opts.key);
       const last = await store.last();
       if (last === null)
         throw new CliError("ERR_CLI_INPUT", "the journal is empty; there is no head to sign");
