@@ -34,16 +34,26 @@ export async function listChains(pool: pg.Pool): Promise<ChainHead[]> {
   return r.rows.map((x) => ({ chain: x.chain, seq: Number(x.seq), hash: x.hash, node: x.node }));
 }
 
+/** Every chain's name: those with a head row and those with entries but no head row (a deleted head row hides nothing). */
+export async function chainNames(pool: pg.Pool): Promise<string[]> {
+  const r = await pool.query<{ chain: string }>(
+    "SELECT chain FROM journal_chains UNION SELECT DISTINCT chain FROM journal_entries ORDER BY chain",
+  );
+  return r.rows.map((x) => x.chain);
+}
+
+/** A chain of the database as `verifyChains` takes it (a ChainInput), its store typed. */
+export interface PgChainInput extends ChainInput {
+  name: string;
+  open(): PgJournalStore;
+}
+
 /**
  * Every chain of the database as an input of `verifyChains` (src/journal chains.ts): what
  * `warden journal verify --url` checks. The stores read through `pool` (not closed by them).
  */
-export async function chainInputs(pool: pg.Pool): Promise<ChainInput[]> {
-  // Chains with entries but no head row too: a deleted head row hides nothing.
-  const r = await pool.query<{ chain: string }>(
-    "SELECT chain FROM journal_chains UNION SELECT DISTINCT chain FROM journal_entries ORDER BY chain",
-  );
-  return r.rows.map(({ chain }) => ({
+export async function chainInputs(pool: pg.Pool): Promise<PgChainInput[]> {
+  return (await chainNames(pool)).map((chain) => ({
     name: chain,
     open: () => new PgJournalStore(pool, { chain, ownsPool: false }),
   }));

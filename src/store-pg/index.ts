@@ -11,7 +11,9 @@ export {
   type ChainHead,
   type CheckpointerOptions,
   chainInputs,
+  chainNames,
   listChains,
+  type PgChainInput,
 } from "./checkpoint.js";
 export {
   inTransaction,

@@ -13,10 +13,10 @@ const label = (chain: string) => (chain === "" ? "postgres: global chain" : `pos
 
 /** One chain of the database as a store that closes its own pool; a chain it does not hold is refused. */
 export async function openChainStore(url: string, chain: string): Promise<JournalStore> {
-  const { chainInputs, openPool, PgJournalStore } = await import("../../store-pg/index.js");
+  const { chainNames, openPool, PgJournalStore } = await import("../../store-pg/index.js");
   const pool = openPool({ kind: "postgres", url, pool: { max: 2 } });
   try {
-    const names = (await chainInputs(pool)).map((c) => c.name ?? "");
+    const names = await chainNames(pool);
     if (!names.includes(chain))
       throw new CliError(
         "ERR_CLI_INPUT",
@@ -36,12 +36,11 @@ export async function verifyDatabase(
   o: SeveralOptions,
   ctx: CliContext,
 ): Promise<void> {
-  const { chainInputs, openPool, PgJournalStore } = await import("../../store-pg/index.js");
+  const { chainInputs, openPool } = await import("../../store-pg/index.js");
   const pool = openPool({ kind: "postgres", url, pool: { max: 2 } });
   try {
-    const files: JournalFile[] = (await chainInputs(pool)).map(({ name }) => {
-      const chain = name ?? "";
-      const store = new PgJournalStore(pool, { chain, ownsPool: false });
+    const files: JournalFile[] = (await chainInputs(pool)).map(({ name: chain, open }) => {
+      const store = open();
       return {
         path: label(chain),
         name: chain,
