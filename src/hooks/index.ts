@@ -15,6 +15,21 @@ export {
   translateClaudeCode,
 } from "./claude-code.js";
 export {
+  type CodingProfile,
+  type CodingProfileConfig,
+  CodingProfileConfigSchema,
+  codingProfile,
+  DEFAULT_EGRESS_HOSTS,
+  egressAllowed,
+  HOME_CREDENTIALS,
+  HOME_PROTECTED,
+  isCredentialName,
+  isCredentialPath,
+  isProtectedPath,
+  isWithin,
+  WORKSPACE_PROTECTED,
+} from "./coding-profile.js";
+export {
   type ConformanceOptions,
   type ConformanceReport,
   type ConformanceRow,

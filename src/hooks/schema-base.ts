@@ -148,6 +148,12 @@ export const DirectivesSchema = z.looseObject({
   strip_hooks: z.boolean().optional(),
   /** PreOutputDeliver / PostToolUse: the text with secrets masked, for the host to use instead. */
   replacement_text: Text.optional(),
+  /**
+   * PreToolUse: the tool input the host runs instead of the agent's (Warden's containment: a
+   * shell command wrapped in the coding-agent sandbox). Rendered where the host can rewrite a
+   * call (Claude Code `updatedInput`); a host that cannot is answered `ask` instead.
+   */
+  updated_input: z.record(z.string(), z.unknown()).optional(),
 });
 export type Directives = z.infer<typeof DirectivesSchema>;
 

@@ -1,0 +1,211 @@
+// The coding-agent profile: the one list of what an agent on a developer's machine may never
+// read (credential locations), never write (the hosts' hook settings, Warden's own state,
+// VCS hooks and config, shell start-up files, persistence locations) and where it may send
+// data (the egress allowlist). The file-tool checks (taxonomy/evaluate-tool) and the
+// sandbox profile (bubblewrap masks and read-only binds) both read it, so a path that is
+// masked in the sandbox is also refused to the host's own file tools. docs/hooks.md
+// "Coding-agent profile".
+import { isAbsolute, join, normalize, relative, sep } from "node:path";
+import { z } from "zod";
+
+/** Credential locations under $HOME: masked in the sandbox, never readable by file tools. */
+export const HOME_CREDENTIALS: readonly string[] = [
+  ".ssh",
+  ".aws",
+  ".azure",
+  ".config/gcloud",
+  ".config/gh",
+  ".config/hub",
+  ".config/op",
+  ".config/doctl",
+  ".kube",
+  ".docker/config.json",
+  ".gnupg",
+  ".password-store",
+  ".local/share/keyrings",
+  ".npmrc",
+  ".yarnrc.yml",
+  ".netrc",
+  ".git-credentials",
+  ".config/git/credentials",
+  ".pypirc",
+  ".cargo/credentials",
+  ".cargo/credentials.toml",
+  ".gem/credentials",
+  ".terraform.d/credentials.tfrc.json",
+  ".vault-token",
+  ".bash_history",
+  ".zsh_history",
+  ".python_history",
+  ".node_repl_history",
+  ".psql_history",
+  ".mysql_history",
+];
+
+/**
+ * Never writable under $HOME (in the sandbox $HOME is read-only anyway; these are the ones
+ * the host's own file tools must refuse too): shell start-up files, git's global config,
+ * autostart and persistence locations, every host's settings and hooks, Warden's state.
+ */
+export const HOME_PROTECTED: readonly string[] = [
+  ".bashrc",
+  ".bash_profile",
+  ".bash_login",
+  ".bash_logout",
+  ".profile",
+  ".zshrc",
+  ".zshenv",
+  ".zprofile",
+  ".zlogin",
+  ".config/fish",
+  ".inputrc",
+  ".gitconfig",
+  ".config/git",
+  ".config/autostart",
+  ".config/systemd",
+  ".config/environment.d",
+  ".local/share/systemd",
+  ".local/bin",
+  ".ssh",
+  ".claude",
+  ".claude.json",
+  ".cursor",
+  ".codex",
+  ".gemini",
+  ".copilot",
+  ".config/github-copilot",
+  ".warden",
+];
+
+/**
+ * Never writable inside the workspace (relative to its root): every host's hook and settings
+ * files, project MCP server lists (a server there runs at the next session), git's hooks and
+ * config (core.hooksPath, core.sshCommand and core.fsmonitor run code).
+ */
+export const WORKSPACE_PROTECTED: readonly string[] = [
+  ".claude/settings.json",
+  ".claude/settings.local.json",
+  ".claude/hooks",
+  ".mcp.json",
+  ".cursor/hooks.json",
+  ".cursor/mcp.json",
+  ".cursor/rules",
+  ".codex",
+  ".gemini/settings.json",
+  ".github/hooks",
+  ".vscode/settings.json",
+  ".vscode/tasks.json",
+  ".git/hooks",
+  ".git/config",
+  ".warden",
+];
+
+/** Suffixes of `.env.<x>` that are templates, not secrets (`.env.example` is readable). */
+const ENV_TEMPLATES = new Set(["example", "sample", "template", "dist", "defaults", "schema"]);
+
+/** Whether a file name (its last segment) is a credential file wherever it lies. */
+export function isCredentialName(name: string): boolean {
+  if (name === ".env") return true;
+  if (name.startsWith(".env.")) return !ENV_TEMPLATES.has(name.slice(5).toLowerCase());
+  if (/^id_(rsa|dsa|ecdsa|ed25519)(_sk)?$/.test(name)) return true;
+  return false;
+}
+
+/** Default egress allowlist of the sandbox's proxy: package registries (the project's git remotes are added). */
+export const DEFAULT_EGRESS_HOSTS: readonly string[] = [
+  "registry.npmjs.org",
+  "registry.yarnpkg.com",
+  "pypi.org",
+  "files.pythonhosted.org",
+  "crates.io",
+  "index.crates.io",
+  "static.crates.io",
+  "proxy.golang.org",
+  "sum.golang.org",
+  "rubygems.org",
+  "repo.maven.apache.org",
+  "deb.debian.org",
+];
+
+/** The operator's additions and overrides (hook config `profile`; CLI `--profile FILE`). */
+export const CodingProfileConfigSchema = z.strictObject({
+  /** Extra credential locations: `~/…`, absolute, or workspace-relative paths. */
+  credentials: z.array(z.string().min(1).max(4096)).max(256).default([]),
+  /** Extra never-writable locations, same forms. */
+  protect: z.array(z.string().min(1).max(4096)).max(256).default([]),
+  /** Hosts the egress proxy lets through (exact names or `*.suffix`); replaces the default list when `replaceEgress`. */
+  egress: z.array(z.string().min(1).max(253)).max(1024).default([]),
+  replaceEgress: z.boolean().default(false),
+  /** What happens to a destination not on the list: `deny` (default) or `ask` (the proxy refuses; the next call asks). */
+  unknownEgress: z.enum(["deny", "ask"]).default("deny"),
+});
+export type CodingProfileConfig = z.infer<typeof CodingProfileConfigSchema>;
+
+/** The profile placed on one machine: every location absolute and normalised. */
+export interface CodingProfile {
+  home: string;
+  workspace: string | undefined;
+  /** Warden's own state directories (the hooks dir, keys): invisible in the sandbox. */
+  stateDirs: string[];
+  credentials: string[];
+  protectedPaths: string[];
+  egress: string[];
+  unknownEgress: "deny" | "ask";
+}
+
+function place(p: string, home: string, workspace: string | undefined): string | undefined {
+  if (p === "~" || p.startsWith("~/")) return normalize(join(home, p.slice(1)));
+  if (isAbsolute(p)) return normalize(p);
+  return workspace === undefined ? undefined : normalize(join(workspace, p));
+}
+
+export function codingProfile(
+  where: { home: string; workspace: string | undefined; stateDirs: readonly string[] },
+  config: Partial<CodingProfileConfig> = {},
+): CodingProfile {
+  const c = CodingProfileConfigSchema.parse(config);
+  const { home, workspace } = where;
+  const placeAll = (list: readonly string[]) =>
+    list.map((p) => place(p, home, workspace)).filter((p): p is string => p !== undefined);
+  return {
+    home: normalize(home),
+    workspace: workspace === undefined ? undefined : normalize(workspace),
+    stateDirs: where.stateDirs.map((d) => normalize(d)),
+    credentials: [...HOME_CREDENTIALS.map((p) => join(home, p)), ...placeAll(c.credentials)],
+    protectedPaths: [
+      ...HOME_PROTECTED.map((p) => join(home, p)),
+      ...(workspace === undefined ? [] : WORKSPACE_PROTECTED.map((p) => join(workspace, p))),
+      ...where.stateDirs.map((d) => normalize(d)),
+      ...placeAll(c.protect),
+    ],
+    egress: c.replaceEgress ? [...c.egress] : [...DEFAULT_EGRESS_HOSTS, ...c.egress],
+    unknownEgress: c.unknownEgress,
+  };
+}
+
+/** Whether `path` (absolute, already resolved) is `root` or lies below it. */
+export function isWithin(path: string, root: string): boolean {
+  const rel = relative(root, path);
+  return rel === "" || (!rel.startsWith(`..${sep}`) && rel !== ".." && !isAbsolute(rel));
+}
+
+/** A resolved absolute path the agent may never read. */
+export function isCredentialPath(profile: CodingProfile, path: string): boolean {
+  if (profile.credentials.some((c) => isWithin(path, c))) return true;
+  if (profile.stateDirs.some((d) => isWithin(path, d))) return true;
+  return path.split(sep).some((seg) => isCredentialName(seg));
+}
+
+/** A resolved absolute path the agent may never write (credential locations included). */
+export function isProtectedPath(profile: CodingProfile, path: string): boolean {
+  return profile.protectedPaths.some((p) => isWithin(path, p)) || isCredentialPath(profile, path);
+}
+
+/** Whether the egress allowlist names `host` (exact, or `*.suffix` for a subdomain). */
+export function egressAllowed(profile: CodingProfile, host: string): boolean {
+  const h = host.toLowerCase().replace(/\.$/, "");
+  return profile.egress.some((e) => {
+    const p = e.toLowerCase();
+    return p.startsWith("*.") ? h.endsWith(p.slice(1)) : h === p;
+  });
+}
