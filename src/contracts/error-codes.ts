@@ -312,6 +312,14 @@ export const ERROR_CODES = {
     "ERR_HOOK_CONFIG_INVALID",
     // The sidecar already holds its configured maximum of per-host engines (hooks.maxEngines).
     "ERR_HOOK_ENGINE_LIMIT",
+    // The hook daemon (docs/hooks-daemon.md): a caller without this state directory's token.
+    "ERR_HOOK_UNAUTHENTICATED",
+    // The hook daemon's HTTP listener: a request a browser sent (it carries an Origin header).
+    "ERR_HOOK_ORIGIN_REFUSED",
+    // A hook event over the daemon's size limit (16 MiB).
+    "ERR_HOOK_EVENT_TOO_LARGE",
+    // The lean command entry could not reach or start the hook daemon (the host is told to block).
+    "ERR_HOOK_DAEMON_UNAVAILABLE",
   ],
   loop: ["ERR_LOOP_STALE_PHASE", "ERR_LOOP_FORGED_PHASE", "ERR_LOOP_CONFIG_INVALID"],
   model: [

@@ -57,6 +57,19 @@ export {
   renderCursor,
   translateCursor,
 } from "./cursor.js";
+export { type DaemonOptions, type RunningDaemon, startDaemon } from "./daemon.js";
+export { EnginePool, MAX_DAEMON_ENGINES } from "./daemon-engines.js";
+export {
+  type DaemonInfo,
+  type DaemonPaths,
+  daemonPaths,
+  isDaemonPid,
+  readInfo,
+  readPid,
+  readToken,
+} from "./daemon-files.js";
+export { DAEMON_HOSTS, type DaemonHost, daemonHost } from "./daemon-hosts.js";
+export { MAX_EVENT_BYTES } from "./daemon-http.js";
 export { INJECTION_RULES, scanText, type TextFindings } from "./detect.js";
 export { hostPrincipal } from "./dispatch.js";
 export {

@@ -169,13 +169,33 @@ function withLock<T>(path: string, fn: () => T): T {
 
 /** Merges with the file's current content and replaces it atomically (0600), under a lock. */
 export function saveState(path: string, state: EngineState): void {
-  withLock(path, () => {
+  saveStateStamped(path, state);
+}
+
+/** The identity of the state file's current content (inode, mtime, size); undefined if absent. */
+export function stateStamp(path: string): string | undefined {
+  try {
+    const s = statSync(path, { bigint: true });
+    return `${s.ino}:${s.mtimeNs}:${s.size}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * saveState that also returns what was written (the merge with every other writer's state)
+ * and its stamp, taken under the lock: a long-lived holder (the hook daemon) re-reads the
+ * file only when its stamp differs, i.e. when another process wrote since.
+ */
+export function saveStateStamped(path: string, state: EngineState): { merged: EngineState; stamp: string } {
+  return withLock(path, () => {
     // Validated before it is written: a state this engine cannot read back is never stored.
     const merged = EngineStateSchema.parse(mergeState(loadState(path), state));
     const tmp = `${path}.${process.pid}.tmp`;
     writeFileSync(tmp, `${JSON.stringify(merged)}\n`, { mode: 0o600 });
     chmodSync(tmp, 0o600);
     renameSync(tmp, path);
+    return { merged, stamp: stateStamp(path) ?? "" };
   });
 }
 
