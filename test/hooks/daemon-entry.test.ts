@@ -142,8 +142,14 @@ describe("the daemon's state and journal under load and crashes", () => {
       };
       // Both poisonings of the one session are kept (one by the http door, one by the socket).
       const flags = state.sessions[one]?.poisoned ?? [];
-      expect(flags.some((f) => /SubAgent/i.test(f)), flags.join("; ")).toBe(true);
-      expect(flags.some((f) => /mcp__notes|PostToolUse/.test(f)), flags.join("; ")).toBe(true);
+      expect(
+        flags.some((f) => /SubAgent/i.test(f)),
+        flags.join("; "),
+      ).toBe(true);
+      expect(
+        flags.some((f) => /mcp__notes|PostToolUse/.test(f)),
+        flags.join("; "),
+      ).toBe(true);
       for (const s of [one, ...others, "par-oneshot"]) {
         expect(state.sessions[s]?.poisoned.length, s).toBeGreaterThan(0);
         // The daemon knows it too (the one-shot's write is merged in): exfiltration denied.
