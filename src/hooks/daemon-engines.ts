@@ -102,7 +102,7 @@ export class EnginePool {
   }
 
   #save(): void {
-    const { merged, stamp } = saveStateStamped(this.options.statePath, this.#state);
+    const { merged, stamp } = saveStateStamped(this.options.statePath, this.#state, this.#stamp);
     adopt(this.#state, merged);
     this.#stamp = stamp;
   }
