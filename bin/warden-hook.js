@@ -9,7 +9,7 @@
 // 8 s. Any failure — no daemon, a daemon that dies mid-answer, a refused token, no answer in
 // 12 s — prints a coded reason on stderr and exits 2: the hosts' blocking exit code (fail
 // closed). docs/hooks-daemon.md. The socket protocol is src/hooks/daemon-socket.ts's.
-import { closeSync, mkdirSync, openSync, readFileSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readFileSync, readSync, writeSync } from "node:fs";
 import { connect } from "node:net";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -44,14 +44,26 @@ function parseArgs(argv) {
   return { host, dir: resolve(dir) };
 }
 
+/** stdin to its end: synchronous reads (no stream set up), the stream only for a non-blocking pipe. */
 async function readStdin() {
   const chunks = [];
   let size = 0;
-  for await (const c of process.stdin) {
+  const add = (c) => {
     size += c.length;
     if (size > MAX_EVENT_BYTES) throw new EntryError("ERR_HOOK_EVENT_TOO_LARGE", "stdin over 16 MiB");
     chunks.push(c);
+  };
+  try {
+    for (;;) {
+      const buf = Buffer.allocUnsafe(65536);
+      const n = readSync(0, buf, 0, buf.length, null);
+      if (n === 0) return Buffer.concat(chunks);
+      add(buf.subarray(0, n));
+    }
+  } catch (err) {
+    if (err instanceof EntryError || (err.code !== "EAGAIN" && err.code !== "EWOULDBLOCK")) throw err;
   }
+  for await (const c of process.stdin) add(c);
   return Buffer.concat(chunks);
 }
 
@@ -154,12 +166,24 @@ async function answer(host, dir, body) {
   }
 }
 
+/** Writes to fd 1 or 2 synchronously (no stream set up); a non-blocking pipe gets the stream. */
+function emit(fd, text) {
+  const buf = Buffer.from(text, "utf8");
+  let off = 0;
+  try {
+    while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
+  } catch (err) {
+    if (err.code !== "EAGAIN") throw err;
+    (fd === 1 ? process.stdout : process.stderr).write(buf.subarray(off));
+  }
+}
+
 function fail(host, err) {
   const code = err instanceof EntryError ? err.code : "ERR_HOOK_DAEMON_UNAVAILABLE";
   const why = `Warden: ${code}: ${err instanceof Error ? err.message : String(err)} (fail-closed)`;
   const out = Object.hasOwn(FAILURE_STDOUT, host) ? FAILURE_STDOUT[host](why) : "";
-  if (out) process.stdout.write(out);
-  process.stderr.write(`${why}\n`);
+  if (out) emit(1, out);
+  emit(2, `${why}\n`);
   process.exitCode = 2;
 }
 
@@ -169,8 +193,9 @@ async function main() {
     const args = parseArgs(process.argv);
     host = args.host;
     const a = await answer(host, args.dir, await readStdin());
-    if (typeof a.stdout === "string" && a.stdout) process.stdout.write(a.stdout);
-    if (typeof a.stderr === "string" && a.stderr) process.stderr.write(a.stderr);
+    // Synchronous writes to the inherited descriptors: no stream is set up for them.
+    if (typeof a.stdout === "string" && a.stdout) emit(1, a.stdout);
+    if (typeof a.stderr === "string" && a.stderr) emit(2, a.stderr);
     process.exitCode = a.exitCode;
   } catch (err) {
     fail(host, err);
