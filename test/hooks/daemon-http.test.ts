@@ -3,7 +3,6 @@
 // Every refusal is shown to leave no trace: the journal gains no entry and state.json does
 // not change, so a caller without the token cannot feed the engine anything.
 import { readFileSync } from "node:fs";
-import { request } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { daemonPaths, ensureToken } from "../../src/hooks/daemon-files.js";
@@ -15,6 +14,7 @@ import {
   journalEntries,
   poisonedResult,
   post,
+  rawPost,
   startDaemon,
 } from "./daemon-helpers.js";
 import { tempDir } from "./helpers.js";
@@ -109,51 +109,22 @@ describe("the hook daemon over Claude Code's http hook", () => {
   });
 
   it("refuses a DNS-rebound Host header", async () => {
-    const status = await new Promise<number>((res, rej) => {
-      const req = request(
-        {
-          host: "127.0.0.1",
-          port: d.port,
-          path: "/hooks/claude-code",
-          method: "POST",
-          headers: { ...auth(), host: `attacker.example:${d.port}`, "content-type": "application/json" },
-        },
-        (r) => {
-          r.resume();
-          res(r.statusCode ?? 0);
-        },
-      );
-      req.on("error", rej);
-      req.end(JSON.stringify(bashEvent("ls")));
-    });
+    const status = await rawPost(
+      d.port,
+      { ...auth(), host: `attacker.example:${d.port}` },
+      JSON.stringify(bashEvent("ls")),
+    );
     expect(status).toBe(421);
   });
 
   it("refuses an oversized event from its declared length, before reading it", async () => {
     const before = trace();
-    const status = await new Promise<number>((res, rej) => {
-      const req = request(
-        {
-          host: "127.0.0.1",
-          port: d.port,
-          path: "/hooks/claude-code",
-          method: "POST",
-          headers: {
-            ...auth(),
-            "content-type": "application/json",
-            "content-length": String(17 * 1024 * 1024),
-          },
-        },
-        (r) => {
-          r.resume();
-          res(r.statusCode ?? 0);
-        },
-      );
-      // The daemon answers and closes before the body is sent; the write may then fail.
-      req.on("error", () => {});
-      req.write("{");
-      void rej;
-    });
+    const status = await rawPost(
+      d.port,
+      { ...auth(), "content-length": String(17 * 1024 * 1024) },
+      "{",
+      false,
+    );
     expect(status).toBe(413);
     expect(trace()).toBe(before);
   });
