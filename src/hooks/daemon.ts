@@ -8,10 +8,12 @@
 // without an authenticated request (the command entry starts it again on demand).
 import type { Server } from "node:http";
 import type { Server as NetServer } from "node:net";
+import { join } from "node:path";
 import { HookError } from "../contracts/index.js";
 import { EnginePool, type EnginePoolOptions } from "./daemon-engines.js";
 import {
   acquirePid,
+  type DaemonPaths,
   daemonPaths,
   ensureToken,
   prepareDir,
@@ -50,6 +52,60 @@ function closeServer(s: Server | NetServer | undefined): Promise<void> {
   return new Promise((resolve) => s.close(() => resolve()));
 }
 
+/** The servers, the pool and the files of one running daemon; closes them once. */
+class Lifecycle {
+  pool: EnginePool | undefined;
+  sock: NetServer | undefined;
+  http: Server | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #closing: Promise<void> | undefined;
+  #onClosed: () => void = () => {};
+  readonly closed = new Promise<void>((r) => {
+    this.#onClosed = r;
+  });
+
+  constructor(
+    private readonly paths: DaemonPaths,
+    private readonly idleMs: number,
+  ) {}
+
+  /** An authenticated request: the idle timer starts again. */
+  readonly touch = (): void => {
+    if (!this.idleMs) return;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => void this.close(), this.idleMs);
+    this.#timer.unref();
+  };
+
+  readonly close = (): Promise<void> => {
+    this.#closing ??= (async () => {
+      if (this.#timer) clearTimeout(this.#timer);
+      await Promise.all([closeServer(this.sock), closeServer(this.http)]);
+      await this.pool?.close();
+      removeQuietly(this.paths.socket);
+      removeQuietly(this.paths.info);
+      releasePid(this.paths.pid);
+      this.#onClosed();
+    })();
+    return this.#closing;
+  };
+}
+
+/** The HTTP listener, or why it is not up (a port in use leaves the socket door serving). */
+async function openHttp(o: DaemonOptions, life: Lifecycle, token: string) {
+  if (o.port === null || life.pool === undefined) return { port: null, httpError: undefined };
+  try {
+    const h = await listenHttp({ pool: life.pool, token, port: o.port, touch: life.touch });
+    life.http = h.server;
+    return { port: h.port, httpError: undefined };
+  } catch (err) {
+    return {
+      port: null,
+      httpError: `127.0.0.1:${o.port}: ${(err as NodeJS.ErrnoException).code ?? "error"}`,
+    };
+  }
+}
+
 /**
  * Starts the daemon in this process. `{ running: pid }` when another live daemon already
  * holds the directory; throws (ERR_HOOK_CONFIG_INVALID) when the state cannot be read.
@@ -59,53 +115,14 @@ export async function startDaemon(o: DaemonOptions): Promise<RunningDaemon | { r
   prepareDir(o.dir);
   const taken = acquirePid(paths.pid);
   if (!taken.ok) return { running: taken.pid };
-  let pool: EnginePool | undefined;
-  let sock: NetServer | undefined;
-  let http: Server | undefined;
-  const release = () => {
-    removeQuietly(paths.socket);
-    removeQuietly(paths.info);
-    releasePid(paths.pid);
-  };
+  const life = new Lifecycle(paths, o.idleMs ?? 0);
   try {
     const token = ensureToken(paths.token);
-    pool = EnginePool.open({ statePath: `${o.dir}/state.json`, configFor: o.configFor });
-    let timer: NodeJS.Timeout | undefined;
-    let closing: Promise<void> | undefined;
-    let onClosed: () => void = () => {};
-    const closed = new Promise<void>((r) => {
-      onClosed = r;
-    });
-    const close = (): Promise<void> => {
-      closing ??= (async () => {
-        if (timer) clearTimeout(timer);
-        await Promise.all([closeServer(sock), closeServer(http)]);
-        await pool?.close();
-        release();
-        onClosed();
-      })();
-      return closing;
-    };
-    const touch = () => {
-      if (!o.idleMs) return;
-      if (timer) clearTimeout(timer);
-      timer = setTimeout(() => void close(), o.idleMs);
-      timer.unref();
-    };
+    life.pool = EnginePool.open({ statePath: join(o.dir, "state.json"), configFor: o.configFor });
     // The pid file is ours: a socket file left by a killed predecessor is removed.
     removeQuietly(paths.socket);
-    sock = await listenSocket({ pool, token, path: paths.socket, touch });
-    let port: number | null = null;
-    let httpError: string | undefined;
-    if (o.port !== null) {
-      try {
-        const h = await listenHttp({ pool, token, port: o.port, touch });
-        http = h.server;
-        port = h.port;
-      } catch (err) {
-        httpError = `127.0.0.1:${o.port}: ${(err as NodeJS.ErrnoException).code ?? "error"}`;
-      }
-    }
+    life.sock = await listenSocket({ pool: life.pool, token, path: paths.socket, touch: life.touch });
+    const { port, httpError } = await openHttp(o, life, token);
     writeInfo(paths.info, {
       pid: process.pid,
       port,
@@ -114,12 +131,17 @@ export async function startDaemon(o: DaemonOptions): Promise<RunningDaemon | { r
       version: ENGINE_VERSION,
       ...(httpError !== undefined ? { httpError } : {}),
     });
-    touch();
-    return { pid: process.pid, port, socket: paths.socket, httpError, closed, close };
+    life.touch();
+    return {
+      pid: process.pid,
+      port,
+      socket: paths.socket,
+      httpError,
+      closed: life.closed,
+      close: life.close,
+    };
   } catch (err) {
-    await Promise.all([closeServer(sock), closeServer(http)]);
-    await pool?.close();
-    release();
+    await life.close();
     if (err instanceof HookError) throw err;
     const why = err instanceof Error ? err.message : String(err);
     throw new HookError("ERR_HOOK_CONFIG_INVALID", `the hook daemon could not start: ${why}`, {
