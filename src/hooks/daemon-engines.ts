@@ -16,7 +16,7 @@ import { createEngine, type Engine, type EngineConfig } from "./engine.js";
 import { failureVerdict } from "./failure.js";
 import { type HostAnswer, isObject } from "./host-adapter-common.js";
 import { AARTS_VERSION, type Verdict } from "./schema-base.js";
-import { type EngineState, loadState, saveStateStamped, stateStamp } from "./state.js";
+import { type EngineState, loadState, mergeState, saveStateStamped, stateStamp } from "./state.js";
 
 /** Distinct (host, workspace) engines one daemon holds; a further one is refused (fail closed). */
 export const MAX_DAEMON_ENGINES = 64;
@@ -93,11 +93,14 @@ export class EnginePool {
     return created;
   }
 
-  /** Merges in what another process wrote since this daemon last read or wrote the file. */
+  /**
+   * Merges in what another process wrote since this daemon last read or wrote the file. A
+   * merge, not a replacement: a session an event in flight has just created is not on disk yet.
+   */
   #refresh(): void {
     const now = stateStamp(this.options.statePath);
     if (now === this.#stamp) return;
-    adopt(this.#state, loadState(this.options.statePath));
+    adopt(this.#state, mergeState(loadState(this.options.statePath), this.#state));
     this.#stamp = now;
   }
 
