@@ -72,28 +72,66 @@ function hookEnv(dir: string): NodeJS.ProcessEnv {
   return { ...env, WARDEN_HOOKS_DIR: dir, CLAUDE_PROJECT_DIR: workspace };
 }
 
-/** Spawns `args` N times (input on stdin), timing each; CPU of the children from /proc. */
-function spawnTimes(
-  name: string,
-  args: string[],
-  input?: string,
-  env?: NodeJS.ProcessEnv,
-  n = SPAWN_N,
-): Stats {
-  const opts = { stdio: "pipe" as const, ...(input !== undefined ? { input } : {}), ...(env ? { env } : {}) };
-  spawnSync(process.execPath, args, opts); // warm the file cache (and, for the entry, the daemon)
-  const samples = new Float64Array(n);
-  const c0 = childrenCpuMs();
-  const start = performance.now();
-  for (let i = 0; i < n; i++) {
+interface Case {
+  name: string;
+  /** Spawned cases: node's arguments, stdin, environment. */
+  args?: string[];
+  input?: string;
+  env?: NodeJS.ProcessEnv;
+  /** HTTP cases: port, path, body, token. */
+  port?: number;
+  path?: string;
+  body?: string;
+  token?: string;
+}
+
+/** One spawn of a case; its wall µs and the CPU ms it cost (the child's, from /proc). */
+function spawnOnce(c: Case): { us: number; cpuMs: number } {
+  const c0 = childrenCpuMs() ?? 0;
+  const t0 = performance.now();
+  const res = spawnSync(process.execPath, c.args ?? [], {
+    stdio: "pipe",
+    ...(c.input !== undefined ? { input: c.input } : {}),
+    ...(c.env ? { env: c.env } : {}),
+  });
+  const us = (performance.now() - t0) * 1000;
+  if (res.status !== 0) throw new Error(`${c.name} exited with ${res.status}: ${res.stderr}`);
+  return { us, cpuMs: (childrenCpuMs() ?? 0) - c0 };
+}
+
+/**
+ * Runs the cases `n` rounds, one of each per round, so a baseline and the cases it is
+ * compared with see the same load. CPU µs/op: the client's (spawned child, or this process
+ * for HTTP) plus, with `pid`, the daemon's during the case.
+ */
+async function rounds(cases: Case[], n: number, pid?: number, warmup = 1): Promise<Stats[]> {
+  const one = async (c: Case) => {
+    if (c.args !== undefined) return spawnOnce(c);
+    const cpu0 = process.cpuUsage();
     const t0 = performance.now();
-    const res = spawnSync(process.execPath, args, opts);
-    samples[i] = (performance.now() - t0) * 1000;
-    if (res.status !== 0) throw new Error(`${name} exited with ${res.status}: ${res.stderr}`);
+    await postOnce(c.port ?? 0, c.path ?? "/", c.body ?? "", c.token);
+    const us = (performance.now() - t0) * 1000;
+    const cpu = process.cpuUsage(cpu0);
+    return { us, cpuMs: (cpu.user + cpu.system) / 1000 };
+  };
+  for (let i = 0; i < warmup; i++) for (const c of cases) await one(c);
+  const samples = cases.map(() => new Float64Array(n));
+  const cpu = cases.map(() => 0);
+  const wall = cases.map(() => 0);
+  for (let i = 0; i < n; i++) {
+    for (const [k, c] of cases.entries()) {
+      const d0 = pid !== undefined ? (processCpuMs(pid) ?? 0) : 0;
+      const r = await one(c);
+      const d1 = pid !== undefined ? (processCpuMs(pid) ?? 0) : 0;
+      (samples[k] as Float64Array)[i] = r.us;
+      cpu[k] = (cpu[k] ?? 0) + r.cpuMs + (d1 - d0);
+      wall[k] = (wall[k] ?? 0) + r.us / 1000;
+    }
   }
-  const stats = summarize(name, samples, performance.now() - start);
-  const c1 = childrenCpuMs();
-  return c0 === undefined || c1 === undefined ? stats : { ...stats, cpuUs: ((c1 - c0) * 1000) / n };
+  return cases.map((c, k) => ({
+    ...summarize(c.name, samples[k] as Float64Array, wall[k] ?? 1),
+    cpuUs: ((cpu[k] ?? 0) * 1000) / n,
+  }));
 }
 
 function postOnce(port: number, path: string, body: string, token?: string): Promise<void> {
@@ -110,31 +148,6 @@ function postOnce(port: number, path: string, body: string, token?: string): Pro
     req.on("error", reject);
     req.end(body);
   });
-}
-
-/** N sequential POSTs; CPU = this process's + (with `pid`) the server process's. */
-async function httpTimes(
-  name: string,
-  port: number,
-  path: string,
-  body: string,
-  token?: string,
-  pid?: number,
-) {
-  for (let i = 0; i < Math.min(50, N); i++) await postOnce(port, path, body, token);
-  const samples = new Float64Array(N);
-  const cpu0 = process.cpuUsage();
-  const d0 = pid !== undefined ? processCpuMs(pid) : undefined;
-  const start = performance.now();
-  for (let i = 0; i < N; i++) {
-    const t0 = performance.now();
-    await postOnce(port, path, body, token);
-    samples[i] = (performance.now() - t0) * 1000;
-  }
-  const stats = summarize(name, samples, performance.now() - start, cpu0);
-  const d1 = pid !== undefined ? processCpuMs(pid) : undefined;
-  const daemonUs = d0 !== undefined && d1 !== undefined ? ((d1 - d0) * 1000) / N : 0;
-  return { ...stats, cpuUs: (stats.cpuUs ?? 0) + daemonUs };
 }
 
 async function startDaemon(
@@ -163,66 +176,73 @@ async function startDaemon(
   throw new Error("the hook daemon did not start");
 }
 
-const baseline = spawnTimes("node -e 0 (baseline)", ["-e", "0"]);
 const bare = createServer((req, res) => {
   req.resume();
   req.on("end", () => res.end());
 });
 await new Promise<void>((r) => bare.listen(0, "127.0.0.1", () => r()));
 const barePort = (bare.address() as AddressInfo).port;
-const http0 = await httpTimes(
-  "bare HTTP round trip (baseline)",
-  barePort,
-  "/",
-  JSON.stringify(PAYLOADS["PostToolUse clean result"]),
-);
-bare.close();
-
 const dir = mkdtempSync(join(tmpdir(), "warden-bench-hooks-"));
 const daemon = await startDaemon(dir);
-const rows: Stats[] = [baseline, http0];
+let rows: Stats[] = [];
 try {
-  for (const [label, payload] of Object.entries(PAYLOADS))
-    rows.push(
-      await httpTimes(
-        `http hook: ${label}`,
-        daemon.port,
-        "/hooks/claude-code",
-        JSON.stringify(payload),
-        daemon.token,
-        daemon.pid,
-      ),
-    );
-  for (const [label, payload] of Object.entries(PAYLOADS)) {
-    // CPU: the entry process's plus the daemon's share of the run.
-    const d0 = processCpuMs(daemon.pid);
-    const r = spawnTimes(
-      `command entry: ${label}`,
-      [ENTRY, "claude-code"],
-      JSON.stringify(payload),
-      hookEnv(dir),
-    );
-    const d1 = processCpuMs(daemon.pid);
-    const extra = d0 !== undefined && d1 !== undefined ? ((d1 - d0) * 1000) / (SPAWN_N + 1) : 0;
-    rows.push({ ...r, cpuUs: (r.cpuUs ?? 0) + extra });
-  }
+  const http = await rounds(
+    [
+      {
+        name: "bare HTTP round trip (baseline)",
+        port: barePort,
+        path: "/",
+        body: JSON.stringify(PAYLOADS["PostToolUse clean result"]),
+      },
+      ...Object.entries(PAYLOADS).map(([label, payload]) => ({
+        name: `http hook: ${label}`,
+        port: daemon.port,
+        path: "/hooks/claude-code",
+        body: JSON.stringify(payload),
+        token: daemon.token,
+      })),
+    ],
+    N,
+    daemon.pid,
+    Math.min(50, N),
+  );
+  const spawned = await rounds(
+    [
+      { name: "node -e 0 (baseline)", args: ["-e", "0"] },
+      ...Object.entries(PAYLOADS).map(([label, payload]) => ({
+        name: `command entry: ${label}`,
+        args: [ENTRY, "claude-code"],
+        input: JSON.stringify(payload),
+        env: hookEnv(dir),
+      })),
+    ],
+    SPAWN_N,
+    daemon.pid,
+  );
+  rows = [...spawned.slice(0, 1), ...http, ...spawned.slice(1)];
   // ── containment rows (bench/hooks-contain.ts, another part of issue 32) go here ──
   // The lead wires the sandbox wrapper's added cost on `true` and on `npm test` of a small
   // project into this table at merge; this bench does not measure them.
 } finally {
+  bare.close();
   daemon.child.kill("SIGTERM");
   await new Promise((r) => daemon.child.once("exit", r));
 }
 const oneShotDir = mkdtempSync(join(tmpdir(), "warden-bench-oneshot-"));
-rows.push(
-  spawnTimes(
-    "one-shot warden hooks claude-code: PreToolUse Bash npm test",
-    [WARDEN, "hooks", "claude-code"],
-    JSON.stringify(PAYLOADS["PreToolUse Bash npm test"]),
-    hookEnv(oneShotDir),
-    Math.max(5, Math.ceil(SPAWN_N / 2)),
-  ),
+const [oneShot] = await rounds(
+  [
+    {
+      name: "one-shot warden hooks claude-code: PreToolUse Bash npm test",
+      args: [WARDEN, "hooks", "claude-code"],
+      input: JSON.stringify(PAYLOADS["PreToolUse Bash npm test"]),
+      env: hookEnv(oneShotDir),
+    },
+  ],
+  Math.max(5, Math.ceil(SPAWN_N / 2)),
 );
+if (oneShot) rows.push(oneShot);
+const baseline = rows[0];
+const http0 = rows[1];
 process.stdout.write(table(rows, baseline));
 
 const ms = (s: Stats | undefined) => (s ? s.medianUs / 1000 : Number.NaN);
