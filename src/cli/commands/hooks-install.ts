@@ -17,7 +17,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { CliError, parseStrictJson } from "../../contracts/index.js";
-import { CLAUDE_CODE_EVENTS } from "../../hooks/index.js";
+import { CLAUDE_CODE_EVENTS, daemonPaths, isDaemonPid, readInfo, readPid } from "../../hooks/index.js";
 import type { CliContext } from "../io.js";
 import { defineOptions, type OptionsOf } from "../options.js";
 import { hookEntryCommand, shellQuote, wardenLauncher } from "./hook-command.js";
@@ -158,8 +158,18 @@ function stateDir(o: InstallFlags): string {
   return resolve(o.dir ?? process.env.WARDEN_HOOKS_DIR ?? join(homedir(), ".warden", "hooks"));
 }
 
-function httpHandler(o: InstallFlags): Handler {
-  const port = daemonPort(o.port);
+/** The port of the http hook: --port, else the running daemon's, else $WARDEN_HOOKS_PORT or the default. */
+function httpPort(o: InstallFlags, dir: string): number | null {
+  if (o.port !== undefined) return daemonPort(o.port);
+  const paths = daemonPaths(dir);
+  const info = readInfo(paths.info);
+  const pid = readPid(paths.pid);
+  if (info?.port != null && pid === info.pid && isDaemonPid(pid)) return info.port;
+  return daemonPort(undefined);
+}
+
+function httpHandler(o: InstallFlags, dir: string): Handler {
+  const port = httpPort(o, dir);
   if (port === null || port === 0) throw new CliError("ERR_CLI_USAGE", "--http needs a fixed --port");
   return {
     type: "http",
@@ -171,16 +181,19 @@ function httpHandler(o: InstallFlags): Handler {
   };
 }
 
-function instructions(o: InstallFlags, dir: string): string {
+function instructions(o: InstallFlags, dir: string, handler: string | Handler): string {
   const daemon = [process.execPath, wardenLauncher(), "hooks", "daemon"].map(shellQuote).join(" ");
   const dirArg = o.dir !== undefined ? ` --dir ${shellQuote(dir)}` : "";
-  const start = `  start the daemon now (it also starts on the first hook event with --command):\n    ${daemon}${dirArg}${o.port !== undefined ? ` --port ${o.port}` : ""}\n`;
+  const url = typeof handler === "string" ? "" : String(handler.url);
+  const port = url ? ` --port ${new URL(url).port}` : "";
   const closed =
     '  every entry has onFailure "block" (Claude Code >= 2.1.295): a hook that cannot start, times out or fails blocks the action\n';
-  if (!o.http) return `${start}${closed}`;
+  if (!o.http)
+    return `  the hook daemon starts on the first hook event; to start it now:\n    ${daemon}${dirArg}\n${closed}`;
   const token = join(dir, "daemon.token");
   return (
-    `${start}${closed}  in the shell that starts claude:\n    export ${DAEMON_TOKEN_ENV}="$(cat ${shellQuote(token)})"\n` +
+    `  start the hook daemon (the http hook does not start it):\n    ${daemon}${dirArg}${port}\n${closed}` +
+    `  then, in the shell that starts claude:\n    export ${DAEMON_TOKEN_ENV}="$(cat ${shellQuote(token)})"\n` +
     `  Claude Code passes its environment to the agent's commands: only Warden's containment (which\n` +
     `  scrubs the environment) hides this token from them; without it prefer --command.\n`
   );
@@ -204,7 +217,7 @@ export function install(ctx: CliContext, host: string, o: InstallFlags): void {
   const path = o.user ? join(homedir(), ".claude", "settings.json") : resolve(".claude", "settings.json");
   const dir = stateDir(o);
   const handler: string | Handler = o.http
-    ? httpHandler(o)
+    ? httpHandler(o, dir)
     : (o.hookCommand ?? hookEntryCommand("claude-code", o.dir !== undefined ? dir : undefined));
   const { settings, added, replaced } = mergeClaudeSettings(readSettings(path), handler);
   mkdirSync(dirname(path), { recursive: true });
@@ -214,5 +227,5 @@ export function install(ctx: CliContext, host: string, o: InstallFlags): void {
     ...(replaced.length > 0 ? [`replaced an older Warden entry for ${replaced.join(", ")}`] : []),
   ];
   ctx.io.out(`${path}: ${what.length > 0 ? what.join("; ") : "already installed"}\n`);
-  ctx.io.out(instructions(o, dir));
+  ctx.io.out(instructions(o, dir, handler));
 }
