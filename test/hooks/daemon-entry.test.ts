@@ -106,6 +106,32 @@ describe("the lean entry bin/warden-hook.js", () => {
     expect((await waitForDaemon(dir)).pid).not.toBe(pid);
   }, 60_000);
 
+  it("is host-generic: `warden-hook cursor` denies a Cursor rm -rf ~ (exit 2 + Cursor's deny JSON), and fails closed for Cursor too", async () => {
+    const dir = tempDir();
+    started.push(dir);
+    const cursor = {
+      conversation_id: "c-entry",
+      generation_id: "g-entry",
+      hook_event_name: "beforeShellExecution",
+      workspace_roots: ["/home/dev/project"],
+      command: "rm -rf ~",
+      cwd: "/home/dev/project",
+    };
+    const r = await runEntry(dir, JSON.stringify(cursor), "cursor");
+    expect(r.code, r.stderr).toBe(2);
+    expect(json(r.stdout)).toMatchObject({ permission: "deny" });
+    // A daemon that dies mid-answer: Cursor gets exit 2 and a deny it can read.
+    const dead = tempDir();
+    writeFileSync(join(dead, "daemon.token"), "y".repeat(43), { mode: 0o600 });
+    const fake = createServer((sock) => sock.once("data", () => sock.destroy()));
+    await new Promise<void>((res) => fake.listen(join(dead, "daemon.sock"), () => res()));
+    const failed = await runEntry(dead, JSON.stringify(cursor), "cursor");
+    await new Promise<void>((res) => fake.close(() => res()));
+    expect(failed.code).toBe(2);
+    expect(json(failed.stdout)).toMatchObject({ permission: "deny", continue: false });
+    expect(failed.stderr).toContain("ERR_HOOK_DAEMON_UNAVAILABLE");
+  }, 60_000);
+
   it("input that is not a Claude Code event fails closed through the entry: exit 2, coded reason", async () => {
     const dir = tempDir();
     started.push(dir);
