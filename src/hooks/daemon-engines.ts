@@ -9,8 +9,10 @@
 //                    replace) and the merged result adopted, before the answer is sent.
 // Adoption is in place (session objects keep their identity), so an event still being
 // evaluated never writes into a session object the daemon has dropped: no flag is lost.
+// The source pin store is shared the same way: one instance per file for every engine.
 import { resolve } from "node:path";
 import { HookError, parseStrictJson, WardenError } from "../contracts/index.js";
+import { PinStore } from "../tools/index.js";
 import type { DaemonHost } from "./daemon-hosts.js";
 import { createEngine, type Engine, type EngineConfig } from "./engine.js";
 import { failureVerdict } from "./failure.js";
@@ -46,6 +48,7 @@ export class EnginePool {
   readonly #state: EngineState;
   #stamp: string | undefined;
   #owner: Promise<Engine> | undefined;
+  readonly #pins = new Map<string, PinStore>();
 
   private constructor(private readonly options: EnginePoolOptions) {
     // An unreadable state file refuses the daemon's start (loadState throws), as it does a one-shot.
@@ -61,9 +64,27 @@ export class EnginePool {
     return this.#engines.size;
   }
 
+  /**
+   * One pin store per file for every engine: a store saves its whole view, so two instances
+   * of one file would each drop the other's new pins (and a dropped pin is a first use again).
+   */
+  #pinStore(pins: EngineConfig["sourcePins"]): EngineConfig["sourcePins"] {
+    if (typeof pins !== "string") return pins;
+    let store = this.#pins.get(pins);
+    if (store === undefined) {
+      store = PinStore.open(pins);
+      this.#pins.set(pins, store);
+    }
+    return store;
+  }
+
   async #create(hostId: string, workspace: string | undefined, owner?: Engine): Promise<Engine> {
-    const { statePath: _saved, ...config } = await this.options.configFor(hostId, workspace);
-    const shared = owner !== undefined ? { runtime: owner.runtime } : {};
+    const { statePath: _saved, sourcePins, ...config } = await this.options.configFor(hostId, workspace);
+    const pins = this.#pinStore(sourcePins);
+    const shared = {
+      ...(owner !== undefined ? { runtime: owner.runtime } : {}),
+      ...(pins !== undefined ? { sourcePins: pins } : {}),
+    };
     const engine = await createEngine({ ...config, ...shared, state: this.#state });
     // One handshake for the engine's life (the one-shot journals one per event).
     await engine.versionCheck({ aarts_version: AARTS_VERSION });
