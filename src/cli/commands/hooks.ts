@@ -4,6 +4,7 @@
 //   hooks install claude-code      writes the hook entries into Claude Code's settings.json
 //   hooks conformance              drives an engine through an AARTS conformance level
 //   hooks cursor, install cursor   the Cursor adapter (hooks-cursor.ts)
+//   hooks codex|copilot|gemini     and their installs (hooks-codex.ts, hooks-copilot.ts, hooks-gemini.ts)
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -15,11 +16,13 @@ import {
   answerHostEventRemote,
   CLAUDE_CODE_EVENTS,
   claudeCodeAdapter,
+  codexAdapter,
   createEngine,
   cursorAdapter,
   type EngineConfig,
   type EngineTransport,
   formatReport,
+  geminiAdapter,
   type HookPoint,
   type HostAdapter,
   type HostAnswer,
@@ -36,7 +39,10 @@ import {
 import type { CliContext } from "../io.js";
 import { addOptions, defineOptions, type OptionsOf } from "../options.js";
 import { journalKey } from "../runtime.js";
+import { installCodex, registerCodex } from "./hooks-codex.js";
+import { installCopilot, registerCopilot } from "./hooks-copilot.js";
 import { installCursor, registerCursor } from "./hooks-cursor.js";
+import { installGemini, registerGemini } from "./hooks-gemini.js";
 import { SUMMARY } from "./summaries.js";
 
 const MAX_STDIN_BYTES = 16 * 1024 * 1024;
@@ -210,6 +216,12 @@ const INSTALL_OPTIONS = defineOptions({
     description: "the command the host runs (default: warden hooks <host>)",
     kind: "value",
   },
+  acceptFailOpen: {
+    flags: "--accept-fail-open",
+    description:
+      "install on a host that runs the tool when its hook times out or crashes (codex, copilot, gemini)",
+    kind: "flag",
+  },
 });
 
 type Settings = Record<string, unknown> & { hooks?: Record<string, unknown[]> };
@@ -243,8 +255,20 @@ function install(ctx: CliContext, host: string, o: OptionsOf<typeof INSTALL_OPTI
     installCursor(ctx, o);
     return;
   }
+  const other = new Map([
+    ["codex", installCodex],
+    ["copilot", installCopilot],
+    ["gemini", installGemini],
+  ]).get(host);
+  if (other !== undefined) {
+    other(ctx, o);
+    return;
+  }
   if (host !== "claude-code")
-    throw new CliError("ERR_CLI_USAGE", `unknown host ${host} (supported: claude-code, cursor)`);
+    throw new CliError(
+      "ERR_CLI_USAGE",
+      `unknown host ${host} (supported: claude-code, cursor, codex, copilot, gemini)`,
+    );
   const path = o.user ? join(homedir(), ".claude", "settings.json") : resolve(".claude", "settings.json");
   let current: Settings = {};
   if (existsSync(path)) {
@@ -337,8 +361,13 @@ export function registerHooks(program: Command, ctx: CliContext): void {
     ENGINE_OPTIONS,
   ).action((o: EngineOptions) => hostHook(ctx, o, claudeCodeAdapter));
   registerCursor(hooks, ENGINE_OPTIONS, (o: EngineOptions) => hostHook(ctx, o, cursorAdapter));
+  registerCodex(hooks, ENGINE_OPTIONS, (o: EngineOptions) => hostHook(ctx, o, codexAdapter));
+  registerCopilot(hooks, ENGINE_OPTIONS, (o: EngineOptions, adapter) => hostHook(ctx, o, adapter));
+  registerGemini(hooks, ENGINE_OPTIONS, (o: EngineOptions) => hostHook(ctx, o, geminiAdapter));
   addOptions(
-    hooks.command("install <host>").description("register Warden's hooks with a host (claude-code, cursor)"),
+    hooks
+      .command("install <host>")
+      .description("register Warden's hooks with a host (claude-code, cursor, codex, copilot, gemini)"),
     INSTALL_OPTIONS,
   ).action((host: string, o: OptionsOf<typeof INSTALL_OPTIONS>) => install(ctx, host, o));
   addOptions(
