@@ -47,7 +47,7 @@ export function registerCodex<S extends Record<string, OptionSpec>>(
 
 export function codexHooksPath(o: HostInstallOptions): string {
   if (!o.user) return resolve(".codex", "hooks.json");
-  return join(process.env.CODEX_HOME ?? join(homedir(), ".codex"), "hooks.json");
+  return join(process.env.CODEX_HOME || join(homedir(), ".codex"), "hooks.json");
 }
 
 /** Adds Warden's command hook to every event Codex fires (no matcher: every tool). */

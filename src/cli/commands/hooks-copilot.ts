@@ -75,7 +75,7 @@ export function registerCopilot<S extends Record<string, OptionSpec>>(
 
 export function copilotHooksPath(o: HostInstallOptions): string {
   if (!o.user) return resolve(".github", "hooks", "warden.json");
-  return join(process.env.COPILOT_HOME ?? join(homedir(), ".copilot"), "hooks", "warden.json");
+  return join(process.env.COPILOT_HOME || join(homedir(), ".copilot"), "hooks", "warden.json");
 }
 
 /** Adds one entry per Copilot event, each naming its event; a file of another version is refused. */
