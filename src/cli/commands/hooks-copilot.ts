@@ -85,7 +85,8 @@ export function mergeCopilotHooks(path: string, file: JsonObject, command: strin
   const line = (event: string) => `${command} --event ${event}`;
   const entry = (event: string) => ({ type: "command", bash: line(event), timeoutSec: TIMEOUT_SECONDS });
   const merged = mergeEvents(path, file, COPILOT_EVENTS, entry, line);
-  return { ...merged, file: { version: 1, ...merged.file } };
+  const out: JsonObject = { version: 1, ...merged.file };
+  return { ...merged, file: out };
 }
 
 export function installCopilot(ctx: CliContext, o: HostInstallOptions): void {
