@@ -29,7 +29,19 @@ import {
   str,
   unknownHookPoint,
 } from "./host-adapter-common.js";
-import { patchFields, resultText, type ToolFields, type ToolNameMap, toolFields } from "./host-tools.js";
+import {
+  compactEvent,
+  cwdOf,
+  findingsAnswer,
+  hookEventName,
+  memberOf,
+  patchFields,
+  promptEvent,
+  resultText,
+  type ToolFields,
+  type ToolNameMap,
+  toolFields,
+} from "./host-tools.js";
 import type { Verdict } from "./schema-base.js";
 
 export const CODEX_HOST_ID = "codex";
@@ -54,9 +66,7 @@ export const CODEX_TOOLS: ToolNameMap = {
   NetworkAccess: { canonical: "web_request", claude: "WebFetch" },
 };
 
-export function isCodexEvent(v: unknown): v is CodexEvent {
-  return typeof v === "string" && (CODEX_EVENTS as readonly string[]).includes(v);
-}
+export const isCodexEvent = memberOf(CODEX_EVENTS);
 
 /** A Codex tool call in the taxonomy; apply_patch is a file tool on the files it touches. */
 export function codexTool(input: HostInput): ToolFields {
@@ -87,13 +97,7 @@ export function translateCodex(input: HostInput, now: string): Record<string, un
         tool_result: resultText(input.tool_response),
       };
     case "UserPromptSubmit":
-      return {
-        hook_point: "PreUserInput",
-        ...base,
-        ...turn,
-        raw_input: input.prompt,
-        input_source: "keyboard",
-      };
+      return promptEvent(base, turn, input.prompt);
     case "SessionStart":
       return {
         hook_point: "SessionStart",
@@ -105,13 +109,7 @@ export function translateCodex(input: HostInput, now: string): Record<string, un
         },
       };
     case "PreCompact":
-      return {
-        hook_point: "PreCompact",
-        ...base,
-        ...turn,
-        context_before: str(input.transcript_path),
-        compaction_reason: input.trigger === "manual" ? "user_triggered" : "token_limit",
-      };
+      return compactEvent(base, turn, str(input.transcript_path), input.trigger);
     case "PostCompact":
       return compacted(base, turn);
     case "SubagentStart":
@@ -224,20 +222,14 @@ export function renderCodex(event: string, v: Verdict): HostAnswer {
       return v.decision === "deny" || isFailure(v) ? blocked(v) : { exitCode: 0 };
     default:
       // Stop, SubagentStart/Stop, PostCompact: nothing to block; findings are shown.
-      return v.decision === "allow" && v.severity === "info"
-        ? { exitCode: 0 }
-        : { exitCode: 0, stdout: json({ systemMessage: reason(v) }) };
+      return findingsAnswer(v, { exitCode: 0 });
   }
-}
-
-export function codexEventName(input: unknown): string {
-  return str(obj(input).hook_event_name, "unknown");
 }
 
 export const codexAdapter: HostAdapter = {
   hostId: CODEX_HOST_ID,
-  eventName: codexEventName,
-  workspaceOf: (input) => (typeof input.cwd === "string" && input.cwd !== "" ? input.cwd : undefined),
+  eventName: hookEventName,
+  workspaceOf: cwdOf,
   translate: translateCodex,
   render: renderCodex,
 };

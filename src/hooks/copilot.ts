@@ -29,7 +29,11 @@ import {
 } from "./host-adapter-common.js";
 import {
   argsObject,
+  compactEvent,
+  cwdOf,
+  memberOf,
   patchFields,
+  promptEvent,
   sessionOf,
   type ToolFields,
   type ToolNameMap,
@@ -83,9 +87,7 @@ export const COPILOT_TOOLS: ToolNameMap = {
   update_todo: { canonical: "other", claude: "TodoWrite" },
 };
 
-export function isCopilotEvent(v: unknown): v is CopilotEvent {
-  return typeof v === "string" && (COPILOT_EVENTS as readonly string[]).includes(v);
-}
+export const isCopilotEvent = memberOf(COPILOT_EVENTS);
 
 /** The Copilot event an input answers: the configured one, else the payload's own name. */
 export function copilotEventName(input: unknown, configured?: string): string {
@@ -144,13 +146,7 @@ export function translateCopilotEvent(event: string, input: HostInput, now: stri
         tool_result: str(input.error),
       };
     case "userPromptSubmitted":
-      return {
-        hook_point: "PreUserInput",
-        ...base,
-        ...turn,
-        raw_input: input.prompt,
-        input_source: "keyboard",
-      };
+      return promptEvent(base, turn, input.prompt);
     case "sessionStart":
       return {
         hook_point: "SessionStart",
@@ -177,13 +173,7 @@ export function translateCopilotEvent(event: string, input: HostInput, now: stri
         result: str(input.response) || str(input.last_assistant_message),
       };
     case "preCompact":
-      return {
-        hook_point: "PreCompact",
-        ...base,
-        ...turn,
-        context_before: str(field(input, "transcriptPath", "transcript_path")),
-        compaction_reason: input.trigger === "manual" ? "user_triggered" : "token_limit",
-      };
+      return compactEvent(base, turn, str(field(input, "transcriptPath", "transcript_path")), input.trigger);
     default:
       return { hook_point: unknownHookPoint("Copilot", event), ...base };
   }
@@ -247,7 +237,7 @@ export function copilotAdapterFor(o: CopilotOptions = {}): HostAdapter {
   return {
     hostId: COPILOT_HOST_ID,
     eventName,
-    workspaceOf: (input) => (typeof input.cwd === "string" && input.cwd !== "" ? input.cwd : undefined),
+    workspaceOf: cwdOf,
     translate: (input, now) => translateCopilotEvent(eventName(input), input, now),
     render: (event, v) => renderCopilot(event, v, o.cloudAgent === true),
   };

@@ -26,8 +26,14 @@ import {
   unknownHookPoint,
 } from "./host-adapter-common.js";
 import {
+  compactEvent,
+  cwdOf,
+  findingsAnswer,
   firstUrl,
+  hookEventName,
   mcpPart,
+  memberOf,
+  promptEvent,
   resultText,
   type ToolFields,
   type ToolNameMap,
@@ -73,9 +79,7 @@ export const GEMINI_TOOLS: ToolNameMap = {
   cli_help: { canonical: "delegate", claude: "Task" },
 };
 
-export function isGeminiEvent(v: unknown): v is GeminiEvent {
-  return typeof v === "string" && (GEMINI_EVENTS as readonly string[]).includes(v);
-}
+export const isGeminiEvent = memberOf(GEMINI_EVENTS);
 
 /** An MCP call (`mcp_<server>_<tool>`, with mcp_context naming the server) as `mcp__s__t`. */
 function mcpTool(name: string, args: HostInput, ctx: HostInput): ToolFields {
@@ -120,13 +124,7 @@ export function translateGemini(input: HostInput, now: string): Record<string, u
       return { hook_point: "PostToolUse", ...base, ...turn, ...geminiTool(input), tool_result: text };
     }
     case "BeforeAgent":
-      return {
-        hook_point: "PreUserInput",
-        ...base,
-        ...turn,
-        raw_input: input.prompt,
-        input_source: "keyboard",
-      };
+      return promptEvent(base, turn, input.prompt);
     case "AfterAgent":
       return { hook_point: "PreOutputDeliver", ...base, ...turn, output_text: str(input.prompt_response) };
     case "SessionStart":
@@ -138,13 +136,7 @@ export function translateGemini(input: HostInput, now: string): Record<string, u
     case "SessionEnd":
       return { hook_point: "SessionEnd", ...base, summary: { reason: str(input.reason) } };
     case "PreCompress":
-      return {
-        hook_point: "PreCompact",
-        ...base,
-        ...turn,
-        context_before: str(input.transcript_path),
-        compaction_reason: input.trigger === "manual" ? "user_triggered" : "token_limit",
-      };
+      return compactEvent(base, turn, str(input.transcript_path), input.trigger);
     default:
       return { hook_point: unknownHookPoint("Gemini", name), ...base };
   }
@@ -195,21 +187,15 @@ export function renderGemini(event: string, v: Verdict): HostAnswer {
     }
     default:
       // AfterAgent, SessionEnd, PreCompress: advisory; findings are shown, never a retry.
-      return v.decision === "allow" && v.severity === "info"
-        ? { exitCode: 0, stdout: json({}) }
-        : { exitCode: 0, stdout: json({ systemMessage: reason(v) }) };
+      return findingsAnswer(v, { exitCode: 0, stdout: json({}) });
   }
-}
-
-export function geminiEventName(input: unknown): string {
-  return str(obj(input).hook_event_name, "unknown");
 }
 
 export const geminiAdapter: HostAdapter = {
   hostId: GEMINI_HOST_ID,
   workspaceEnv: "GEMINI_PROJECT_DIR",
-  eventName: geminiEventName,
-  workspaceOf: (input) => (typeof input.cwd === "string" && input.cwd !== "" ? input.cwd : undefined),
+  eventName: hookEventName,
+  workspaceOf: cwdOf,
   translate: translateGemini,
   render: renderGemini,
 };

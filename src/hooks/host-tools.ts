@@ -4,8 +4,16 @@
 // `mcp__<server>__<tool>` form, patches (`apply_patch`) placed on the riskiest file they
 // touch, URLs found in a prompt, and a tool result as text.
 import { parseStrictJson } from "../contracts/index.js";
-import { type HostInput, isObject, str } from "./host-adapter-common.js";
-import type { CanonicalTool } from "./schema-base.js";
+import {
+  type HostAnswer,
+  type HostInput,
+  isObject,
+  jsonLine,
+  obj,
+  str,
+  verdictReason,
+} from "./host-adapter-common.js";
+import type { CanonicalTool, Verdict } from "./schema-base.js";
 import { canonicalToolName, placePath } from "./taxonomy.js";
 
 /** A host's native tool: its canonical name and the Claude Code name of the same tool, if any. */
@@ -115,4 +123,45 @@ export function sessionOf(host: string, id: unknown, cwd: unknown): string {
   const given = str(id);
   if (given !== "") return given.slice(0, 256);
   return `${host}:${str(cwd, "unknown")}`.slice(0, 256);
+}
+
+/** The AARTS fields every event of one host input carries. */
+export type Base = Record<string, unknown>;
+
+/** A type guard for a host's list of event names. */
+export const memberOf =
+  <T extends string>(list: readonly T[]) =>
+  (v: unknown): v is T =>
+    typeof v === "string" && (list as readonly string[]).includes(v);
+
+/** The hook_event_name of a host input, if it has one. */
+export const hookEventName = (input: unknown): string => str(obj(input).hook_event_name, "unknown");
+
+/** The workspace a host input names by its cwd. */
+export const cwdOf = (input: HostInput): string | undefined =>
+  typeof input.cwd === "string" && input.cwd !== "" ? input.cwd : undefined;
+
+/** A prompt the user submitted (PreUserInput). */
+export const promptEvent = (base: Base, turn: Base, prompt: unknown): Base => ({
+  hook_point: "PreUserInput",
+  ...base,
+  ...turn,
+  raw_input: prompt,
+  input_source: "keyboard",
+});
+
+/** A compaction about to start (PreCompact), manual or automatic. */
+export const compactEvent = (base: Base, turn: Base, transcript: string, trigger: unknown): Base => ({
+  hook_point: "PreCompact",
+  ...base,
+  ...turn,
+  context_before: transcript,
+  compaction_reason: trigger === "manual" ? "user_triggered" : "token_limit",
+});
+
+/** A host answer for an event that cannot block: nothing when clean, else the findings shown. */
+export function findingsAnswer(v: Verdict, clean: HostAnswer): HostAnswer {
+  return v.decision === "allow" && v.severity === "info"
+    ? clean
+    : { exitCode: 0, stdout: jsonLine({ systemMessage: verdictReason(v) }) };
 }

@@ -20,7 +20,6 @@ export {
   CODEX_TOOLS,
   type CodexEvent,
   codexAdapter,
-  codexEventName,
   codexTool,
   isCodexEvent,
   renderCodex,
@@ -107,7 +106,6 @@ export {
   GEMINI_TOOLS,
   type GeminiEvent,
   geminiAdapter,
-  geminiEventName,
   geminiTool,
   isGeminiEvent,
   renderGemini,
@@ -136,6 +134,7 @@ export { type ApprovalAskOptions, approvalQueueAsk } from "./host-ask.js";
 export {
   argsObject,
   firstUrl,
+  hookEventName,
   patchFields,
   patchFiles,
   type ToolFields,

@@ -6,7 +6,7 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   type Answer,
   type Box,
@@ -42,11 +42,6 @@ function shellCall(b: Box, fixture: string, command?: string) {
   return { answer, action: codexAction(answer, input.tool_input as Record<string, unknown>) };
 }
 
-const closers: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const c of closers.splice(0)) await c();
-});
-
 describe("warden hooks codex: the attacks, in Codex's payload format", () => {
   it("denies rm -rf ~ (exit 2 with the reason on stderr) and the HOME is intact", () => {
     const b = box();
@@ -80,7 +75,6 @@ describe("warden hooks codex: the attacks, in Codex's payload format", () => {
   it("an injection in an MCP result poisons the session: blocked, and a later upload never reaches the canary", async () => {
     const b = box();
     const c = await canary();
-    closers.push(c.close);
     expect(hook(b, "session-start-startup").code).toBe(0);
     const poisoned = hook(b, "post-tool-use-mcp-poisoned");
     expect(poisoned.out).toMatchObject({ decision: "block" });

@@ -2,37 +2,12 @@
 // https://developers.openai.com/codex/hooks) translated to its AARTS event and every verdict
 // rendered in Codex's output format — including the answers Codex cannot express (ask) and
 // the contained rewrite (updatedInput) — and the install's merge.
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { CODEX_INSTALL_EVENTS, mergeCodexHooks } from "../../src/cli/commands/hooks-codex.js";
-import {
-  CODEX_EVENTS,
-  parseHookEvent,
-  renderCodex,
-  translateCodex,
-  type Verdict,
-} from "../../src/hooks/index.js";
+import { CODEX_EVENTS, parseHookEvent, renderCodex, translateCodex } from "../../src/hooks/index.js";
+import { allow, ask, contained, deny, fixtureOf, inject, NOW } from "./host-verdicts.js";
 
-const NOW = "2026-12-05T10:12:44.512Z";
-const fixture = (name: string) =>
-  JSON.parse(readFileSync(join(import.meta.dirname, "fixtures/codex", `${name}.json`), "utf8")) as Record<
-    string,
-    unknown
-  >;
-const deny: Verdict = {
-  decision: "deny",
-  category: "tool_execution",
-  severity: "critical",
-  source: "policy",
-  reasons: ["no"],
-};
-const ask: Verdict = { ...deny, decision: "ask", severity: "warning" };
-const allow: Verdict = { decision: "allow", category: "tool_execution", severity: "info", source: "policy" };
-const contained: Verdict = {
-  ...allow,
-  directives: { updated_input: { command: "bwrap … -- bash -c 'npm test'" } },
-};
+const fixture = fixtureOf("codex");
 
 const EXPECTED: Record<string, { point: string; tool?: string; native?: string }> = {
   "pre-tool-use-bash-npm-test": { point: "PreToolUse", tool: "shell", native: "Bash" },
@@ -131,7 +106,7 @@ describe("renderCodex", () => {
       hookSpecificOutput: {
         hookEventName: "PreToolUse",
         permissionDecision: "allow",
-        updatedInput: { command: "bwrap … -- bash -c 'npm test'" },
+        updatedInput: { command: "contained npm test" },
       },
     });
   });
@@ -158,10 +133,6 @@ describe("renderCodex", () => {
       decision: "block",
       reason: "Warden: no",
     });
-    const inject = {
-      ...allow,
-      directives: { inject_context: { position: "system" as const, content: "ctx" } },
-    };
     expect(
       JSON.parse(renderCodex("SessionStart", inject).stdout ?? "").hookSpecificOutput.additionalContext,
     ).toBe("ctx");

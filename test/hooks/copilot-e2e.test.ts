@@ -7,7 +7,7 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   type Answer,
   AWS_KEY,
@@ -47,11 +47,6 @@ const wardenDeny = (a: Answer) => {
   expect(String(a.out?.permissionDecisionReason)).toMatch(/^Warden: /);
 };
 
-const closers: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const c of closers.splice(0)) await c();
-});
-
 describe("warden hooks copilot: the attacks, in Copilot's payload format", () => {
   it("denies rm -rf ~ (camelCase, string toolArgs and VS Code forms) and the HOME is intact", () => {
     const b = box();
@@ -85,7 +80,6 @@ describe("warden hooks copilot: the attacks, in Copilot's payload format", () =>
   it("an injection in a web_fetch result poisons the session: the result is replaced, a later upload never arrives", async () => {
     const b = box();
     const c = await canary();
-    closers.push(c.close);
     const poisoned = hook(b, "post-tool-use-web-fetch-poisoned", "postToolUse");
     expect(poisoned.out).toMatchObject({ modifiedResult: { resultType: "success" } });
     expect(poisoned.stdout).not.toContain("ignore all previous instructions");

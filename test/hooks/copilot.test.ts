@@ -2,8 +2,6 @@
 // from https://docs.github.com/en/copilot/reference/hooks-reference) in both payload formats
 // translated to its AARTS event, every verdict rendered in Copilot's output — ask kept, the
 // contained rewrite as modifiedArgs except in the cloud agent — and the install's merge.
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { mergeCopilotHooks } from "../../src/cli/commands/hooks-copilot.js";
 import {
@@ -13,26 +11,10 @@ import {
   parseHookEvent,
   renderCopilot,
   translateCopilotEvent,
-  type Verdict,
 } from "../../src/hooks/index.js";
+import { allow, ask, contained, deny, fixtureOf, inject, json, NOW } from "./host-verdicts.js";
 
-const NOW = "2026-12-05T10:12:44.512Z";
-const fixture = (name: string) =>
-  JSON.parse(readFileSync(join(import.meta.dirname, "fixtures/copilot", `${name}.json`), "utf8")) as Record<
-    string,
-    unknown
-  >;
-const deny: Verdict = {
-  decision: "deny",
-  category: "tool_execution",
-  severity: "critical",
-  source: "policy",
-  reasons: ["no"],
-};
-const ask: Verdict = { ...deny, decision: "ask", severity: "warning" };
-const allow: Verdict = { decision: "allow", category: "tool_execution", severity: "info", source: "policy" };
-const contained: Verdict = { ...allow, directives: { updated_input: { command: "contained npm test" } } };
-const json = (s: string | undefined) => JSON.parse(s ?? "") as Record<string, unknown>;
+const fixture = fixtureOf("copilot");
 
 const EXPECTED: [string, string, string, string?][] = [
   ["pre-tool-use-bash-npm-test", "preToolUse", "PreToolUse", "shell"],
@@ -152,10 +134,6 @@ describe("renderCopilot", () => {
     expect(json(renderCopilot("postToolUseFailure", deny).stdout)).toEqual({
       additionalContext: "Warden: no",
     });
-    const inject = {
-      ...allow,
-      directives: { inject_context: { position: "system" as const, content: "ctx" } },
-    };
     expect(json(renderCopilot("sessionStart", inject).stdout)).toEqual({ additionalContext: "ctx" });
     for (const e of ["userPromptSubmitted", "sessionEnd", "agentStop", "subagentStart", "preCompact"])
       expect(json(renderCopilot(e, deny).stdout), e).toEqual({});

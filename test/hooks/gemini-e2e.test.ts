@@ -7,7 +7,7 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   type Answer,
   type Box,
@@ -48,11 +48,6 @@ function toolCall(b: Box, fixture: string) {
   return { answer, action: geminiAction(answer, input.tool_input as Record<string, unknown>) };
 }
 
-const closers: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const c of closers.splice(0)) await c();
-});
-
 describe("warden hooks gemini: the attacks, in Gemini CLI's payload format", () => {
   it("denies rm -rf ~ (decision deny and exit 2) and the HOME is intact", () => {
     const b = box();
@@ -86,7 +81,6 @@ describe("warden hooks gemini: the attacks, in Gemini CLI's payload format", () 
   it("an injection in a web_fetch result poisons the session: the result is replaced, a later upload never arrives", async () => {
     const b = box();
     const c = await canary();
-    closers.push(c.close);
     const poisoned = hook(b, "after-tool-web-fetch-poisoned");
     expect(poisoned.out).toMatchObject({ decision: "deny" });
     expect(String(poisoned.out?.reason)).not.toContain("ignore all previous instructions");

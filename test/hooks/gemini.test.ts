@@ -2,33 +2,12 @@
 // from https://github.com/google-gemini/gemini-cli/blob/main/docs/hooks/reference.md) translated
 // to its AARTS event and every verdict rendered in Gemini CLI's output — ask (undocumented
 // there) as deny, the contained rewrite as hookSpecificOutput.tool_input — and the install's merge.
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { mergeGeminiSettings } from "../../src/cli/commands/hooks-gemini.js";
-import {
-  GEMINI_EVENTS,
-  parseHookEvent,
-  renderGemini,
-  translateGemini,
-  type Verdict,
-} from "../../src/hooks/index.js";
+import { GEMINI_EVENTS, parseHookEvent, renderGemini, translateGemini } from "../../src/hooks/index.js";
+import { allow, ask, deny, fixtureOf, inject, NOW } from "./host-verdicts.js";
 
-const NOW = "2026-12-05T10:12:44.512Z";
-const fixture = (name: string) =>
-  JSON.parse(readFileSync(join(import.meta.dirname, "fixtures/gemini", `${name}.json`), "utf8")) as Record<
-    string,
-    unknown
-  >;
-const deny: Verdict = {
-  decision: "deny",
-  category: "tool_execution",
-  severity: "critical",
-  source: "policy",
-  reasons: ["no"],
-};
-const ask: Verdict = { ...deny, decision: "ask", severity: "warning" };
-const allow: Verdict = { decision: "allow", category: "tool_execution", severity: "info", source: "policy" };
+const fixture = fixtureOf("gemini");
 
 const EXPECTED: Record<string, { point: string; tool?: string; native?: string }> = {
   "before-tool-shell-npm-test": { point: "PreToolUse", tool: "shell", native: "Bash" },
@@ -133,10 +112,6 @@ describe("renderGemini", () => {
   it("BeforeAgent blocks a prompt; SessionStart injects; advisory events show findings only", () => {
     expect(renderGemini("BeforeAgent", ask).exitCode).toBe(2);
     expect(JSON.parse(renderGemini("BeforeAgent", allow).stdout ?? "")).toEqual({});
-    const inject = {
-      ...allow,
-      directives: { inject_context: { position: "system" as const, content: "ctx" } },
-    };
     expect(
       JSON.parse(renderGemini("SessionStart", inject).stdout ?? "").hookSpecificOutput.additionalContext,
     ).toBe("ctx");

@@ -9,6 +9,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { onTestFinished } from "vitest";
 import { tempDir } from "./helpers.js";
 
 export const ROOT = resolve(import.meta.dirname, "../..");
@@ -85,8 +86,8 @@ export function runShell(b: Box, command: string): { code: number | null; output
   return { code: r.status, output: `${r.stdout}${r.stderr}` };
 }
 
-/** A loopback server that counts what reaches it (an exfiltration canary). */
-export async function canary(): Promise<{ url: string; hits: () => number; close: () => Promise<void> }> {
+/** A loopback server that counts what reaches it (an exfiltration canary), closed after the test. */
+export async function canary(): Promise<{ url: string; hits: () => number }> {
   let hits = 0;
   const server: Server = createServer((req, res) => {
     hits += 1;
@@ -94,10 +95,7 @@ export async function canary(): Promise<{ url: string; hits: () => number; close
     res.end("ok");
   });
   await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
+  onTestFinished(() => new Promise<void>((ok) => server.close(() => ok())));
   const port = (server.address() as AddressInfo).port;
-  return {
-    url: `http://127.0.0.1:${port}/collect`,
-    hits: () => hits,
-    close: () => new Promise<void>((ok) => server.close(() => ok())),
-  };
+  return { url: `http://127.0.0.1:${port}/collect`, hits: () => hits };
 }
