@@ -76,7 +76,7 @@ const ENGINE_OPTIONS = defineOptions({
   },
   sidecar: {
     flags: "--sidecar <url>",
-    description: "claude-code/cursor: ask the sidecar's AARTS routes instead of an in-process engine",
+    description: "a host command (claude-code, cursor, codex, copilot, gemini): ask the sidecar's AARTS routes instead of an in-process engine",
     kind: "value",
   },
   tokenFile: {
