@@ -13,7 +13,9 @@ import {
   COPILOT_EVENTS,
   type CopilotOptions,
   copilotAdapterFor,
+  copilotEventName,
   type HostAdapter,
+  isCopilotEvent,
 } from "../../hooks/index.js";
 import type { CliContext } from "../io.js";
 import { addOptions, type OptionSpec, type OptionsOf } from "../options.js";
@@ -64,7 +66,7 @@ export function registerCopilot<S extends Record<string, OptionSpec>>(
     ...options,
     ...COPILOT_OPTIONS,
   }).action((o: OptionsOf<S> & OptionsOf<typeof COPILOT_OPTIONS>) => {
-    if (o.event !== undefined && !(COPILOT_EVENTS as readonly string[]).includes(o.event))
+    if (o.event !== undefined && !isCopilotEvent(copilotEventName(undefined, o.event)))
       throw new CliError(
         "ERR_CLI_USAGE",
         `--event ${o.event} is not a Copilot event (${COPILOT_EVENTS.join(", ")})`,
