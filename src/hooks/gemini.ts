@@ -1,10 +1,11 @@
 // The Gemini CLI adapter: Gemini CLI's hook input (one JSON object on stdin: session_id,
-// transcript_path, cwd, hook_event_name, timestamp and the event's fields;
-// https://github.com/google-gemini/gemini-cli/blob/main/docs/hooks/reference.md) → an AARTS event, and the verdict → Gemini
-// CLI's documented answer. Mapping:
+// transcript_path, cwd, hook_event_name, timestamp and the event's fields; documented at
+// https://github.com/google-gemini/gemini-cli/blob/main/docs/hooks/reference.md) → an AARTS
+// event, and the verdict → Gemini CLI's documented answer. Mapping:
 //   BeforeTool   → PreToolUse        deny and ask (no documented ask): {"decision":"deny",
 //                                    "reason"} and exit 2 with the reason on stderr; a
-//                                    contained shell call: hookSpecificOutput.tool_input
+//                                    contained shell call: hookSpecificOutput.tool_input;
+//                                    allow: {} (no decision: Gemini's confirmations stay)
 //   AfterTool    → PostToolUse       deny: {"decision":"deny","reason"} (the reason replaces
 //                                    the result the model sees); a masked credential: the
 //                                    masked text as that reason
@@ -152,11 +153,11 @@ const deny = (v: Verdict, text = reason(v)): HostAnswer => ({
 function beforeTool(v: Verdict): HostAnswer {
   if (v.decision !== "allow") return deny(v);
   const updated = v.directives?.updated_input;
-  if (updated === undefined) return { exitCode: 0, stdout: json({ decision: "allow" }) };
+  // No decision when allowed: Gemini CLI's own confirmations stay in force.
+  if (updated === undefined) return { exitCode: 0, stdout: json({}) };
   return {
     exitCode: 0,
     stdout: json({
-      decision: "allow",
       hookSpecificOutput: { hookEventName: "BeforeTool", tool_input: updated },
     }),
   };

@@ -87,14 +87,13 @@ describe("renderGemini", () => {
     }
   });
 
-  it("BeforeTool allow is decision allow; a contained call rewrites tool_input", () => {
-    expect(JSON.parse(renderGemini("BeforeTool", allow).stdout ?? "")).toEqual({ decision: "allow" });
+  it("BeforeTool allow is {} (no decision: the host's confirmations stay); a contained call rewrites tool_input", () => {
+    expect(JSON.parse(renderGemini("BeforeTool", allow).stdout ?? "")).toEqual({});
     const c = renderGemini("BeforeTool", {
       ...allow,
       directives: { updated_input: { command: "contained" } },
     });
     expect(JSON.parse(c.stdout ?? "")).toEqual({
-      decision: "allow",
       hookSpecificOutput: { hookEventName: "BeforeTool", tool_input: { command: "contained" } },
     });
   });
