@@ -8,7 +8,9 @@
 //     {"decision":"block","reason"} (docs/hooks-daemon.md "What Claude Code does").
 //   any other host: the adapter's stdout with 200 on exit 0, 403 with the reason on exit 2.
 import { claudeCodeAdapter } from "./claude-code.js";
+import { codexAdapter } from "./codex.js";
 import { cursorAdapter } from "./cursor.js";
+import { geminiAdapter } from "./gemini.js";
 import type { HostAdapter, HostAnswer } from "./host-adapter-common.js";
 
 export interface HttpReply {
@@ -52,6 +54,8 @@ export function claudeCodeHttp(answer: HostAnswer, event: string): HttpReply {
 export const DAEMON_HOSTS: Readonly<Record<string, DaemonHost>> = {
   "claude-code": { adapter: claudeCodeAdapter, http: claudeCodeHttp },
   cursor: { adapter: cursorAdapter, http: (a) => genericHttp(a) },
+  codex: { adapter: codexAdapter, http: (a) => genericHttp(a) },
+  gemini: { adapter: geminiAdapter, http: (a) => genericHttp(a) },
 };
 
 export function daemonHost(name: string): DaemonHost | undefined {

@@ -15,6 +15,17 @@ export {
   translateClaudeCode,
 } from "./claude-code.js";
 export {
+  CODEX_EVENTS,
+  CODEX_HOST_ID,
+  CODEX_TOOLS,
+  type CodexEvent,
+  codexAdapter,
+  codexTool,
+  isCodexEvent,
+  renderCodex,
+  translateCodex,
+} from "./codex.js";
+export {
   type CodingProfile,
   type CodingProfileConfig,
   CodingProfileConfigSchema,
@@ -47,6 +58,20 @@ export {
   type ToolCase,
 } from "./conformance-cases.js";
 export { hostConformance } from "./conformance-host.js";
+export {
+  COPILOT_EVENTS,
+  COPILOT_HOST_ID,
+  COPILOT_TOOLS,
+  type CopilotEvent,
+  type CopilotOptions,
+  copilotAdapter,
+  copilotAdapterFor,
+  copilotEventName,
+  copilotTool,
+  isCopilotEvent,
+  renderCopilot,
+  translateCopilotEvent,
+} from "./copilot.js";
 export {
   CURSOR_EVENTS,
   CURSOR_HOST_ID,
@@ -89,6 +114,17 @@ export {
 } from "./events.js";
 export { type FailurePolicy, failureVerdict } from "./failure.js";
 export {
+  GEMINI_EVENTS,
+  GEMINI_HOST_ID,
+  GEMINI_TOOLS,
+  type GeminiEvent,
+  geminiAdapter,
+  geminiTool,
+  isGeminiEvent,
+  renderGemini,
+  translateGemini,
+} from "./gemini.js";
+export {
   type AskPort,
   type AskRequest,
   type DecidedBy,
@@ -108,6 +144,17 @@ export {
 } from "./host-adapter-common.js";
 export { answerHostEventRemote, type RemoteEngine } from "./host-adapter-common-remote.js";
 export { type ApprovalAskOptions, approvalQueueAsk } from "./host-ask.js";
+export {
+  argsObject,
+  firstUrl,
+  hookEventName,
+  patchFields,
+  patchFiles,
+  type ToolFields,
+  type ToolName,
+  type ToolNameMap,
+  toolFields,
+} from "./host-tools.js";
 export {
   codeOf,
   type EngineTransport,

@@ -21,8 +21,11 @@ import { CLAUDE_CODE_EVENTS, daemonPaths, isDaemonPid, readInfo, readPid } from 
 import type { CliContext } from "../io.js";
 import { defineOptions, type OptionsOf } from "../options.js";
 import { hookEntryCommand, shellQuote, wardenLauncher } from "./hook-command.js";
+import { installCodex } from "./hooks-codex.js";
+import { installCopilot } from "./hooks-copilot.js";
 import { installCursor } from "./hooks-cursor.js";
 import { daemonPort } from "./hooks-daemon.js";
+import { installGemini } from "./hooks-gemini.js";
 
 export const INSTALL_OPTIONS = defineOptions({
   project: {
@@ -54,7 +57,8 @@ export const INSTALL_OPTIONS = defineOptions({
   port: { flags: "--port <n>", description: "with --http: the daemon's port", kind: "value" },
   acceptFailOpen: {
     flags: "--accept-fail-open",
-    description: "install even for a Claude Code that cannot fail closed (older than 2.1.295)",
+    description:
+      "install on a host that lets a tool call through when its hook times out or crashes (Claude Code older than 2.1.295, codex, copilot, gemini)",
     kind: "flag",
   },
 });
@@ -199,6 +203,12 @@ function instructions(o: InstallFlags, dir: string, handler: string | Handler): 
   );
 }
 
+const OTHER_HOSTS = new Map([
+  ["codex", installCodex],
+  ["copilot", installCopilot],
+  ["gemini", installGemini],
+]);
+
 export function install(ctx: CliContext, host: string, o: InstallFlags): void {
   if (o.project && o.user) throw new CliError("ERR_CLI_USAGE", "give --project or --user, not both");
   if (o.http && o.command) throw new CliError("ERR_CLI_USAGE", "give --http or --command, not both");
@@ -206,8 +216,21 @@ export function install(ctx: CliContext, host: string, o: InstallFlags): void {
     installCursor(ctx, { project: o.project, user: o.user, command: o.hookCommand });
     return;
   }
+  const other = OTHER_HOSTS.get(host);
+  if (other !== undefined) {
+    other(ctx, {
+      project: o.project,
+      user: o.user,
+      command: o.hookCommand,
+      acceptFailOpen: o.acceptFailOpen,
+    });
+    return;
+  }
   if (host !== "claude-code")
-    throw new CliError("ERR_CLI_USAGE", `unknown host ${host} (supported: claude-code, cursor)`);
+    throw new CliError(
+      "ERR_CLI_USAGE",
+      `unknown host ${host} (supported: claude-code, cursor, codex, copilot, gemini)`,
+    );
   const version = o.acceptFailOpen ? undefined : claudeVersion();
   if (version !== undefined && failsOpen(version))
     throw new CliError(

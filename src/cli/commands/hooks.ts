@@ -6,6 +6,7 @@
 //   hooks daemon                   the long-running hook daemon (hooks-daemon.ts)
 //   hooks conformance              drives an engine through an AARTS conformance level
 //   hooks cursor, install cursor   the Cursor adapter (hooks-cursor.ts)
+//   hooks codex|copilot|gemini     and their installs (hooks-codex.ts, hooks-copilot.ts, hooks-gemini.ts)
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -16,11 +17,13 @@ import {
   answerHostEvent,
   answerHostEventRemote,
   claudeCodeAdapter,
+  codexAdapter,
   createEngine,
   cursorAdapter,
   type EngineConfig,
   type EngineTransport,
   formatReport,
+  geminiAdapter,
   type HookPoint,
   type HostAdapter,
   type HostAnswer,
@@ -37,8 +40,11 @@ import {
 import type { CliContext } from "../io.js";
 import { addOptions, defineOptions, type OptionsOf } from "../options.js";
 import { journalKey } from "../runtime.js";
+import { registerCodex } from "./hooks-codex.js";
+import { registerCopilot } from "./hooks-copilot.js";
 import { registerCursor } from "./hooks-cursor.js";
 import { registerDaemon } from "./hooks-daemon.js";
+import { registerGemini } from "./hooks-gemini.js";
 import { INSTALL_OPTIONS, type InstallFlags, install } from "./hooks-install.js";
 import { SUMMARY } from "./summaries.js";
 
@@ -73,7 +79,8 @@ const ENGINE_OPTIONS = defineOptions({
   },
   sidecar: {
     flags: "--sidecar <url>",
-    description: "claude-code/cursor: ask the sidecar's AARTS routes instead of an in-process engine",
+    description:
+      "a host command (claude-code, cursor, codex, copilot, gemini): ask the sidecar's AARTS routes instead of an in-process engine",
     kind: "value",
   },
   tokenFile: {
@@ -295,8 +302,13 @@ export function registerHooks(program: Command, ctx: CliContext): void {
     ENGINE_OPTIONS,
   ).action((o: EngineOptions) => hostHook(ctx, o, claudeCodeAdapter));
   registerCursor(hooks, ENGINE_OPTIONS, (o: EngineOptions) => hostHook(ctx, o, cursorAdapter));
+  registerCodex(hooks, ENGINE_OPTIONS, (o: EngineOptions) => hostHook(ctx, o, codexAdapter));
+  registerCopilot(hooks, ENGINE_OPTIONS, (o: EngineOptions, adapter) => hostHook(ctx, o, adapter));
+  registerGemini(hooks, ENGINE_OPTIONS, (o: EngineOptions) => hostHook(ctx, o, geminiAdapter));
   addOptions(
-    hooks.command("install <host>").description("register Warden's hooks with a host (claude-code, cursor)"),
+    hooks
+      .command("install <host>")
+      .description("register Warden's hooks with a host (claude-code, cursor, codex, copilot, gemini)"),
     INSTALL_OPTIONS,
   ).action((host: string, o: InstallFlags) => install(ctx, host, o));
   registerDaemon(hooks, ctx, {
