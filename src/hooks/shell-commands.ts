@@ -27,6 +27,13 @@ const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=/;
 const SHELLS = new Set(["sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "busybox"]);
 const PLAIN_WRAPPERS = new Set([
   "nohup",
+  "unshare",
+  "torsocks",
+  "proxychains",
+  "proxychains4",
+  "catchsegv",
+  "caffeinate",
+  "sg",
   "time",
   "command",
   "builtin",
@@ -44,6 +51,11 @@ const WRAPPER_VALUES: Readonly<Record<string, ReadonlySet<string>>> = {
   ionice: new Set(["-c", "-n", "-p"]),
   timeout: new Set(["-k", "-s", "--kill-after", "--signal"]),
   stdbuf: new Set(["-i", "-o", "-e"]),
+  chrt: new Set(["-p"]),
+  taskset: new Set(["-p"]),
+  flock: new Set(["-w", "-E", "--timeout", "--conflict-exit-code"]),
+  strace: new Set(["-o", "-e", "-p", "-s", "-u", "-E"]),
+  ltrace: new Set(["-o", "-e", "-p", "-s", "-u"]),
   xargs: new Set([
     "-I",
     "-i",
@@ -122,7 +134,7 @@ function xargsCommand(w: readonly Word[]): Word[] {
     else if (/^(-i|--replace=)./.test(t)) replace = t.slice(t.indexOf(t.startsWith("-i") ? "i" : "=") + 1);
   }
   const cmd = w.slice(start);
-  const unknown: Word = { text: "", dynamic: true };
+  const unknown: Word = { text: "", dynamic: true, fromStdin: true };
   if (replace === undefined || replace === "") return [...cmd, unknown];
   return cmd.map((x) => (x.text.includes(replace) ? unknown : x));
 }
@@ -157,7 +169,8 @@ export function unwrap(words: readonly Word[], home: string): Unwrapped {
     }
     if (name in WRAPPER_VALUES && name !== "env" && name !== "xargs") {
       let i = skipOptions(w, 1, WRAPPER_VALUES[name] as ReadonlySet<string>);
-      if (name === "timeout") i++; // the duration
+      if (name === "timeout" || name === "chrt" || name === "flock") i++; // the duration, priority or lock file
+      if (name === "taskset" && !w.some((x) => x.text === "-p")) i++; // the CPU mask
       queue.push(w.slice(i));
     } else if (name === "env") {
       let i = 1;

@@ -8,7 +8,14 @@
 // then against the workspace with symbolic links resolved (placePath). A target the
 // parser cannot know ($VAR, $( … ), a cd into one) is `unresolved`.
 import { isAbsolute, resolve } from "node:path";
-import { parseShell, type Script, type SimpleCommand, type Word } from "./shell.js";
+import {
+  type Item,
+  loadShellParser,
+  parseShell,
+  type Script,
+  type SimpleCommand,
+  type Word,
+} from "./shell.js";
 import { unwrap, type WriteRef } from "./shell-commands.js";
 import { commandWrites } from "./shell-writers.js";
 import { placePath } from "./taxonomy.js";
@@ -58,19 +65,11 @@ class Walker {
 
   /** cd / pushd: the next directory, or undefined when unknown. */
   cd(words: readonly Word[], cwd: string | undefined): string | undefined {
-    const args = words.slice(1).filter((w) => !/^-[LPe@]+$/.test(w.text));
-    const to = args[0];
-    if (to === undefined) return this.ctx.home;
-    if (to.dynamic || to.text === "-") return undefined;
-    if (isAbsolute(to.text)) return resolve(to.text);
-    return cwd === undefined ? undefined : resolve(cwd, to.text);
+    return nextCwd(words, cwd, this.ctx.home);
   }
 
   command(cmd: SimpleCommand, cwd: string | undefined, depth: number): string | undefined {
-    for (const r of cmd.redirects) {
-      const dup = (r.op === ">&" || r.op === "<&") && /^(\d+|-)$/.test(r.target.text);
-      if (/^(>|>>|>\||&>|&>>|<>|>&)$/.test(r.op) && !dup) this.target({ word: r.target, via: r.op }, cwd);
-    }
+    this.redirects(cmd, cwd);
     for (const n of cmd.nested) this.script(n, cwd, depth + 1);
     const u = unwrap(cmd.words, this.ctx.home);
     for (const s of u.scripts) {
@@ -86,24 +85,69 @@ class Walker {
     return cwd;
   }
 
-  script(s: Script, cwd: string | undefined, depth: number): void {
-    const stack: (string | undefined)[] = [];
-    for (const item of s.items) {
-      if (item.kind === "open") stack.push(cwd);
-      else if (item.kind === "close") cwd = stack.length > 0 ? stack.pop() : cwd;
-      else cwd = this.command(item.command, cwd, depth);
+  /** Redirections of a command or a group: the files they write. */
+  redirects(cmd: Pick<SimpleCommand, "redirects">, cwd: string | undefined): void {
+    for (const r of cmd.redirects) {
+      const dup = (r.op === ">&" || r.op === "<&") && /^(\d+|-)$/.test(r.target.text);
+      if (/^(>|>>|>\||&>|&>>|<>|>&)$/.test(r.op) && !dup) this.target({ word: r.target, via: r.op }, cwd);
     }
+  }
+
+  item(item: Item, cwd: string | undefined, depth: number): string | undefined {
+    switch (item.kind) {
+      case "command":
+        return this.command(item.command, cwd, depth);
+      case "group": {
+        this.redirects(item, cwd);
+        for (const n of item.nested) this.script(n, cwd, depth + 1);
+        const after = this.script(item.script, cwd, depth + 1);
+        return item.subshell ? cwd : after;
+      }
+      case "pipeline":
+        // Each stage runs in a subshell: a cd inside one does not outlive the pipeline.
+        for (const stage of item.stages) this.script(stage, cwd, depth + 1);
+        return cwd;
+      case "function":
+        this.script(item.body, cwd, depth + 1);
+        return cwd;
+    }
+  }
+
+  script(s: Script, cwd: string | undefined, depth: number): string | undefined {
+    for (const item of s.items) cwd = this.item(item, cwd, depth);
+    return cwd;
   }
 }
 
+/** cd / pushd: the next directory, or undefined when unknown. */
+export function nextCwd(words: readonly Word[], cwd: string | undefined, home: string): string | undefined {
+  const args = words.slice(1).filter((w) => !/^-[LPe@]+$/.test(w.text));
+  const to = args[0];
+  if (to === undefined) return home;
+  if (to.dynamic || to.text === "-") return undefined;
+  if (isAbsolute(to.text)) return resolve(to.text);
+  return cwd === undefined ? undefined : resolve(cwd, to.text);
+}
+
 /** The files a shell command line writes, placed against the workspace. Never throws. */
-export function shellWrites(command: string, ctx: ShellContext): ShellWrites {
+export async function shellWrites(command: string, ctx: ShellContext): Promise<ShellWrites> {
+  await loadShellParser().catch(() => undefined);
+  return shellWritesSync(command, ctx);
+}
+
+/** `shellWrites` once the parser is loaded (`loadShellParser`); unparsed before. */
+export function shellWritesSync(command: string, ctx: ShellContext): ShellWrites {
   const parsed = parseShell(command, { home: ctx.home });
   if (!parsed.ok) return { parsed: false, reason: parsed.reason, outside: [], inside: [], unresolved: [] };
+  return scriptWrites(parsed.script, ctx);
+}
+
+/** The writes of an already parsed script. Never throws. */
+export function scriptWrites(script: Script, ctx: ShellContext): ShellWrites {
   const w = new Walker(ctx);
   const start = ctx.cwd !== undefined && isAbsolute(ctx.cwd) ? resolve(ctx.cwd) : ctx.workspace;
   try {
-    w.script(parsed.script, start, 0);
+    w.script(script, start, 0);
   } catch {
     return {
       parsed: false,

@@ -5,13 +5,17 @@ import { mkdirSync, mkdtempSync, realpathSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
-import { parseShell } from "../../src/hooks/shell.js";
-import { shellWrites } from "../../src/hooks/shell-writes.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { loadShellParser, parseShell } from "../../src/hooks/shell.js";
+import { shellWrites, shellWritesSync } from "../../src/hooks/shell-writes.js";
 
 const WS = "/work/ws";
 const HOME = "/home/dev";
-const at = (command: string, cwd?: string) => shellWrites(command, { workspace: WS, home: HOME, cwd });
+const at = (command: string, cwd?: string) => shellWritesSync(command, { workspace: WS, home: HOME, cwd });
+
+beforeAll(async () => {
+  await loadShellParser();
+});
 const DOLLAR = "$";
 
 describe("shell writes outside the workspace (attacks)", () => {
@@ -93,13 +97,13 @@ describe("shell writes outside the workspace (attacks)", () => {
     });
   }
 
-  it("a symbolic link in the workspace that points out of it makes the write outside", () => {
+  it("a symbolic link in the workspace that points out of it makes the write outside", async () => {
     const ws = realpathSync(mkdtempSync(join(tmpdir(), "warden-shell-")));
     const away = realpathSync(mkdtempSync(join(tmpdir(), "warden-away-")));
     expect(away.startsWith(ws)).toBe(false);
     mkdirSync(join(ws, "src"));
     symlinkSync(away, join(ws, "out"));
-    const r = shellWrites("echo x > out/f && cp a src/b", { workspace: ws, home: HOME });
+    const r = await shellWrites("echo x > out/f && cp a src/b", { workspace: ws, home: HOME });
     expect(r.outside).toEqual([join(ws, "out/f")]);
     expect(r.inside).toEqual([join(ws, "src/b")]);
   });

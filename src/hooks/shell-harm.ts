@@ -1,0 +1,362 @@
+// What a parsed command line plainly does that no sandbox should be asked to contain
+// (docs/hooks-shell.md): remote or decoded code run by an interpreter, reverse shells,
+// destruction, persistence, installs from outside the registries, credential reads and their
+// exfiltration, Warden itself as a command — through any spelling the parser sees (quotes,
+// paths, wrappers, nested shells, functions, pipelines and tee chains, files written earlier
+// in the same line). What it cannot see is reported as `dynamic` and runs contained.
+import { isAbsolute, resolve } from "node:path";
+import { type CodingProfile, isCredentialPath, isWithin } from "./coding-profile.js";
+import { type Item, parseShell, type Script, type SimpleCommand, type Word } from "./shell.js";
+import { unwrap } from "./shell-commands.js";
+import { destroys } from "./shell-destroy.js";
+import {
+  inlineCode,
+  isDecoder,
+  isFetcher,
+  isInterpreter,
+  isNetworkTool,
+  isPackageManager,
+  isShell,
+  isSocketTool,
+  offRegistryInstall,
+  persists,
+  programName,
+  readsCodeFromStdin,
+  reverseShellArgs,
+  scriptOperand,
+} from "./shell-programs.js";
+import { commandWrites } from "./shell-writers.js";
+import { nextCwd } from "./shell-writes.js";
+
+export const FINDINGS = [
+  "remoteCode",
+  "decodedCode",
+  "reverseShell",
+  "destructive",
+  "persistence",
+  "urlInstall",
+  "exfiltration",
+  "credentialAccess",
+  "wardenCommand",
+  "dynamic",
+] as const;
+export type Finding = (typeof FINDINGS)[number];
+export type ShellFindings = Record<Finding, string[]>;
+
+export interface HarmContext {
+  cwd: string | undefined;
+  profile: CodingProfile;
+}
+
+/** What flows out of a command: remote content, decoded content, credentials. */
+type Flow = Set<"fetch" | "decode" | "credential" | "network">;
+const union = (...fs: Flow[]): Flow => new Set(fs.flatMap((f) => [...f]));
+const MAX_DEPTH = 32;
+
+class Harm {
+  readonly out = Object.fromEntries(FINDINGS.map((f) => [f, [] as string[]])) as ShellFindings;
+  readonly functions = new Map<string, Script>();
+  /** Files written earlier in this line, with what was written into them. */
+  readonly files = new Map<string, Flow>();
+  sockets = 0;
+  fifos = 0;
+
+  constructor(readonly ctx: HarmContext) {}
+
+  note(f: Finding, what: string): void {
+    if (this.out[f].length < 16) this.out[f].push(what.slice(0, 256));
+  }
+
+  abs(w: Word, cwd: string | undefined): string | undefined {
+    if (w.dynamic || w.text === "") return undefined;
+    if (isAbsolute(w.text)) return resolve(w.text);
+    return cwd === undefined ? undefined : resolve(cwd, w.text);
+  }
+
+  script(
+    s: Script,
+    cwd: string | undefined,
+    input: Flow,
+    depth: number,
+  ): { cwd: string | undefined; out: Flow } {
+    if (depth > MAX_DEPTH) return { cwd, out: new Set() };
+    let out: Flow = new Set();
+    for (const item of s.items) {
+      const r = this.item(item, cwd, input, depth);
+      cwd = r.cwd;
+      out = union(out, r.out);
+    }
+    return { cwd, out };
+  }
+
+  item(
+    item: Item,
+    cwd: string | undefined,
+    input: Flow,
+    depth: number,
+  ): { cwd: string | undefined; out: Flow } {
+    switch (item.kind) {
+      case "command":
+        return this.command(item.command, cwd, input, depth);
+      case "group": {
+        for (const n of item.nested) this.script(n, cwd, new Set(), depth + 1);
+        const r = this.script(item.script, cwd, input, depth + 1);
+        this.redirects(item.redirects, cwd, r.out);
+        return { cwd: item.subshell ? cwd : r.cwd, out: r.out };
+      }
+      case "pipeline":
+        return { cwd, out: this.pipeline(item.stages, cwd, input, depth) };
+      case "function":
+        this.functions.set(item.name, item.body);
+        if (selfCalls(item.body, item.name) >= 2) this.note("destructive", `fork bomb ${item.name}()`);
+        this.script(item.body, cwd, new Set(), depth + 1);
+        return { cwd, out: new Set() };
+    }
+  }
+
+  /** Each stage reads what every stage before it wrote (tee passes it on): flows accumulate. */
+  pipeline(stages: Script[], cwd: string | undefined, input: Flow, depth: number): Flow {
+    let flow = input;
+    for (const stage of stages) flow = union(flow, this.script(stage, cwd, flow, depth + 1).out);
+    return flow;
+  }
+
+  redirects(rs: SimpleCommand["redirects"], cwd: string | undefined, out: Flow): void {
+    for (const r of rs) {
+      const t = r.target.text;
+      if (/^\/dev\/(tcp|udp)\//.test(t)) this.note("reverseShell", `${r.op} ${t}`);
+      if (/^\/dev\/(sd|hd|vd|xvd|nvme|mmcblk|disk|md)/.test(t) && /[>]/.test(r.op))
+        this.note("destructive", `${r.op} ${t}`);
+      const abs = this.abs(r.target, cwd);
+      if (abs !== undefined && /^(>|>>|>\||&>|&>>)$/.test(r.op))
+        this.files.set(abs, union(this.files.get(abs) ?? new Set(), out));
+      if (abs !== undefined && /^(<|<>)$/.test(r.op) && isCredentialPath(this.ctx.profile, abs))
+        this.note("credentialAccess", `${r.op} ${abs}`);
+    }
+  }
+
+  command(
+    cmd: SimpleCommand,
+    cwd: string | undefined,
+    input: Flow,
+    depth: number,
+  ): { cwd: string | undefined; out: Flow } {
+    let subs: Flow = new Set();
+    for (const n of cmd.nested) subs = union(subs, this.script(n, cwd, new Set(), depth + 1).out);
+    const u = unwrap(cmd.words, this.ctx.profile.home);
+    for (const s of u.scripts) {
+      if (s.ok) this.script(s.script, cwd, input, depth + 1);
+      else this.note("dynamic", `${s.via}: ${s.reason}`);
+      if (subs.has("fetch")) this.note("remoteCode", `${s.via} runs downloaded code`);
+      if (subs.has("decode")) this.note("decodedCode", `${s.via} runs decoded code`);
+    }
+    let out: Flow = new Set();
+    for (const inner of u.commands) {
+      const r = this.simple(inner, cmd, cwd, input, subs, depth);
+      cwd = r.cwd;
+      out = union(out, r.out);
+    }
+    if (u.commands.length === 0 && u.scripts.length === 0 && cmd.words.length === 0) out = subs;
+    this.redirects(cmd.redirects, cwd, out);
+    return { cwd, out };
+  }
+
+  credentials(words: readonly Word[], cwd: string | undefined): boolean {
+    let found = false;
+    for (const w of words.slice(1)) {
+      for (const text of candidates(w.text)) {
+        const abs = this.abs({ text, dynamic: w.dynamic }, cwd);
+        if (abs !== undefined && isCredentialPath(this.ctx.profile, abs)) {
+          this.note("credentialAccess", abs);
+          found = true;
+        }
+      }
+    }
+    return found;
+  }
+
+  simple(
+    words: Word[],
+    cmd: SimpleCommand,
+    cwd: string | undefined,
+    input: Flow,
+    subs: Flow,
+    depth: number,
+  ): { cwd: string | undefined; out: Flow } {
+    const name = programName(words);
+    const out: Flow = new Set();
+    if (name === "") {
+      this.note("dynamic", "a command named by an expansion");
+      return { cwd, out };
+    }
+    if (name === "cd" || name === "pushd") return { cwd: nextCwd(words, cwd, this.ctx.profile.home), out };
+    if (name === "alias") this.alias(words, cwd, depth);
+    if (this.warden(name, words)) this.note("wardenCommand", words.map((w) => w.text).join(" "));
+    const creds = this.credentials(words, cwd);
+    if (creds) out.add("credential");
+    const net = isNetworkTool(name);
+    if (net && (creds || input.has("credential") || subs.has("credential")))
+      this.note("exfiltration", `${name} sends a credential`);
+    if (isFetcher(name)) out.add("fetch");
+    if (net) out.add("network");
+    if (isSocketTool(name)) this.sockets++;
+    if (name === "mkfifo" || (name === "mknod" && words.some((w) => w.text === "p"))) this.fifos++;
+    if (this.sockets > 0 && this.fifos > 0)
+      this.note("reverseShell", "a named pipe wired to a network socket");
+    if (reverseShellArgs(name, words)) this.note("reverseShell", words.map((w) => w.text).join(" "));
+    if (isDecoder(name, words)) out.add("decode");
+    const d = destroys(name, words, cwd, this.ctx);
+    if (d) this.note("destructive", d);
+    if (persists(name, words))
+      this.note(
+        "persistence",
+        words
+          .map((w) => w.text)
+          .join(" ")
+          .slice(0, 200),
+      );
+    this.install(name, words, cwd, input);
+    this.code(name, words, cmd, cwd, input, subs, depth);
+    for (const ref of commandWrites(words)) {
+      const abs = this.abs(ref.word, cwd);
+      const flow = ref.via === "curl" || ref.via === "wget" ? new Set(["fetch"] as const) : input;
+      if (abs !== undefined) this.files.set(abs, union(this.files.get(abs) ?? new Set(), flow));
+    }
+    if (name === "tee" || name === "cat" || name === "head" || name === "tail")
+      for (const f of input) out.add(f);
+    return { cwd, out };
+  }
+
+  /** alias x='…': dynamic (what runs depends on later words), and the value is scanned. */
+  alias(words: readonly Word[], cwd: string | undefined, depth: number): void {
+    for (const w of words.slice(1)) {
+      const eq = w.text.indexOf("=");
+      if (eq <= 0) continue;
+      this.note("dynamic", `alias ${w.text.slice(0, eq)}`);
+      const p = parseShell(w.text.slice(eq + 1), { home: this.ctx.profile.home });
+      if (p.ok) this.script(p.script, cwd, new Set(), depth + 1);
+    }
+  }
+
+  warden(name: string, words: readonly Word[]): boolean {
+    if (name === "warden" || name === "warden.js") return true;
+    const rest = words.slice(1).filter((w) => !w.text.startsWith("-"));
+    const first = rest[0]?.text ?? "";
+    if (/^(node|nodejs|bun|deno|tsx|ts-node)$/.test(name)) return /(^|\/)warden(\.js)?$/.test(first);
+    if (/^(npx|pnpx|bunx)$/.test(name) || (/^(pnpm|yarn|npm)$/.test(name) && /^(exec|dlx|x)$/.test(first)))
+      return rest.some((w) => /(^|\/)warden(@.*)?$/.test(w.text));
+    return false;
+  }
+
+  install(name: string, words: readonly Word[], cwd: string | undefined, input: Flow): void {
+    const ws = this.ctx.profile.workspace;
+    const outside = (p: string) => {
+      const abs = p.startsWith("~")
+        ? resolve(this.ctx.profile.home, p.slice(2))
+        : this.abs({ text: p, dynamic: false }, cwd);
+      return abs === undefined || ws === undefined || !isWithin(abs, ws);
+    };
+    const spec = offRegistryInstall(name, words, outside);
+    if (spec !== undefined) this.note("urlInstall", `${name} ${spec}`);
+    if (isPackageManager(name) && input.has("fetch"))
+      this.note("urlInstall", `a download piped into ${name}`);
+  }
+
+  /** Interpreters: code from the network, a decoder, a literal, a file written in this line. */
+  code(
+    name: string,
+    words: Word[],
+    cmd: SimpleCommand,
+    cwd: string | undefined,
+    input: Flow,
+    subs: Flow,
+    depth: number,
+  ): void {
+    const runner = isInterpreter(name) || name === "eval" || name === "source" || name === ".";
+    const program = this.abs(words[0] as Word, cwd);
+    const ranFile = (words[0]?.text.includes("/") ? program : undefined) ?? this.scriptFile(name, words, cwd);
+    const fileFlow = ranFile !== undefined ? this.files.get(ranFile) : undefined;
+    if (fileFlow !== undefined) {
+      this.note("dynamic", `runs ${ranFile}, written in the same command`);
+      if (fileFlow.has("fetch")) this.note("remoteCode", `runs ${ranFile}, downloaded in the same command`);
+      if (fileFlow.has("decode")) this.note("decodedCode", `runs ${ranFile}, decoded in the same command`);
+    }
+    if (
+      this.functions.has(name) &&
+      input.has("fetch") &&
+      callsInterpreter(this.functions.get(name) as Script)
+    )
+      this.note("remoteCode", `a download piped into ${name}(), which runs an interpreter`);
+    if (!runner) return;
+    if (subs.has("fetch")) this.note("remoteCode", `${name} runs code substituted from a download`);
+    if (subs.has("decode")) this.note("decodedCode", `${name} runs decoded code`);
+    if (name === "eval") this.note("dynamic", "eval");
+    if (name === "alias") return;
+    const inline = inlineCode(name, words);
+    if (inline !== undefined && !isShell(name)) this.note("dynamic", `${name} with inline code`);
+    if (inline?.fromStdin === true || (inline?.dynamic && isShell(name)))
+      this.note("dynamic", `${name} -c with code from an expansion`);
+    if ((name === "source" || name === ".") && (words[1]?.dynamic ?? true))
+      this.note("dynamic", `${name} of an unknown file`);
+    if (!readsCodeFromStdin(name, words)) return;
+    this.note("dynamic", `${name} runs code from its input`);
+    if (input.has("fetch")) this.note("remoteCode", `a download piped into ${name}`);
+    if (input.has("decode")) this.note("decodedCode", `decoded data piped into ${name}`);
+    if (input.has("network")) this.note("reverseShell", `${name} wired to a network tool`);
+    if (cmd.stdin !== undefined && !cmd.stdin.dynamic && isShell(name)) {
+      const p = parseShell(cmd.stdin.text, { home: this.ctx.profile.home });
+      if (p.ok) this.script(p.script, cwd, new Set(), depth + 1);
+    }
+  }
+
+  scriptFile(name: string, words: readonly Word[], cwd: string | undefined): string | undefined {
+    if (name === "source" || name === ".") return words[1] ? this.abs(words[1], cwd) : undefined;
+    if (!isInterpreter(name) || inlineCode(name, words) !== undefined) return undefined;
+    const s = scriptOperand(name, words);
+    return s === undefined ? undefined : this.abs(s, cwd);
+  }
+}
+
+/** A word's path candidates: itself, after `@` (curl -d @f), after `=` / `=@` (--post-file=f, -F x=@f). */
+function candidates(text: string): string[] {
+  const out = [text];
+  const at = text.indexOf("@");
+  if (at >= 0 && at < 64) out.push(text.slice(at + 1));
+  const eq = text.indexOf("=");
+  if (eq > 0 && eq < 64) out.push(text.slice(eq + 1).replace(/^[<@]/, ""));
+  return out.filter((t) => t !== "" && t !== "-");
+}
+
+function commandsOf(s: Script): SimpleCommand[] {
+  const out: SimpleCommand[] = [];
+  const walk = (x: Script, d: number) => {
+    if (d > MAX_DEPTH) return;
+    for (const it of x.items) {
+      if (it.kind === "command") out.push(it.command);
+      else if (it.kind === "group") walk(it.script, d + 1);
+      else if (it.kind === "pipeline") for (const st of it.stages) walk(st, d + 1);
+      else walk(it.body, d + 1);
+    }
+  };
+  walk(s, 0);
+  return out;
+}
+
+function selfCalls(body: Script, name: string): number {
+  return commandsOf(body).filter((c) => c.words[0]?.text === name).length;
+}
+
+function callsInterpreter(body: Script): boolean {
+  return commandsOf(body).some((c) => isInterpreter(programName(c.words)));
+}
+
+/** The harmful findings of a parsed script. Never throws. */
+export function shellHarm(script: Script, ctx: HarmContext): ShellFindings {
+  const h = new Harm(ctx);
+  try {
+    h.script(script, ctx.cwd, new Set(), 0);
+  } catch {
+    h.note("dynamic", "the command could not be analysed");
+  }
+  return h.out;
+}
