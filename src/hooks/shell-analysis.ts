@@ -28,7 +28,7 @@ export function analyseShellSync(command: string, ctx: ShellContext): ShellAnaly
     ? scriptWrites(parsed.script, ctx)
     : { parsed: false, reason: parsed.reason, outside: [], inside: [], unresolved: [] };
   const findings = parsed.ok ? shellHarm(parsed.script, { cwd: start, profile }) : none();
-  const writes = [...w.outside, ...w.inside];
+  const writes = [...w.outside, ...w.inside, ...(w.scratch ?? [])];
   const protectedTargets = writes.filter((p) => isProtectedPath(profile, p));
   const firstFinding = FINDINGS.map((f) => findings[f][0]).find((x) => x !== undefined);
   const parameters: Record<string, string | boolean> = {

@@ -1,7 +1,8 @@
-// What one simple command means for writes (shell-writes.ts): `unwrap` strips env
+// What one simple command means (shell-writes.ts, shell-harm.ts): `unwrap` strips env
 // assignments and wrappers (sudo, doas, env, nohup, time, nice, timeout, stdbuf, setsid,
 // command, builtin, exec, xargs) and opens nested shells (bash|sh|zsh|dash|ksh -c '…', eval,
-// env -S, find -exec … ; / -delete); `commandWrites` names the files a known writer writes.
+// env -S, find -exec … ; / -delete) — the shell, eval and find commands themselves stay in
+// the list for the harm analysis; `commandWrites` names the files a known writer writes.
 import { basename } from "node:path";
 import { type ParseResult, parseShell, type Script, type Word } from "./shell.js";
 
@@ -190,7 +191,9 @@ export function unwrap(words: readonly Word[], home: string): Unwrapped {
     else if (SHELLS.has(name)) {
       const s = shellScript(w, home);
       if (s) out.scripts.push(s);
+      out.commands.push(w);
     } else if (name === "eval") {
+      out.commands.push(w);
       const rest = w.slice(1);
       out.scripts.push(
         nested(
@@ -201,6 +204,7 @@ export function unwrap(words: readonly Word[], home: string): Unwrapped {
         ),
       );
     } else if (name === "find") {
+      out.commands.push(w);
       findParts(w, out, queue);
     } else out.commands.push(w);
   }

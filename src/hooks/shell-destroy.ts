@@ -1,7 +1,7 @@
 // Plainly destructive commands (shell-harm.ts): a recursive rm, chmod/chown or find -delete
 // of the filesystem root, a system directory, the home directory, the workspace root or any
-// of their ancestors (~, $HOME, .., /*, ~/*); filesystem creation and raw disk writes; shred
-// of home files; machine power-off; kill of every process.
+// of their ancestors (~, $HOME, .., /*, ~/*), shred of home files (destroys); filesystem
+// creation, raw disk writes, power-off, kill of every process (wipesMachine).
 import { dirname, isAbsolute, resolve } from "node:path";
 import { type CodingProfile, isWithin } from "./coding-profile.js";
 import type { Word } from "./shell.js";
@@ -109,22 +109,20 @@ export function destroys(
         );
       return say(hit);
     }
-    case "dd":
-      return say(
-        args.find((w) => /^of=\/dev\/(sd|hd|vd|xvd|nvme|mmcblk|disk|md|dm-|mapper|nbd|loop)/.test(w.text))
-          ?.text,
-      );
-    case "shutdown":
-    case "reboot":
-    case "halt":
-    case "poweroff":
-      return name;
-    case "kill":
-    case "pkill":
-      return args.some((w) => w.text === "-1") && name === "kill" ? "kill -1 (every process)" : undefined;
     default:
-      if (/^(mkfs(\..+)?|mke2fs|mkswap|wipefs|sfdisk|sgdisk|parted)$/.test(name)) return name;
-      if (name === "fdisk" && !args.some((w) => w.text === "-l")) return name;
       return undefined;
   }
+}
+
+/** Why this command plainly wipes the machine (disks, filesystems, power, every process), or undefined. */
+export function wipesMachine(name: string, words: readonly Word[]): string | undefined {
+  const args = words.slice(1);
+  if (name === "dd")
+    return args.find((w) => /^of=\/dev\/(sd|hd|vd|xvd|nvme|mmcblk|disk|md|dm-|mapper|nbd|loop)/.test(w.text))
+      ?.text;
+  if (/^(shutdown|reboot|halt|poweroff)$/.test(name)) return name;
+  if (name === "kill" && args.some((w) => w.text === "-1")) return "kill -1 (every process)";
+  if (/^(mkfs(\..+)?|mke2fs|mkswap|wipefs|sfdisk|sgdisk|parted)$/.test(name)) return name;
+  if (name === "fdisk" && !args.some((w) => w.text === "-l")) return name;
+  return undefined;
 }

@@ -8,7 +8,7 @@ import { isAbsolute, resolve } from "node:path";
 import { type CodingProfile, isCredentialPath, isWithin } from "./coding-profile.js";
 import { type Item, parseShell, type Script, type SimpleCommand, type Word } from "./shell.js";
 import { unwrap } from "./shell-commands.js";
-import { destroys } from "./shell-destroy.js";
+import { destroys, wipesMachine } from "./shell-destroy.js";
 import {
   inlineCode,
   isDecoder,
@@ -33,6 +33,7 @@ export const FINDINGS = [
   "decodedCode",
   "reverseShell",
   "destructive",
+  "wipesMachine",
   "persistence",
   "urlInstall",
   "exfiltration",
@@ -48,8 +49,8 @@ export interface HarmContext {
   profile: CodingProfile;
 }
 
-/** What flows out of a command: remote content, decoded content, credentials. */
-type Flow = Set<"fetch" | "decode" | "credential" | "network">;
+/** What flows out of a command: remote or decoded content, credentials, a network peer, a shell. */
+type Flow = Set<"fetch" | "decode" | "credential" | "network" | "shell">;
 const union = (...fs: Flow[]): Flow => new Set(fs.flatMap((f) => [...f]));
 const MAX_DEPTH = 32;
 
@@ -108,7 +109,7 @@ class Harm {
         return { cwd, out: this.pipeline(item.stages, cwd, input, depth) };
       case "function":
         this.functions.set(item.name, item.body);
-        if (selfCalls(item.body, item.name) >= 2) this.note("destructive", `fork bomb ${item.name}()`);
+        if (selfCalls(item.body, item.name) >= 2) this.note("wipesMachine", `fork bomb ${item.name}()`);
         this.script(item.body, cwd, new Set(), depth + 1);
         return { cwd, out: new Set() };
     }
@@ -207,6 +208,8 @@ class Harm {
     if (isDecoder(name, words)) out.add("decode");
     const d = destroys(name, words, cwd, this.ctx);
     if (d) this.note("destructive", d);
+    const m = wipesMachine(name, words);
+    if (m) this.note("wipesMachine", m);
     if (persists(name, words))
       this.note(
         "persistence",
@@ -216,7 +219,8 @@ class Harm {
           .slice(0, 200),
       );
     this.install(name, words, cwd, input);
-    this.code(name, words, cmd, cwd, input, subs, depth);
+    this.code(name, words, cmd, cwd, { input, subs, out }, depth);
+    if (net && input.has("shell")) this.note("reverseShell", `a shell piped into ${name}`);
     for (const ref of commandWrites(words)) {
       const abs = this.abs(ref.word, cwd);
       const flow = ref.via === "curl" || ref.via === "wget" ? new Set(["fetch"] as const) : input;
@@ -268,10 +272,10 @@ class Harm {
     words: Word[],
     cmd: SimpleCommand,
     cwd: string | undefined,
-    input: Flow,
-    subs: Flow,
+    flows: { input: Flow; subs: Flow; out: Flow },
     depth: number,
   ): void {
+    const { input, subs } = flows;
     const runner = isInterpreter(name) || name === "eval" || name === "source" || name === ".";
     const program = this.abs(words[0] as Word, cwd);
     const ranFile = (words[0]?.text.includes("/") ? program : undefined) ?? this.scriptFile(name, words, cwd);
@@ -300,6 +304,7 @@ class Harm {
       this.note("dynamic", `${name} of an unknown file`);
     if (!readsCodeFromStdin(name, words)) return;
     this.note("dynamic", `${name} runs code from its input`);
+    flows.out.add("shell");
     if (input.has("fetch")) this.note("remoteCode", `a download piped into ${name}`);
     if (input.has("decode")) this.note("decodedCode", `decoded data piped into ${name}`);
     if (input.has("network")) this.note("reverseShell", `${name} wired to a network tool`);

@@ -200,7 +200,7 @@ export function heredocBody(body: Node, quoted: boolean, cx: WordContext): Word 
   if (quoted) return { text: body.text, dynamic: false };
   const w: Word = { text: body.text, dynamic: false };
   for (const c of named(body)) {
-    if (c.type === "heredoc_content" || c.text === "$HOME" || c.text === "${HOME}") continue;
+    if (c.type === "heredoc_content" || /^\$(HOME|\{HOME\})$/.test(c.text)) continue;
     part(c, { text: "", dynamic: false }, cx);
     w.dynamic = true;
   }

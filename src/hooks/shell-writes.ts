@@ -7,7 +7,9 @@
 // subshells). Each target is resolved against the current directory (~, .., absolute) and
 // then against the workspace with symbolic links resolved (placePath). A target the
 // parser cannot know ($VAR, $( … ), a cd into one) is `unresolved`.
+import { tmpdir } from "node:os";
 import { isAbsolute, resolve } from "node:path";
+import { isWithin } from "./coding-profile.js";
 import {
   type Item,
   loadShellParser,
@@ -18,7 +20,7 @@ import {
 } from "./shell.js";
 import { unwrap, type WriteRef } from "./shell-commands.js";
 import { commandWrites } from "./shell-writers.js";
-import { placePath } from "./taxonomy.js";
+import { placePath, realPlace } from "./taxonomy.js";
 
 export interface ShellWrites {
   /** False when the command could not be parsed (then nothing else is known). */
@@ -28,6 +30,8 @@ export interface ShellWrites {
   outside: string[];
   /** Absolute targets inside it. */
   inside: string[];
+  /** Absolute targets in the temp directory (scratch files; a link out of it is outside). */
+  scratch?: string[];
   /** Targets whose value depends on an expansion (how each was written). */
   unresolved: string[];
 }
@@ -44,6 +48,15 @@ const HARMLESS = /^\/dev\/(null|stdout|stderr|tty|fd\/\d+)$|^\/proc\/self\/fd\/\
 
 const MAX_TARGETS = 64;
 
+/** The temp directories, as their real paths. */
+const TEMP = [...new Set([tmpdir(), "/tmp", "/var/tmp"].map((d) => realPlace(d)))];
+
+/** A target whose real place (links resolved) is in a temp directory and not in HOME. */
+function isScratch(abs: string, home: string): boolean {
+  const real = realPlace(abs);
+  return TEMP.some((t) => real !== t && isWithin(real, t)) && !isWithin(real, realPlace(home));
+}
+
 class Walker {
   readonly out: ShellWrites = { parsed: true, outside: [], inside: [], unresolved: [] };
 
@@ -51,7 +64,11 @@ class Walker {
 
   target(ref: WriteRef, cwd: string | undefined): void {
     const { word } = ref;
-    const total = this.out.outside.length + this.out.inside.length + this.out.unresolved.length;
+    const total =
+      this.out.outside.length +
+      this.out.inside.length +
+      this.out.unresolved.length +
+      (this.out.scratch?.length ?? 0);
     if (total >= MAX_TARGETS) return;
     if (word.dynamic || (cwd === undefined && !isAbsolute(word.text))) {
       this.out.unresolved.push(`${ref.via} ${word.text || "(expansion)"}`.slice(0, 512));
@@ -60,7 +77,10 @@ class Walker {
     const abs = resolve(cwd ?? "/", ref.relativeTo ?? ".", word.text);
     if (HARMLESS.test(abs)) return;
     const placed = placePath(abs, this.ctx.workspace);
-    (placed.inWorkspace ? this.out.inside : this.out.outside).push(abs);
+    if (!placed.inWorkspace && isScratch(abs, this.ctx.home)) {
+      this.out.scratch ??= [];
+      this.out.scratch.push(abs);
+    } else (placed.inWorkspace ? this.out.inside : this.out.outside).push(abs);
   }
 
   /** cd / pushd: the next directory, or undefined when unknown. */
