@@ -154,6 +154,20 @@ function shellScript(words: readonly Word[], home: string): NestedScript | undef
   return undefined;
 }
 
+/** su / runuser / script: the command string after -c / --command (anywhere among the options). */
+function commandOption(words: readonly Word[], home: string): NestedScript | undefined {
+  for (let i = 1; i < words.length; i++) {
+    const t = (words[i] as Word).text;
+    const glued = /^--command=(.*)$/s.exec(t);
+    if (glued) return nested(glued[1] as string, `${basename(words[0]?.text ?? "su")} -c`, home, false);
+    if (t === "-c" || t === "--command" || /^-[a-zA-Z]*c$/.test(t)) {
+      const script = words[i + 1];
+      return script && nested(script.text, `${basename(words[0]?.text ?? "su")} -c`, home, script.dynamic);
+    }
+  }
+  return undefined;
+}
+
 /** Strips wrappers and opens nested shells, up to 32 steps. */
 export function unwrap(words: readonly Word[], home: string): Unwrapped {
   const out: Unwrapped = { commands: [], scripts: [] };
@@ -188,7 +202,11 @@ export function unwrap(words: readonly Word[], home: string): Unwrapped {
     } else if (name === "xargs") {
       queue.push(xargsCommand(w));
     } else if (PLAIN_WRAPPERS.has(name)) queue.push(w.slice(skipOptions(w, 1, new Set())));
-    else if (SHELLS.has(name)) {
+    else if (name === "su" || name === "runuser" || name === "script") {
+      const s = commandOption(w, home);
+      if (s) out.scripts.push(s);
+      out.commands.push(w);
+    } else if (SHELLS.has(name)) {
       const s = shellScript(w, home);
       if (s) out.scripts.push(s);
       out.commands.push(w);

@@ -9,6 +9,7 @@ import { type CodingProfile, isCredentialPath, isWithin } from "./coding-profile
 import { type Item, parseShell, type Script, type SimpleCommand, type Word } from "./shell.js";
 import { unwrap } from "./shell-commands.js";
 import { destroys, wipesMachine } from "./shell-destroy.js";
+import { globMayNameCredential, hasGlob } from "./shell-globs.js";
 import {
   inlineCode,
   isDecoder,
@@ -50,9 +51,15 @@ export interface HarmContext {
 }
 
 /** What flows out of a command: remote or decoded content, credentials, a network peer, a shell. */
-type Flow = Set<"fetch" | "decode" | "credential" | "network" | "shell">;
+type Flow = Set<"fetch" | "decode" | "credential" | "network" | "shell" | `lit:${string}`>;
 const union = (...fs: Flow[]): Flow => new Set(fs.flatMap((f) => [...f]));
 const MAX_DEPTH = 32;
+/** Inline code that connects a process to a socket: /dev/tcp, gawk's /inet, a socket plus dup2/pty/exec. */
+const REVERSE_CODE = [
+  /\/dev\/(tcp|udp)\/|\/inet\/(tcp|udp)\//,
+  /socket[\s\S]*(dup2|pty\.spawn|subprocess|os\.exec|popen|exec\s*\(|spawn\s*\(|system\s*\(|child_process)/i,
+  /fsockopen|TCPSocket\.(new|open)[\s\S]*(exec|spawn|system|IO\.popen)/i,
+];
 
 class Harm {
   readonly out = Object.fromEntries(FINDINGS.map((f) => [f, [] as string[]])) as ShellFindings;
@@ -167,7 +174,11 @@ class Harm {
     for (const w of words.slice(1)) {
       for (const text of candidates(w.text)) {
         const abs = this.abs({ text, dynamic: w.dynamic }, cwd);
-        if (abs !== undefined && isCredentialPath(this.ctx.profile, abs)) {
+        if (abs === undefined) continue;
+        const named = hasGlob(abs)
+          ? globMayNameCredential(abs, this.ctx.profile)
+          : isCredentialPath(this.ctx.profile, abs);
+        if (named) {
           this.note("credentialAccess", abs);
           found = true;
         }
@@ -198,6 +209,12 @@ class Harm {
     const net = isNetworkTool(name);
     if (net && (creds || input.has("credential") || subs.has("credential")))
       this.note("exfiltration", `${name} sends a credential`);
+    if (
+      /^(dig|nslookup|host|drill|ping|ping6|getent)$/.test(name) &&
+      subs.size + cmd.nested.length > 0 &&
+      words.some((w) => w.dynamic)
+    )
+      this.note("exfiltration", `${name} looks up a name built from a command's output`);
     if (isFetcher(name)) out.add("fetch");
     if (net) out.add("network");
     if (isSocketTool(name)) this.sockets++;
@@ -228,6 +245,8 @@ class Harm {
     }
     if (name === "tee" || name === "cat" || name === "head" || name === "tail")
       for (const f of input) out.add(f);
+    const lit = literalOutput(name, words, cmd);
+    if (lit !== undefined) out.add(`lit:${lit}`);
     return { cwd, out };
   }
 
@@ -298,6 +317,8 @@ class Harm {
     if (name === "alias") return;
     const inline = inlineCode(name, words);
     if (inline !== undefined && !isShell(name)) this.note("dynamic", `${name} with inline code`);
+    if (inline !== undefined && !inline.dynamic && REVERSE_CODE.some((re) => re.test(inline.text)))
+      this.note("reverseShell", `${name} inline code opens a shell on a socket`);
     if (inline?.fromStdin === true || (inline?.dynamic && isShell(name)))
       this.note("dynamic", `${name} -c with code from an expansion`);
     if ((name === "source" || name === ".") && (words[1]?.dynamic ?? true))
@@ -308,8 +329,11 @@ class Harm {
     if (input.has("fetch")) this.note("remoteCode", `a download piped into ${name}`);
     if (input.has("decode")) this.note("decodedCode", `decoded data piped into ${name}`);
     if (input.has("network")) this.note("reverseShell", `${name} wired to a network tool`);
-    if (cmd.stdin !== undefined && !cmd.stdin.dynamic && isShell(name)) {
-      const p = parseShell(cmd.stdin.text, { home: this.ctx.profile.home });
+    // A literal script fed to a shell (a heredoc, echo '…' | sh) is read like sh -c '…'.
+    const texts = [...input].filter((f) => f.startsWith("lit:")).map((f) => f.slice(4));
+    if (cmd.stdin !== undefined && !cmd.stdin.dynamic) texts.push(cmd.stdin.text);
+    for (const text of isShell(name) ? texts.slice(0, 8) : []) {
+      const p = parseShell(text, { home: this.ctx.profile.home });
       if (p.ok) this.script(p.script, cwd, new Set(), depth + 1);
     }
   }
@@ -320,6 +344,19 @@ class Harm {
     const s = scriptOperand(name, words);
     return s === undefined ? undefined : this.abs(s, cwd);
   }
+}
+
+/** What cat <<EOF, echo '…' or printf '…' write when it is all literal. */
+function literalOutput(name: string, words: readonly Word[], cmd: SimpleCommand): string | undefined {
+  const args = words.slice(1);
+  if (args.some((w) => w.dynamic)) return undefined;
+  if (name === "cat" && args.length === 0 && cmd.stdin && !cmd.stdin.dynamic) return cmd.stdin.text;
+  if (name === "echo" || name === "printf")
+    return args
+      .map((w) => w.text)
+      .filter((t) => !/^-[neE]+$/.test(t))
+      .join(" ");
+  return undefined;
 }
 
 /** A word's path candidates: itself, after `@` (curl -d @f), after `=` / `=@` (--post-file=f, -F x=@f). */

@@ -74,9 +74,12 @@ export function ansiC(body: string): string {
 }
 
 function expansion(n: Node, w: Word, cx: WordContext): void {
-  const parts = named(n);
-  if (parts.length === 1 && parts[0]?.type === "variable_name" && parts[0].text === "HOME") {
+  const parts = kids(n);
+  // ${HOME}, and the forms that are $HOME whenever HOME is set: ${HOME:?…} ${HOME-…} ${HOME:=…}
+  const op = parts[2]?.type ?? "}";
+  if (parts[1]?.type === "variable_name" && parts[1].text === "HOME" && /^(\}|:?[-?=])$/.test(op)) {
     w.text += cx.home;
+    nestedBelow(n, cx);
     return;
   }
   w.dynamic = true;
