@@ -133,12 +133,17 @@ function part(n: Node, w: Word, cx: WordContext): void {
 }
 
 /** A leading ~ or ~/…: the home directory; ~user: unknown. */
-function tilde(text: string, home: string): Word {
-  const m = /^~([^/]*)(.*)$/s.exec(text);
-  if (m === null) return { text, dynamic: false };
-  if (m[1] === "") return { text: home + (m[2] ?? ""), dynamic: false };
-  return { text, dynamic: true };
+function tilde(raw: string, home: string): Word {
+  // `raw` keeps quoted characters backslash-escaped: a quoted character in the prefix (up to
+  // the first slash) means no expansion, as in bash.
+  const m = /^~([^/]*)(.*)$/s.exec(raw);
+  if (m === null || (m[1] ?? "").includes("\\")) return { text: raw, dynamic: false };
+  if (m[1] === "") return { text: home.replace(/[\\{},]/g, "\\$&") + (m[2] ?? ""), dynamic: false };
+  return { text: raw, dynamic: true };
 }
+
+/** Every character backslash-escaped: quoted text that brace expansion and ~ must leave alone. */
+const quote = (text: string) => text.replace(/[\s\S]/g, "\\$&");
 
 /** Brace expansion of a literal word: a{b,c}d → abd acd (nested braces, no ranges). */
 export function braces(raw: string, limit = 64): string[] {
@@ -170,24 +175,24 @@ export function braces(raw: string, limit = 64): string[] {
 /** The words one argument node becomes (more than one only through brace expansion). */
 export function words(n: Node, cx: WordContext): Word[] {
   const parts = n.type === "concatenation" ? kids(n) : [n];
-  if (parts.every((p) => p.type === "word")) {
-    const raw = parts.map((p) => p.text).join("");
-    const expanded = raw.includes("{") ? braces(raw) : [raw];
-    return expanded.map((x) => {
-      const t = tilde(x, cx.home);
-      return { text: unescapeBare(t.text), dynamic: t.dynamic };
-    });
-  }
-  const w: Word = { text: "", dynamic: false };
-  const first = parts[0];
+  // Bare text stays as written, quoted and expanded text is escaped: then brace expansion,
+  // then ~ on each result, then quote removal — bash's order.
+  let raw = "";
+  let dynamic = false;
   for (const p of parts) {
-    if (p === first && p.type === "word" && p.text.startsWith("~")) {
-      const t = tilde(p.text, cx.home);
-      w.text += unescapeBare(t.text);
-      w.dynamic ||= t.dynamic;
-    } else part(p, w, cx);
+    if (p.type === "word") raw += p.text;
+    else {
+      const w: Word = { text: "", dynamic: false };
+      part(p, w, cx);
+      raw += quote(w.text);
+      dynamic ||= w.dynamic;
+    }
   }
-  return [w];
+  const expanded = !dynamic && raw.includes("{") ? braces(raw) : [raw];
+  return expanded.map((x) => {
+    const t = x.startsWith("~") ? tilde(x, cx.home) : { text: x, dynamic: false };
+    return { text: unescapeBare(t.text), dynamic: dynamic || t.dynamic };
+  });
 }
 
 /** The single word a redirection target or a here-string is. */

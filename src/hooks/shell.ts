@@ -12,6 +12,7 @@
 // synchronous. `loadShellParser()` loads it once per process, on first use: hook calls that
 // never see a shell command never pay for it.
 import { createRequire } from "node:module";
+import { setFlagsFromString } from "node:v8";
 import type { Language, Parser } from "web-tree-sitter";
 import { MAX_LENGTH, type ParseResult, type ShellParseOptions, ShellSyntaxError } from "./shell-model.js";
 import { toScript } from "./shell-tree.js";
@@ -33,6 +34,11 @@ let parser: Parser | undefined;
 let loading: Promise<void> | undefined;
 
 async function load(): Promise<void> {
+  // V8 would recompile the grammar's 1.3 MB module with its optimising tier in background
+  // threads, and a short-lived hook process then waits about a second at exit for that to
+  // finish; the baseline tier parses faster here anyway (bench/shell-parser.ts). Set before
+  // the module is compiled; it applies to WebAssembly compiled afterwards in this process.
+  setFlagsFromString("--liftoff-only");
   const { Parser: P, Language: L } = await import("web-tree-sitter");
   await P.init();
   const require = createRequire(import.meta.url);

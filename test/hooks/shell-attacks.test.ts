@@ -9,6 +9,7 @@ import { type Engine, renderClaudeCode, translateClaudeCode, type Verdict } from
 import { engine, WORKSPACE } from "./helpers.js";
 
 const HOME = homedir();
+const DOLLAR = "$";
 let n = 0;
 
 /**
@@ -144,7 +145,7 @@ const ATTACKS: [string, string, string][] = [
   ["find ~ -exec rm", "find ~ -type f -exec rm -f {} +", "host-deny-rm-rf-root"],
   ["chmod -R 777 /", "chmod -R 777 /", "host-deny-rm-rf-root"],
   ["shred of a home file", "shred -u ~/notes.txt", "host-deny-rm-rf-root"],
-  ["rm -rf ${HOME:?}/* (a guarded expansion of HOME)", "rm -rf ${HOME:?}/*", "host-deny-rm-rf-root"],
+  ["rm -rf HOME:? glob (a guarded expansion of HOME)", `rm -rf ${DOLLAR}{HOME:?}/*`, "host-deny-rm-rf-root"],
   ["su -c 'rm -rf ~'", "su -c 'rm -rf ~' root", "host-deny-rm-rf-root"],
   ["mv ~ away", "mv ~ /dev/null", "host-deny-rm-rf-root"],
   ["mkfs", "mkfs.ext4 /dev/sdb1", "host-deny-disk-wipe"],

@@ -9,6 +9,7 @@ import { analyseShellSync } from "../../src/hooks/shell-analysis.js";
 
 const WS = "/work/ws";
 const HOME = "/home/dev";
+const DOLLAR = "$";
 const at = (command: string) => analyseShellSync(command, { workspace: WS, home: HOME });
 
 beforeAll(async () => {
@@ -47,7 +48,16 @@ describe("shell harm properties", () => {
     const flags = fc
       .shuffledSubarray(["-r", "-f", "-v", "--one-file-system"], { minLength: 1 })
       .filter((x) => x.includes("-r"));
-    const home = fc.constantFrom("~", "~/", '"$HOME"', "${HOME}", "$HOME/.", "~/*", "/home/dev", "/home");
+    const home = fc.constantFrom(
+      "~",
+      "~/",
+      '"$HOME"',
+      `${DOLLAR}{HOME}`,
+      "$HOME/.",
+      "~/*",
+      "/home/dev",
+      "/home",
+    );
     fc.assert(
       fc.property(flags, home, (fs, h) => {
         const cmd = `rm ${fs.join(" ")} ${h}`;
