@@ -4,12 +4,26 @@
 // exfiltration, Warden itself as a command — through any spelling the parser sees (quotes,
 // paths, wrappers, nested shells, functions, pipelines and tee chains, files written earlier
 // in the same line). What it cannot see is reported as `dynamic` and runs contained.
-import { isAbsolute, resolve } from "node:path";
-import { type CodingProfile, isCredentialPath, isWithin } from "./coding-profile.js";
+import { resolve } from "node:path";
+import { isWithin } from "./coding-profile.js";
 import { type Item, parseShell, type Script, type SimpleCommand, type Word } from "./shell.js";
 import { unwrap } from "./shell-commands.js";
 import { destroys, wipesMachine } from "./shell-destroy.js";
-import { globMayNameCredential, hasGlob } from "./shell-globs.js";
+import {
+  callsInterpreter,
+  literalOutput,
+  looksUpOutput,
+  REVERSE_CODE,
+  selfCalls,
+} from "./shell-harm-parts.js";
+import {
+  type Flow,
+  type HarmContext,
+  HarmState,
+  MAX_DEPTH,
+  type ShellFindings,
+  union,
+} from "./shell-harm-state.js";
 import {
   inlineCode,
   isDecoder,
@@ -24,63 +38,15 @@ import {
   programName,
   readsCodeFromStdin,
   reverseShellArgs,
+  runsWarden,
   scriptOperand,
 } from "./shell-programs.js";
 import { commandWrites } from "./shell-writers.js";
 import { nextCwd } from "./shell-writes.js";
 
-export const FINDINGS = [
-  "remoteCode",
-  "decodedCode",
-  "reverseShell",
-  "destructive",
-  "wipesMachine",
-  "persistence",
-  "urlInstall",
-  "exfiltration",
-  "credentialAccess",
-  "wardenCommand",
-  "dynamic",
-] as const;
-export type Finding = (typeof FINDINGS)[number];
-export type ShellFindings = Record<Finding, string[]>;
+export { FINDINGS, type Finding, type HarmContext, type ShellFindings } from "./shell-harm-state.js";
 
-export interface HarmContext {
-  cwd: string | undefined;
-  profile: CodingProfile;
-}
-
-/** What flows out of a command: remote or decoded content, credentials, a network peer, a shell. */
-type Flow = Set<"fetch" | "decode" | "credential" | "network" | "shell" | `lit:${string}`>;
-const union = (...fs: Flow[]): Flow => new Set(fs.flatMap((f) => [...f]));
-const MAX_DEPTH = 32;
-/** Inline code that connects a process to a socket: /dev/tcp, gawk's /inet, a socket plus dup2/pty/exec. */
-const REVERSE_CODE = [
-  /\/dev\/(tcp|udp)\/|\/inet\/(tcp|udp)\//,
-  /socket[\s\S]*(dup2|pty\.spawn|subprocess|os\.exec|popen|exec\s*\(|spawn\s*\(|system\s*\(|child_process)/i,
-  /fsockopen|TCPSocket\.(new|open)[\s\S]*(exec|spawn|system|IO\.popen)/i,
-];
-
-class Harm {
-  readonly out = Object.fromEntries(FINDINGS.map((f) => [f, [] as string[]])) as ShellFindings;
-  readonly functions = new Map<string, Script>();
-  /** Files written earlier in this line, with what was written into them. */
-  readonly files = new Map<string, Flow>();
-  sockets = 0;
-  fifos = 0;
-
-  constructor(readonly ctx: HarmContext) {}
-
-  note(f: Finding, what: string): void {
-    if (this.out[f].length < 16) this.out[f].push(what.slice(0, 256));
-  }
-
-  abs(w: Word, cwd: string | undefined): string | undefined {
-    if (w.dynamic || w.text === "") return undefined;
-    if (isAbsolute(w.text)) return resolve(w.text);
-    return cwd === undefined ? undefined : resolve(cwd, w.text);
-  }
-
+class Harm extends HarmState {
   script(
     s: Script,
     cwd: string | undefined,
@@ -129,20 +95,6 @@ class Harm {
     return flow;
   }
 
-  redirects(rs: SimpleCommand["redirects"], cwd: string | undefined, out: Flow): void {
-    for (const r of rs) {
-      const t = r.target.text;
-      if (/^\/dev\/(tcp|udp)\//.test(t)) this.note("reverseShell", `${r.op} ${t}`);
-      if (/^\/dev\/(sd|hd|vd|xvd|nvme|mmcblk|disk|md)/.test(t) && /[>]/.test(r.op))
-        this.note("destructive", `${r.op} ${t}`);
-      const abs = this.abs(r.target, cwd);
-      if (abs !== undefined && /^(>|>>|>\||&>|&>>)$/.test(r.op))
-        this.files.set(abs, union(this.files.get(abs) ?? new Set(), out));
-      if (abs !== undefined && /^(<|<>)$/.test(r.op) && isCredentialPath(this.ctx.profile, abs))
-        this.note("credentialAccess", `${r.op} ${abs}`);
-    }
-  }
-
   command(
     cmd: SimpleCommand,
     cwd: string | undefined,
@@ -169,24 +121,6 @@ class Harm {
     return { cwd, out };
   }
 
-  credentials(words: readonly Word[], cwd: string | undefined): boolean {
-    let found = false;
-    for (const w of words.slice(1)) {
-      for (const text of candidates(w.text)) {
-        const abs = this.abs({ text, dynamic: w.dynamic }, cwd);
-        if (abs === undefined) continue;
-        const named = hasGlob(abs)
-          ? globMayNameCredential(abs, this.ctx.profile)
-          : isCredentialPath(this.ctx.profile, abs);
-        if (named) {
-          this.note("credentialAccess", abs);
-          found = true;
-        }
-      }
-    }
-    return found;
-  }
-
   simple(
     words: Word[],
     cmd: SimpleCommand,
@@ -203,41 +137,16 @@ class Harm {
     }
     if (name === "cd" || name === "pushd") return { cwd: nextCwd(words, cwd, this.ctx.profile.home), out };
     if (name === "alias") this.alias(words, cwd, depth);
-    if (this.warden(name, words)) this.note("wardenCommand", words.map((w) => w.text).join(" "));
-    const creds = this.credentials(words, cwd);
-    if (creds) out.add("credential");
-    const net = isNetworkTool(name);
-    if (net && (creds || input.has("credential") || subs.has("credential")))
-      this.note("exfiltration", `${name} sends a credential`);
-    if (
-      /^(dig|nslookup|host|drill|ping|ping6|getent)$/.test(name) &&
-      subs.size + cmd.nested.length > 0 &&
-      words.some((w) => w.dynamic)
-    )
-      this.note("exfiltration", `${name} looks up a name built from a command's output`);
-    if (isFetcher(name)) out.add("fetch");
-    if (net) out.add("network");
-    if (isSocketTool(name)) this.sockets++;
-    if (name === "mkfifo" || (name === "mknod" && words.some((w) => w.text === "p"))) this.fifos++;
-    if (this.sockets > 0 && this.fifos > 0)
-      this.note("reverseShell", "a named pipe wired to a network socket");
-    if (reverseShellArgs(name, words)) this.note("reverseShell", words.map((w) => w.text).join(" "));
+    if (runsWarden(name, words)) this.note("wardenCommand", words.map((w) => w.text).join(" "));
+    this.network(name, words, cmd, cwd, { input, subs, out });
     if (isDecoder(name, words)) out.add("decode");
     const d = destroys(name, words, cwd, this.ctx);
     if (d) this.note("destructive", d);
     const m = wipesMachine(name, words);
     if (m) this.note("wipesMachine", m);
-    if (persists(name, words))
-      this.note(
-        "persistence",
-        words
-          .map((w) => w.text)
-          .join(" ")
-          .slice(0, 200),
-      );
+    if (persists(name, words)) this.note("persistence", words.map((w) => w.text).join(" "));
     this.install(name, words, cwd, input);
     this.code(name, words, cmd, cwd, { input, subs, out }, depth);
-    if (net && input.has("shell")) this.note("reverseShell", `a shell piped into ${name}`);
     for (const ref of commandWrites(words)) {
       const abs = this.abs(ref.word, cwd);
       const flow = ref.via === "curl" || ref.via === "wget" ? new Set(["fetch"] as const) : input;
@@ -250,6 +159,32 @@ class Harm {
     return { cwd, out };
   }
 
+  /** Network tools: credentials sent, remote content read, sockets wired to shells or pipes. */
+  network(
+    name: string,
+    words: readonly Word[],
+    cmd: SimpleCommand,
+    cwd: string | undefined,
+    flows: { input: Flow; subs: Flow; out: Flow },
+  ): void {
+    const { input, subs, out } = flows;
+    const creds = this.credentials(words, cwd);
+    if (creds) out.add("credential");
+    const net = isNetworkTool(name);
+    if (net && (creds || input.has("credential") || subs.has("credential")))
+      this.note("exfiltration", `${name} sends a credential`);
+    if (looksUpOutput(name, words, subs.size + cmd.nested.length > 0))
+      this.note("exfiltration", `${name} looks up a name built from a command's output`);
+    if (isFetcher(name)) out.add("fetch");
+    if (net) out.add("network");
+    if (net && input.has("shell")) this.note("reverseShell", `a shell piped into ${name}`);
+    if (isSocketTool(name)) this.sockets++;
+    if (name === "mkfifo" || (name === "mknod" && words.some((w) => w.text === "p"))) this.fifos++;
+    if (this.sockets > 0 && this.fifos > 0)
+      this.note("reverseShell", "a named pipe wired to a network socket");
+    if (reverseShellArgs(name, words)) this.note("reverseShell", words.map((w) => w.text).join(" "));
+  }
+
   /** alias x='…': dynamic (what runs depends on later words), and the value is scanned. */
   alias(words: readonly Word[], cwd: string | undefined, depth: number): void {
     for (const w of words.slice(1)) {
@@ -259,16 +194,6 @@ class Harm {
       const p = parseShell(w.text.slice(eq + 1), { home: this.ctx.profile.home });
       if (p.ok) this.script(p.script, cwd, new Set(), depth + 1);
     }
-  }
-
-  warden(name: string, words: readonly Word[]): boolean {
-    if (name === "warden" || name === "warden.js") return true;
-    const rest = words.slice(1).filter((w) => !w.text.startsWith("-"));
-    const first = rest[0]?.text ?? "";
-    if (/^(node|nodejs|bun|deno|tsx|ts-node)$/.test(name)) return /(^|\/)warden(\.js)?$/.test(first);
-    if (/^(npx|pnpx|bunx)$/.test(name) || (/^(pnpm|yarn|npm)$/.test(name) && /^(exec|dlx|x)$/.test(first)))
-      return rest.some((w) => /(^|\/)warden(@.*)?$/.test(w.text));
-    return false;
   }
 
   install(name: string, words: readonly Word[], cwd: string | undefined, input: Flow): void {
@@ -344,52 +269,6 @@ class Harm {
     const s = scriptOperand(name, words);
     return s === undefined ? undefined : this.abs(s, cwd);
   }
-}
-
-/** What cat <<EOF, echo '…' or printf '…' write when it is all literal. */
-function literalOutput(name: string, words: readonly Word[], cmd: SimpleCommand): string | undefined {
-  const args = words.slice(1);
-  if (args.some((w) => w.dynamic)) return undefined;
-  if (name === "cat" && args.length === 0 && cmd.stdin && !cmd.stdin.dynamic) return cmd.stdin.text;
-  if (name === "echo" || name === "printf")
-    return args
-      .map((w) => w.text)
-      .filter((t) => !/^-[neE]+$/.test(t))
-      .join(" ");
-  return undefined;
-}
-
-/** A word's path candidates: itself, after `@` (curl -d @f), after `=` / `=@` (--post-file=f, -F x=@f). */
-function candidates(text: string): string[] {
-  const out = [text];
-  const at = text.indexOf("@");
-  if (at >= 0 && at < 64) out.push(text.slice(at + 1));
-  const eq = text.indexOf("=");
-  if (eq > 0 && eq < 64) out.push(text.slice(eq + 1).replace(/^[<@]/, ""));
-  return out.filter((t) => t !== "" && t !== "-");
-}
-
-function commandsOf(s: Script): SimpleCommand[] {
-  const out: SimpleCommand[] = [];
-  const walk = (x: Script, d: number) => {
-    if (d > MAX_DEPTH) return;
-    for (const it of x.items) {
-      if (it.kind === "command") out.push(it.command);
-      else if (it.kind === "group") walk(it.script, d + 1);
-      else if (it.kind === "pipeline") for (const st of it.stages) walk(st, d + 1);
-      else walk(it.body, d + 1);
-    }
-  };
-  walk(s, 0);
-  return out;
-}
-
-function selfCalls(body: Script, name: string): number {
-  return commandsOf(body).filter((c) => c.words[0]?.text === name).length;
-}
-
-function callsInterpreter(body: Script): boolean {
-  return commandsOf(body).some((c) => isInterpreter(programName(c.words)));
 }
 
 /** The harmful findings of a parsed script. Never throws. */

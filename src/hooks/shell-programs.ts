@@ -186,3 +186,14 @@ export function offRegistryInstall(
 /** Package managers a download may be piped into. */
 export const isPackageManager = (name: string) =>
   /^(npm|pnpm|yarn|bun|pip[0-9.]*|uv|pipx|gem|cargo)$/.test(name);
+
+/** Warden itself: a program named warden, node …/warden.js, npx warden. */
+export function runsWarden(name: string, words: readonly Word[]): boolean {
+  if (name === "warden" || name === "warden.js") return true;
+  const rest = words.slice(1).filter((w) => !w.text.startsWith("-"));
+  const first = rest[0]?.text ?? "";
+  if (/^(node|nodejs|bun|deno|tsx|ts-node)$/.test(name)) return /(^|\/)warden(\.js)?$/.test(first);
+  if (/^(npx|pnpx|bunx)$/.test(name) || (/^(pnpm|yarn|npm)$/.test(name) && /^(exec|dlx|x)$/.test(first)))
+    return rest.some((w) => /(^|\/)warden(@.*)?$/.test(w.text));
+  return false;
+}

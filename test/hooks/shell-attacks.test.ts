@@ -150,6 +150,7 @@ const ATTACKS: [string, string, string][] = [
   ["mv ~ away", "mv ~ /dev/null", "host-deny-rm-rf-root"],
   ["mkfs", "mkfs.ext4 /dev/sdb1", "host-deny-disk-wipe"],
   ["dd of=/dev/sda", "dd if=/dev/zero of=/dev/sda bs=1M", "host-deny-disk-wipe"],
+  ["a redirection onto a disk (> /dev/sda)", "cat /dev/urandom > /dev/sda", "host-deny-disk-wipe"],
   ["a fork bomb", ":(){ :|:& };:", "host-deny-disk-wipe"],
   ["a named fork bomb", "bomb(){ bomb | bomb & }; bomb", "host-deny-disk-wipe"],
   // persistence without a file write
