@@ -10,6 +10,8 @@ import { type ShellContext, type ShellWrites, scriptWrites } from "./shell-write
 
 export interface ShellAnalysis {
   parameters: Record<string, string | boolean>;
+  /** The harm findings alone (FINDINGS as booleans, and shellFinding). */
+  harm: Record<string, string | boolean>;
   /** Files the command writes (absolute). */
   writes: string[];
   findings: ShellFindings;
@@ -37,10 +39,11 @@ export function analyseShellSync(command: string, ctx: ShellContext): ShellAnaly
     writesProtected: protectedTargets.length > 0,
     writeUnresolved: w.unresolved.length > 0,
     outsideTarget: w.outside[0] ?? w.unresolved[0] ?? w.reason ?? "",
-    shellFinding: protectedTargets[0] ?? firstFinding ?? "",
   };
-  for (const f of FINDINGS) parameters[f] = findings[f].length > 0;
-  return { parameters, writes, findings, writesOf: w };
+  const harm: Record<string, string | boolean> = { shellFinding: firstFinding ?? "" };
+  for (const f of FINDINGS) harm[f] = findings[f].length > 0;
+  Object.assign(parameters, harm, { shellFinding: protectedTargets[0] ?? firstFinding ?? "" });
+  return { parameters, harm, writes, findings, writesOf: w };
 }
 
 /** Parses and analyses a shell command line (loading the parser on first use). */

@@ -115,7 +115,8 @@ function fileShape(action: string, input: Record<string, unknown>, workspace: st
 }
 
 /**
- * A shell call: the command line, and what parsing it says (shell-analysis.ts, docs/hooks-shell.md):
+ * A shell call: the command line, and what parsing it says (shell-analysis.ts, docs/hooks-shell.md);
+ * a code_exec call gets only the harm findings, when its code reads as a shell line:
  * `shellParsed` (false: unreadable, denied), `writesOutsideWorkspace` (denied),
  * `writesProtected` (a protected path: denied), `writeUnresolved` (a target behind an
  * expansion: asked), the harm findings (remoteCode, decodedCode, reverseShell, destructive,
@@ -130,8 +131,16 @@ async function shellShape(
 ): Promise<GateShape> {
   const command = str(input, "command", "cmd", "code", "script") ?? "";
   const action = tool === "package_install" ? "install" : tool === "code_exec" ? "eval" : "exec";
-  if (tool === "code_exec") return { toolClass: "shell", action, parameters: { command } };
   const a = await analyseShell(command, { cwd: str(input, "cwd"), workspace, home: homedir() });
+  if (tool === "code_exec") {
+    // Code in an unknown language: what reads as a shell line is judged by the harm rules;
+    // what does not (Python, JavaScript) is not refused as unparsable.
+    return {
+      toolClass: "shell",
+      action,
+      parameters: { command, ...(a.parameters.shellParsed ? a.harm : {}) },
+    };
+  }
   return { toolClass: "shell", action, parameters: { command, ...a.parameters }, writes: a.writes };
 }
 

@@ -223,9 +223,28 @@ const ATTACKS: [string, string, string][] = [
   ],
 ];
 
+/**
+ * Attacks the old text rules already denied (their spelling matched a regular expression):
+ * kept as regressions of the parser-based rules; every other attack here passed on main.
+ */
+const KEPT = new Set([
+  "curl URL | sh hidden in bash -c",
+  "rm -rf ~",
+  "rm --recursive --force / (long form)",
+  "rm -rf /* ",
+  "rm -rf .. (a parent of the workspace)",
+  "/bin/rm -rf ~ (an absolute path)",
+  "rm -rf ~ in a heredoc fed to sh",
+  "rm -rf ~ behind timeout and xargs",
+  "mkfs",
+  "dd of=/dev/sda",
+  "a redirection onto a disk (> /dev/sda)",
+  "a fork bomb",
+]);
+
 describe("plainly harmful shell commands are denied before they run (Claude Code Bash)", () => {
   for (const [attack, command, rule] of ATTACKS) {
-    it(`denies ${attack}`, async () => {
+    it(`denies ${attack}${KEPT.has(attack) ? " (kept)" : ""}`, async () => {
       const { verdict, answer } = await bash(command);
       expect(verdict.decision, JSON.stringify(verdict.reasons)).toBe("deny");
       expect(verdict.matched_rule_id).toBe(rule);
