@@ -9,7 +9,7 @@ const MAX_DEPTH = 32;
 /** Inline code that connects a process to a socket: /dev/tcp, gawk's /inet, a socket plus dup2/pty/exec. */
 export const REVERSE_CODE = [
   /\/dev\/(tcp|udp)\/|\/inet\/(tcp|udp)\//,
-  /socket[\s\S]*(dup2|pty\.spawn|subprocess|os\.exec|popen|exec\s*\(|spawn\s*\(|system\s*\(|child_process)/i,
+  /^(?=[\s\S]*socket)(?=[\s\S]*(dup2|pty\.spawn|subprocess|os\.exec|popen|exec\s*\(|spawn\s*\(|system\s*\(|child_process))/i,
   /fsockopen|TCPSocket\.(new|open)[\s\S]*(exec|spawn|system|IO\.popen)/i,
 ];
 

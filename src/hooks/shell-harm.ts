@@ -102,7 +102,9 @@ class Harm extends HarmState {
     depth: number,
   ): { cwd: string | undefined; out: Flow } {
     let subs: Flow = new Set();
-    for (const n of cmd.nested) subs = union(subs, this.script(n, cwd, new Set(), depth + 1).out);
+    const readers = cmd.nested.filter((n) => n.readsOutput === true);
+    for (const n of cmd.nested)
+      if (n.readsOutput !== true) subs = union(subs, this.script(n, cwd, new Set(), depth + 1).out);
     const u = unwrap(cmd.words, this.ctx.profile.home);
     for (const s of u.scripts) {
       if (s.ok) this.script(s.script, cwd, input, depth + 1);
@@ -117,6 +119,8 @@ class Harm extends HarmState {
       out = union(out, r.out);
     }
     if (u.commands.length === 0 && u.scripts.length === 0 && cmd.words.length === 0) out = subs;
+    // >( … ) reads what the command writes (tee >(sh), curl … > >(bash)).
+    for (const n of readers) this.script(n, cwd, union(input, out), depth + 1);
     this.redirects(cmd.redirects, cwd, out);
     return { cwd, out };
   }
@@ -132,7 +136,13 @@ class Harm extends HarmState {
     const name = programName(words);
     const out: Flow = new Set();
     if (name === "") {
+      // A program named by an expansion runs whatever the expansion gives: $(curl …) runs
+      // the download as a command line; `$SHELL` fed a download runs it.
       this.note("dynamic", "a command named by an expansion");
+      if (subs.has("fetch") || input.has("fetch"))
+        this.note("remoteCode", "a command line built from a download");
+      if (subs.has("decode") || input.has("decode"))
+        this.note("decodedCode", "a command line built from decoded data");
       return { cwd, out };
     }
     if (name === "cd" || name === "pushd") return { cwd: nextCwd(words, cwd, this.ctx.profile.home), out };

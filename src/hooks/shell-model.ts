@@ -39,6 +39,8 @@ export type Item =
 
 export interface Script {
   items: Item[];
+  /** A >( … ) process substitution: it reads what its command writes. */
+  readsOutput?: boolean;
 }
 
 export type ParseResult = { ok: true; script: Script } | { ok: false; reason: string };

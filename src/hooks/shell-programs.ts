@@ -126,6 +126,7 @@ export function reverseShellArgs(name: string, words: readonly Word[]): boolean 
   if (/^(nc|ncat|netcat|nc\.traditional|nc\.openbsd)$/.test(name))
     return has(words, /^(-[a-zA-Z]*[ec][a-zA-Z]*|--exec|--sh-exec|--lua-exec)(=|$)/);
   if (name === "socat") return has(words, /(^|[,!])\s*(exec|system)\s*:/i);
+  if (/^[gmn]?awk$/.test(name)) return has(words, /\/inet\/(tcp|udp)\//);
   return false;
 }
 
@@ -192,7 +193,8 @@ export function runsWarden(name: string, words: readonly Word[]): boolean {
   if (name === "warden" || name === "warden.js") return true;
   const rest = words.slice(1).filter((w) => !w.text.startsWith("-"));
   const first = rest[0]?.text ?? "";
-  if (/^(node|nodejs|bun|deno|tsx|ts-node)$/.test(name)) return /(^|\/)warden(\.js)?$/.test(first);
+  if (/^(node|nodejs|bun|deno|tsx|ts-node)$/.test(name))
+    return /(^|\/)warden(\.js)?$|(^|\/)warden\/(bin|dist)\//.test(first);
   if (/^(npx|pnpx|bunx)$/.test(name) || (/^(pnpm|yarn|npm)$/.test(name) && /^(exec|dlx|x)$/.test(first)))
     return rest.some((w) => /(^|\/)warden(@.*)?$/.test(w.text));
   return false;

@@ -18,7 +18,9 @@ const named = (n: Node): Node[] => kids(n).filter((c) => c.isNamed);
 
 /** The statements inside a $( … ), `…` or <( … ) node. */
 function substitution(n: Node, cx: WordContext): void {
-  cx.nested.push(cx.sub(named(n)));
+  const script = cx.sub(named(n));
+  if (n.type === "process_substitution" && n.text.startsWith(">(")) script.readsOutput = true;
+  cx.nested.push(script);
 }
 
 /** Substitutions anywhere below an expansion the parser cannot evaluate (${X:-$(…)}, $((…))). */

@@ -1,4 +1,4 @@
-// Where a shell command writes (docs/hooks.md "Shell parsing"): over the parsed script
+// Where a shell command writes (docs/hooks-shell.md): over the parsed script
 // (shell.ts), the targets of redirections (> >> >| &> &>> <> >&file), of tee, cp, mv,
 // install, ln, dd of=, sed -i / perl -i, touch, mkdir, rm, rmdir, truncate, chmod, chown,
 // chgrp, unlink, shred, curl -o, wget -O and find -delete; through env prefixes, wrappers
