@@ -157,7 +157,7 @@ class Harm extends HarmState {
     if (persists(name, words)) this.note("persistence", words.map((w) => w.text).join(" "));
     this.install(name, words, cwd, input);
     this.code(name, words, cmd, cwd, { input, subs, out }, depth);
-    for (const ref of commandWrites(words)) {
+    for (const ref of commandWrites(words, this.ctx.profile.home)) {
       const abs = this.abs(ref.word, cwd);
       const flow = ref.via === "curl" || ref.via === "wget" ? new Set(["fetch"] as const) : input;
       if (abs !== undefined) this.files.set(abs, union(this.files.get(abs) ?? new Set(), flow));
@@ -214,7 +214,12 @@ class Harm extends HarmState {
         : this.abs({ text: p, dynamic: false }, cwd);
       return abs === undefined || ws === undefined || !isWithin(abs, ws);
     };
-    const spec = offRegistryInstall(name, words, outside);
+    // python3 -m pip install … is pip install …
+    const pip =
+      /^(python[0-9.]*|pypy[0-9.]*)$/.test(name) && words[1]?.text === "-m" && words[2]?.text === "pip";
+    const spec = pip
+      ? offRegistryInstall("pip", words.slice(2), outside)
+      : offRegistryInstall(name, words, outside);
     if (spec !== undefined) this.note("urlInstall", `${name} ${spec}`);
     if (isPackageManager(name) && input.has("fetch"))
       this.note("urlInstall", `a download piped into ${name}`);

@@ -100,7 +100,7 @@ class Walker {
       const name = inner[0]?.text ?? "";
       if (name === "cd" || name === "pushd") cwd = this.cd(inner, cwd);
       else if (name === "popd") cwd = undefined;
-      for (const ref of commandWrites(inner)) this.target(ref, cwd);
+      for (const ref of commandWrites(inner, this.ctx.home)) this.target(ref, cwd);
     }
     return cwd;
   }

@@ -78,6 +78,8 @@ describe("shell writes outside the workspace (attacks)", () => {
     ["tar -x -C", "tar -xzf payload.tgz -C /usr/local", "/usr/local"],
     ["tar xf --directory", "tar xf payload.tar --directory=/opt", "/opt"],
     ["unzip -d", "unzip -o payload.zip -d /etc/nginx", "/etc/nginx"],
+    ["git config --global", "git config --global core.pager 'sh -c x'", `${HOME}/.gitconfig`],
+    ["git config --file", "git config --file /etc/gitconfig alias.x '!sh'", "/etc/gitconfig"],
     ["after cd", "cd /etc && echo x > passwd", "/etc/passwd"],
     ["after cd ..", "cd .. && touch escaped", "/work/escaped"],
     ["after cd ~", "cd && touch .hushlogin", `${HOME}/.hushlogin`],
