@@ -113,6 +113,12 @@ class Harm extends HarmState {
       if (subs.has("decode")) this.note("decodedCode", `${s.via} runs decoded code`);
     }
     let out: Flow = new Set();
+    // `sh < t`: a file written earlier in the line is the command's input.
+    for (const r of cmd.redirects) {
+      const abs = r.op === "<" ? this.abs(r.target, cwd) : undefined;
+      const written = abs === undefined ? undefined : this.files.get(abs);
+      if (written !== undefined) input = union(input, written);
+    }
     for (const inner of u.commands) {
       const r = this.simple(inner, cmd, cwd, input, subs, depth);
       cwd = r.cwd;
@@ -164,6 +170,11 @@ class Harm extends HarmState {
     }
     if (name === "tee" || name === "cat" || name === "head" || name === "tail")
       for (const f of input) out.add(f);
+    // Reading a file written earlier in the line (cat t, grep x t) passes on what it holds.
+    for (const w of words.slice(1)) {
+      const abs = this.abs(w, cwd);
+      for (const f of abs === undefined ? [] : (this.files.get(abs) ?? [])) out.add(f);
+    }
     const lit = literalOutput(name, words, cmd);
     if (lit !== undefined) out.add(`lit:${lit}`);
     return { cwd, out };
