@@ -312,6 +312,9 @@ export const ERROR_CODES = {
     "ERR_HOOK_CONFIG_INVALID",
     // The sidecar already holds its configured maximum of per-host engines (hooks.maxEngines).
     "ERR_HOOK_ENGINE_LIMIT",
+    // Poisoned sessions alone fill the hook state's bound: a new session is refused rather
+    // than a poisoned one forgotten (a human clears sessions with `warden hooks clear`).
+    "ERR_HOOK_STATE_FULL",
   ],
   loop: ["ERR_LOOP_STALE_PHASE", "ERR_LOOP_FORGED_PHASE", "ERR_LOOP_CONFIG_INVALID"],
   model: [

@@ -4,7 +4,8 @@
 //   credential in what the user is shown (PreOutputDeliver, PostLLMResponse) → allow with
 //     `replacement_text`, the text masked
 //   injection phrasing in assembled or retrieved context → ask; in memory being written,
-//     a sub-agent's result or retrieved memory → deny and the session is poisoned
+//     retrieved memory or the result of a sub-agent that read untrusted content → deny and
+//     the session is poisoned
 //   injection phrasing in the user's own input → allow with a warning
 import { HookError } from "../contracts/index.js";
 import { faultOf } from "../gate/index.js";
@@ -12,6 +13,7 @@ import { count, type EvalContext, noteDenial } from "./context.js";
 import { scanText, type TextFindings, textOf } from "./detect.js";
 import { addTaint } from "./evaluate-tool.js";
 import type { Verdict } from "./schema-base.js";
+import { holdsUntrusted } from "./taint-trust.js";
 import type { HookEventOf } from "./schema-points.js";
 import { allow, fromGate, fromSignal, merge } from "./verdicts.js";
 
@@ -199,12 +201,27 @@ export async function preMemoryRead(ctx: EvalContext, e: HookEventOf<"PreMemoryR
   return merge(v, await memoryDecision(ctx, "read", { store: e.memory_store }));
 }
 
+/**
+ * A sub-agent's result is as trusted as what the sub-agent read (taint-trust.ts): untrusted
+ * when the parent session or the sub-agent's own session (when its tool calls came under
+ * its id) holds untrusted content — then injection phrasing denies and poisons; otherwise
+ * it is the user's workspace retold, and a finding is journaled without poisoning.
+ */
 export function postSubAgentResult(ctx: EvalContext, e: HookEventOf<"PostSubAgentResult">): Verdict {
-  addTaint(ctx, {
-    source: "tool-output",
-    origin: `sub-agent:${e.sub_agent_id.slice(0, 200)}`,
-    addedAt: ctx.now,
-  });
-  const rule: TextRule = { hook: e.hook_point, field: "result", onInjection: "deny", onCredential: "mask" };
+  const own = ctx.state.sessions[e.sub_agent_id];
+  const tainted = holdsUntrusted(ctx.session) || (own !== undefined && holdsUntrusted(own));
+  if (tainted) {
+    addTaint(ctx, {
+      source: "tool-output",
+      origin: `sub-agent:${e.sub_agent_id.slice(0, 200)}`,
+      addedAt: ctx.now,
+    });
+  }
+  const rule: TextRule = {
+    hook: e.hook_point,
+    field: "result",
+    onInjection: tainted ? "deny" : "allow",
+    onCredential: "mask",
+  };
   return judgeText(ctx, rule, textOf(e.result));
 }

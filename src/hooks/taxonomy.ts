@@ -9,6 +9,7 @@ import { shellWrites } from "./shell-writes.js";
 
 const NATIVE: Readonly<Record<string, CanonicalTool>> = {
   bash: "shell",
+  powershell: "shell",
   exec: "shell",
   shell: "shell",
   terminal: "shell",
@@ -195,7 +196,11 @@ export function gateShape(
   }
 }
 
-/** Canonical tools that can carry data out of the machine. */
+/**
+ * Canonical tools that can carry data out of the machine (a credential in their input is
+ * denied). What a poisoned session may still use is poisoned.ts's table: shell commands run
+ * contained, so only the direct egress tools there are refused.
+ */
 export const EGRESS_TOOLS: ReadonlySet<CanonicalTool> = new Set<CanonicalTool>([
   "web_request",
   "browser",

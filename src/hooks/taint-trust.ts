@@ -1,0 +1,213 @@
+// Trust levels of tool-result sources (docs/hooks-sessions.md "Trust levels"). A result
+// from a trusted source — the user's own workspace files, commands run in the workspace,
+// the host's bookkeeping — is scanned and its findings journaled, but instruction phrasing
+// in it does not poison the session (Warden's own README quotes "ignore previous
+// instructions"). A result from an untrusted source — the web, MCP servers, files outside
+// the workspace or in its dependency directories, network commands, skills, unknown tools —
+// taints the session, and instruction phrasing in it poisons it. Anything not recognised
+// is untrusted.
+import { isAbsolute, relative, sep } from "node:path";
+import type { TaintLabel } from "../contracts/index.js";
+import type { CanonicalTool } from "./schema-base.js";
+import type { SessionState } from "./state.js";
+import { placePath } from "./taxonomy.js";
+
+type TaintSource = TaintLabel["source"];
+
+export interface TrustEntry {
+  trust: "trusted" | "untrusted";
+  /** The taint label an untrusted result adds to the session. */
+  taint?: TaintSource;
+  reason: string;
+}
+
+/** The table of result sources: the one place a source's trust is decided. */
+export const TRUST_LEVELS = {
+  "workspace-file": {
+    trust: "trusted",
+    reason: "a file of the user's workspace, read by a file tool",
+  },
+  "workspace-shell": {
+    trust: "trusted",
+    reason: "output of a command run in the workspace, with no network program, URL or outside path",
+  },
+  "host-internal": {
+    trust: "trusted",
+    reason: "the host's bookkeeping (todos, plan mode, the user's answers, an edit's confirmation)",
+  },
+  "sub-agent-clean": {
+    trust: "trusted",
+    reason: "a sub-agent's result while the session holds no untrusted content (its tool calls pass these hooks)",
+  },
+  "dependency-file": {
+    trust: "untrusted",
+    taint: "retrieved-doc",
+    reason: "a file in a dependency directory of the workspace (node_modules, vendor, .venv, …): third-party text",
+  },
+  "outside-file": {
+    trust: "untrusted",
+    taint: "retrieved-doc",
+    reason: "a file outside the workspace",
+  },
+  "network-shell": {
+    trust: "untrusted",
+    taint: "web",
+    reason: "output of a command that can fetch from the network (curl, git clone, an install, a URL)",
+  },
+  "outside-shell": {
+    trust: "untrusted",
+    taint: "tool-output",
+    reason: "output of a command that names paths outside the workspace",
+  },
+  "background-shell": {
+    trust: "untrusted",
+    taint: "tool-output",
+    reason: "output of a background shell, whose command the result does not name",
+  },
+  web: { trust: "untrusted", taint: "web", reason: "a web page or search result" },
+  mcp: { trust: "untrusted", taint: "mcp", reason: "an MCP server's tool result, resource or tool list" },
+  skill: {
+    trust: "untrusted",
+    taint: "retrieved-doc",
+    reason: "skill or slash-command text, which plugins and marketplaces install too; the host does not say whose",
+  },
+  "sub-agent-tainted": {
+    trust: "untrusted",
+    taint: "tool-output",
+    reason: "a sub-agent's result in a session that already holds untrusted content",
+  },
+  database: { trust: "untrusted", taint: "tool-output", reason: "rows of a database" },
+  unknown: { trust: "untrusted", taint: "tool-output", reason: "a tool Warden does not know" },
+} as const satisfies Record<string, TrustEntry>;
+
+export type ResultSource = keyof typeof TRUST_LEVELS;
+
+/** Host tools of kind `other` by their result's source (lower-case native names). */
+const HOST_TOOL_SOURCES: Readonly<Record<string, ResultSource>> = {
+  todowrite: "host-internal",
+  todoread: "host-internal",
+  exitplanmode: "host-internal",
+  enterplanmode: "host-internal",
+  askuserquestion: "host-internal",
+  killshell: "host-internal",
+  killbash: "host-internal",
+  taskstop: "host-internal",
+  taskcreate: "host-internal",
+  taskget: "host-internal",
+  tasklist: "host-internal",
+  taskupdate: "host-internal",
+  lsp: "workspace-file",
+  bashoutput: "background-shell",
+  taskoutput: "background-shell",
+  listmcpresourcestool: "mcp",
+  readmcpresourcetool: "mcp",
+  toolsearch: "mcp",
+  skill: "skill",
+  slashcommand: "skill",
+};
+
+/** Directories of a workspace that hold other people's code. */
+export const DEPENDENCY_DIRS: readonly string[] = [
+  "node_modules",
+  "bower_components",
+  "jspm_packages",
+  "vendor",
+  ".venv",
+  "venv",
+  "site-packages",
+  ".tox",
+  "Pods",
+  ".yarn",
+  ".pnpm-store",
+  ".bundle",
+];
+
+function inputPath(input: Record<string, unknown>): string | undefined {
+  for (const k of ["file_path", "path", "notebook_path", "filename"]) {
+    const v = input[k];
+    if (typeof v === "string" && v !== "") return v;
+  }
+  return undefined;
+}
+
+function fileSource(input: Record<string, unknown>, workspace: string | undefined): ResultSource {
+  if (workspace === undefined) return "outside-file";
+  const raw = inputPath(input) ?? workspace;
+  const home = raw === "~" || raw.startsWith("~/");
+  const placed = placePath(raw, workspace);
+  if (home || !placed.inWorkspace) return "outside-file";
+  const segs = relative(workspace, placed.path).split(sep);
+  return DEPENDENCY_DIRS.some((d) => segs.includes(d)) ? "dependency-file" : "workspace-file";
+}
+
+/** Programs whose output can be fetched from the network, and subcommands that fetch. */
+const NETWORK_PROGRAM =
+  /(^|[\s;&|(`$])(curl|wget|fetch|http|https|xh|aria2c|lynx|w3m|links|elinks|nc|ncat|netcat|socat|telnet|ssh|scp|sftp|ftp|rsync|gh|glab|hub|dig|nslookup|host)(\s|$)/;
+const NETWORK_SUBCOMMAND =
+  /(^|[\s;&|(`$])(git\s+(clone|fetch|pull|ls-remote|submodule|archive)|(npm|pnpm|yarn|bun|npx)\s+(i|install|add|view|info|show|search|create|dlx|exec)|pip3?\s+(install|download|index|search)|uv\s+(pip|add|sync|tool)|(cargo|go|gem|brew|apt|apt-get|dnf|yum)\s+(install|get|search|fetch|add|info|update|download)|(docker|podman)\s+(pull|run|build|search|login))\b/;
+const URL_LIKE = /\b(https?|ftp|wss?|ssh|git):\/\/|\bgit@[\w.-]+:/i;
+const SYSTEM_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc", "/dev", "/proc", "/sys", "/opt", "/nix"];
+const PATH_TOKEN = /(?:^|[\s=<>'"(])((?:~|\$\{?HOME\}?)(?:\/[^\s;|&<>'"()]*)?|\/[^\s;|&<>'"()]*)/g;
+
+function namesOutsidePath(command: string, workspace: string): boolean {
+  for (const m of command.matchAll(PATH_TOKEN)) {
+    const token = m[1] ?? "";
+    if (!isAbsolute(token)) return true; // ~ or $HOME: the user's home, outside the workspace
+    if (SYSTEM_DIRS.some((d) => token === d || token.startsWith(`${d}/`))) continue;
+    if (!placePath(token, workspace).inWorkspace) return true;
+  }
+  return false;
+}
+
+function shellSource(input: Record<string, unknown>, workspace: string | undefined): ResultSource {
+  const command = ["command", "cmd", "code", "script"].map((k) => input[k]).find((v) => typeof v === "string");
+  if (typeof command !== "string" || workspace === undefined) return "outside-shell";
+  if (NETWORK_PROGRAM.test(command) || NETWORK_SUBCOMMAND.test(command) || URL_LIKE.test(command))
+    return "network-shell";
+  const cwd = input.cwd;
+  if (typeof cwd === "string" && !placePath(cwd, workspace).inWorkspace) return "outside-shell";
+  return namesOutsidePath(command, workspace) ? "outside-shell" : "workspace-shell";
+}
+
+/** Whether the session already holds content from an untrusted source. */
+export function holdsUntrusted(session: SessionState): boolean {
+  return session.taint.length > 0 || session.poisoned.length > 0;
+}
+
+/** The source of one tool result, by the tool, its input and the session so far. */
+export function resultSource(
+  tool: CanonicalTool,
+  native: string,
+  input: Record<string, unknown>,
+  workspace: string | undefined,
+  session: SessionState,
+): ResultSource {
+  switch (tool) {
+    case "file_read":
+      return fileSource(input, workspace);
+    case "file_write":
+    case "file_edit":
+    case "file_delete":
+      return "host-internal";
+    case "shell":
+    case "package_install":
+    case "code_exec":
+      return shellSource(input, workspace);
+    case "web_request":
+    case "browser":
+      return "web";
+    case "mcp_call":
+      return "mcp";
+    case "delegate":
+      return holdsUntrusted(session) ? "sub-agent-tainted" : "sub-agent-clean";
+    case "database":
+      return "database";
+    case "other":
+      return HOST_TOOL_SOURCES[native.toLowerCase()] ?? "unknown";
+  }
+}
+
+/** The trust entry of a source. */
+export function trustOf(source: ResultSource): TrustEntry {
+  return TRUST_LEVELS[source];
+}
