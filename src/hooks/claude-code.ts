@@ -86,7 +86,13 @@ export function translateClaudeCode(input: Input, now: string): Record<string, u
     case "PreToolUse":
       return { hook_point: "PreToolUse", ...base, ...turn, ...tool };
     case "PostToolUse":
-      return { hook_point: "PostToolUse", ...base, ...turn, ...tool, tool_result: toolResponse(input.tool_response) };
+      return {
+        hook_point: "PostToolUse",
+        ...base,
+        ...turn,
+        ...tool,
+        tool_result: toolResponse(input.tool_response),
+      };
     case "UserPromptSubmit":
       return {
         hook_point: "PreUserInput",

@@ -7,7 +7,7 @@ import { HookError, sha256Hex } from "../contracts/index.js";
 import type { Runtime } from "../runtime/index.js";
 import type { CodingProfile } from "./coding-profile.js";
 import type { SourceTrust } from "./source-trust.js";
-import { type EngineState, isProtected, pruneSessions, STATE_LIMITS, type SessionState } from "./state.js";
+import { type EngineState, isProtected, pruneSessions, type SessionState, STATE_LIMITS } from "./state.js";
 
 export interface EvalContext {
   runtime: Runtime;

@@ -13,8 +13,8 @@ import { count, type EvalContext, noteDenial } from "./context.js";
 import { scanText, type TextFindings, textOf } from "./detect.js";
 import { addTaint } from "./evaluate-tool.js";
 import type { Verdict } from "./schema-base.js";
-import { holdsUntrusted } from "./taint-trust.js";
 import type { HookEventOf } from "./schema-points.js";
+import { holdsUntrusted } from "./taint-trust.js";
 import { allow, fromGate, fromSignal, merge } from "./verdicts.js";
 
 type OnInjection = "allow" | "ask" | "deny";

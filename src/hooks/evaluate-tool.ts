@@ -25,7 +25,12 @@ function canonical(e: ToolEvent): CanonicalTool {
   return e.tool_name === "shell" && typeof cmd === "string" ? refineShell(cmd) : e.tool_name;
 }
 
-function engineSignals(ctx: EvalContext, e: ToolEvent, tool: CanonicalTool, artifacts: Artifact[]): Verdict[] {
+function engineSignals(
+  ctx: EvalContext,
+  e: ToolEvent,
+  tool: CanonicalTool,
+  artifacts: Artifact[],
+): Verdict[] {
   const out: Verdict[] = [];
   // What a poisoned session may still do: poisoned.ts (contained shell yes, direct egress no).
   const poisoned = poisonedSignal(ctx, tool, e.tool_input, artifactValues(artifacts));

@@ -30,7 +30,10 @@ export const POISONED_SESSION: Readonly<Record<CanonicalTool, { answer: Answer; 
     answer: "allowlisted",
     reason: "a web request is direct egress around the sandbox: allowlisted hosts only",
   },
-  browser: { answer: "allowlisted", reason: "a browser is direct egress around the sandbox: allowlisted hosts only" },
+  browser: {
+    answer: "allowlisted",
+    reason: "a browser is direct egress around the sandbox: allowlisted hosts only",
+  },
   mcp_call: {
     answer: "deny",
     reason: "an MCP server receives the call's arguments and can send them anywhere",
@@ -83,7 +86,9 @@ function scratch(): string {
 }
 
 function inWorkspaceOrScratch(input: Record<string, unknown>, workspace: string | undefined): boolean {
-  const raw = ["file_path", "path", "notebook_path", "filename"].map((k) => input[k]).find((v) => typeof v === "string");
+  const raw = ["file_path", "path", "notebook_path", "filename"]
+    .map((k) => input[k])
+    .find((v) => typeof v === "string");
   if (typeof raw !== "string" || raw === "~" || raw.startsWith("~/")) return false;
   const placed = placePath(raw, workspace);
   return placed.inWorkspace || isWithin(realPlace(placed.path), scratch());

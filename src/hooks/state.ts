@@ -130,7 +130,8 @@ export function pruneSessions(sessions: Record<string, SessionState>, max: numbe
   return evicted;
 }
 
-const later = (a: string | undefined, b: string | undefined) => (a === undefined ? b : b === undefined || a > b ? a : b);
+const later = (a: string | undefined, b: string | undefined) =>
+  a === undefined ? b : b === undefined || a > b ? a : b;
 
 function mergeSession(d: SessionState, s: SessionState): SessionState {
   // A clear (a higher epoch on disk) wins over taint and poison this process loaded before it.

@@ -37,12 +37,14 @@ export const TRUST_LEVELS = {
   },
   "sub-agent-clean": {
     trust: "trusted",
-    reason: "a sub-agent's result while the session holds no untrusted content (its tool calls pass these hooks)",
+    reason:
+      "a sub-agent's result while the session holds no untrusted content (its tool calls pass these hooks)",
   },
   "dependency-file": {
     trust: "untrusted",
     taint: "retrieved-doc",
-    reason: "a file in a dependency directory of the workspace (node_modules, vendor, .venv, …): third-party text",
+    reason:
+      "a file in a dependency directory of the workspace (node_modules, vendor, .venv, …): third-party text",
   },
   "outside-file": {
     trust: "untrusted",
@@ -69,7 +71,8 @@ export const TRUST_LEVELS = {
   skill: {
     trust: "untrusted",
     taint: "retrieved-doc",
-    reason: "skill or slash-command text, which plugins and marketplaces install too; the host does not say whose",
+    reason:
+      "skill or slash-command text, which plugins and marketplaces install too; the host does not say whose",
   },
   "sub-agent-tainted": {
     trust: "untrusted",
@@ -146,7 +149,19 @@ const NETWORK_PROGRAM =
 const NETWORK_SUBCOMMAND =
   /(^|[\s;&|(`$])(git\s+(clone|fetch|pull|ls-remote|submodule|archive)|(npm|pnpm|yarn|bun|npx)\s+(i|install|add|view|info|show|search|create|dlx|exec)|pip3?\s+(install|download|index|search)|uv\s+(pip|add|sync|tool)|(cargo|go|gem|brew|apt|apt-get|dnf|yum)\s+(install|get|search|fetch|add|info|update|download)|(docker|podman)\s+(pull|run|build|search|login))\b/;
 const URL_LIKE = /\b(https?|ftp|wss?|ssh|git):\/\/|\bgit@[\w.-]+:/i;
-const SYSTEM_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc", "/dev", "/proc", "/sys", "/opt", "/nix"];
+const SYSTEM_DIRS = [
+  "/usr",
+  "/bin",
+  "/sbin",
+  "/lib",
+  "/lib64",
+  "/etc",
+  "/dev",
+  "/proc",
+  "/sys",
+  "/opt",
+  "/nix",
+];
 const PATH_TOKEN = /(?:^|[\s=<>'"(])((?:~|\$\{?HOME\}?)(?:\/[^\s;|&<>'"()]*)?|\/[^\s;|&<>'"()]*)/g;
 
 function namesOutsidePath(command: string, workspace: string): boolean {
@@ -160,7 +175,9 @@ function namesOutsidePath(command: string, workspace: string): boolean {
 }
 
 function shellSource(input: Record<string, unknown>, workspace: string | undefined): ResultSource {
-  const command = ["command", "cmd", "code", "script"].map((k) => input[k]).find((v) => typeof v === "string");
+  const command = ["command", "cmd", "code", "script"]
+    .map((k) => input[k])
+    .find((v) => typeof v === "string");
   if (typeof command !== "string" || workspace === undefined) return "outside-shell";
   if (NETWORK_PROGRAM.test(command) || NETWORK_SUBCOMMAND.test(command) || URL_LIKE.test(command))
     return "network-shell";

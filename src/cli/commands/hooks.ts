@@ -37,6 +37,7 @@ import type { CliContext } from "../io.js";
 import { addOptions, defineOptions, type OptionsOf } from "../options.js";
 import { journalKey } from "../runtime.js";
 import { installCursor, registerCursor } from "./hooks-cursor.js";
+import { registerHooksState } from "./hooks-state.js";
 import { SUMMARY } from "./summaries.js";
 
 const MAX_STDIN_BYTES = 16 * 1024 * 1024;
@@ -347,4 +348,5 @@ export function registerHooks(program: Command, ctx: CliContext): void {
       .description("drive an AARTS engine through a conformance level; exit 1 on a failure"),
     CONFORMANCE_OPTIONS,
   ).action((o: OptionsOf<typeof CONFORMANCE_OPTIONS>) => conformance(ctx, o));
+  registerHooksState(hooks, ctx);
 }
