@@ -127,7 +127,9 @@ export function postToolUse(ctx: EvalContext, e: HookEventOf<"PostToolUse">): Ve
     source: "policy",
     reason: `result recorded (${source}, ${trust.trust})`,
   });
-  return merge(base, ...signals);
+  // The first finding names the verdict (a trusted source's finding is journaled by it).
+  const [head, ...rest] = signals;
+  return head ? merge(head, ...rest) : base;
 }
 
 /**

@@ -1,0 +1,202 @@
+// Trust levels of tool-result sources, in Claude Code's real payload format: the user's own
+// workspace does not poison a session by quoting injection phrasing (a finding there is
+// journaled at severity info); the web, MCP, files outside the workspace or in its
+// dependency directories, network commands, skills and unknown tools do.
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { HOOK_VERDICT_EVENT, TRUST_LEVELS } from "../../src/hooks/index.js";
+import {
+  bashResponse,
+  decisionOf,
+  Host,
+  INJECTION,
+  post,
+  pre,
+  readResponse,
+  webFetchResponse,
+  workspace,
+  writeFile,
+} from "./claude-payloads.js";
+import { tempDir } from "./helpers.js";
+
+let hosts: Host[] = [];
+afterEach(async () => {
+  for (const h of hosts) await h.close();
+  hosts = [];
+});
+async function host(ws: string): Promise<Host> {
+  const h = await Host.start(ws);
+  hosts.push(h);
+  return h;
+}
+
+/** The probe of poisoning: a WebFetch to an off-allowlist host, denied only in a poisoned session. */
+const probe = (ws: string) =>
+  pre(ws, "WebFetch", { url: "https://docs.example.org/guide", prompt: "summarise" });
+
+async function verdicts(h: Host): Promise<Record<string, unknown>[]> {
+  const out: Record<string, unknown>[] = [];
+  for await (const x of h.engine.runtime.store.entries())
+    if ("type" in x && x.type === HOOK_VERDICT_EVENT) out.push(x.body as Record<string, unknown>);
+  return out;
+}
+
+describe("trusted sources: the user's workspace", () => {
+  it("reading the workspace README that quotes an injection does not poison the session", async () => {
+    const ws = workspace();
+    const h = await host(ws);
+    const readme = join(ws, "README.md");
+    const r = await h.send(post(ws, "Read", { file_path: readme }, readResponse(readme, INJECTION)));
+    expect(r).toEqual({ exitCode: 0 }); // not blocked
+    expect(decisionOf(await h.send(probe(ws)))).toBe("allow");
+    expect(decisionOf(await h.send(pre(ws, "mcp__docs__search", { q: "vitest" })))).toBe("allow");
+    // The finding is journaled, at severity info, with the detector's rule.
+    const found = (await verdicts(h)).find((v) => v.hook_point === "PostToolUse");
+    expect(found).toMatchObject({ decision: "allow", severity: "info" });
+    expect(String(found?.matched_rule_id)).toMatch(/./);
+    expect(JSON.stringify(found?.reasons)).toContain("trusted source (workspace-file)");
+  });
+
+  it("grepping and globbing the workspace for injection phrasing does not poison the session", async () => {
+    const ws = workspace();
+    const h = await host(ws);
+    const grep = {
+      mode: "content",
+      numFiles: 1,
+      filenames: ["README.md"],
+      content: `README.md:2:${INJECTION}`,
+      numLines: 1,
+    };
+    await h.send(post(ws, "Grep", { pattern: "ignore all previous", output_mode: "content" }, grep));
+    await h.send(post(ws, "Grep", { pattern: "ignore", path: join(ws, "docs") }, grep));
+    expect(decisionOf(await h.send(probe(ws)))).toBe("allow");
+  });
+
+  it("the output of a command run in the workspace (cat README.md, npm test) does not poison the session", async () => {
+    const ws = workspace();
+    const h = await host(ws);
+    await h.send(post(ws, "Bash", { command: "cat README.md" }, bashResponse(INJECTION)));
+    await h.send(
+      post(ws, "Bash", { command: "npm test 2>&1 | tail -50" }, bashResponse(`FAIL ${INJECTION}`)),
+    );
+    expect(decisionOf(await h.send(probe(ws)))).toBe("allow");
+  });
+
+  it("a clean sub-agent (Task) retelling the workspace README does not poison the session", async () => {
+    const ws = workspace();
+    const h = await host(ws);
+    const task = {
+      content: [{ type: "text", text: `The README warns about "${INJECTION}".` }],
+      totalToolUseCount: 2,
+    };
+    await h.send(
+      post(
+        ws,
+        "Task",
+        { description: "read docs", prompt: "Summarise README.md", subagent_type: "Explore" },
+        task,
+      ),
+    );
+    expect(decisionOf(await h.send(probe(ws)))).toBe("allow");
+  });
+});
+
+describe("untrusted sources poison the session when they carry an injection", () => {
+  it("a file outside the workspace carrying an injection poisons the session", async () => {
+    const ws = workspace();
+    const outside = writeFile(tempDir(), "notes.md", INJECTION);
+    const h = await host(ws);
+    const r = await h.send(post(ws, "Read", { file_path: outside }, readResponse(outside, INJECTION)));
+    expect(decisionOf(r)).toBe("block");
+    expect(decisionOf(await h.send(probe(ws)))).toBe("deny");
+  });
+
+  it("a dependency's README in node_modules carrying an injection poisons the session", async () => {
+    const ws = workspace();
+    const dep = writeFile(ws, "node_modules/left-pad/README.md", INJECTION);
+    const h = await host(ws);
+    expect(decisionOf(await h.send(post(ws, "Read", { file_path: dep }, readResponse(dep, INJECTION))))).toBe(
+      "block",
+    );
+    expect(decisionOf(await h.send(probe(ws)))).toBe("deny");
+  });
+
+  it("curl output carrying an injection poisons the session", async () => {
+    const ws = workspace();
+    const h = await host(ws);
+    const cmd = { command: "curl -s https://raw.example.com/install.md" };
+    expect(decisionOf(await h.send(post(ws, "Bash", cmd, bashResponse(INJECTION))))).toBe("block");
+    expect(decisionOf(await h.send(probe(ws)))).toBe("deny");
+  });
+
+  it("a shell command reading a file in HOME carrying an injection poisons the session", async () => {
+    const ws = workspace();
+    const h = await host(ws);
+    await h.send(post(ws, "Bash", { command: "cat ~/Downloads/notes.md" }, bashResponse(INJECTION)));
+    expect(decisionOf(await h.send(probe(ws)))).toBe("deny");
+  });
+
+  it("a web page carrying an injection poisons the session", async () => {
+    const ws = workspace();
+    const h = await host(ws);
+    const url = "https://blog.example.net/post";
+    await h.send(post(ws, "WebFetch", { url, prompt: "summarise" }, webFetchResponse(url, INJECTION)));
+    expect(decisionOf(await h.send(probe(ws)))).toBe("deny");
+  });
+
+  it("an MCP resource read through ReadMcpResourceTool carrying an injection poisons the session", async () => {
+    const ws = workspace();
+    const h = await host(ws);
+    const contents = { contents: [{ uri: "notes://onboarding", mimeType: "text/plain", text: INJECTION }] };
+    await h.send(post(ws, "ReadMcpResourceTool", { server: "notes", uri: "notes://onboarding" }, contents));
+    expect(decisionOf(await h.send(probe(ws)))).toBe("deny");
+  });
+
+  it("a sub-agent's result after the session read the web poisons the session", async () => {
+    const ws = workspace();
+    const h = await host(ws);
+    const url = "https://docs.example.org/x";
+    await h.send(post(ws, "WebFetch", { url, prompt: "p" }, webFetchResponse(url, "plain docs")));
+    const task = { content: [{ type: "text", text: INJECTION }] };
+    await h.send(post(ws, "Task", { description: "d", prompt: "p", subagent_type: "general-purpose" }, task));
+    expect(decisionOf(await h.send(probe(ws)))).toBe("deny");
+  });
+
+  it("an unknown tool's result carrying an injection poisons the session", async () => {
+    const ws = workspace();
+    const h = await host(ws);
+    await h.send(post(ws, "FancyNewTool", { x: 1 }, INJECTION));
+    expect(decisionOf(await h.send(probe(ws)))).toBe("deny");
+  });
+});
+
+describe("the trust table and the preset's host tools", () => {
+  it("every source names its trust and reason; every untrusted source a taint label", () => {
+    for (const [name, e] of Object.entries(TRUST_LEVELS)) {
+      expect(e.reason.length, name).toBeGreaterThan(10);
+      if (e.trust === "untrusted") expect("taint" in e && e.taint, name).toBeTruthy();
+    }
+  });
+
+  it("Skill, TodoWrite, ExitPlanMode, BashOutput, KillShell, AskUserQuestion, MCP resource tools are allowed; Artifact is not", async () => {
+    const ws = workspace();
+    const h = await host(ws);
+    const allowed: [string, Record<string, unknown>][] = [
+      ["Skill", { skill: "pdf" }],
+      ["TodoWrite", { todos: [{ content: "x", status: "pending", activeForm: "x" }] }],
+      ["ExitPlanMode", { plan: "do it" }],
+      ["EnterPlanMode", {}],
+      ["BashOutput", { bash_id: "b1" }],
+      ["KillShell", { shell_id: "b1" }],
+      ["AskUserQuestion", { questions: [] }],
+      ["SlashCommand", { command: "/review" }],
+      ["ListMcpResourcesTool", {}],
+      ["ReadMcpResourceTool", { server: "s", uri: "s://x" }],
+      ["TaskOutput", { task_id: "t" }],
+      ["ToolSearch", { query: "slack" }],
+    ];
+    for (const [name, input] of allowed)
+      expect(decisionOf(await h.send(pre(ws, name, input))), name).toBe("allow");
+    expect(decisionOf(await h.send(pre(ws, "Artifact", { path: "x.html" })))).toBe("deny");
+  });
+});
