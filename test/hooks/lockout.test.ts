@@ -7,7 +7,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join, resolve } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { CANONICAL_TOOLS, POISONED_SESSION } from "../../src/hooks/index.js";
+import { CANONICAL_TOOLS, type ClaudeAnswer, POISONED_SESSION } from "../../src/hooks/index.js";
 import {
   bashResponse,
   decisionOf,
@@ -98,7 +98,7 @@ describe("after a clean web read", () => {
           timeout: 30_000,
         },
       );
-      return { exitCode: r.status ?? -1, ...(r.stdout ? { stdout: r.stdout } : {}) };
+      return { exitCode: r.status === 0 ? 0 : 2, ...(r.stdout ? { stdout: r.stdout } : {}) } as ClaudeAnswer;
     };
     expect(run(cleanRead(ws))).toEqual({ exitCode: 0 });
     expect(decisionOf(run(pre(ws, "Bash", { command: "npx vitest run" })))).toBe("allow");
