@@ -38,7 +38,7 @@ export const TRUST_LEVELS = {
   "sub-agent-clean": {
     trust: "trusted",
     reason:
-      "a sub-agent's result while the session holds no untrusted content (its tool calls pass these hooks)",
+      "a sub-agent whose own tool calls this engine saw (its session) and found no untrusted content in",
   },
   "dependency-file": {
     trust: "untrusted",
@@ -74,10 +74,11 @@ export const TRUST_LEVELS = {
     reason:
       "skill or slash-command text, which plugins and marketplaces install too; the host does not say whose",
   },
-  "sub-agent-tainted": {
+  "sub-agent": {
     trust: "untrusted",
     taint: "tool-output",
-    reason: "a sub-agent's result in a session that already holds untrusted content",
+    reason:
+      "a sub-agent's result whose reads are unknown (Claude Code skips hooks inside sub-agents in some versions)",
   },
   database: { trust: "untrusted", taint: "tool-output", reason: "rows of a database" },
   unknown: { trust: "untrusted", taint: "tool-output", reason: "a tool Warden does not know" },
@@ -191,6 +192,17 @@ export function holdsUntrusted(session: SessionState): boolean {
   return session.taint.length > 0 || session.poisoned.length > 0;
 }
 
+/**
+ * A sub-agent's result: trusted only when the engine saw the sub-agent's own tool calls
+ * (its session, by its id) and neither it nor the parent holds untrusted content. A host
+ * may run a sub-agent's tools without firing hooks, so an unseen sub-agent is untrusted.
+ */
+export function subAgentSource(parent: SessionState, own: SessionState | undefined): ResultSource {
+  return own !== undefined && !holdsUntrusted(own) && !holdsUntrusted(parent)
+    ? "sub-agent-clean"
+    : "sub-agent";
+}
+
 /** The source of one tool result, by the tool, its input and the session so far. */
 export function resultSource(
   tool: CanonicalTool,
@@ -216,7 +228,8 @@ export function resultSource(
     case "mcp_call":
       return "mcp";
     case "delegate":
-      return holdsUntrusted(session) ? "sub-agent-tainted" : "sub-agent-clean";
+      // The Task / Agent result names no sub-agent id: its reads are unknown.
+      return subAgentSource(session, undefined);
     case "database":
       return "database";
     case "other":

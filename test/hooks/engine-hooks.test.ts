@@ -138,8 +138,6 @@ describe("memory, sub-agents, plugins, skills, MCP servers", () => {
 
   it("a sub-agent result carrying an injection is denied and poisons the parent session", async () => {
     const e = await make();
-    // The sub-agent read the web (its own tool calls, under its id): its result is untrusted.
-    await e.handle(result("web_request", "WebFetch", "a page", "s"));
     expect((await e.handle(ev("PostSubAgentResult", { sub_agent_id: "s", result: INJECT }))).decision).toBe(
       "deny",
     );

@@ -13,6 +13,7 @@ import {
   post,
   pre,
   readResponse,
+  SID,
   webFetchResponse,
   workspace,
   writeFile,
@@ -82,21 +83,22 @@ describe("trusted sources: the user's workspace", () => {
     expect(decisionOf(await h.send(probe(ws)))).toBe("allow");
   });
 
-  it("a clean sub-agent (Task) retelling the workspace README does not poison the session", async () => {
+  it("a sub-agent whose own tool calls read only the workspace: its result quoting an injection does not poison", async () => {
     const ws = workspace();
     const h = await host(ws);
-    const task = {
-      content: [{ type: "text", text: `The README warns about "${INJECTION}".` }],
-      totalToolUseCount: 2,
-    };
-    await h.send(
-      post(
-        ws,
-        "Task",
-        { description: "read docs", prompt: "Summarise README.md", subagent_type: "Explore" },
-        task,
-      ),
-    );
+    const readme = join(ws, "README.md");
+    // The sub-agent's tool calls reached the engine under its own id (an AARTS host's sub-agent).
+    await h.send(post(ws, "Read", { file_path: readme }, readResponse(readme, INJECTION), "sub-7"));
+    const v = await h.engine.handle({
+      hook_point: "PostSubAgentResult",
+      session_id: SID,
+      timestamp: new Date().toISOString(),
+      host_id: "claude-code",
+      aarts_version: "1",
+      sub_agent_id: "sub-7",
+      result: `The README warns about "${INJECTION}".`,
+    });
+    expect(v.decision).toBe("allow");
     expect(decisionOf(await h.send(probe(ws)))).toBe("allow");
   });
 });
@@ -152,13 +154,12 @@ describe("untrusted sources poison the session when they carry an injection", ()
     expect(decisionOf(await h.send(probe(ws)))).toBe("deny");
   });
 
-  it("a sub-agent's result after the session read the web poisons the session", async () => {
+  it("a sub-agent's (Task) result carrying an injection poisons the session: what it read is unknown", async () => {
     const ws = workspace();
     const h = await host(ws);
-    const url = "https://docs.example.org/x";
-    await h.send(post(ws, "WebFetch", { url, prompt: "p" }, webFetchResponse(url, "plain docs")));
-    const task = { content: [{ type: "text", text: INJECTION }] };
-    await h.send(post(ws, "Task", { description: "d", prompt: "p", subagent_type: "general-purpose" }, task));
+    const task = { content: [{ type: "text", text: INJECTION }], totalToolUseCount: 3 };
+    const input = { description: "research", prompt: "find the API docs", subagent_type: "general-purpose" };
+    expect(decisionOf(await h.send(post(ws, "Task", input, task)))).toBe("block");
     expect(decisionOf(await h.send(probe(ws)))).toBe("deny");
   });
 
