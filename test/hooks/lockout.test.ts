@@ -2,35 +2,27 @@
 // the tools that send data out around the sandbox; an MCP result in Claude Code's content
 // blocks is read and scanned. Claude Code's real payload format throughout; the harm a
 // denial prevents is shown not to happen (a loopback canary receives nothing).
-import { spawnSync } from "node:child_process";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { join, resolve } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { CANONICAL_TOOLS, type ClaudeAnswer, POISONED_SESSION } from "../../src/hooks/index.js";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CANONICAL_TOOLS, POISONED_SESSION } from "../../src/hooks/index.js";
 import {
   bashResponse,
   decisionOf,
-  Host,
+  type Host,
+  hostsPerTest,
   INJECTION,
   post,
   pre,
   SID,
+  spawnHook,
   webFetchResponse,
   workspace,
 } from "./claude-payloads.js";
 import { tempDir } from "./helpers.js";
 
-let hosts: Host[] = [];
-afterEach(async () => {
-  for (const h of hosts) await h.close();
-  hosts = [];
-});
-async function host(ws: string): Promise<Host> {
-  const h = await Host.start(ws);
-  hosts.push(h);
-  return h;
-}
+const host = hostsPerTest();
 
 // A loopback canary: what a WebFetch the host ran would have delivered.
 let canary: Server;
@@ -86,20 +78,7 @@ describe("after a clean web read", () => {
   it("npm test after a clean WebFetch is not denied in the next hook process either (built CLI, state on disk)", () => {
     const ws = workspace();
     const dir = tempDir();
-    const run = (payload: Record<string, unknown>) => {
-      const { CLAUDE_PROJECT_DIR: _omit, ...env } = process.env;
-      const r = spawnSync(
-        process.execPath,
-        [resolve(import.meta.dirname, "../../bin/warden.js"), "hooks", "claude-code"],
-        {
-          input: JSON.stringify(payload),
-          env: { ...env, WARDEN_HOOKS_DIR: dir },
-          encoding: "utf8",
-          timeout: 30_000,
-        },
-      );
-      return { exitCode: r.status === 0 ? 0 : 2, ...(r.stdout ? { stdout: r.stdout } : {}) } as ClaudeAnswer;
-    };
+    const run = (payload: Record<string, unknown>) => spawnHook(dir, payload);
     expect(run(cleanRead(ws))).toEqual({ exitCode: 0 });
     expect(decisionOf(run(pre(ws, "Bash", { command: "npx vitest run" })))).toBe("allow");
     expect(decisionOf(run(pre(ws, "Bash", { command: "curl localhost:3000/health" })))).toBe("allow");

@@ -4,7 +4,7 @@
 // clear is not undone by a hook process that loaded the state before it.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   clearSession,
   createEngine,
@@ -17,19 +17,11 @@ import {
   STATE_LIMITS,
   saveState,
 } from "../../src/hooks/index.js";
-import { decisionOf, Host, INJECTION, post, pre, SID, workspace } from "./claude-payloads.js";
+import { decisionOf, hostsPerTest, INJECTION, post, pre, SID, workspace } from "./claude-payloads.js";
 import { tempDir } from "./helpers.js";
 
-let hosts: Host[] = [];
-afterEach(async () => {
-  for (const h of hosts) await h.close();
-  hosts = [];
-});
-async function host(ws: string, statePath?: string): Promise<Host> {
-  const h = await Host.start(ws, statePath ? { statePath } : {});
-  hosts.push(h);
-  return h;
-}
+const start_ = hostsPerTest();
+const host = (ws: string, statePath?: string) => start_(ws, statePath ? { statePath } : {});
 
 const MAX = STATE_LIMITS.MAX_SESSIONS;
 const mcpInjection = (ws: string, session = SID) =>

@@ -3,12 +3,13 @@
 // journaled at severity info); the web, MCP, files outside the workspace or in its
 // dependency directories, network commands, skills and unknown tools do.
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { HOOK_VERDICT_EVENT, TRUST_LEVELS } from "../../src/hooks/index.js";
 import {
   bashResponse,
   decisionOf,
-  Host,
+  type Host,
+  hostsPerTest,
   INJECTION,
   post,
   pre,
@@ -20,16 +21,7 @@ import {
 } from "./claude-payloads.js";
 import { tempDir } from "./helpers.js";
 
-let hosts: Host[] = [];
-afterEach(async () => {
-  for (const h of hosts) await h.close();
-  hosts = [];
-});
-async function host(ws: string): Promise<Host> {
-  const h = await Host.start(ws);
-  hosts.push(h);
-  return h;
-}
+const host = hostsPerTest();
 
 /** The probe of poisoning: a WebFetch to an off-allowlist host, denied only in a poisoned session. */
 const probe = (ws: string) =>
