@@ -113,14 +113,13 @@ function status(ctx: CliContext, o: OptionsOf<typeof STATUS_OPTIONS>): void {
 }
 
 /** A confirmation typed at a terminal: the session id (or "yes"). */
-async function confirmed(ctx: CliContext, session: string): Promise<boolean> {
+async function confirmed(session: string): Promise<boolean> {
   const rl = createInterface({ input: process.stdin, output: process.stderr });
   try {
     const a = await rl.question(`Clear the taint and poison of session ${session}? Type its id or "yes": `);
     return a.trim() === session || a.trim().toLowerCase() === "yes";
   } finally {
     rl.close();
-    ctx.io.err("");
   }
 }
 
@@ -132,8 +131,7 @@ async function clear(ctx: CliContext, o: OptionsOf<typeof CLEAR_OPTIONS>): Promi
   if (!o.yes) {
     const tty = ctx.io.isTTY && Boolean(process.stdin.isTTY);
     if (!tty) throw new CliError("ERR_CLI_USAGE", "clear needs --yes, or a terminal to confirm at");
-    if (!(await confirmed(ctx, o.session)))
-      throw new CliError("ERR_CLI_USAGE", "not confirmed; nothing cleared");
+    if (!(await confirmed(o.session))) throw new CliError("ERR_CLI_USAGE", "not confirmed; nothing cleared");
   }
   // Journaled first: a clear the journal cannot record is not made.
   mkdirSync(dir, { recursive: true, mode: 0o700 });
