@@ -121,14 +121,16 @@ export function poisonedSignal(
   if (poisoned.length === 0) return undefined;
   const p = permitted(ctx, tool, input);
   if (p === true) return undefined;
-  const why = `${poisoned.slice(-2).join("; ")}: ${POISONED_SESSION[tool].reason}`;
+  const out =
+    p === "workspace-or-scratch" ? "writes outside the workspace" : "may send data out around the sandbox";
+  const why = `${poisoned.slice(-2).join("; ")}): ${tool} ${out} — ${POISONED_SESSION[tool].reason}`;
   const clear = "a human can review and clear it with `warden hooks status` / `warden hooks clear`";
   return fromSignal({
     decision: p === "workspace-or-scratch" ? "ask" : "deny",
     category: "data_exfiltration",
     source: "behavioral_analysis",
     rule: p === "workspace-or-scratch" ? "aarts-poisoned-write-outside" : "aarts-poisoned-direct-egress",
-    reason: `this session is poisoned (${why}); ${clear}`.slice(0, 1000),
+    reason: `this session is poisoned (${why}; ${clear}`.slice(0, 1000),
     artifacts,
   });
 }
