@@ -2,11 +2,15 @@
 // the tools that send data out around the sandbox; an MCP result in Claude Code's content
 // blocks is read and scanned. Claude Code's real payload format throughout; the harm a
 // denial prevents is shown not to happen (a loopback canary receives nothing).
+
+import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { homedir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CANONICAL_TOOLS, POISONED_SESSION } from "../../src/hooks/index.js";
+import { poisonedSignal } from "../../src/hooks/poisoned.js";
 import {
   bashResponse,
   decisionOf,
@@ -119,6 +123,22 @@ describe("a poisoned session", () => {
     expect(JSON.stringify(denied)).toContain("warden hooks clear");
   });
 
+  it("a poisoned session asks before writing outside the workspace and the scratch directory", () => {
+    const ws = workspace();
+    const ctx = { workspace: ws, session: { poisoned: ["prompt injection from WebFetch (web)"] } };
+    const signal = (tool: "file_write" | "file_edit", path: string) =>
+      poisonedSignal(ctx as unknown as Parameters<typeof poisonedSignal>[0], tool, { file_path: path }, [
+        path,
+      ]);
+    expect(signal("file_write", join(ws, "src/a.ts"))).toBeUndefined();
+    expect(signal("file_write", join(tempDir(), "sample.json"))).toBeUndefined(); // scratch (temp dir)
+    expect(signal("file_edit", join(homedir(), ".bashrc"))).toMatchObject({
+      decision: "ask",
+      matched_rule_id: "aarts-poisoned-write-outside",
+    });
+    expect(signal("file_write", "~/.profile")).toMatchObject({ decision: "ask" });
+  });
+
   it("the table says what a poisoned session may do for every canonical tool", () => {
     for (const t of CANONICAL_TOOLS) expect(POISONED_SESSION[t]?.reason, t).toBeTruthy();
     expect(POISONED_SESSION.shell.answer).toBe("allow");
@@ -127,6 +147,20 @@ describe("a poisoned session", () => {
 });
 
 describe("MCP results in content blocks", () => {
+  const fixture = (name: string) =>
+    JSON.parse(
+      readFileSync(join(import.meta.dirname, "../fixtures/claude-code", `${name}.json`), "utf8"),
+    ) as Record<string, unknown>;
+
+  it("a recorded MCP result of content blocks carrying an injection poisons the next hook process (built CLI)", () => {
+    const dir = tempDir();
+    expect(decisionOf(spawnHook(dir, fixture("pre-tool-use-webfetch-after-mcp")))).toBe("allow");
+    const r = spawnHook(dir, fixture("post-tool-use-mcp-content-blocks"));
+    expect(r.exitCode).toBe(0); // no ERR_HOOK_EVENT_INVALID
+    expect(decisionOf(r)).toBe("block");
+    expect(decisionOf(spawnHook(dir, fixture("pre-tool-use-webfetch-after-mcp")))).toBe("deny");
+  });
+
   const mcpBlocks = (text: string) => [
     { type: "text", text: "Onboarding checklist" },
     { type: "image", data: "iVBORw0KGgo".repeat(50_000), mimeType: "image/png" },
