@@ -6,6 +6,7 @@
 // the workspace or in its dependency directories, network commands, skills, unknown tools —
 // taints the session, and instruction phrasing in it poisons it. Anything not recognised
 // is untrusted.
+import { statSync } from "node:fs";
 import { isAbsolute, relative, sep } from "node:path";
 import type { TaintLabel } from "../contracts/index.js";
 import type { CanonicalTool } from "./schema-base.js";
@@ -39,6 +40,11 @@ export const TRUST_LEVELS = {
     trust: "trusted",
     reason:
       "a sub-agent whose own tool calls this engine saw (its session) and found no untrusted content in",
+  },
+  "changed-workspace-file": {
+    trust: "untrusted",
+    taint: "tool-output",
+    reason: "a workspace file changed after untrusted content entered the session: it may carry that content",
   },
   "dependency-file": {
     trust: "untrusted",
@@ -134,14 +140,37 @@ function inputPath(input: Record<string, unknown>): string | undefined {
   return undefined;
 }
 
-function fileSource(input: Record<string, unknown>, workspace: string | undefined): ResultSource {
+/** When untrusted content first entered the session (undefined: it holds none). */
+function untrustedSince(session: SessionState): number | undefined {
+  if (!holdsUntrusted(session)) return undefined;
+  const times = session.taint.map((t) => Date.parse(t.addedAt ?? "")).filter((t) => !Number.isNaN(t));
+  return times.length > 0 ? Math.min(...times) : Date.parse(session.startedAt) || 0;
+}
+
+/** Whether a file was modified at or after `since` (a download or a copy the agent made). */
+function changedSince(path: string, since: number | undefined): boolean {
+  if (since === undefined) return false;
+  try {
+    const st = statSync(path);
+    return st.isFile() && st.mtimeMs >= since;
+  } catch {
+    return false;
+  }
+}
+
+function fileSource(
+  input: Record<string, unknown>,
+  workspace: string | undefined,
+  session: SessionState,
+): ResultSource {
   if (workspace === undefined) return "outside-file";
   const raw = inputPath(input) ?? workspace;
   const home = raw === "~" || raw.startsWith("~/");
   const placed = placePath(raw, workspace);
   if (home || !placed.inWorkspace) return "outside-file";
   const segs = relative(workspace, placed.path).split(sep);
-  return DEPENDENCY_DIRS.some((d) => segs.includes(d)) ? "dependency-file" : "workspace-file";
+  if (DEPENDENCY_DIRS.some((d) => segs.includes(d))) return "dependency-file";
+  return changedSince(placed.path, untrustedSince(session)) ? "changed-workspace-file" : "workspace-file";
 }
 
 /** Programs whose output can be fetched from the network, and subcommands that fetch. */
@@ -213,7 +242,7 @@ export function resultSource(
 ): ResultSource {
   switch (tool) {
     case "file_read":
-      return fileSource(input, workspace);
+      return fileSource(input, workspace, session);
     case "file_write":
     case "file_edit":
     case "file_delete":

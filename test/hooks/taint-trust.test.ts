@@ -2,6 +2,7 @@
 // workspace does not poison a session by quoting injection phrasing (a finding there is
 // journaled at severity info); the web, MCP, files outside the workspace or in its
 // dependency directories, network commands, skills and unknown tools do.
+import { utimesSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { HOOK_VERDICT_EVENT, TRUST_LEVELS } from "../../src/hooks/index.js";
@@ -112,6 +113,23 @@ describe("untrusted sources poison the session when they carry an injection", ()
     expect(decisionOf(await h.send(post(ws, "Read", { file_path: dep }, readResponse(dep, INJECTION))))).toBe(
       "block",
     );
+    expect(decisionOf(await h.send(probe(ws)))).toBe("deny");
+  });
+
+  it("a workspace file written after a web read (downloaded, copied) carrying an injection poisons the session", async () => {
+    const ws = workspace();
+    const h = await host(ws);
+    const url = "https://docs.example.org/setup";
+    await h.send(post(ws, "WebFetch", { url, prompt: "p" }, webFetchResponse(url, "a clean page")));
+    const readme = join(ws, "README.md"); // there before: still the user's own
+    expect(
+      decisionOf(await h.send(post(ws, "Read", { file_path: readme }, readResponse(readme, INJECTION)))),
+    ).toBe("allow");
+    const saved = writeFile(ws, "notes/setup.md", INJECTION); // e.g. `curl … -o notes/setup.md`
+    const later = new Date(Date.now() + 60_000);
+    utimesSync(saved, later, later);
+    const r = await h.send(post(ws, "Read", { file_path: saved }, readResponse(saved, INJECTION)));
+    expect(decisionOf(r)).toBe("block");
     expect(decisionOf(await h.send(probe(ws)))).toBe("deny");
   });
 
