@@ -96,7 +96,7 @@ export function addTaint(ctx: EvalContext, label: TaintLabel): void {
 export function postToolUse(ctx: EvalContext, e: HookEventOf<"PostToolUse">): Verdict {
   const tool = canonical(e);
   const native = (e.tool_name_native ?? tool).slice(0, 256);
-  const source = resultSource(tool, native, e.tool_input, ctx.workspace, ctx.session);
+  const source = resultSource(tool, native, e.tool_input, ctx.workspace, ctx.session, e.tool_result);
   const trust = trustOf(source);
   if (trust.taint) addTaint(ctx, { source: trust.taint, origin: `${native}:${source}`, addedAt: ctx.now });
   const read = resultText(e.tool_result);

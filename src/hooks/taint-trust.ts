@@ -7,7 +7,7 @@
 // taints the session, and instruction phrasing in it poisons it. Anything not recognised
 // is untrusted.
 import { statSync } from "node:fs";
-import { isAbsolute, relative, sep } from "node:path";
+import { isAbsolute, relative, resolve, sep } from "node:path";
 import type { TaintLabel } from "../contracts/index.js";
 import type { CanonicalTool } from "./schema-base.js";
 import type { SessionState } from "./state.js";
@@ -158,10 +158,25 @@ function changedSince(path: string, since: number | undefined): boolean {
   }
 }
 
+const MAX_NAMED = 64;
+
+/** Whether any of the named files (relative to `base`, the workspace) changed since. */
+function anyChanged(names: readonly string[], base: string, since: number | undefined): boolean {
+  if (since === undefined) return false;
+  return names.slice(0, MAX_NAMED).some((n) => changedSince(resolve(base, n), since));
+}
+
+/** File names a Grep or Glob result lists (Claude Code: `filenames`). */
+function listedFiles(result: unknown): string[] {
+  const names = (result as { filenames?: unknown } | null)?.filenames;
+  return Array.isArray(names) ? names.filter((n): n is string => typeof n === "string") : [];
+}
+
 function fileSource(
   input: Record<string, unknown>,
   workspace: string | undefined,
   session: SessionState,
+  result: unknown,
 ): ResultSource {
   if (workspace === undefined) return "outside-file";
   const raw = inputPath(input) ?? workspace;
@@ -170,7 +185,9 @@ function fileSource(
   if (home || !placed.inWorkspace) return "outside-file";
   const segs = relative(workspace, placed.path).split(sep);
   if (DEPENDENCY_DIRS.some((d) => segs.includes(d))) return "dependency-file";
-  return changedSince(placed.path, untrustedSince(session)) ? "changed-workspace-file" : "workspace-file";
+  const since = untrustedSince(session);
+  const changed = changedSince(placed.path, since) || anyChanged(listedFiles(result), placed.path, since);
+  return changed ? "changed-workspace-file" : "workspace-file";
 }
 
 /** Programs whose output can be fetched from the network, and subcommands that fetch. */
@@ -204,7 +221,11 @@ function namesOutsidePath(command: string, workspace: string): boolean {
   return false;
 }
 
-function shellSource(input: Record<string, unknown>, workspace: string | undefined): ResultSource {
+function shellSource(
+  input: Record<string, unknown>,
+  workspace: string | undefined,
+  session: SessionState,
+): ResultSource {
   const command = ["command", "cmd", "code", "script"]
     .map((k) => input[k])
     .find((v) => typeof v === "string");
@@ -213,7 +234,12 @@ function shellSource(input: Record<string, unknown>, workspace: string | undefin
     return "network-shell";
   const cwd = input.cwd;
   if (typeof cwd === "string" && !placePath(cwd, workspace).inWorkspace) return "outside-shell";
-  return namesOutsidePath(command, workspace) ? "outside-shell" : "workspace-shell";
+  if (namesOutsidePath(command, workspace)) return "outside-shell";
+  // A file the command names that changed after untrusted content entered (`cat notes.md`).
+  const words = command
+    .split(/[\s;&|()<>'"`]+/)
+    .filter((w) => w !== "" && !w.startsWith("-") && !w.includes("$"));
+  return anyChanged(words, workspace, untrustedSince(session)) ? "changed-workspace-file" : "workspace-shell";
 }
 
 /** Whether the session already holds content from an untrusted source. */
@@ -239,10 +265,12 @@ export function resultSource(
   input: Record<string, unknown>,
   workspace: string | undefined,
   session: SessionState,
+  /** The result itself: a Grep or Glob result's file names are judged one by one. */
+  result?: unknown,
 ): ResultSource {
   switch (tool) {
     case "file_read":
-      return fileSource(input, workspace, session);
+      return fileSource(input, workspace, session, result);
     case "file_write":
     case "file_edit":
     case "file_delete":
@@ -250,7 +278,7 @@ export function resultSource(
     case "shell":
     case "package_install":
     case "code_exec":
-      return shellSource(input, workspace);
+      return shellSource(input, workspace, session);
     case "web_request":
     case "browser":
       return "web";

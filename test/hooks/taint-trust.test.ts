@@ -133,6 +133,30 @@ describe("untrusted sources poison the session when they carry an injection", ()
     expect(decisionOf(await h.send(probe(ws)))).toBe("deny");
   });
 
+  it("the same downloaded file through cat or a Grep of the workspace poisons the session too", async () => {
+    for (const via of ["cat", "grep"] as const) {
+      const ws = workspace();
+      const h = await host(ws);
+      const url = "https://docs.example.org/setup";
+      await h.send(post(ws, "WebFetch", { url, prompt: "p" }, webFetchResponse(url, "a clean page")));
+      const saved = writeFile(ws, "notes/setup.md", INJECTION);
+      const later = new Date(Date.now() + 60_000);
+      utimesSync(saved, later, later);
+      const r =
+        via === "cat"
+          ? await h.send(post(ws, "Bash", { command: "cat notes/setup.md" }, bashResponse(INJECTION)))
+          : await h.send(
+              post(
+                ws,
+                "Grep",
+                { pattern: "ignore" },
+                { mode: "content", filenames: ["notes/setup.md"], content: INJECTION },
+              ),
+            );
+      expect(decisionOf(r), via).toBe("block");
+    }
+  });
+
   it("curl output carrying an injection poisons the session", async () => {
     const ws = workspace();
     const h = await host(ws);
