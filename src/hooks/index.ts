@@ -136,6 +136,7 @@ export {
   type TrustedSource,
 } from "./source-trust.js";
 export {
+  adoptClears,
   type Cleared,
   clearSession,
   type EngineState,
@@ -144,6 +145,7 @@ export {
   loadState,
   mergeState,
   pruneSessions,
+  refreshState,
   type SessionState,
   STATE_LIMITS,
   saveState,

@@ -224,7 +224,30 @@ function writeState(path: string, state: EngineState): void {
 
 /** Merges with the file's current content and replaces it atomically (0600), under a lock. */
 export function saveState(path: string, state: EngineState): void {
-  withLock(path, () => writeState(path, mergeState(loadState(path), state)));
+  withLock(path, () => {
+    const disk = loadState(path);
+    writeState(path, mergeState(disk, state));
+    adoptClears(state, disk);
+  });
+}
+
+/**
+ * Takes into `mine` (an engine's state in memory) the clears a human made on disk since it
+ * was loaded: a session whose disk epoch is higher gets the disk's taint, poison and end.
+ * A long-lived engine (a daemon) calls `refreshState` before each event; saveState does it
+ * after each.
+ */
+export function adoptClears(mine: EngineState, disk: EngineState): void {
+  for (const [id, s] of Object.entries(mine.sessions)) {
+    const d = disk.sessions[id];
+    if (d === undefined || d.epoch <= s.epoch) continue;
+    mine.sessions[id] = { ...s, taint: d.taint, poisoned: d.poisoned, epoch: d.epoch, ended: d.ended };
+  }
+}
+
+/** Reads the file and adopts its clears into `state` (a missing file changes nothing). */
+export function refreshState(path: string, state: EngineState): void {
+  adoptClears(state, loadState(path));
 }
 
 /** What `clearSession` removed. */

@@ -13,6 +13,7 @@ import {
   emptyState,
   loadState,
   pruneSessions,
+  refreshState,
   type SessionState,
   STATE_LIMITS,
   saveState,
@@ -137,6 +138,22 @@ describe("a human's clear", () => {
     const next = await host(ws, path);
     expect(decisionOf(await next.send(exfil(ws)))).toBe("allow");
     expect(existsSync(path)).toBe(true);
+  });
+
+  it("a long-lived engine (a daemon) takes in a human's clear: at once with refreshState, else at its next save", async () => {
+    const ws = workspace();
+    const path = join(tempDir(), "state.json");
+    const daemon = await host(ws, path);
+    await daemon.send(mcpInjection(ws));
+    clearSession(path, SID);
+    const memory = (daemon.engine as unknown as { state: EngineState }).state;
+    refreshState(path, memory);
+    expect(decisionOf(await daemon.send(exfil(ws)))).toBe("allow");
+    // Without the refresh: the event after the clear is judged on the old state, the next on the new.
+    await daemon.send(mcpInjection(ws));
+    clearSession(path, SID);
+    expect(decisionOf(await daemon.send(exfil(ws)))).toBe("deny");
+    expect(decisionOf(await daemon.send(exfil(ws)))).toBe("allow");
   });
 
   it("a session poisoned again after a clear is poisoned", async () => {
