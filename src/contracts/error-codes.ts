@@ -322,6 +322,9 @@ export const ERROR_CODES = {
     "ERR_HOOK_EVENT_TOO_LARGE",
     // The lean command entry could not reach or start the hook daemon (the host is told to block).
     "ERR_HOOK_DAEMON_UNAVAILABLE",
+    // Poisoned sessions alone fill the hook state's bound: a new session is refused rather
+    // than a poisoned one forgotten (a human clears sessions with `warden hooks clear`).
+    "ERR_HOOK_STATE_FULL",
   ],
   loop: ["ERR_LOOP_STALE_PHASE", "ERR_LOOP_FORGED_PHASE", "ERR_LOOP_CONFIG_INVALID"],
   model: [
