@@ -6,6 +6,8 @@ import type { EventTypeRegistry } from "../journal/index.js";
 
 export const HOOK_VERDICT_EVENT = "warden.hooks.verdict";
 export const HOOK_HANDSHAKE_EVENT = "warden.hooks.handshake";
+/** One destination a contained shell call tried (docs/hooks-containment.md "Egress"). */
+export const HOOK_EGRESS_EVENT = "warden.hooks.egress";
 
 const Short = z.string().max(256);
 
@@ -33,7 +35,19 @@ export const HookHandshakeBodySchema = z.strictObject({
   transport: Short,
 });
 
+export const HookEgressBodySchema = z.strictObject({
+  session_id: Short,
+  call_id: Short,
+  at: z.string().max(64),
+  host: Short,
+  port: z.number().int().min(0).max(65535),
+  method: z.string().max(16),
+  allowed: z.boolean(),
+  reason: z.string().max(1024),
+});
+
 export function registerHookEventTypes(registry: Pick<EventTypeRegistry, "has" | "register">): void {
   if (!registry.has(HOOK_VERDICT_EVENT)) registry.register(HOOK_VERDICT_EVENT, HookVerdictBodySchema);
   if (!registry.has(HOOK_HANDSHAKE_EVENT)) registry.register(HOOK_HANDSHAKE_EVENT, HookHandshakeBodySchema);
+  if (!registry.has(HOOK_EGRESS_EVENT)) registry.register(HOOK_EGRESS_EVENT, HookEgressBodySchema);
 }

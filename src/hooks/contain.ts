@@ -1,0 +1,177 @@
+// Containment of the host's shell tool (docs/hooks-containment.md): a shell call the Gate
+// allows is answered allow WITH the directive `updated_input` — the same tool input whose
+// `command` is the contained command: absolute Node + the runner (contain-run.js) + the
+// placed profile + the ORIGINAL command, each one single-quoted word (the command is
+// base64, never spliced into shell syntax). Where containment is unavailable (no
+// bubblewrap, namespaces refused, no workspace) the call is asked (`containment: "auto"`,
+// the default) or denied (`"required"`) — never a silent allow. Read-only commands proven
+// harmless are not exempted yet: every shell call is contained or asked.
+import { readdirSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import { basename, dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { sha256Hex } from "../contracts/index.js";
+import { bwrapPath, bwrapUnavailable } from "../executors/index.js";
+import {
+  type CodingProfile,
+  type CodingProfileConfig,
+  codingProfile,
+  isCredentialName,
+} from "./coding-profile.js";
+import { specProblem } from "./contain-profile.js";
+import { gitRemoteHosts } from "./contain-remotes.js";
+import { type ContainSpec, encodeSpec } from "./contain-spec.js";
+import type { Verdict } from "./schema-base.js";
+
+/** Operator settings (EngineConfig); nothing the agent can reach switches containment off. */
+export interface ContainmentConfig {
+  /** `auto` (default): ask where containment is unavailable; `required`: deny there. */
+  mode?: "auto" | "required";
+  profile?: Partial<CodingProfileConfig>;
+  /** Warden's hooks state directory: egress journals go under it; invisible in the sandbox. */
+  hooksDir: string;
+  /** More of Warden's state (journal, keys): invisible in the sandbox. */
+  stateDirs: readonly string[];
+  /** bwrap binary (default: /usr/bin/bwrap or /bin/bwrap). */
+  bwrap?: string;
+  home?: string;
+}
+
+/** The compiled runner and init beside this file (from src/, the built copy in dist/). */
+export function runnerFiles(): { run: string; init: string; dir: string } {
+  const here = fileURLToPath(import.meta.url);
+  const dir = here.endsWith(".ts") ? join(dirname(here), "..", "..", "dist", "src", "hooks") : dirname(here);
+  return { run: join(dir, "contain-run.js"), init: join(dir, "contain-init.js"), dir };
+}
+
+/** Why contained calls cannot run on this machine (undefined: they can). */
+export function containmentUnavailable(bwrap?: string): string | undefined {
+  const why = bwrapUnavailable(bwrap);
+  if (why === undefined) return undefined;
+  if (/not installed/.test(why))
+    return "bubblewrap is not installed: apt-get install bubblewrap (dnf install bubblewrap)";
+  return `bubblewrap cannot create namespaces here (${why}); allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or an AppArmor profile for bwrap where kernel.apparmor_restrict_unprivileged_userns=1)`;
+}
+
+const SKIP = new Set(["node_modules", ".git", "dist", "build", "target", ".venv", "venv", "__pycache__"]);
+
+/** The workspace's credential files (`.env`, `.env.local`, keys…), a bounded walk. */
+export function workspaceCredentials(workspace: string, maxDepth = 4, maxEntries = 20_000): string[] {
+  const out: string[] = [];
+  let seen = 0;
+  const walk = (dir: string, depth: number) => {
+    let entries: import("node:fs").Dirent[];
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      if (++seen > maxEntries) return;
+      const p = join(dir, e.name);
+      if (isCredentialName(e.name)) out.push(p);
+      else if (e.isDirectory() && depth < maxDepth && !SKIP.has(e.name)) walk(p, depth + 1);
+    }
+  };
+  walk(workspace, 0);
+  return out;
+}
+
+/** One call's names: the session's key (a hash of host and session) and the call's id. */
+export interface CallNames {
+  sessionKey: string;
+  callId: string;
+}
+
+/** The file-name key of a host session (a hash: any session id fits). */
+export function sessionKeyOf(hostId: string, sessionId: string): string {
+  return sha256Hex(`${hostId}\u0000${sessionId}`).slice(7, 39);
+}
+
+export function safeCallId(id: string): string {
+  return id.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 64) || "call";
+}
+
+/** The runner's spec for one call in `workspace`. */
+export function containSpec(c: ContainmentConfig, workspace: string, names: CallNames): ContainSpec {
+  const home = c.home ?? homedir();
+  const profile: CodingProfile = codingProfile(
+    { home, workspace, stateDirs: [c.hooksDir, ...c.stateDirs] },
+    c.profile ?? {},
+  );
+  const files = runnerFiles();
+  const shell = basename(process.env.SHELL ?? "");
+  const uid = process.getuid?.() ?? "user";
+  return {
+    v: 1,
+    bwrap: bwrapPath(c.bwrap),
+    node: process.execPath,
+    init: files.init,
+    shell: ["bash", "zsh", "sh", "dash"].includes(shell) ? (process.env.SHELL as string) : "/bin/bash",
+    home,
+    workspace,
+    stateDirs: profile.stateDirs,
+    credentials: [...profile.credentials, ...workspaceCredentials(workspace)],
+    protectedPaths: profile.protectedPaths,
+    readOnly: [files.dir, process.execPath],
+    egress: [...profile.egress, ...gitRemoteHosts(workspace)],
+    sessionTmp: join(tmpdir(), `warden-contain-${uid}`, names.sessionKey),
+    egressLog: join(c.hooksDir, "egress", `${names.sessionKey}-${safeCallId(names.callId)}`),
+  };
+}
+
+const quote = (v: string) => `'${v.replace(/'/g, `'\\''`)}'`;
+
+/** The rewritten shell command: node + runner + spec + the original command, base64. */
+export function containCommand(o: { command: string; spec: ContainSpec; runner?: string }): string {
+  const b64 = Buffer.from(o.command, "utf8").toString("base64");
+  return [o.spec.node, o.runner ?? runnerFiles().run, encodeSpec(o.spec), b64].map(quote).join(" ");
+}
+
+const SHELL_TOOLS = new Set(["shell", "package_install"]);
+
+export interface ShellCall {
+  tool: string;
+  input: Record<string, unknown>;
+  workspace: string | undefined;
+  names: CallNames;
+}
+
+/** Why this call cannot be contained (undefined: it can). */
+function callProblem(c: ContainmentConfig, call: ShellCall): string | undefined {
+  if (typeof call.input.command !== "string") return "the shell call has no command";
+  const why = containmentUnavailable(c.bwrap);
+  if (why !== undefined) return why;
+  if (call.workspace === undefined) return "no workspace is known for this session";
+  return undefined;
+}
+
+/** An allowed shell call → allow with the contained command; unavailable → ask (or deny). */
+export function containVerdict(c: ContainmentConfig, call: ShellCall, verdict: Verdict): Verdict {
+  if (verdict.decision !== "allow" || !SHELL_TOOLS.has(call.tool)) return verdict;
+  let problem = callProblem(c, call);
+  let spec: ContainSpec | undefined;
+  if (problem === undefined && call.workspace !== undefined) {
+    spec = containSpec(c, call.workspace, call.names);
+    problem = specProblem(spec, false);
+  }
+  if (problem !== undefined || spec === undefined) {
+    const decision = c.mode === "required" ? "deny" : "ask";
+    const reason = `the shell call cannot be contained: ${problem ?? "unavailable"}`;
+    return {
+      ...verdict,
+      decision,
+      severity: "warning",
+      matched_rule_id: "warden-containment-unavailable",
+      reasons: [reason],
+      ...(decision === "ask" ? { suggested_resolutions: ["approved", "denied"] } : {}),
+    };
+  }
+  const command = containCommand({ command: call.input.command as string, spec });
+  const reasons = [...(verdict.reasons ?? []), "contained"];
+  return {
+    ...verdict,
+    reasons,
+    directives: { ...(verdict.directives ?? {}), updated_input: { ...call.input, command } },
+  };
+}
