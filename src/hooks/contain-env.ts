@@ -45,7 +45,7 @@ const PASS: ReadonlySet<string> = new Set([
 ]);
 
 /** Names never passed whatever the allowlist says (defence in depth). */
-const NEVER = /^WARDEN_|TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|CREDENTIAL|_AUTH|SSH_AUTH_SOCK|^AWS_/i;
+const NEVER = /^WARDEN_|TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|CREDENTIAL|(^|_)AUTH(_|$)|SSH_AUTH_SOCK|^AWS_/i;
 
 /** Where the sandbox's own caches go: its private /tmp (HOME is read-only). */
 const CACHES: Readonly<Record<string, string>> = {

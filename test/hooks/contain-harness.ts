@@ -140,6 +140,8 @@ export function bashPayload(
 
 export interface Ran {
   decision: "allow" | "deny" | "ask";
+  /** Claude Code's tool_use_id of the call. */
+  callId: string;
   /** The command Claude Code ran (undefined: none ran). */
   ran: string | undefined;
   contained: boolean;
@@ -182,11 +184,12 @@ export async function asClaudeCode(
   const hso = out.hookSpecificOutput ?? {};
   const decision = (hso.permissionDecision as Ran["decision"] | undefined) ?? "allow";
   const updated = hso.updatedInput as { command?: string } | undefined;
+  const callId = payload.tool_use_id as string;
   if (decision !== "allow")
-    return { decision, ran: undefined, contained: false, stdout: "", stderr: "", status: null };
+    return { decision, callId, ran: undefined, contained: false, stdout: "", stderr: "", status: null };
   const ran = updated?.command ?? command;
   const r = await exec(h, ran, env);
-  return { decision, ran, contained: updated?.command !== undefined, ...r };
+  return { decision, callId, ran, contained: updated?.command !== undefined, ...r };
 }
 
 /** The same command contained directly (as if the policy had allowed it): containment alone. */
