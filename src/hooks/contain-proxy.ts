@@ -234,7 +234,7 @@ function onRequest(c: Ctx, req: IncomingMessage, res: ServerResponse): void {
       lookup: c.lookup,
     },
     (r) => {
-      res.writeHead(r.statusCode ?? 502, r.headers);
+      res.writeHead(r.statusCode ?? 502, forwardHeaders(r));
       r.pipe(res);
     },
   );
