@@ -48,6 +48,28 @@ export {
 } from "./conformance-cases.js";
 export { hostConformance } from "./conformance-host.js";
 export {
+  type CallNames,
+  type ContainmentConfig,
+  containCommand,
+  containmentUnavailable,
+  containSpec,
+  containVerdict,
+  runnerFiles,
+  sessionKeyOf,
+  workspaceCredentials,
+} from "./contain.js";
+export { drainEgress, type EgressEntry } from "./contain-journal.js";
+export {
+  type EgressProxy,
+  type EgressProxyOptions,
+  type EgressRecord,
+  isInternalAddress,
+  judgeDestination,
+  startEgressProxy,
+} from "./contain-proxy.js";
+export { gitRemoteHosts } from "./contain-remotes.js";
+export { type ContainSpec, decodeSpec, encodeSpec } from "./contain-spec.js";
+export {
   CURSOR_EVENTS,
   CURSOR_HOST_ID,
   type CursorEvent,
@@ -69,8 +91,10 @@ export {
   supportsVersion,
 } from "./engine.js";
 export {
+  HOOK_EGRESS_EVENT,
   HOOK_HANDSHAKE_EVENT,
   HOOK_VERDICT_EVENT,
+  HookEgressBodySchema,
   HookVerdictBodySchema,
   registerHookEventTypes,
 } from "./events.js";
