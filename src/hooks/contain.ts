@@ -6,7 +6,7 @@
 // bubblewrap, namespaces refused, no workspace) the call is asked (`containment: "auto"`,
 // the default) or denied (`"required"`) — never a silent allow. Read-only commands proven
 // harmless are not exempted yet: every shell call is contained or asked.
-import { readdirSync } from "node:fs";
+import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -51,6 +51,40 @@ export function containmentUnavailable(bwrap?: string): string | undefined {
   if (/not installed/.test(why))
     return "bubblewrap is not installed: apt-get install bubblewrap (dnf install bubblewrap)";
   return `bubblewrap cannot create namespaces here (${why}); allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or an AppArmor profile for bwrap where kernel.apparmor_restrict_unprivileged_userns=1)`;
+}
+
+const PROBE_TTL_MS = 60 * 60 * 1000;
+
+/**
+ * `containmentUnavailable` with a successful probe remembered for an hour in the hooks
+ * directory (keyed by the bwrap binary's path and mtime): a hook process per event then
+ * does not start bwrap to probe before every shell call. A failure is never remembered.
+ */
+export function containmentUnavailableCached(hooksDir: string, bwrap?: string): string | undefined {
+  const file = join(hooksDir, "contain-probe.json");
+  const path = bwrapPath(bwrap);
+  let key: string;
+  try {
+    key = `${path}:${statSync(path).mtimeMs}`;
+  } catch {
+    return containmentUnavailable(bwrap);
+  }
+  try {
+    const seen = JSON.parse(readFileSync(file, "utf8")) as { key?: string; at?: number };
+    if (seen.key === key && typeof seen.at === "number" && Date.now() - seen.at < PROBE_TTL_MS)
+      return undefined;
+  } catch {
+    // No (valid) record: probe.
+  }
+  const why = containmentUnavailable(bwrap);
+  if (why === undefined) {
+    try {
+      writeFileSync(file, JSON.stringify({ key, at: Date.now() }), { mode: 0o600 });
+    } catch {
+      // An unwritable hooks directory: probe again next time.
+    }
+  }
+  return why;
 }
 
 const SKIP = new Set(["node_modules", ".git", "dist", "build", "target", ".venv", "venv", "__pycache__"]);
@@ -140,7 +174,7 @@ export interface ShellCall {
 /** Why this call cannot be contained (undefined: it can). */
 function callProblem(c: ContainmentConfig, call: ShellCall): string | undefined {
   if (typeof call.input.command !== "string") return "the shell call has no command";
-  const why = containmentUnavailable(c.bwrap);
+  const why = containmentUnavailableCached(c.hooksDir, c.bwrap);
   if (why !== undefined) return why;
   if (call.workspace === undefined) return "no workspace is known for this session";
   return undefined;
