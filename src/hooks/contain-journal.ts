@@ -6,20 +6,16 @@
 // before its rename) is taken too. Bounded: files, lines and bytes per drain.
 import { readdirSync, readFileSync, statSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
+import type { EgressRecord } from "./contain-proxy.js";
 
 const MAX_FILES = 64;
 const MAX_FILE_BYTES = 1024 * 1024;
 const MAX_LINES = 1001;
 
-export interface EgressEntry {
+/** A proxy record with the session and call it belongs to (the `warden.hooks.egress` body). */
+export interface EgressEntry extends EgressRecord {
   session_id: string;
   call_id: string;
-  at: string;
-  host: string;
-  port: number;
-  method: string;
-  allowed: boolean;
-  reason: string;
 }
 
 function alive(pid: number): boolean {
