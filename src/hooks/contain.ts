@@ -163,6 +163,8 @@ export function containCommand(o: { command: string; spec: ContainSpec; runner?:
 }
 
 const SHELL_TOOLS = new Set(["shell", "package_install"]);
+/** Where a host's shell tool carries its command line (taxonomy's shellShape reads the same). */
+const COMMAND_KEYS = ["command", "cmd", "code", "script"];
 
 export interface ShellCall {
   tool: string;
@@ -180,9 +182,16 @@ function callProblem(c: ContainmentConfig, call: ShellCall): string | undefined 
   return undefined;
 }
 
-/** An allowed shell call → allow with the contained command; unavailable → ask (or deny). */
+/**
+ * An allowed shell call → allow with the contained command; unavailable → ask (or deny).
+ * Only a host's shell command line is rewritten: a shell-class call whose input carries no
+ * command line at all (`command`, `cmd`, `code`, `script` — Warden's own agent loop, whose
+ * tools run through Warden's process executor and its sandbox tiers) keeps the policy's
+ * verdict; one that is not a string `command` cannot be contained and is asked.
+ */
 export function containVerdict(c: ContainmentConfig, call: ShellCall, verdict: Verdict): Verdict {
   if (verdict.decision !== "allow" || !SHELL_TOOLS.has(call.tool)) return verdict;
+  if (!COMMAND_KEYS.some((k) => k in call.input)) return verdict;
   let problem = callProblem(c, call);
   let spec: ContainSpec | undefined;
   if (problem === undefined && call.workspace !== undefined) {

@@ -181,6 +181,14 @@ describe("engine answers", () => {
     );
   });
 
+  it("a command line it cannot rewrite (an argv array) is asked; a shell-class call with no command line keeps its verdict", () => {
+    const { config, ws } = fixture();
+    const argv = { ...call(ws), input: { command: ["bash", "-lc", "id"] } };
+    expect(containVerdict(config, argv, allow("x", "policy")).decision).toBe("ask");
+    const own = { ...call(ws), input: { path: "notes.txt" } };
+    expect(containVerdict(config, own, allow("x", "policy"))).toEqual(allow("x", "policy"));
+  });
+
   it("Claude Code renders updatedInput with allow; Cursor, which cannot rewrite, asks", () => {
     const { config, ws } = fixture();
     const v = containVerdict(config, call(ws), allow("tool_execution", "policy"));
