@@ -10,8 +10,8 @@
 //      cannot be created), the other protected paths where they exist; Warden's runner files;
 //   5. credential locations masked (a directory: an empty read-only tmpfs; a file:
 //      /dev/null), only those that exist; Warden's state directories an empty tmpfs;
-//   6. every namespace new (network: loopback only), a new session (no TIOCSTI), killed
-//      with its parent.
+//   6. every namespace new (network: loopback only), no capability (even for root: the
+//      masks cannot be unmounted), a new session (no TIOCSTI), killed with its parent.
 import { lstatSync, mkdirSync, realpathSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { isWithin } from "./coding-profile-match.js";
@@ -97,7 +97,9 @@ export interface ArgvInput {
 export function containArgv(spec: ContainSpec, input: ArgvInput): string[] {
   const ws = real(spec.workspace);
   const home = real(spec.home);
-  const args = ["--unshare-all", "--unshare-net", "--die-with-parent", "--new-session"];
+  // No capability even when the host runs as root: with CAP_SYS_ADMIN in its namespace the
+  // sandbox could unmount its own masks.
+  const args = ["--unshare-all", "--unshare-net", "--die-with-parent", "--new-session", "--cap-drop", "ALL"];
   args.push("--ro-bind", "/", "/", "--dev", "/dev", "--tmpfs", "/dev/shm", "--proc", "/proc");
   args.push("--tmpfs", "/run", "--bind", input.socket, SANDBOX_PROXY_SOCKET);
   args.push("--bind", spec.sessionTmp, "/tmp");

@@ -1,7 +1,7 @@
-// The hosts of the project's git remotes, added to the egress allowlist of its contained
-// calls (a `git fetch`/`git push` over https to the project's own remote works; ssh remotes
-// do not pass an HTTP proxy — docs/hooks-containment.md "Limitations"). Read from the
-// repository's config file (a worktree's `.git` file is followed to the common directory).
+// What a contained call needs from the project's git config (a worktree's `.git` file is
+// followed to the common directory): the hosts of its remotes, added to the egress allowlist
+// (a `git fetch`/`git push` over https to the project's own remote works; ssh remotes do not
+// pass an HTTP proxy — docs/hooks-containment.md "Limitations"), and `core.hooksPath`.
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 
@@ -41,10 +41,34 @@ export function remoteHost(url: string): string | undefined {
   }
 }
 
+function gitConfig(workspace: string): string | undefined {
+  const path = gitConfigPath(workspace);
+  return path !== undefined ? readIf(path) : undefined;
+}
+
+/**
+ * The repository's `core.hooksPath`, absolute (relative ones are from the workspace): when it
+ * lies in the workspace (husky's `.husky`), its hooks run on the user's next commit outside
+ * the sandbox, so it is protected like `.git/hooks`.
+ */
+export function gitHooksPath(workspace: string): string | undefined {
+  const text = gitConfig(workspace);
+  if (text === undefined) return undefined;
+  let inCore = false;
+  let found: string | undefined;
+  for (const line of text.split("\n")) {
+    const section = /^\s*\[([^\]]*)\]/.exec(line);
+    if (section) inCore = (section[1] ?? "").trim().toLowerCase() === "core";
+    const kv = /^\s*hookspath\s*=\s*(.+?)\s*$/i.exec(line);
+    if (inCore && kv?.[1]) found = kv[1].replace(/^"|"$/g, "");
+  }
+  if (found === undefined || found === "") return undefined;
+  return isAbsolute(found) ? found : resolve(workspace, found);
+}
+
 /** Hosts of every `url =` / `pushurl =` of a `[remote "…"]` section. */
 export function gitRemoteHosts(workspace: string): string[] {
-  const path = gitConfigPath(workspace);
-  const text = path !== undefined ? readIf(path) : undefined;
+  const text = gitConfig(workspace);
   if (text === undefined) return [];
   const hosts = new Set<string>();
   let inRemote = false;

@@ -19,7 +19,7 @@ import {
   isCredentialName,
 } from "./coding-profile.js";
 import { specProblem } from "./contain-profile.js";
-import { gitRemoteHosts } from "./contain-remotes.js";
+import { gitHooksPath, gitRemoteHosts } from "./contain-remotes.js";
 import { type ContainSpec, encodeSpec } from "./contain-spec.js";
 import type { Verdict } from "./schema-base.js";
 
@@ -136,6 +136,7 @@ export function containSpec(c: ContainmentConfig, workspace: string, names: Call
   const files = runnerFiles();
   const shell = basename(process.env.SHELL ?? "");
   const uid = process.getuid?.() ?? "user";
+  const hooksPath = gitHooksPath(workspace);
   return {
     v: 1,
     bwrap: bwrapPath(c.bwrap),
@@ -146,7 +147,7 @@ export function containSpec(c: ContainmentConfig, workspace: string, names: Call
     workspace,
     stateDirs: profile.stateDirs,
     credentials: [...profile.credentials, ...workspaceCredentials(workspace)],
-    protectedPaths: profile.protectedPaths,
+    protectedPaths: [...profile.protectedPaths, ...(hooksPath !== undefined ? [hooksPath] : [])],
     readOnly: [files.dir, process.execPath],
     egress: [...profile.egress, ...gitRemoteHosts(workspace)],
     sessionTmp: join(tmpdir(), `warden-contain-${uid}`, names.sessionKey),

@@ -76,6 +76,12 @@ describe("containment: credentials never leave", { timeout: 60_000 }, () => {
     for (const secret of [RSA_KEY, DOTENV, AWS_KEY, "id_ed25519"]) expect(out).not.toContain(secret);
   });
 
+  it("umount of a mask (the sandbox has no capability, even for root) reveals no key", async () => {
+    const out = await attempt(`umount -l ~/.ssh; umount -l .env; cat ~/.ssh/id_ed25519 .env`);
+    expect(out).not.toContain(SSH_KEY);
+    expect(out).not.toContain(DOTENV);
+  });
+
   it("reads of Warden's state directory show nothing (invisible)", async () => {
     const listing = await attempt(`ls -A ${h.hooksDir}`);
     expect(listing).not.toMatch(/state|journal|egress/);

@@ -39,12 +39,13 @@ const pairs = (args: string[], flag: string) =>
   args.flatMap((a, i) => (a === flag ? [[args[i + 1], args[i + 2]].join(" ")] : []));
 
 describe("coding-agent profile (bwrap argv)", () => {
-  it("makes every namespace new, the network loopback only, and dies with its parent", () => {
+  it("makes every namespace new, the network loopback only, drops every capability, and dies with its parent", () => {
     const { spec, ws } = fixture();
     const args = containArgv(spec, { socket: "/x/p.sock", cwd: ws });
+    expect(args[args.indexOf("--cap-drop") + 1]).toBe("ALL");
     for (const f of ["--unshare-all", "--unshare-net", "--die-with-parent", "--new-session"])
       expect(args).toContain(f);
-    expect(args.slice(4, 7)).toEqual(["--ro-bind", "/", "/"]);
+    expect(args.slice(6, 9)).toEqual(["--ro-bind", "/", "/"]);
     expect(args).not.toContain("--share-net");
   });
 
@@ -137,7 +138,7 @@ describe("environment and spec", () => {
     expect(Buffer.from(words[3]!.slice(1, -1), "base64").toString("utf8")).toBe(evil);
   });
 
-  it("adds the project's git remotes to the egress list", () => {
+  it("adds the project's git remotes to the egress list and protects core.hooksPath", () => {
     const { ws, config } = fixture();
     mkdirSync(join(ws, ".git"));
     writeFileSync(
@@ -145,6 +146,10 @@ describe("environment and spec", () => {
       '[core]\n\tbare = false\n[remote "origin"]\n\turl = https://github.com/o/r.git\n[remote "up"]\n\turl = git@gitlab.example:o/r.git\n\tpushurl = https://code.example:8443/o/r\n',
     );
     expect(gitRemoteHosts(ws).sort()).toEqual(["code.example:8443", "github.com", "gitlab.example"]);
+    writeFileSync(join(ws, ".git", "config"), "[core]\n\thooksPath = .husky\n", { flag: "a" });
+    expect(containSpec(config, ws, { sessionKey: "a", callId: "b" }).protectedPaths).toContain(
+      join(ws, ".husky"),
+    );
     expect(containSpec(config, ws, { sessionKey: "a", callId: "b" }).egress).toContain("github.com");
     expect(remoteHost("file:///srv/repo")).toBeUndefined();
   });
