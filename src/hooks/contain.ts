@@ -8,7 +8,7 @@
 // harmless are not exempted yet: every shell call is contained or asked.
 import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { sha256Hex } from "../contracts/index.js";
 import { bwrapPath, bwrapUnavailable } from "../executors/index.js";
@@ -17,6 +17,7 @@ import {
   type CodingProfileConfig,
   codingProfile,
   isCredentialName,
+  isWithin,
 } from "./coding-profile.js";
 import { specProblem } from "./contain-profile.js";
 import { gitHooksPath, gitRemoteHosts } from "./contain-remotes.js";
@@ -42,6 +43,17 @@ export function runnerFiles(): { run: string; init: string; dir: string } {
   const here = fileURLToPath(import.meta.url);
   const dir = here.endsWith(".ts") ? join(dirname(here), "..", "..", "dist", "src", "hooks") : dirname(here);
   return { run: join(dir, "contain-run.js"), init: join(dir, "contain-init.js"), dir };
+}
+
+/**
+ * Warden's own files the sandbox must not change: the whole package when it is installed
+ * inside the workspace (`node_modules/warden`: the hook command and engine run from it on
+ * the host); else the runner's directory (Warden's own checkout as the workspace keeps its
+ * build writable — install Warden outside the workspace it guards).
+ */
+function wardenFiles(runnerDir: string, workspace: string): string[] {
+  const root = resolve(runnerDir, "..", "..", "..");
+  return root !== resolve(workspace) && isWithin(root, resolve(workspace)) ? [root] : [runnerDir];
 }
 
 /** Why contained calls cannot run on this machine (undefined: they can). */
@@ -148,7 +160,7 @@ export function containSpec(c: ContainmentConfig, workspace: string, names: Call
     stateDirs: profile.stateDirs,
     credentials: [...profile.credentials, ...workspaceCredentials(workspace)],
     protectedPaths: [...profile.protectedPaths, ...(hooksPath !== undefined ? [hooksPath] : [])],
-    readOnly: [files.dir, process.execPath],
+    readOnly: [...wardenFiles(files.dir, workspace), process.execPath],
     egress: [...profile.egress, ...gitRemoteHosts(workspace)],
     sessionTmp: join(tmpdir(), `warden-contain-${uid}`, names.sessionKey),
     egressLog: join(c.hooksDir, "egress", `${names.sessionKey}-${safeCallId(names.callId)}`),

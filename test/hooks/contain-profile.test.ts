@@ -3,12 +3,13 @@
 // is started here; contain-attacks/contain-benign run the real one).
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
   containCommand,
   containSpec,
   containVerdict,
+  runnerFiles,
   workspaceCredentials,
 } from "../../src/hooks/contain.js";
 import { scrubEnv } from "../../src/hooks/contain-env.js";
@@ -81,6 +82,15 @@ describe("coding-agent profile (bwrap argv)", () => {
     expect(existsSync(join(ws, ".claude"))).toBe(true);
     expect(pairs(args, "--ro-bind")).toContain(`${join(ws, ".claude")} ${join(ws, ".claude")}`);
     expect(args.indexOf(join(ws, ".claude"))).toBeGreaterThan(args.indexOf(ws));
+  });
+
+  it("keeps Warden's runner read-only, and the whole package when it is installed in the workspace", () => {
+    const { spec, config } = fixture();
+    const root = resolve(runnerFiles().dir, "..", "..", "..");
+    expect(spec.readOnly[0]).toBe(runnerFiles().dir);
+    // A workspace holding Warden's package (as node_modules/warden would be): all of it read-only.
+    const around = containSpec(config, dirname(root), { sessionKey: "a", callId: "b" });
+    expect(around.readOnly[0]).toBe(root);
   });
 
   it("refuses a workspace that contains $HOME or is a top-level directory", () => {
