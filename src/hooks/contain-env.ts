@@ -86,3 +86,5 @@ export function proxyEnv(port: number): Record<string, string> {
 
 /** Where the egress proxy's Unix socket is bound inside the sandbox. */
 export const SANDBOX_PROXY_SOCKET = "/run/warden/egress.sock";
+/** Where the command to run is bound inside the sandbox (read-only; any size). */
+export const SANDBOX_COMMAND = "/run/warden/command";

@@ -1,14 +1,16 @@
 // The init of a contained shell call, run INSIDE the sandbox by bwrap (contain-run.ts):
 // the network namespace has only loopback, so this process listens on 127.0.0.1:<port>
 // and bridges every connection to the egress proxy's Unix socket (bound in at
-// SANDBOX_PROXY_SOCKET), then runs `<shell> -c <command>` with the proxy variables set and
-// stdio inherited, and exits with the command's status (128+n for a signal). There is no
-// DNS in the sandbox: clients name hosts to the proxy, which resolves them outside.
-//   node contain-init.js <shell> <base64 command>
+// SANDBOX_PROXY_SOCKET), then runs `<shell> -c <command>` (the command read from the file
+// bound at SANDBOX_COMMAND) with the proxy variables set and stdio inherited, and exits with
+// the command's status (128+n for a signal). There is no DNS in the sandbox: clients name
+// hosts to the proxy, which resolves them outside.
+//   node contain-init.js <shell>
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { connect, createServer, type Socket } from "node:net";
 import { constants } from "node:os";
-import { proxyEnv, SANDBOX_PROXY_SOCKET } from "./contain-env.js";
+import { proxyEnv, SANDBOX_COMMAND, SANDBOX_PROXY_SOCKET } from "./contain-env.js";
 
 function bridge(local: Socket): void {
   const up = connect(SANDBOX_PROXY_SOCKET);
@@ -29,12 +31,12 @@ function statusOf(code: number | null, signal: NodeJS.Signals | null): number {
 }
 
 function main(argv: readonly string[]): void {
-  const [shell, b64] = argv;
-  if (shell === undefined || b64 === undefined) {
-    process.stderr.write("warden contain-init: usage: contain-init.js <shell> <base64 command>\n");
+  const [shell] = argv;
+  if (shell === undefined) {
+    process.stderr.write("warden contain-init: usage: contain-init.js <shell>\n");
     process.exit(126);
   }
-  const command = Buffer.from(b64, "base64").toString("utf8");
+  const command = readFileSync(SANDBOX_COMMAND, "utf8");
   const server = createServer(bridge);
   server.on("error", (err) => {
     process.stderr.write(`warden contain-init: ${err.message}\n`);

@@ -15,7 +15,7 @@
 import { lstatSync, mkdirSync, realpathSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { isWithin } from "./coding-profile-match.js";
-import { SANDBOX_PROXY_SOCKET } from "./contain-env.js";
+import { SANDBOX_COMMAND, SANDBOX_PROXY_SOCKET } from "./contain-env.js";
 import type { ContainSpec } from "./contain-spec.js";
 
 /** Hosts' settings directories in the workspace: read-only whole, created empty if missing. */
@@ -91,6 +91,8 @@ export interface ArgvInput {
   socket: string;
   /** Where the command starts (the host shell's cwd). */
   cwd: string;
+  /** A file holding the command (host path), bound read-only at SANDBOX_COMMAND. */
+  commandFile: string;
 }
 
 /** bwrap's arguments (without the trailing `-- command`) for one contained call. */
@@ -102,6 +104,7 @@ export function containArgv(spec: ContainSpec, input: ArgvInput): string[] {
   const args = ["--unshare-all", "--unshare-net", "--die-with-parent", "--new-session", "--cap-drop", "ALL"];
   args.push("--ro-bind", "/", "/", "--dev", "/dev", "--tmpfs", "/dev/shm", "--proc", "/proc");
   args.push("--tmpfs", "/run", "--bind", input.socket, SANDBOX_PROXY_SOCKET);
+  args.push("--ro-bind", input.commandFile, SANDBOX_COMMAND);
   args.push("--bind", spec.sessionTmp, "/tmp");
   args.push(...reexpose(home, false), "--bind", ws, ws);
   // Read-only again inside the workspace; then masks and state last, so nothing re-exposes them.

@@ -4,9 +4,19 @@
 // init (contain-init.js), waits, cleans up and exits with the command's status (128+n for a
 // signal). Anything wrong before the command runs exits 126 with the reason on stderr —
 // the command never runs uncontained. Loads only node builtins and the contain-* files.
-//   node contain-run.js <base64 spec> <base64 command>
+//   node contain-run.js <base64 spec> <base64 command | @file>
 import { spawn } from "node:child_process";
-import { lstatSync, mkdirSync, mkdtempSync, renameSync, rmSync } from "node:fs";
+import {
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { constants, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { scrubEnv } from "./contain-env.js";
@@ -34,7 +44,19 @@ function statusOf(code: number | null, signal: NodeJS.Signals | null): number {
   return 128 + ((signal !== null ? constants.signals[signal] : undefined) ?? 9);
 }
 
-async function run(spec: ContainSpec, b64: string): Promise<number> {
+const MAX_COMMAND_BYTES = 16 * 1024 * 1024;
+
+/** The command: base64, or `@file` (a long one the engine stashed in its hooks directory; removed once read). */
+export function readCommand(word: string): string {
+  if (!word.startsWith("@")) return Buffer.from(word, "base64").toString("utf8");
+  const file = word.slice(1);
+  if (statSync(file).size > MAX_COMMAND_BYTES) throw new Error("the command file is too large");
+  const text = readFileSync(file, "utf8");
+  unlinkSync(file);
+  return text;
+}
+
+async function run(spec: ContainSpec, command: string): Promise<number> {
   privateDir(dirname(spec.sessionTmp));
   privateDir(spec.sessionTmp);
   privateDir(dirname(spec.egressLog));
@@ -43,9 +65,11 @@ async function run(spec: ContainSpec, b64: string): Promise<number> {
   let proxy: EgressProxy | undefined;
   try {
     const socket = join(dir, "egress.sock");
+    const commandFile = join(dir, "command");
+    writeFileSync(commandFile, command, { mode: 0o600 });
     proxy = await startEgressProxy({ socket, egress: spec.egress, log: part });
-    const argv = containArgv(spec, { socket, cwd: process.cwd() });
-    const child = spawn(spec.bwrap, [...argv, "--", spec.node, spec.init, spec.shell, b64], {
+    const argv = containArgv(spec, { socket, cwd: process.cwd(), commandFile });
+    const child = spawn(spec.bwrap, [...argv, "--", spec.node, spec.init, spec.shell], {
       stdio: "inherit",
       env: scrubEnv(process.env),
     });
@@ -76,7 +100,7 @@ async function main(argv: readonly string[]): Promise<void> {
   const problem = specProblem(spec);
   if (problem !== undefined) fail(problem);
   try {
-    process.exitCode = await run(spec, b64);
+    process.exitCode = await run(spec, readCommand(b64));
   } catch (err) {
     fail(err instanceof Error ? err.message : String(err));
   }

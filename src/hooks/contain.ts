@@ -6,7 +6,8 @@
 // bubblewrap, namespaces refused, no workspace) the call is asked (`containment: "auto"`,
 // the default) or denied (`"required"`) — never a silent allow. Read-only commands proven
 // harmless are not exempted yet: every shell call is contained or asked.
-import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { randomUUID } from "node:crypto";
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -169,10 +170,23 @@ export function containSpec(c: ContainmentConfig, workspace: string, names: Call
 
 const quote = (v: string) => `'${v.replace(/'/g, `'\\''`)}'`;
 
-/** The rewritten shell command: node + runner + spec + the original command, base64. */
+/** Above this, the command goes through a file: one argv word is at most 128 KiB on Linux. */
+const MAX_INLINE_BASE64 = 64 * 1024;
+
+/** A long command stashed for the runner in Warden's hooks directory (invisible in the sandbox). */
+function stash(command: string, spec: ContainSpec): string {
+  const dir = join(dirname(dirname(spec.egressLog)), "commands");
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const file = join(dir, `${basename(spec.egressLog)}-${randomUUID()}.cmd`);
+  writeFileSync(file, command, { mode: 0o600 });
+  return `@${file}`;
+}
+
+/** The rewritten shell command: node + runner + spec + the original command (base64, or `@file` when long). */
 export function containCommand(o: { command: string; spec: ContainSpec; runner?: string }): string {
   const b64 = Buffer.from(o.command, "utf8").toString("base64");
-  return [o.spec.node, o.runner ?? runnerFiles().run, encodeSpec(o.spec), b64].map(quote).join(" ");
+  const word = b64.length > MAX_INLINE_BASE64 ? stash(o.command, o.spec) : b64;
+  return [o.spec.node, o.runner ?? runnerFiles().run, encodeSpec(o.spec), word].map(quote).join(" ");
 }
 
 const SHELL_TOOLS = new Set(["shell", "package_install"]);

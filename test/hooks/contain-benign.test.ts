@@ -3,7 +3,7 @@
 // session), a local server started and queried in one call, a git commit in the
 // workspace, and an allowlisted host reached THROUGH the egress proxy and journaled as
 // `warden.hooks.egress` at the call's PostToolUse.
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { answerHostEvent, claudeCodeAdapter } from "../../src/hooks/index.js";
@@ -56,6 +56,16 @@ describe("containment: benign work runs and gives the same result", { timeout: 6
     const r = await asClaudeCode(h, `${server} & ${probe}; kill %1`);
     expect(r).toMatchObject({ decision: "allow", contained: true });
     expect(r.stdout).toBe("pong");
+  });
+
+  it("a 120 KB heredoc (over an argv word's 128 KiB once base64) runs contained like bare", async () => {
+    const body = "x".repeat(119) + "\n";
+    const command = `cat > big.txt <<'EOF'\n${body.repeat(1000)}EOF\nwc -c < big.txt`;
+    // (Whether the policy allows a heredoc of this size is the shell analysis' part.)
+    const r = await runContained(h, command);
+    expect(r).toMatchObject({ status: 0 });
+    expect(r.stdout.trim()).toBe("120000");
+    expect(readdirSync(join(h.hooksDir, "commands"))).toEqual([]);
   });
 
   it("git init && git commit in the workspace", async () => {

@@ -42,7 +42,7 @@ const pairs = (args: string[], flag: string) =>
 describe("coding-agent profile (bwrap argv)", () => {
   it("makes every namespace new, the network loopback only, drops every capability, and dies with its parent", () => {
     const { spec, ws } = fixture();
-    const args = containArgv(spec, { socket: "/x/p.sock", cwd: ws });
+    const args = containArgv(spec, { socket: "/x/p.sock", cwd: ws, commandFile: "/x/command" });
     expect(args[args.indexOf("--cap-drop") + 1]).toBe("ALL");
     for (const f of ["--unshare-all", "--unshare-net", "--die-with-parent", "--new-session"])
       expect(args).toContain(f);
@@ -52,7 +52,7 @@ describe("coding-agent profile (bwrap argv)", () => {
 
   it("masks the credential locations that exist (dir: empty tmpfs, file: /dev/null), the workspace's .env files too", () => {
     const { spec, ws, home } = fixture();
-    const args = containArgv(spec, { socket: "/x/p.sock", cwd: ws });
+    const args = containArgv(spec, { socket: "/x/p.sock", cwd: ws, commandFile: "/x/command" });
     expect(pairs(args, "--tmpfs")).toContain(`${join(home, ".ssh")} --remount-ro`);
     const nulls = pairs(args, "--ro-bind").filter((p) => p.startsWith("/dev/null "));
     expect(nulls).toEqual(
@@ -68,7 +68,7 @@ describe("coding-agent profile (bwrap argv)", () => {
 
   it("binds the workspace read-write, /tmp to the session's own directory, /run empty, state invisible last", () => {
     const { spec, ws, hooksDir } = fixture();
-    const args = containArgv(spec, { socket: "/x/p.sock", cwd: ws });
+    const args = containArgv(spec, { socket: "/x/p.sock", cwd: ws, commandFile: "/x/command" });
     expect(pairs(args, "--bind")).toEqual(expect.arrayContaining([`${ws} ${ws}`, `${spec.sessionTmp} /tmp`]));
     expect(pairs(args, "--tmpfs")).toContain("/run --bind");
     expect(args.lastIndexOf(hooksDir)).toBeGreaterThan(args.indexOf(ws));
@@ -78,7 +78,7 @@ describe("coding-agent profile (bwrap argv)", () => {
   it("makes the hosts' settings directories read-only, creating an empty .claude when missing", () => {
     const { spec, ws } = fixture();
     expect(existsSync(join(ws, ".claude"))).toBe(false);
-    const args = containArgv(spec, { socket: "/x/p.sock", cwd: ws });
+    const args = containArgv(spec, { socket: "/x/p.sock", cwd: ws, commandFile: "/x/command" });
     expect(existsSync(join(ws, ".claude"))).toBe(true);
     expect(pairs(args, "--ro-bind")).toContain(`${join(ws, ".claude")} ${join(ws, ".claude")}`);
     expect(args.indexOf(join(ws, ".claude"))).toBeGreaterThan(args.indexOf(ws));
