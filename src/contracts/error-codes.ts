@@ -33,7 +33,9 @@ export const ERROR_CODES = {
     "ERR_CRYPTO_SIGNATURE_ENCODING",
   ],
   // ERR_CLI_INIT_NOT_EMPTY: `warden init` refuses a non-empty directory without --force.
-  cli: ["ERR_CLI_USAGE", "ERR_CLI_INPUT", "ERR_CLI_INIT_NOT_EMPTY"],
+  // ERR_CLI_HOST_FAILS_OPEN: `warden hooks install HOST` refuses a host that runs the tool when
+  // its hook times out or crashes, unless --accept-fail-open acknowledges it.
+  cli: ["ERR_CLI_USAGE", "ERR_CLI_INPUT", "ERR_CLI_INIT_NOT_EMPTY", "ERR_CLI_HOST_FAILS_OPEN"],
   gate: ["ERR_GATE_CONFIG_INVALID", "ERR_GATE_UNKNOWN_DECISION", "ERR_GATE_SCENARIO_INVALID"],
   // DARE evidence (src/evidence): the replay recorder, replay / what-if and the GATE export.
   evidence: [
@@ -312,6 +314,14 @@ export const ERROR_CODES = {
     "ERR_HOOK_CONFIG_INVALID",
     // The sidecar already holds its configured maximum of per-host engines (hooks.maxEngines).
     "ERR_HOOK_ENGINE_LIMIT",
+    // The hook daemon (docs/hooks-daemon.md): a caller without this state directory's token.
+    "ERR_HOOK_UNAUTHENTICATED",
+    // The hook daemon's HTTP listener: a request a browser sent (it carries an Origin header).
+    "ERR_HOOK_ORIGIN_REFUSED",
+    // A hook event over the daemon's size limit (16 MiB).
+    "ERR_HOOK_EVENT_TOO_LARGE",
+    // The lean command entry could not reach or start the hook daemon (the host is told to block).
+    "ERR_HOOK_DAEMON_UNAVAILABLE",
   ],
   loop: ["ERR_LOOP_STALE_PHASE", "ERR_LOOP_FORGED_PHASE", "ERR_LOOP_CONFIG_INVALID"],
   model: [

@@ -1,12 +1,14 @@
 // §6.4 artifact extraction. Hosts send raw data; the engine extracts: URLs, commands (with
 // `piped_to_shell` when a download is piped into an interpreter), file paths, packages and
-// credentials (masked). Artifacts a host already sent are kept and merged.
+// credentials (masked). Artifacts a host already sent are kept and merged. Whether a command
+// runs downloaded or decoded code is read from its parse (shell-analysis.ts), not its text.
+import { homedir } from "node:os";
 import { redactString } from "../journal/index.js";
 import type { Artifact, CanonicalTool } from "./schema-base.js";
+import { shellParserReady } from "./shell.js";
+import { analyseShell, analyseShellSync, type ShellAnalysis } from "./shell-analysis.js";
 
 const URL_RE = /\bhttps?:\/\/[^\s"'<>`|;)]{1,2048}/gi;
-const PIPED_TO_SHELL =
-  /\b(curl|wget|fetch)\b[^|;&\n]*\|\s*(sudo\s+)?(ba|z|da|k)?sh\b|\b(curl|wget)\b[^|;&\n]*\|\s*(python3?|node|perl|ruby)\b/i;
 const INSTALL_RE =
   /\b(?:npm|pnpm|yarn|bun)\s+(?:i|install|add)\s+([^\s;&|]+)|\bpip3?\s+install\s+([^\s;&|]+)/g;
 const MAX_ARTIFACTS = 64;
@@ -39,7 +41,8 @@ export function toolArtifacts(
     if (typeof v !== "string") continue;
     const source_field = `tool_input.${field}`;
     if (field === "command" || field === "cmd") {
-      const context = PIPED_TO_SHELL.test(v) ? "piped_to_shell" : undefined;
+      const context =
+        shellParserReady() && runsFetched(analyseShellSync(v, where())) ? "piped_to_shell" : undefined;
       add(out, seen, { type: "command", value: v, source_field, ...(context ? { context } : {}) });
       for (const m of v.matchAll(INSTALL_RE)) {
         const pkg = m[1] ?? m[2];
@@ -57,9 +60,16 @@ export function toolArtifacts(
   return out;
 }
 
-/** True when a command artifact downloads code and pipes it into an interpreter. */
-export function pipesToShell(command: string): boolean {
-  return PIPED_TO_SHELL.test(command);
+const where = () => ({ workspace: undefined, home: homedir() });
+const runsFetched = (a: ShellAnalysis) =>
+  a.findings.remoteCode.length > 0 || a.findings.decodedCode.length > 0;
+
+/**
+ * True when a command runs downloaded or decoded code through an interpreter (`curl … | sh`
+ * in any spelling the parser sees: `| env bash`, `| tee x | "sh"`, `bash <(curl …)`, …).
+ */
+export async function pipesToShell(command: string): Promise<boolean> {
+  return runsFetched(await analyseShell(command, where()));
 }
 
 /** Artifact values a verdict names (credentials stay masked). */

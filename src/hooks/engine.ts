@@ -46,6 +46,11 @@ export interface EngineConfig {
   runtime?: Runtime;
   /** A JSON state file shared by invocations (hosts that start a process per hook). */
   statePath?: string;
+  /**
+   * An in-memory state the caller owns and persists (the hook daemon: one state shared by
+   * its engines, saved by the daemon); used instead of loading `statePath`.
+   */
+  state?: EngineState;
   /** The workspace root: file writes outside it are refused by the preset. */
   workspace?: string;
   failure?: FailurePolicy;
@@ -308,7 +313,7 @@ function containmentFor(config: EngineConfig): ContainmentConfig {
 export async function createEngine(config: EngineConfig = {}): Promise<Engine> {
   registerHookEventTypes(defaultEventTypes);
   // State first: an unreadable state file refuses the start before anything is opened.
-  const state: EngineState = config.statePath ? loadState(config.statePath) : emptyState();
+  const state: EngineState = config.state ?? (config.statePath ? loadState(config.statePath) : emptyState());
   const sourceTrust = sourceTrustFor(config);
   const containment = containmentFor(config);
   return new HooksEngine(await runtimeFor(config), config, state, sourceTrust, containment);

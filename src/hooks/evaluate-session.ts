@@ -50,13 +50,17 @@ function modifierTrust(source: string, id: string): Verdict {
   });
 }
 
-export function preToolInputModification(
+export async function preToolInputModification(
   ctx: EvalContext,
   e: HookEventOf<"PreToolInputModification">,
-): Verdict {
+): Promise<Verdict> {
   if (!e.was_modified) return allow("tool_execution", "heuristic", "unmodified");
   const text = textOf(e.modified_value);
-  if (pipesToShell(text) || scanText(text).credentials.length > 0 || scanText(text).injections.length > 0) {
+  if (
+    (await pipesToShell(text)) ||
+    scanText(text).credentials.length > 0 ||
+    scanText(text).injections.length > 0
+  ) {
     return fromSignal({
       decision: "deny",
       category: "tool_execution",

@@ -104,7 +104,7 @@ export async function preSkillLoad(ctx: EvalContext, e: HookEventOf<"PreSkillLoa
 
 export async function preMCPConnect(ctx: EvalContext, e: HookEventOf<"PreMCPConnect">): Promise<Verdict> {
   const cmd = e.server_command ?? "";
-  if (pipesToShell(cmd)) {
+  if (await pipesToShell(cmd)) {
     return fromSignal({
       decision: "deny",
       category: "supply_chain",

@@ -51,7 +51,7 @@ function engineSignals(ctx: EvalContext, tool: CanonicalTool, artifacts: Artifac
 
 export async function preToolUse(ctx: EvalContext, e: HookEventOf<"PreToolUse">): Promise<Verdict> {
   const tool = canonical(e);
-  const shape = gateShape(tool, e.tool_name_native, e.tool_input, ctx.workspace);
+  const shape = await gateShape(tool, e.tool_name_native, e.tool_input, ctx.workspace);
   const written = (shape.writes ?? []).map(
     (value): Artifact => ({
       type: "file_path",

@@ -15,6 +15,17 @@ export {
   translateClaudeCode,
 } from "./claude-code.js";
 export {
+  CODEX_EVENTS,
+  CODEX_HOST_ID,
+  CODEX_TOOLS,
+  type CodexEvent,
+  codexAdapter,
+  codexTool,
+  isCodexEvent,
+  renderCodex,
+  translateCodex,
+} from "./codex.js";
+export {
   type CodingProfile,
   type CodingProfileConfig,
   CodingProfileConfigSchema,
@@ -70,6 +81,20 @@ export {
 export { gitRemoteHosts } from "./contain-remotes.js";
 export { type ContainSpec, decodeSpec, encodeSpec } from "./contain-spec.js";
 export {
+  COPILOT_EVENTS,
+  COPILOT_HOST_ID,
+  COPILOT_TOOLS,
+  type CopilotEvent,
+  type CopilotOptions,
+  copilotAdapter,
+  copilotAdapterFor,
+  copilotEventName,
+  copilotTool,
+  isCopilotEvent,
+  renderCopilot,
+  translateCopilotEvent,
+} from "./copilot.js";
+export {
   CURSOR_EVENTS,
   CURSOR_HOST_ID,
   type CursorEvent,
@@ -79,6 +104,19 @@ export {
   renderCursor,
   translateCursor,
 } from "./cursor.js";
+export { type DaemonOptions, type RunningDaemon, startDaemon } from "./daemon.js";
+export { EnginePool, MAX_DAEMON_ENGINES } from "./daemon-engines.js";
+export {
+  type DaemonInfo,
+  type DaemonPaths,
+  daemonPaths,
+  isDaemonPid,
+  readInfo,
+  readPid,
+  readToken,
+} from "./daemon-files.js";
+export { DAEMON_HOSTS, type DaemonHost, daemonHost } from "./daemon-hosts.js";
+export { MAX_EVENT_BYTES } from "./daemon-http.js";
 export { INJECTION_RULES, scanText, type TextFindings } from "./detect.js";
 export { hostPrincipal } from "./dispatch.js";
 export {
@@ -100,6 +138,17 @@ export {
 } from "./events.js";
 export { type FailurePolicy, failureVerdict } from "./failure.js";
 export {
+  GEMINI_EVENTS,
+  GEMINI_HOST_ID,
+  GEMINI_TOOLS,
+  type GeminiEvent,
+  geminiAdapter,
+  geminiTool,
+  isGeminiEvent,
+  renderGemini,
+  translateGemini,
+} from "./gemini.js";
+export {
   type AskPort,
   type AskRequest,
   type DecidedBy,
@@ -119,6 +168,17 @@ export {
 } from "./host-adapter-common.js";
 export { answerHostEventRemote, type RemoteEngine } from "./host-adapter-common-remote.js";
 export { type ApprovalAskOptions, approvalQueueAsk } from "./host-ask.js";
+export {
+  argsObject,
+  firstUrl,
+  hookEventName,
+  patchFields,
+  patchFiles,
+  type ToolFields,
+  type ToolName,
+  type ToolNameMap,
+  toolFields,
+} from "./host-tools.js";
 export {
   codeOf,
   type EngineTransport,

@@ -1,7 +1,8 @@
-// What one simple command means for writes (shell-writes.ts): `unwrap` strips env
+// What one simple command means (shell-writes.ts, shell-harm.ts): `unwrap` strips env
 // assignments and wrappers (sudo, doas, env, nohup, time, nice, timeout, stdbuf, setsid,
 // command, builtin, exec, xargs) and opens nested shells (bash|sh|zsh|dash|ksh -c '…', eval,
-// env -S, find -exec … ; / -delete); `commandWrites` names the files a known writer writes.
+// env -S, find -exec … ; / -delete) — the shell, eval and find commands themselves stay in
+// the list for the harm analysis; `commandWrites` names the files a known writer writes.
 import { basename } from "node:path";
 import { type ParseResult, parseShell, type Script, type Word } from "./shell.js";
 
@@ -27,6 +28,13 @@ const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=/;
 const SHELLS = new Set(["sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "busybox"]);
 const PLAIN_WRAPPERS = new Set([
   "nohup",
+  "unshare",
+  "torsocks",
+  "proxychains",
+  "proxychains4",
+  "catchsegv",
+  "caffeinate",
+  "sg",
   "time",
   "command",
   "builtin",
@@ -44,6 +52,11 @@ const WRAPPER_VALUES: Readonly<Record<string, ReadonlySet<string>>> = {
   ionice: new Set(["-c", "-n", "-p"]),
   timeout: new Set(["-k", "-s", "--kill-after", "--signal"]),
   stdbuf: new Set(["-i", "-o", "-e"]),
+  chrt: new Set(["-p"]),
+  taskset: new Set(["-p"]),
+  flock: new Set(["-w", "-E", "--timeout", "--conflict-exit-code"]),
+  strace: new Set(["-o", "-e", "-p", "-s", "-u", "-E"]),
+  ltrace: new Set(["-o", "-e", "-p", "-s", "-u"]),
   xargs: new Set([
     "-I",
     "-i",
@@ -122,7 +135,7 @@ function xargsCommand(w: readonly Word[]): Word[] {
     else if (/^(-i|--replace=)./.test(t)) replace = t.slice(t.indexOf(t.startsWith("-i") ? "i" : "=") + 1);
   }
   const cmd = w.slice(start);
-  const unknown: Word = { text: "", dynamic: true };
+  const unknown: Word = { text: "", dynamic: true, fromStdin: true };
   if (replace === undefined || replace === "") return [...cmd, unknown];
   return cmd.map((x) => (x.text.includes(replace) ? unknown : x));
 }
@@ -136,6 +149,20 @@ function shellScript(words: readonly Word[], home: string): NestedScript | undef
       const script = words[i + 1];
       if (script === undefined) return undefined;
       return nested(script.text, `${basename(words[0]?.text ?? "sh")} -c`, home, script.dynamic);
+    }
+  }
+  return undefined;
+}
+
+/** su / runuser / script: the command string after -c / --command (anywhere among the options). */
+function commandOption(words: readonly Word[], home: string): NestedScript | undefined {
+  for (let i = 1; i < words.length; i++) {
+    const t = (words[i] as Word).text;
+    const glued = /^--command=(.*)$/s.exec(t);
+    if (glued) return nested(glued[1] as string, `${basename(words[0]?.text ?? "su")} -c`, home, false);
+    if (t === "-c" || t === "--command" || /^-[a-zA-Z]*c$/.test(t)) {
+      const script = words[i + 1];
+      return script && nested(script.text, `${basename(words[0]?.text ?? "su")} -c`, home, script.dynamic);
     }
   }
   return undefined;
@@ -157,7 +184,8 @@ export function unwrap(words: readonly Word[], home: string): Unwrapped {
     }
     if (name in WRAPPER_VALUES && name !== "env" && name !== "xargs") {
       let i = skipOptions(w, 1, WRAPPER_VALUES[name] as ReadonlySet<string>);
-      if (name === "timeout") i++; // the duration
+      if (name === "timeout" || name === "chrt" || name === "flock") i++; // the duration, priority or lock file
+      if (name === "taskset" && !w.some((x) => x.text === "-p")) i++; // the CPU mask
       queue.push(w.slice(i));
     } else if (name === "env") {
       let i = 1;
@@ -174,10 +202,16 @@ export function unwrap(words: readonly Word[], home: string): Unwrapped {
     } else if (name === "xargs") {
       queue.push(xargsCommand(w));
     } else if (PLAIN_WRAPPERS.has(name)) queue.push(w.slice(skipOptions(w, 1, new Set())));
-    else if (SHELLS.has(name)) {
+    else if (name === "su" || name === "runuser" || name === "script") {
+      const s = commandOption(w, home);
+      if (s) out.scripts.push(s);
+      out.commands.push(w);
+    } else if (SHELLS.has(name)) {
       const s = shellScript(w, home);
       if (s) out.scripts.push(s);
+      out.commands.push(w);
     } else if (name === "eval") {
+      out.commands.push(w);
       const rest = w.slice(1);
       out.scripts.push(
         nested(
@@ -188,6 +222,7 @@ export function unwrap(words: readonly Word[], home: string): Unwrapped {
         ),
       );
     } else if (name === "find") {
+      out.commands.push(w);
       findParts(w, out, queue);
     } else out.commands.push(w);
   }

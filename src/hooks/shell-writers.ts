@@ -79,8 +79,38 @@ function extracting(args: readonly Word[]): boolean {
   return args.some((w) => /^-[a-zA-Z]*x/.test(w.text) || w.text === "--extract" || w.text === "--get");
 }
 
+/** Keys of a repository's git config that make git run code or send data elsewhere. */
+const RISKY_GIT_KEY =
+  /^(core\.|alias\.|filter\.|diff\..*\.textconv|merge\..*\.driver|credential|include|url\.|http\.|remote\..*\.(receivepack|uploadpack)|.*sshcommand)/i;
+
+/** git config NAME VALUE: the config file it writes (--global ~/.gitconfig, --system, --file, the repository's). */
+function gitConfig(args: readonly Word[], home: string): WriteRef[] {
+  const i = args.findIndex((w) => w.text === "config");
+  if (i < 0 || args.slice(0, i).some((w) => !w.text.startsWith("-"))) return [];
+  const rest = args.slice(i + 1);
+  const reads =
+    /^(--get|--get-all|--get-regexp|--get-urlmatch|-l|--list|--show-origin|--show-scope|--name-only|-e|--edit)$/;
+  if (rest.some((w) => reads.test(w.text))) return [];
+  const file = optionValues(rest, ["-f"], ["--file"])[0];
+  const ops = operands(rest, new Set(["-f", "--file", "--type", "--blob", "--default"]));
+  if (
+    ops.length < 2 &&
+    !rest.some((w) => /^--(unset|unset-all|add|replace-all|rename-section|remove-section)$/.test(w.text))
+  )
+    return [];
+  const via = "git config";
+  if (file) return [{ word: file, via }];
+  if (rest.some((w) => w.text === "--global"))
+    return [{ word: { text: `${home}/.gitconfig`, dynamic: home === "" }, via }];
+  if (rest.some((w) => w.text === "--system"))
+    return [{ word: { text: "/etc/gitconfig", dynamic: false }, via }];
+  const key = ops[0];
+  if (key === undefined || (!key.dynamic && !RISKY_GIT_KEY.test(key.text))) return [];
+  return [{ word: { text: ".git/config", dynamic: false }, via }];
+}
+
 /** The files one command writes (beyond its redirections). */
-export function commandWrites(words: readonly Word[]): WriteRef[] {
+export function commandWrites(words: readonly Word[], home = ""): WriteRef[] {
   const first = words[0];
   if (first === undefined) return [];
   const args = words.slice(1);
@@ -115,6 +145,8 @@ export function commandWrites(words: readonly Word[]): WriteRef[] {
     case "sed":
     case "perl":
       return inPlace(name, args);
+    case "git":
+      return gitConfig(args, home);
     case "curl":
       return refs(
         optionValues(args, ["-o", "-D", "-c"], ["--output", "--dump-header", "--cookie-jar"]),

@@ -3,6 +3,8 @@
 // PreCompact's inject_context) and the user's remembered ask resolutions. A host such as
 // Claude Code starts a new process per hook, so the state can live in a JSON file beside
 // the journal (0600, written atomically, merged with what another invocation wrote).
+
+import { createHash } from "node:crypto";
 import {
   chmodSync,
   closeSync,
@@ -169,13 +171,39 @@ function withLock<T>(path: string, fn: () => T): T {
 
 /** Merges with the file's current content and replaces it atomically (0600), under a lock. */
 export function saveState(path: string, state: EngineState): void {
-  withLock(path, () => {
+  saveStateStamped(path, state);
+}
+
+/** The identity of the state file's current content (a digest of its bytes); undefined if absent. */
+export function stateStamp(path: string): string | undefined {
+  try {
+    return createHash("sha256").update(readFileSync(path)).digest("base64url");
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * saveState that also returns what was written (the merge with every other writer's state)
+ * and its stamp, taken under the lock. A long-lived holder (the hook daemon) passes the
+ * stamp of what it last wrote or read as `known`: while the file still has it, no other
+ * process wrote since, the file holds nothing the caller lacks, and it is not read again.
+ */
+export function saveStateStamped(
+  path: string,
+  state: EngineState,
+  known?: string,
+): { merged: EngineState; stamp: string } {
+  return withLock(path, () => {
+    const disk = known !== undefined && stateStamp(path) === known ? emptyState() : loadState(path);
     // Validated before it is written: a state this engine cannot read back is never stored.
-    const merged = EngineStateSchema.parse(mergeState(loadState(path), state));
+    const merged = EngineStateSchema.parse(mergeState(disk, state));
     const tmp = `${path}.${process.pid}.tmp`;
-    writeFileSync(tmp, `${JSON.stringify(merged)}\n`, { mode: 0o600 });
+    const text = `${JSON.stringify(merged)}\n`;
+    writeFileSync(tmp, text, { mode: 0o600 });
     chmodSync(tmp, 0o600);
     renameSync(tmp, path);
+    return { merged, stamp: createHash("sha256").update(text).digest("base64url") };
   });
 }
 

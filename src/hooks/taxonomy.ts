@@ -5,7 +5,7 @@ import { realpathSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, isAbsolute, join, normalize, relative, resolve } from "node:path";
 import type { CanonicalTool } from "./schema-base.js";
-import { shellWrites } from "./shell-writes.js";
+import { analyseShell } from "./shell-analysis.js";
 
 const NATIVE: Readonly<Record<string, CanonicalTool>> = {
   bash: "shell",
@@ -115,32 +115,33 @@ function fileShape(action: string, input: Record<string, unknown>, workspace: st
 }
 
 /**
- * A shell call: the command line, and what parsing it says about its writes (shell-writes.ts):
+ * A shell call: the command line, and what parsing it says (shell-analysis.ts, docs/hooks-shell.md);
+ * a code_exec call gets only the harm findings, when its code reads as a shell line:
  * `shellParsed` (false: unreadable, denied), `writesOutsideWorkspace` (denied),
- * `writeUnresolved` (a target behind an expansion: asked). `cwd` in the input (Cursor sends
+ * `writesProtected` (a protected path: denied), `writeUnresolved` (a target behind an
+ * expansion: asked), the harm findings (remoteCode, decodedCode, reverseShell, destructive,
+ * persistence, exfiltration, credentialAccess, wardenCommand: denied; urlInstall: asked) and
+ * `dynamic` (code the parser cannot see: runs contained). `cwd` in the input (Cursor sends
  * it) is where relative targets start; default the workspace.
  */
-function shellShape(
+async function shellShape(
   tool: CanonicalTool,
   input: Record<string, unknown>,
   workspace: string | undefined,
-): GateShape {
+): Promise<GateShape> {
   const command = str(input, "command", "cmd", "code", "script") ?? "";
   const action = tool === "package_install" ? "install" : tool === "code_exec" ? "eval" : "exec";
-  if (tool === "code_exec") return { toolClass: "shell", action, parameters: { command } };
-  const w = shellWrites(command, { cwd: str(input, "cwd"), workspace, home: homedir() });
-  return {
-    toolClass: "shell",
-    action,
-    parameters: {
-      command,
-      shellParsed: w.parsed,
-      writesOutsideWorkspace: w.outside.length > 0,
-      writeUnresolved: w.unresolved.length > 0,
-      outsideTarget: w.outside[0] ?? w.unresolved[0] ?? w.reason ?? "",
-    },
-    writes: [...w.outside, ...w.inside],
-  };
+  const a = await analyseShell(command, { cwd: str(input, "cwd"), workspace, home: homedir() });
+  if (tool === "code_exec") {
+    // Code in an unknown language: what reads as a shell line is judged by the harm rules;
+    // what does not (Python, JavaScript) is not refused as unparsable.
+    return {
+      toolClass: "shell",
+      action,
+      parameters: { command, ...(a.parameters.shellParsed ? a.harm : {}) },
+    };
+  }
+  return { toolClass: "shell", action, parameters: { command, ...a.parameters }, writes: a.writes };
 }
 
 /**
@@ -148,17 +149,17 @@ function shellShape(
  * matches on are passed: the command line, the path and whether it is in the workspace,
  * the URL, the MCP server and tool. File contents and prompts never are.
  */
-export function gateShape(
+export async function gateShape(
   tool: CanonicalTool,
   native: string | undefined,
   input: Record<string, unknown>,
   workspace: string | undefined,
-): GateShape {
+): Promise<GateShape> {
   switch (tool) {
     case "shell":
     case "package_install":
     case "code_exec":
-      return shellShape(tool, input, workspace);
+      return await shellShape(tool, input, workspace);
     case "file_read":
       return fileShape("read", input, workspace);
     case "file_write":

@@ -143,7 +143,7 @@ describe("warden hooks install claude-code", () => {
       expect(s.model).toBe("opus");
       expect(s.hooks.PostToolUse?.[0]).toEqual(mine);
       for (const ev of CLAUDE_CODE_EVENTS)
-        expect(JSON.stringify(s.hooks[ev])).toContain("warden hooks claude-code");
+        expect(JSON.stringify(s.hooks[ev])).toMatch(/warden-hook\.js'? claude-code/);
       expect(s.hooks.PreToolUse?.[0]).toMatchObject({ matcher: "*" });
       const again = await runCli("hooks", "install", "claude-code");
       expect(again.out).toContain("already installed");

@@ -33,7 +33,12 @@ describe("warden hooks claude-code (spawned): an allowed Bash call runs containe
 }, () => {
   it("npm test passes; cat ~/.ssh/id_ed25519 and Warden's hooks directory show nothing", async () => {
     writeFileSync(join(h.hooksDir, "marker-visible-outside"), "STATE");
-    const out = hook(bashPayload(h, `npm test; cat ~/.ssh/id_ed25519; ls -A ${h.hooksDir}`));
+    const out = hook(bashPayload(h, `npm test; ls -A ${h.hooksDir}; cat ~/.ssh/id_ed25519`));
+    // (The shell analysis may deny the credential read outright; then the same call without it.)
+    if ((out.hookSpecificOutput as { permissionDecision?: string }).permissionDecision === "deny") {
+      const retry = hook(bashPayload(h, `npm test; ls -A ${h.hooksDir}`));
+      Object.assign(out, retry);
+    }
     const hso = out.hookSpecificOutput as { permissionDecision: string; updatedInput: { command: string } };
     expect(hso.permissionDecision).toBe("allow");
     const r = await exec(h, hso.updatedInput.command);

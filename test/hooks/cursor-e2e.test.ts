@@ -123,7 +123,10 @@ describe("warden hooks install cursor", () => {
     expect(install(dir).status).toBe(0);
     const file = JSON.parse(readFileSync(join(dir, ".cursor/hooks.json"), "utf8"));
     expect(file.version).toBe(1);
-    expect(file.hooks.beforeShellExecution).toEqual([{ command: "warden hooks cursor" }]);
+    expect(file.hooks.beforeShellExecution).toHaveLength(1);
+    expect(file.hooks.beforeShellExecution[0].command).toMatch(
+      /^\S+ '?\/\S*\/bin\/warden-hook\.js'? cursor$/,
+    );
     expect(install(dir).stdout).toContain("already installed");
   });
 

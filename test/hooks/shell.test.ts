@@ -5,13 +5,17 @@ import { mkdirSync, mkdtempSync, realpathSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
-import { parseShell } from "../../src/hooks/shell.js";
-import { shellWrites } from "../../src/hooks/shell-writes.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { loadShellParser, parseShell } from "../../src/hooks/shell.js";
+import { shellWrites, shellWritesSync } from "../../src/hooks/shell-writes.js";
 
 const WS = "/work/ws";
 const HOME = "/home/dev";
-const at = (command: string, cwd?: string) => shellWrites(command, { workspace: WS, home: HOME, cwd });
+const at = (command: string, cwd?: string) => shellWritesSync(command, { workspace: WS, home: HOME, cwd });
+
+beforeAll(async () => {
+  await loadShellParser();
+});
 const DOLLAR = "$";
 
 describe("shell writes outside the workspace (attacks)", () => {
@@ -19,10 +23,10 @@ describe("shell writes outside the workspace (attacks)", () => {
     ["a plain redirect", "echo x > /etc/passwd", "/etc/passwd"],
     ["an append redirect", "echo 'export PATH=/tmp:$PATH' >> ~/.bashrc", `${HOME}/.bashrc`],
     ["a stderr redirect", "make 2> /var/log/make.log", "/var/log/make.log"],
-    ["&> both streams", "make &>/tmp/out", "/tmp/out"],
+    ["&> both streams", "make &>/srv/out", "/srv/out"],
     ["a clobber redirect >|", "date >| /etc/motd", "/etc/motd"],
     ["a read-write redirect <>", "cat <> /etc/hosts", "/etc/hosts"],
-    [">& with a file", "ls >& /tmp/listing", "/tmp/listing"],
+    [">& with a file", "ls >& /srv/listing", "/srv/listing"],
     ["a redirect glued to the word", "echo pwned>/etc/issue", "/etc/issue"],
     ["a redirect before the command", "> /etc/shadow echo", "/etc/shadow"],
     ["tee", "echo x | tee -a /etc/sudoers.d/me", "/etc/sudoers.d/me"],
@@ -74,6 +78,8 @@ describe("shell writes outside the workspace (attacks)", () => {
     ["tar -x -C", "tar -xzf payload.tgz -C /usr/local", "/usr/local"],
     ["tar xf --directory", "tar xf payload.tar --directory=/opt", "/opt"],
     ["unzip -d", "unzip -o payload.zip -d /etc/nginx", "/etc/nginx"],
+    ["git config --global", "git config --global core.pager 'sh -c x'", `${HOME}/.gitconfig`],
+    ["git config --file", "git config --file /etc/gitconfig alias.x '!sh'", "/etc/gitconfig"],
     ["after cd", "cd /etc && echo x > passwd", "/etc/passwd"],
     ["after cd ..", "cd .. && touch escaped", "/work/escaped"],
     ["after cd ~", "cd && touch .hushlogin", `${HOME}/.hushlogin`],
@@ -93,14 +99,15 @@ describe("shell writes outside the workspace (attacks)", () => {
     });
   }
 
-  it("a symbolic link in the workspace that points out of it makes the write outside", () => {
+  it("a symbolic link in the workspace that points out of it makes the write outside", async () => {
     const ws = realpathSync(mkdtempSync(join(tmpdir(), "warden-shell-")));
     const away = realpathSync(mkdtempSync(join(tmpdir(), "warden-away-")));
     expect(away.startsWith(ws)).toBe(false);
     mkdirSync(join(ws, "src"));
     symlinkSync(away, join(ws, "out"));
-    const r = shellWrites("echo x > out/f && cp a src/b", { workspace: ws, home: HOME });
-    expect(r.outside).toEqual([join(ws, "out/f")]);
+    const r = await shellWrites("echo x > out/f && cp a src/b", { workspace: ws, home: HOME });
+    // `away` is another temp directory: a scratch place, never the workspace.
+    expect([...r.outside, ...(r.scratch ?? [])]).toEqual([join(ws, "out/f")]);
     expect(r.inside).toEqual([join(ws, "src/b")]);
   });
 

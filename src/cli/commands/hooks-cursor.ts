@@ -10,8 +10,7 @@ import { CliError, parseStrictJson } from "../../contracts/index.js";
 import { CURSOR_EVENTS } from "../../hooks/index.js";
 import type { CliContext } from "../io.js";
 import { addOptions, type OptionSpec, type OptionsOf } from "../options.js";
-
-export const CURSOR_DEFAULT_COMMAND = "warden hooks cursor";
+import { hookEntryCommand } from "./hook-command.js";
 
 export function registerCursor<S extends Record<string, OptionSpec>>(
   hooks: Command,
@@ -61,7 +60,7 @@ export function installCursor(
   o: { project?: boolean | undefined; user?: boolean | undefined; command?: string | undefined },
 ): void {
   const path = o.user ? join(homedir(), ".cursor", "hooks.json") : resolve(".cursor", "hooks.json");
-  const { file, added } = mergeCursorHooks(readHooksFile(path), o.command ?? CURSOR_DEFAULT_COMMAND);
+  const { file, added } = mergeCursorHooks(readHooksFile(path), o.command ?? hookEntryCommand("cursor"));
   mkdirSync(dirname(path), { recursive: true });
   writeFileSync(path, `${JSON.stringify(file, null, 2)}\n`);
   ctx.io.out(

@@ -2,24 +2,28 @@
 //   hooks serve --stdio            the subprocess transport: JSON lines on stdin/stdout
 //   hooks claude-code              one Claude Code hook event on stdin → Claude Code's answer
 //   hooks install claude-code      writes the hook entries into Claude Code's settings.json
+//                                  (the lean entry or the daemon's http hook: hooks-install.ts)
+//   hooks daemon                   the long-running hook daemon (hooks-daemon.ts)
 //   hooks conformance              drives an engine through an AARTS conformance level
 //   hooks cursor, install cursor   the Cursor adapter (hooks-cursor.ts)
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+//   hooks codex|copilot|gemini     and their installs (hooks-codex.ts, hooks-copilot.ts, hooks-gemini.ts)
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { join, resolve } from "node:path";
 import type { Command } from "commander";
 import { CliError, parseStrictJson } from "../../contracts/index.js";
 import { loadPrivateKeyFile } from "../../crypto/index.js";
 import {
   answerHostEvent,
   answerHostEventRemote,
-  CLAUDE_CODE_EVENTS,
   claudeCodeAdapter,
+  codexAdapter,
   createEngine,
   cursorAdapter,
   type EngineConfig,
   type EngineTransport,
   formatReport,
+  geminiAdapter,
   type HookPoint,
   type HostAdapter,
   type HostAnswer,
@@ -36,7 +40,12 @@ import {
 import type { CliContext } from "../io.js";
 import { addOptions, defineOptions, type OptionsOf } from "../options.js";
 import { journalKey } from "../runtime.js";
-import { installCursor, registerCursor } from "./hooks-cursor.js";
+import { registerCodex } from "./hooks-codex.js";
+import { registerCopilot } from "./hooks-copilot.js";
+import { registerCursor } from "./hooks-cursor.js";
+import { registerDaemon } from "./hooks-daemon.js";
+import { registerGemini } from "./hooks-gemini.js";
+import { INSTALL_OPTIONS, type InstallFlags, install } from "./hooks-install.js";
 import { SUMMARY } from "./summaries.js";
 
 const MAX_STDIN_BYTES = 16 * 1024 * 1024;
@@ -70,7 +79,8 @@ const ENGINE_OPTIONS = defineOptions({
   },
   sidecar: {
     flags: "--sidecar <url>",
-    description: "claude-code/cursor: ask the sidecar's AARTS routes instead of an in-process engine",
+    description:
+      "a host command (claude-code, cursor, codex, copilot, gemini): ask the sidecar's AARTS routes instead of an in-process engine",
     kind: "value",
   },
   tokenFile: {
@@ -87,7 +97,7 @@ const ENGINE_OPTIONS = defineOptions({
 });
 type EngineOptions = OptionsOf<typeof ENGINE_OPTIONS>;
 
-function hooksDir(o: EngineOptions): string {
+function hooksDir(o: { dir?: string | undefined }): string {
   return resolve(o.dir ?? process.env.WARDEN_HOOKS_DIR ?? join(homedir(), ".warden", "hooks"));
 }
 
@@ -102,7 +112,13 @@ function hookJournalKey(db: string) {
   }
 }
 
-function engineConfig(o: EngineOptions, transport: string, workspace: string | undefined): EngineConfig {
+type EngineConfigOptions = Pick<EngineOptions, "policy" | "dir" | "failOpen" | "failOpenMax" | "sourceTrust">;
+
+function engineConfig(
+  o: EngineConfigOptions,
+  transport: string,
+  workspace: string | undefined,
+): EngineConfig {
   const dir = hooksDir(o);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const db = join(dir, "journal.db");
@@ -198,73 +214,6 @@ async function hostHook(ctx: CliContext, o: EngineOptions, adapter: HostAdapter)
   }
 }
 
-const INSTALL_OPTIONS = defineOptions({
-  project: {
-    flags: "--project",
-    description: "write .claude/settings.json in the current directory (default)",
-    kind: "flag",
-  },
-  user: { flags: "--user", description: "write ~/.claude/settings.json", kind: "flag" },
-  command: {
-    flags: "--command <cmd>",
-    description: "the command the host runs (default: warden hooks <host>)",
-    kind: "value",
-  },
-});
-
-type Settings = Record<string, unknown> & { hooks?: Record<string, unknown[]> };
-
-/** Adds Warden's entry for every event it handles; other hooks and settings are kept. */
-export function mergeClaudeSettings(
-  settings: Settings,
-  command: string,
-): { settings: Settings; added: string[] } {
-  const hooks: Record<string, unknown[]> = { ...(settings.hooks ?? {}) };
-  const added: string[] = [];
-  for (const event of CLAUDE_CODE_EVENTS) {
-    const list = Array.isArray(hooks[event]) ? [...(hooks[event] as unknown[])] : [];
-    const present = JSON.stringify(list).includes(JSON.stringify(command));
-    if (present) continue;
-    const entry = { type: "command", command, timeout: 15 };
-    list.push(
-      event === "PreToolUse" || event === "PostToolUse"
-        ? { matcher: "*", hooks: [entry] }
-        : { hooks: [entry] },
-    );
-    hooks[event] = list;
-    added.push(event);
-  }
-  return { settings: { ...settings, hooks }, added };
-}
-
-function install(ctx: CliContext, host: string, o: OptionsOf<typeof INSTALL_OPTIONS>): void {
-  if (o.project && o.user) throw new CliError("ERR_CLI_USAGE", "give --project or --user, not both");
-  if (host === "cursor") {
-    installCursor(ctx, o);
-    return;
-  }
-  if (host !== "claude-code")
-    throw new CliError("ERR_CLI_USAGE", `unknown host ${host} (supported: claude-code, cursor)`);
-  const path = o.user ? join(homedir(), ".claude", "settings.json") : resolve(".claude", "settings.json");
-  let current: Settings = {};
-  if (existsSync(path)) {
-    const parsed = parseStrictJson(readFileSync(path, "utf8"));
-    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
-      throw new CliError("ERR_CLI_INPUT", `${path} is not a JSON object; not changed`);
-    }
-    current = parsed as Settings;
-    if (current.hooks !== undefined && (typeof current.hooks !== "object" || Array.isArray(current.hooks))) {
-      throw new CliError("ERR_CLI_INPUT", `${path}: "hooks" is not an object; not changed`);
-    }
-  }
-  const { settings, added } = mergeClaudeSettings(current, o.command ?? "warden hooks claude-code");
-  mkdirSync(dirname(path), { recursive: true });
-  writeFileSync(path, `${JSON.stringify(settings, null, 2)}\n`);
-  ctx.io.out(
-    added.length > 0 ? `${path}: added Warden for ${added.join(", ")}\n` : `${path}: already installed\n`,
-  );
-}
-
 const CONFORMANCE_OPTIONS = defineOptions({
   level: {
     flags: "--level <n>",
@@ -314,6 +263,22 @@ async function conformance(ctx: CliContext, o: OptionsOf<typeof CONFORMANCE_OPTI
   }
 }
 
+/** The engine options the daemon takes (a daemon serves every workspace and host itself). */
+const { policy, dir, failOpen, failOpenMax, sourceTrust } = ENGINE_OPTIONS;
+const DAEMON_ENGINE_OPTIONS = { policy, dir, failOpen, failOpenMax, sourceTrust };
+
+/** The daemon's engine options as arguments again (absolute paths), for its detached start. */
+function daemonArgs(o: OptionsOf<typeof DAEMON_ENGINE_OPTIONS>): string[] {
+  return [
+    "--dir",
+    hooksDir(o),
+    ...(o.policy ? ["--policy", ...o.policy.map((p) => resolve(p))] : []),
+    ...(o.failOpen?.length ? ["--fail-open", ...o.failOpen] : []),
+    ...(o.failOpenMax !== undefined ? ["--fail-open-max", o.failOpenMax] : []),
+    ...(o.sourceTrust !== undefined ? ["--source-trust", resolve(o.sourceTrust)] : []),
+  ];
+}
+
 export function registerHooks(program: Command, ctx: CliContext): void {
   const hooks = program.command("hooks").description(SUMMARY.hooks);
   addOptions(hooks.command("serve").description("serve the AARTS engine over a transport"), {
@@ -337,10 +302,21 @@ export function registerHooks(program: Command, ctx: CliContext): void {
     ENGINE_OPTIONS,
   ).action((o: EngineOptions) => hostHook(ctx, o, claudeCodeAdapter));
   registerCursor(hooks, ENGINE_OPTIONS, (o: EngineOptions) => hostHook(ctx, o, cursorAdapter));
+  registerCodex(hooks, ENGINE_OPTIONS, (o: EngineOptions) => hostHook(ctx, o, codexAdapter));
+  registerCopilot(hooks, ENGINE_OPTIONS, (o: EngineOptions, adapter) => hostHook(ctx, o, adapter));
+  registerGemini(hooks, ENGINE_OPTIONS, (o: EngineOptions) => hostHook(ctx, o, geminiAdapter));
   addOptions(
-    hooks.command("install <host>").description("register Warden's hooks with a host (claude-code, cursor)"),
+    hooks
+      .command("install <host>")
+      .description("register Warden's hooks with a host (claude-code, cursor, codex, copilot, gemini)"),
     INSTALL_OPTIONS,
-  ).action((host: string, o: OptionsOf<typeof INSTALL_OPTIONS>) => install(ctx, host, o));
+  ).action((host: string, o: InstallFlags) => install(ctx, host, o));
+  registerDaemon(hooks, ctx, {
+    engineOptions: DAEMON_ENGINE_OPTIONS,
+    dirOf: (o) => hooksDir(o),
+    configFor: (o, _host, workspace) => engineConfig(o, "daemon", workspace),
+    argsOf: daemonArgs,
+  });
   addOptions(
     hooks
       .command("conformance")
@@ -348,3 +324,5 @@ export function registerHooks(program: Command, ctx: CliContext): void {
     CONFORMANCE_OPTIONS,
   ).action((o: OptionsOf<typeof CONFORMANCE_OPTIONS>) => conformance(ctx, o));
 }
+
+export { mergeClaudeSettings } from "./hooks-install.js";

@@ -1,0 +1,87 @@
+// The state of one harm analysis (shell-harm.ts): findings, functions defined, files written
+// earlier in the line with what went into them, sockets and named pipes seen; and the checks
+// that only need that state — redirections and credential paths.
+import { isAbsolute, resolve } from "node:path";
+import { type CodingProfile, isCredentialPath } from "./coding-profile.js";
+import type { Script, SimpleCommand, Word } from "./shell.js";
+import { globMayNameCredential, hasGlob } from "./shell-globs.js";
+import { candidates } from "./shell-harm-parts.js";
+
+export const FINDINGS = [
+  "remoteCode",
+  "decodedCode",
+  "reverseShell",
+  "destructive",
+  "wipesMachine",
+  "persistence",
+  "urlInstall",
+  "exfiltration",
+  "credentialAccess",
+  "wardenCommand",
+  "dynamic",
+] as const;
+export type Finding = (typeof FINDINGS)[number];
+export type ShellFindings = Record<Finding, string[]>;
+
+export interface HarmContext {
+  cwd: string | undefined;
+  profile: CodingProfile;
+}
+
+/** What flows out of a command: remote or decoded content, credentials, a network peer, a shell. */
+export type Flow = Set<"fetch" | "decode" | "credential" | "network" | "shell" | `lit:${string}`>;
+export const union = (...fs: Flow[]): Flow => new Set(fs.flatMap((f) => [...f]));
+export const MAX_DEPTH = 32;
+
+export class HarmState {
+  readonly out = Object.fromEntries(FINDINGS.map((f) => [f, [] as string[]])) as ShellFindings;
+  readonly functions = new Map<string, Script>();
+  /** Files written earlier in this line, with what was written into them. */
+  readonly files = new Map<string, Flow>();
+  sockets = 0;
+  fifos = 0;
+
+  constructor(readonly ctx: HarmContext) {}
+
+  note(f: Finding, what: string): void {
+    if (this.out[f].length < 16) this.out[f].push(what.slice(0, 256));
+  }
+
+  abs(w: Word, cwd: string | undefined): string | undefined {
+    if (w.dynamic || w.text === "") return undefined;
+    if (isAbsolute(w.text)) return resolve(w.text);
+    return cwd === undefined ? undefined : resolve(cwd, w.text);
+  }
+
+  redirects(rs: SimpleCommand["redirects"], cwd: string | undefined, out: Flow): void {
+    for (const r of rs) {
+      const t = r.target.text;
+      if (/^\/dev\/(tcp|udp)\//.test(t)) this.note("reverseShell", `${r.op} ${t}`);
+      if (/^\/dev\/(sd|hd|vd|xvd|nvme|mmcblk|disk|md)/.test(t) && /[>]/.test(r.op))
+        this.note("wipesMachine", `${r.op} ${t}`);
+      const abs = this.abs(r.target, cwd);
+      if (abs !== undefined && /^(>|>>|>\||&>|&>>)$/.test(r.op))
+        this.files.set(abs, union(this.files.get(abs) ?? new Set(), out));
+      if (abs !== undefined && /^(<|<>)$/.test(r.op) && isCredentialPath(this.ctx.profile, abs))
+        this.note("credentialAccess", `${r.op} ${abs}`);
+    }
+  }
+
+  credentials(words: readonly Word[], cwd: string | undefined): boolean {
+    let found = false;
+    for (const w of words.slice(1)) {
+      for (const text of candidates(w.text)) {
+        const abs = this.abs({ text, dynamic: w.dynamic }, cwd);
+        if (abs === undefined) continue;
+        const named = hasGlob(abs)
+          ? globMayNameCredential(abs, this.ctx.profile)
+          : isCredentialPath(this.ctx.profile, abs);
+        if (named) {
+          this.note("credentialAccess", abs);
+          found = true;
+        }
+      }
+    }
+    return found;
+  }
+}
