@@ -2,7 +2,9 @@
 // Claude Code runs Warden's rewritten command (`bash -c '<node> contain-run.js …'`: the
 // egress proxy, bubblewrap, the in-sandbox init, the command) beside the same command run
 // bare (`bash -c <command>`), in the same run: on `true` and on `npm test` of a small
-// project. CPU is the children's (the wrapper runs in them). `containBench()` is exported
+// project. CPU is the waited-for children's (/proc cutime+cstime): the processes inside the
+// sandbox's PID namespace are reaped by bwrap's own init and are not all counted, so the
+// contained rows' CPU is mostly the wrapper's (runner, bwrap). `containBench()` is exported
 // for the combined `hooks-host` bench; `npm run bench -- hooks-contain` runs it alone.
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -19,7 +21,9 @@ const N_NPM = Number(process.env.HOOKS_CONTAIN_BENCH_NPM_N ?? 15);
 
 function run(command: string, cwd: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    const c = spawn("/bin/bash", ["-c", command], { cwd, stdio: ["ignore", "ignore", "pipe"] });
+    // npm's update check off in both (the sandbox sets it): the same work on each side.
+    const env = { ...process.env, npm_config_update_notifier: "false" };
+    const c = spawn("/bin/bash", ["-c", command], { cwd, env, stdio: ["ignore", "ignore", "pipe"] });
     let err = "";
     c.stderr.on("data", (d) => {
       err += d;
