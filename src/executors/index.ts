@@ -124,6 +124,7 @@ export {
   type ToolIdentity,
 } from "./runtime.js";
 export {
+  bwrapPath,
   bwrapUnavailable,
   type ContainerOptions,
   containerUnavailable,

@@ -4,7 +4,8 @@
 // exit code). Mapping:
 //   PreToolUse       → PreToolUse   deny/ask: hookSpecificOutput.permissionDecision + reason;
 //                                   allow: no output (Claude Code's own permission rules
-//                                   still apply — Warden never widens them)
+//                                   still apply); allow contained (updated_input): allow
+//                                   with updatedInput, the Bash command run in the sandbox
 //   PostToolUse      → PostToolUse  (an MCP result's content blocks as {content:[…]})
 //                                   deny: {"decision":"block","reason"}; a masked
 //                                   credential: additionalContext telling the model
@@ -151,13 +152,34 @@ export function translateClaudeCode(input: Input, now: string): Record<string, u
   }
 }
 
+/**
+ * An allowed call: no output (Claude Code's own permission rules decide), or — contained
+ * (directive `updated_input`) — allow with the rewritten input. Claude Code's documented
+ * PreToolUse `allow` skips its prompt but not the user's deny/ask rules.
+ */
+function allowPreToolUse(v: Verdict): ClaudeAnswer {
+  const updatedInput = v.directives?.updated_input;
+  if (updatedInput === undefined) return { exitCode: 0 };
+  return {
+    exitCode: 0,
+    stdout: json({
+      hookSpecificOutput: {
+        hookEventName: "PreToolUse",
+        permissionDecision: "allow",
+        updatedInput,
+        permissionDecisionReason: "Warden: contained",
+      },
+    }),
+  };
+}
+
 /** Claude Code's answer to a verdict, by the Claude Code event it answers. */
 export function renderClaudeCode(event: string, v: Verdict): ClaudeAnswer {
   const failed = isFailure(v);
   if (!isClaudeCodeEvent(event)) return { exitCode: 2, stderr: `${reason(v)}\n` };
   switch (event) {
     case "PreToolUse":
-      if (v.decision === "allow") return { exitCode: 0 };
+      if (v.decision === "allow") return allowPreToolUse(v);
       return {
         exitCode: 0,
         stdout: json({

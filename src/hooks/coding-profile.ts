@@ -5,8 +5,11 @@
 // sandbox profile (bubblewrap masks and read-only binds) both read it, so a path that is
 // masked in the sandbox is also refused to the host's own file tools. docs/hooks.md
 // "Coding-agent profile".
-import { isAbsolute, join, normalize, relative, sep } from "node:path";
+import { isAbsolute, join, normalize, sep } from "node:path";
 import { z } from "zod";
+import { egressAllowed, isWithin } from "./coding-profile-match.js";
+
+export { egressAllowed, isWithin };
 
 /** Credential locations under $HOME: masked in the sandbox, never readable by file tools. */
 export const HOME_CREDENTIALS: readonly string[] = [
@@ -186,12 +189,6 @@ export function codingProfile(
   };
 }
 
-/** Whether `path` (absolute, already resolved) is `root` or lies below it. */
-export function isWithin(path: string, root: string): boolean {
-  const rel = relative(root, path);
-  return rel === "" || (!rel.startsWith(`..${sep}`) && rel !== ".." && !isAbsolute(rel));
-}
-
 /** A resolved absolute path the agent may never read. */
 export function isCredentialPath(profile: CodingProfile, path: string): boolean {
   if (profile.credentials.some((c) => isWithin(path, c))) return true;
@@ -202,13 +199,4 @@ export function isCredentialPath(profile: CodingProfile, path: string): boolean 
 /** A resolved absolute path the agent may never write (credential locations included). */
 export function isProtectedPath(profile: CodingProfile, path: string): boolean {
   return profile.protectedPaths.some((p) => isWithin(path, p)) || isCredentialPath(profile, path);
-}
-
-/** Whether the egress allowlist names `host` (exact, or `*.suffix` for a subdomain). */
-export function egressAllowed(profile: CodingProfile, host: string): boolean {
-  const h = host.toLowerCase().replace(/\.$/, "");
-  return profile.egress.some((e) => {
-    const p = e.toLowerCase();
-    return p.startsWith("*.") ? h.endsWith(p.slice(1)) : h === p;
-  });
 }

@@ -2,7 +2,9 @@
 // generation_id, hook_event_name, workspace_roots and the event's fields; documented at
 // https://cursor.com/docs/agent/hooks) → an AARTS event, and the verdict → Cursor's
 // documented output. Mapping:
-//   beforeShellExecution → PreToolUse shell     {permission, user_message, agent_message}
+//   beforeShellExecution → PreToolUse shell     {permission, user_message, agent_message};
+//                                                an allow Warden would contain is asked
+//                                                (Cursor cannot rewrite a command)
 //   beforeMCPExecution   → PreToolUse mcp_call  {permission, user_message, agent_message}
 //   beforeReadFile       → PreToolUse file_read {permission: allow|deny} (ask → deny)
 //   afterShellExecution  → PostToolUse shell     (output: taint, injection) {}
@@ -171,13 +173,20 @@ function permission(v: Verdict, allowAsk: boolean): HostAnswer {
   return decision === "deny" ? answer(2, o, `${why}\n`) : answer(0, o);
 }
 
+/** Cursor cannot rewrite a call: an allow that needs containment (`updated_input`) is asked. */
+function uncontainable(v: Verdict): Verdict {
+  if (v.decision !== "allow" || v.directives?.updated_input === undefined) return v;
+  const why = "Cursor cannot run this command in Warden's sandbox; approve to run it uncontained";
+  return { ...v, decision: "ask", severity: "warning", reasons: [why] };
+}
+
 /** Cursor's answer to a verdict, by the Cursor event it answers. */
 export function renderCursor(event: string, v: Verdict): HostAnswer {
   if (!isCursorEvent(event)) return { exitCode: 2, stderr: `${verdictReason(v)}\n` };
   switch (event) {
     case "beforeShellExecution":
     case "beforeMCPExecution":
-      return permission(v, true);
+      return permission(uncontainable(v), true);
     case "beforeReadFile":
       return permission(v, false);
     case "beforeSubmitPrompt":

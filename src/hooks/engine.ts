@@ -3,7 +3,8 @@
 // verdict — never a throw. Order of one event: handshake check → parse → evaluation under
 // the blocking mode's timeout → the failure policy on any fault → the verdict journaled
 // (durable) with the event's hash → state saved → answer.
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { HookError, sha256Hex, sha256Of, WardenError } from "../contracts/index.js";
@@ -11,8 +12,16 @@ import { generateKeyPair, type KeyPair } from "../crypto/index.js";
 import { defaultEventTypes } from "../journal/index.js";
 import { composeRuntime, type Runtime } from "../runtime/index.js";
 import { PinStore } from "../tools/index.js";
+import type { CodingProfileConfig } from "./coding-profile.js";
+import { type ContainmentConfig, containVerdict, sessionKeyOf } from "./contain.js";
+import { drainEgress } from "./contain-journal.js";
 import { dispatch } from "./dispatch.js";
-import { HOOK_HANDSHAKE_EVENT, HOOK_VERDICT_EVENT, registerHookEventTypes } from "./events.js";
+import {
+  HOOK_EGRESS_EVENT,
+  HOOK_HANDSHAKE_EVENT,
+  HOOK_VERDICT_EVENT,
+  registerHookEventTypes,
+} from "./events.js";
 import { type FailurePolicy, failureVerdict, withTimeout } from "./failure.js";
 import {
   AARTS_VERSION,
@@ -64,6 +73,17 @@ export interface EngineConfig {
    * distributed (its `hookSourcePins`: the pins every replica shares are used instead).
    */
   sourcePins?: string | PinStore;
+  /** The coding-agent profile's operator additions (docs/hooks-containment.md). */
+  profile?: Partial<CodingProfileConfig>;
+  /**
+   * Shell calls the policy allows run contained (the directive `updated_input`). Where
+   * containment is unavailable: `auto` (default) asks, `required` denies. There is no "off".
+   */
+  containment?: "auto" | "required";
+  /** Warden's hooks state directory (egress journals; invisible in the sandbox); default: beside statePath. */
+  hooksDir?: string;
+  /** bwrap binary for containment (default /usr/bin/bwrap or /bin/bwrap). */
+  bwrap?: string;
 }
 
 export interface Engine {
@@ -143,6 +163,7 @@ class HooksEngine implements Engine {
     private readonly config: EngineConfig,
     private readonly state: EngineState,
     private readonly sourceTrust: SourceTrust,
+    private readonly containment: ContainmentConfig,
   ) {}
 
   async #journal(type: string, body: Record<string, unknown>, runId?: string): Promise<void> {
@@ -213,7 +234,10 @@ class HooksEngine implements Engine {
       return this.#fail(raw, hook, "ERR_HOOK_HANDSHAKE_REQUIRED", why);
     }
     try {
-      const { verdict, runId } = await this.#evaluate(parsed.event);
+      await this.#journalEgress(parsed.event);
+      const evaluated = await this.#evaluate(parsed.event);
+      const { runId } = evaluated;
+      const verdict = this.#contain(parsed.event, evaluated.verdict);
       await this.#journal(HOOK_VERDICT_EVENT, verdictBody(raw, hook, verdict, null), runId);
       if (this.config.statePath) saveState(this.config.statePath, this.state);
       return verdict;
@@ -222,6 +246,23 @@ class HooksEngine implements Engine {
         err instanceof WardenError && err.code.startsWith("ERR_HOOK_") ? err.code : "ERR_HOOK_ENGINE_FAULT";
       return this.#fail(raw, hook, code, err instanceof Error ? err.message : "fault");
     }
+  }
+
+  /** The destinations the session's contained calls tried, journaled before the event. */
+  async #journalEgress(e: HookEvent): Promise<void> {
+    const dir = join(this.containment.hooksDir, "egress");
+    for (const body of drainEgress(dir, sessionKeyOf(e.host_id, e.session_id), e.session_id)) {
+      await this.#journal(HOOK_EGRESS_EVENT, { ...body });
+    }
+  }
+
+  /** An allowed shell call runs contained (contain.ts). */
+  #contain(e: HookEvent, v: Verdict): Verdict {
+    if (e.hook_point !== "PreToolUse") return v;
+    const workspace = this.config.workspace ?? this.state.sessions[e.session_id]?.workspace;
+    const names = { sessionKey: sessionKeyOf(e.host_id, e.session_id), callId: e.turn_id };
+    const call = { tool: e.tool_name, input: e.tool_input, workspace, names };
+    return containVerdict(this.containment, call, v);
   }
 
   async close(): Promise<void> {
@@ -250,12 +291,32 @@ function sourceTrustFor(config: EngineConfig): SourceTrust {
   }
 }
 
+/** Containment settings: the hooks state directory (a private temporary one for an in-memory engine). */
+function containmentFor(config: EngineConfig): ContainmentConfig {
+  const journal = config.journal?.path;
+  const journalDir = journal !== undefined && journal !== ":memory:" ? dirname(journal) : undefined;
+  const hooksDir =
+    config.hooksDir ??
+    (config.statePath !== undefined ? dirname(config.statePath) : undefined) ??
+    journalDir ??
+    mkdtempSync(join(tmpdir(), "warden-hooks-"));
+  const stateDirs = [journalDir, join(homedir(), ".warden")].filter((d): d is string => d !== undefined);
+  return {
+    hooksDir,
+    stateDirs,
+    ...(config.containment !== undefined ? { mode: config.containment } : {}),
+    ...(config.profile !== undefined ? { profile: config.profile } : {}),
+    ...(config.bwrap !== undefined ? { bwrap: config.bwrap } : {}),
+  };
+}
+
 export async function createEngine(config: EngineConfig = {}): Promise<Engine> {
   registerHookEventTypes(defaultEventTypes);
   // State first: an unreadable state file refuses the start before anything is opened.
   const state: EngineState = config.state ?? (config.statePath ? loadState(config.statePath) : emptyState());
   const sourceTrust = sourceTrustFor(config);
-  return new HooksEngine(await runtimeFor(config), config, state, sourceTrust);
+  const containment = containmentFor(config);
+  return new HooksEngine(await runtimeFor(config), config, state, sourceTrust, containment);
 }
 
 export { AARTS_VERSION };

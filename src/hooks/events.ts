@@ -8,6 +8,8 @@ export const HOOK_VERDICT_EVENT = "warden.hooks.verdict";
 export const HOOK_HANDSHAKE_EVENT = "warden.hooks.handshake";
 /** A human cleared a session's taint and poison (`warden hooks clear`). */
 export const HOOK_CLEAR_EVENT = "warden.hooks.clear";
+/** One destination a contained shell call tried (docs/hooks-containment.md "Egress"). */
+export const HOOK_EGRESS_EVENT = "warden.hooks.egress";
 
 const Short = z.string().max(256);
 
@@ -45,8 +47,20 @@ export const HookClearBodySchema = z.strictObject({
   epoch: z.number().int().nonnegative(),
 });
 
+export const HookEgressBodySchema = z.strictObject({
+  session_id: Short,
+  call_id: Short,
+  at: z.string().max(64),
+  host: Short,
+  port: z.number().int().min(0).max(65535),
+  method: z.string().max(16),
+  allowed: z.boolean(),
+  reason: z.string().max(1024),
+});
+
 export function registerHookEventTypes(registry: Pick<EventTypeRegistry, "has" | "register">): void {
   if (!registry.has(HOOK_VERDICT_EVENT)) registry.register(HOOK_VERDICT_EVENT, HookVerdictBodySchema);
   if (!registry.has(HOOK_HANDSHAKE_EVENT)) registry.register(HOOK_HANDSHAKE_EVENT, HookHandshakeBodySchema);
   if (!registry.has(HOOK_CLEAR_EVENT)) registry.register(HOOK_CLEAR_EVENT, HookClearBodySchema);
+  if (!registry.has(HOOK_EGRESS_EVENT)) registry.register(HOOK_EGRESS_EVENT, HookEgressBodySchema);
 }

@@ -59,6 +59,28 @@ export {
 } from "./conformance-cases.js";
 export { hostConformance } from "./conformance-host.js";
 export {
+  type CallNames,
+  type ContainmentConfig,
+  containCommand,
+  containmentUnavailable,
+  containSpec,
+  containVerdict,
+  runnerFiles,
+  sessionKeyOf,
+  workspaceCredentials,
+} from "./contain.js";
+export { drainEgress, type EgressEntry } from "./contain-journal.js";
+export {
+  type EgressProxy,
+  type EgressProxyOptions,
+  type EgressRecord,
+  isInternalAddress,
+  judgeDestination,
+  startEgressProxy,
+} from "./contain-proxy.js";
+export { gitRemoteHosts } from "./contain-remotes.js";
+export { type ContainSpec, decodeSpec, encodeSpec } from "./contain-spec.js";
+export {
   COPILOT_EVENTS,
   COPILOT_HOST_ID,
   COPILOT_TOOLS,
@@ -108,8 +130,10 @@ export {
 } from "./engine.js";
 export {
   HOOK_CLEAR_EVENT,
+  HOOK_EGRESS_EVENT,
   HOOK_HANDSHAKE_EVENT,
   HOOK_VERDICT_EVENT,
+  HookEgressBodySchema,
   HookVerdictBodySchema,
   registerHookEventTypes,
 } from "./events.js";

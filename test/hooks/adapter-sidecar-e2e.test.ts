@@ -61,7 +61,8 @@ describe("host adapters over the sidecar", () => {
     const benign = await hook("cursor", "before-shell-npm-test", ["--sidecar", s.url], {
       WARDEN_HOOKS_TOKEN: HOST,
     });
-    expect(JSON.parse(benign.out)).toEqual({ permission: "allow" });
+    // Cursor cannot run a command contained (no rewrite): an allowed shell call is asked.
+    expect(JSON.parse(benign.out)).toMatchObject({ permission: "ask" });
   });
 
   it("Claude Code: a credential read from --token-file works the same way", async () => {

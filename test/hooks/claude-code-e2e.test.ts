@@ -57,7 +57,16 @@ describe("warden hooks claude-code (spawned, recorded payloads)", () => {
     expect(JSON.stringify(out.out)).toContain("OUTSIDE_WORKSPACE");
     const inside = hook(dir, "pre-tool-use-edit-inside-workspace");
     expect(inside).toMatchObject({ code: 0, out: null });
-    expect(hook(dir, "pre-tool-use-bash-npm-test")).toMatchObject({ code: 0, out: null });
+    // An allowed shell call runs contained: allow with the rewritten command (contain-*.test.ts).
+    expect(hook(dir, "pre-tool-use-bash-npm-test")).toMatchObject({
+      code: 0,
+      out: {
+        hookSpecificOutput: {
+          permissionDecision: "allow",
+          updatedInput: { description: "Run the test suite", timeout: 120000 },
+        },
+      },
+    });
   });
 
   it("a secret in a prompt is blocked before Claude sees it", () => {

@@ -46,7 +46,8 @@ describe("the lean entry bin/warden-hook.js", () => {
     expect(decisionOf(json(r.stdout))).toBe("deny");
     expect(r.stdout).toContain("DESTRUCTIVE_COMMAND");
     const warm = await runEntry(dir, JSON.stringify(bashEvent("npm test")));
-    expect(warm).toMatchObject({ code: 0, stdout: "" });
+    expect(warm).toMatchObject({ code: 0 });
+    expect(decisionOf(json(warm.stdout))).toBe("allow"); // contained: updatedInput (hooks-containment.md)
     expect(mode(dir)).toBe(0o700);
     for (const f of ["daemon.sock", "daemon.token", "daemon.pid", "daemon.json", "state.json", "journal.db"])
       expect(mode(join(dir, f)), f).toBe(0o600);

@@ -50,9 +50,11 @@ describe("the hook daemon over Claude Code's http hook", () => {
     expect(r.text).toContain("DESTRUCTIVE_COMMAND");
   });
 
-  it("answers an allowed npm test with an empty 200 (Claude Code: success, no output)", async () => {
+  it("answers an allowed npm test with allow and the contained command (updatedInput)", async () => {
     const r = await post(d.url(), bashEvent("npm test"), auth());
-    expect(r).toMatchObject({ status: 200, text: "" });
+    expect(r).toMatchObject({ status: 200 });
+    expect(r.json).toMatchObject({ hookSpecificOutput: { permissionDecision: "allow" } });
+    expect(JSON.stringify(r.json)).toContain("contain-run.js");
   });
 
   it("a poisoned MCP result blocks, and the session's exfiltration is denied afterwards", async () => {

@@ -112,14 +112,14 @@ describe("the AARTS HTTP transport", () => {
 
   it("an event acts as the authenticated principal, not the host or session it names", async () => {
     expect((await handshake(HOST)).body).toMatchObject({ compatible: true });
-    const r = await send(HOST, tool("shell", { command: "ls -la" }, "Bash", "sess-owned"));
+    const r = await send(HOST, tool("other", { todos: [] }, "TodoWrite", "sess-owned"));
     expect(r.body).toMatchObject({ decision: "allow" });
     const runId = (await verdictEntries()).at(-1)?.run_id as string;
     // The run the event was decided in belongs to host-one, whatever host_id the event named.
     expect(s.server.runtime.sessions.get(runId)?.principalId).toBe("host-one");
     // host-two naming the same host_id and session gets its own run, not host-one's.
     expect((await handshake(HOST2)).body).toMatchObject({ compatible: true });
-    const other = await send(HOST2, tool("shell", { command: "ls -la" }, "Bash", "sess-owned"));
+    const other = await send(HOST2, tool("other", { todos: [] }, "TodoWrite", "sess-owned"));
     expect(other.body).toMatchObject({ decision: "allow" });
     const otherRun = (await verdictEntries()).at(-1)?.run_id as string;
     expect(otherRun).not.toBe(runId);

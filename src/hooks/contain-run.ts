@@ -1,0 +1,109 @@
+// The command a contained shell call runs on the host (what Warden's rewritten Bash command
+// starts, docs/hooks-containment.md): starts the egress proxy on a fresh Unix socket in a
+// private 0700 directory, runs bwrap with the coding-agent profile around the in-sandbox
+// init (contain-init.js), waits, cleans up and exits with the command's status (128+n for a
+// signal). Anything wrong before the command runs exits 126 with the reason on stderr —
+// the command never runs uncontained. Loads only node builtins and the contain-* files.
+//   node contain-run.js <base64 spec> <base64 command | @file>
+import { spawn } from "node:child_process";
+import {
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { constants, tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { scrubEnv } from "./contain-env.js";
+import { containArgv, specProblem } from "./contain-profile.js";
+import { type EgressProxy, startEgressProxy } from "./contain-proxy.js";
+import { type ContainSpec, decodeSpec } from "./contain-spec.js";
+
+function fail(why: string): never {
+  process.stderr.write(`Warden containment: ${why}; the command did not run\n`);
+  process.exit(126);
+}
+
+/** A directory only this user can enter: created 0700, refused if it is a link or anyone else's. */
+export function privateDir(path: string): void {
+  mkdirSync(path, { recursive: true, mode: 0o700 });
+  const st = lstatSync(path);
+  const uid = process.getuid?.();
+  if (!st.isDirectory()) throw new Error(`${path} is not a directory`);
+  if (uid !== undefined && st.uid !== uid) throw new Error(`${path} belongs to another user`);
+  if ((st.mode & 0o077) !== 0) throw new Error(`${path} is open to other users`);
+}
+
+function statusOf(code: number | null, signal: NodeJS.Signals | null): number {
+  if (code !== null) return code;
+  return 128 + ((signal !== null ? constants.signals[signal] : undefined) ?? 9);
+}
+
+const MAX_COMMAND_BYTES = 16 * 1024 * 1024;
+
+/** The command: base64, or `@file` (a long one the engine stashed in its hooks directory; removed once read). */
+export function readCommand(word: string): string {
+  if (!word.startsWith("@")) return Buffer.from(word, "base64").toString("utf8");
+  const file = word.slice(1);
+  if (statSync(file).size > MAX_COMMAND_BYTES) throw new Error("the command file is too large");
+  const text = readFileSync(file, "utf8");
+  unlinkSync(file);
+  return text;
+}
+
+async function run(spec: ContainSpec, command: string): Promise<number> {
+  privateDir(dirname(spec.sessionTmp));
+  privateDir(spec.sessionTmp);
+  privateDir(dirname(spec.egressLog));
+  const dir = mkdtempSync(join(tmpdir(), "warden-egress-"));
+  const part = `${spec.egressLog}-${process.pid}.part`;
+  let proxy: EgressProxy | undefined;
+  try {
+    const socket = join(dir, "egress.sock");
+    const commandFile = join(dir, "command");
+    writeFileSync(commandFile, command, { mode: 0o600 });
+    proxy = await startEgressProxy({ socket, egress: spec.egress, log: part });
+    const argv = containArgv(spec, { socket, cwd: process.cwd(), commandFile });
+    const child = spawn(spec.bwrap, [...argv, "--", spec.node, spec.init, spec.shell], {
+      stdio: "inherit",
+      env: scrubEnv(process.env),
+    });
+    for (const s of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(s, () => child.kill(s));
+    return await new Promise<number>((resolve) => {
+      child.once("error", (err) => {
+        process.stderr.write(`Warden containment: ${err.message}\n`);
+        resolve(126);
+      });
+      child.once("exit", (code, signal) => resolve(statusOf(code, signal)));
+    });
+  } finally {
+    await proxy?.close();
+    try {
+      renameSync(part, `${spec.egressLog}-${process.pid}.jsonl`);
+    } catch {
+      // No destination was recorded (the file may not exist).
+    }
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function main(argv: readonly string[]): Promise<void> {
+  const [specB64, b64] = argv;
+  if (specB64 === undefined || b64 === undefined) fail("usage: contain-run.js <spec> <command>");
+  const spec = decodeSpec(specB64);
+  if (typeof spec === "string") fail(spec);
+  const problem = specProblem(spec);
+  if (problem !== undefined) fail(problem);
+  try {
+    process.exitCode = await run(spec, readCommand(b64));
+  } catch (err) {
+    fail(err instanceof Error ? err.message : String(err));
+  }
+}
+
+await main(process.argv.slice(2));
