@@ -18,6 +18,7 @@ import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { childrenCpuMs, processCpuMs } from "./_proc.js";
 import { type Stats, summarize, table } from "./_stats.js";
+import { containBench } from "./hooks-contain.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(here, "..", "..");
@@ -220,9 +221,6 @@ try {
     daemon.pid,
   );
   rows = [...spawned.slice(0, 1), ...http, ...spawned.slice(1)];
-  // ── containment rows (bench/hooks-contain.ts, another part of issue 32) go here ──
-  // The lead wires the sandbox wrapper's added cost on `true` and on `npm test` of a small
-  // project into this table at merge; this bench does not measure them.
 } finally {
   bare.close();
   daemon.child.kill("SIGTERM");
@@ -259,4 +257,12 @@ process.stdout.write(
     `bare HTTP round trip ${ms(http0).toFixed(2)} ms\n` +
     `command entry: worst median ${worstEntry.toFixed(1)} ms (target ≤ 1.5 × node -e 0 = ${limit.toFixed(1)} ms: ${ok(worstEntry <= limit)}); ` +
     `one-shot ${ms(rows.at(-1)).toFixed(0)} ms\n`,
+);
+
+// The sandbox wrapper's added cost (bench/hooks-contain.ts): `true` and `npm test` of a small
+// project, contained as an allowed Bash call runs, beside the same command run bare.
+process.stdout.write("\n### The sandbox wrapper (an allowed Bash call, contained)\n\n");
+const contained = await containBench();
+process.stdout.write(
+  "unavailable" in contained ? `containment unavailable: ${contained.unavailable}\n` : contained.text,
 );

@@ -16,6 +16,8 @@ import { loadPrivateKeyFile } from "../../crypto/index.js";
 import {
   answerHostEvent,
   answerHostEventRemote,
+  type CodingProfileConfig,
+  CodingProfileConfigSchema,
   claudeCodeAdapter,
   codexAdapter,
   createEngine,
@@ -78,6 +80,17 @@ const ENGINE_OPTIONS = defineOptions({
     description: "JSON source-trust configuration for plugins, skills and MCP servers (docs/hooks.md)",
     kind: "value",
   },
+  profile: {
+    flags: "--profile <file>",
+    description:
+      "JSON coding-agent profile: extra credential and protected paths, the egress allowlist (default: <dir>/profile.json when present; docs/hooks-containment.md)",
+    kind: "value",
+  },
+  containment: {
+    flags: "--containment <mode>",
+    description: "auto (default: ask when the sandbox is unavailable) or required (deny instead)",
+    kind: "value",
+  },
   sidecar: {
     flags: "--sidecar <url>",
     description:
@@ -113,7 +126,30 @@ function hookJournalKey(db: string) {
   }
 }
 
-type EngineConfigOptions = Pick<EngineOptions, "policy" | "dir" | "failOpen" | "failOpenMax" | "sourceTrust">;
+type EngineConfigOptions = Pick<
+  EngineOptions,
+  "policy" | "dir" | "failOpen" | "failOpenMax" | "sourceTrust" | "profile" | "containment"
+>;
+
+/**
+ * The operator's coding-agent profile: --profile, else `<dir>/profile.json` when present (the
+ * hooks directory is out of the agent's reach, so the agent can neither write nor read it).
+ */
+function readProfile(o: EngineConfigOptions, dir: string): CodingProfileConfig | undefined {
+  const file = o.profile !== undefined ? resolve(o.profile) : join(dir, "profile.json");
+  if (o.profile === undefined && !existsSync(file)) return undefined;
+  try {
+    return CodingProfileConfigSchema.parse(parseStrictJson(readFileSync(file, "utf8")));
+  } catch (err) {
+    const why = err instanceof Error ? err.message.slice(0, 500) : "invalid";
+    throw new CliError("ERR_CLI_INPUT", `profile ${file}: ${why}`);
+  }
+}
+
+function containmentMode(v: string | undefined): "auto" | "required" | undefined {
+  if (v === undefined || v === "auto" || v === "required") return v;
+  throw new CliError("ERR_CLI_USAGE", `--containment must be auto or required, not ${v.slice(0, 32)}`);
+}
 
 function engineConfig(
   o: EngineConfigOptions,
@@ -130,8 +166,12 @@ function engineConfig(
   const max = Number(o.failOpenMax ?? "3");
   if (!Number.isInteger(max) || max < 0)
     throw new CliError("ERR_CLI_USAGE", "--fail-open-max must be a whole number");
+  const profile = readProfile(o, dir);
+  const containment = containmentMode(o.containment);
   return {
     ...(o.policy ? { policy: o.policy.map((p) => resolve(p)) } : {}),
+    ...(profile !== undefined ? { profile } : {}),
+    ...(containment !== undefined ? { containment } : {}),
     journal: { path: db, signer: hookJournalKey(db) },
     statePath: join(dir, "state.json"),
     sourcePins: join(dir, "source-pins.json"),
@@ -265,8 +305,8 @@ async function conformance(ctx: CliContext, o: OptionsOf<typeof CONFORMANCE_OPTI
 }
 
 /** The engine options the daemon takes (a daemon serves every workspace and host itself). */
-const { policy, dir, failOpen, failOpenMax, sourceTrust } = ENGINE_OPTIONS;
-const DAEMON_ENGINE_OPTIONS = { policy, dir, failOpen, failOpenMax, sourceTrust };
+const { policy, dir, failOpen, failOpenMax, sourceTrust, profile, containment } = ENGINE_OPTIONS;
+const DAEMON_ENGINE_OPTIONS = { policy, dir, failOpen, failOpenMax, sourceTrust, profile, containment };
 
 /** The daemon's engine options as arguments again (absolute paths), for its detached start. */
 function daemonArgs(o: OptionsOf<typeof DAEMON_ENGINE_OPTIONS>): string[] {
@@ -277,6 +317,8 @@ function daemonArgs(o: OptionsOf<typeof DAEMON_ENGINE_OPTIONS>): string[] {
     ...(o.failOpen?.length ? ["--fail-open", ...o.failOpen] : []),
     ...(o.failOpenMax !== undefined ? ["--fail-open-max", o.failOpenMax] : []),
     ...(o.sourceTrust !== undefined ? ["--source-trust", resolve(o.sourceTrust)] : []),
+    ...(o.profile !== undefined ? ["--profile", resolve(o.profile)] : []),
+    ...(o.containment !== undefined ? ["--containment", o.containment] : []),
   ];
 }
 
