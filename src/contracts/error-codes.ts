@@ -322,6 +322,15 @@ export const ERROR_CODES = {
     "ERR_HOOK_EVENT_TOO_LARGE",
     // The lean command entry could not reach or start the hook daemon (the host is told to block).
     "ERR_HOOK_DAEMON_UNAVAILABLE",
+    // A PostAskResolution names no ask this engine issued and recorded in this session (or
+    // its record's MAC does not verify): nothing is remembered.
+    "ERR_HOOK_ASK_UNKNOWN",
+    // A PostAskResolution names an ask that was already resolved (a replay).
+    "ERR_HOOK_ASK_REPLAYED",
+    // A PostAskResolution names an ask older than its time to live.
+    "ERR_HOOK_ASK_EXPIRED",
+    // A state-changing event on a transport whose handshake did not present the host secret.
+    "ERR_HOOK_HOST_UNAUTHENTICATED",
   ],
   loop: ["ERR_LOOP_STALE_PHASE", "ERR_LOOP_FORGED_PHASE", "ERR_LOOP_CONFIG_INVALID"],
   model: [

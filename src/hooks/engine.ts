@@ -4,7 +4,7 @@
 // the blocking mode's timeout → the failure policy on any fault → the verdict journaled
 // (durable) with the event's hash → state saved → answer.
 import { existsSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { HookError, sha256Hex, sha256Of, WardenError } from "../contracts/index.js";
 import { generateKeyPair, type KeyPair } from "../crypto/index.js";
@@ -22,6 +22,7 @@ import {
 } from "./schema-base.js";
 import { parseHookEvent } from "./schema-parse.js";
 import { HOOK_TABLE, type HookEvent, type HookPoint, SESSION_LEVEL_HOOKS } from "./schema-points.js";
+import { askKeyFor } from "./secret-file.js";
 import { SourceTrust, type SourceTrustConfig } from "./source-trust.js";
 import { type EngineState, emptyState, loadState, saveState } from "./state.js";
 
@@ -137,13 +138,18 @@ class HooksEngine implements Engine {
   readonly engineId = ENGINE_ID;
   #compatible = false;
   readonly #failures = { open: 0 };
+  readonly #stateDirs: string[];
+  readonly #askKey: () => Buffer;
 
   constructor(
     readonly runtime: Runtime,
     private readonly config: EngineConfig,
     private readonly state: EngineState,
     private readonly sourceTrust: SourceTrust,
-  ) {}
+  ) {
+    this.#stateDirs = config.statePath ? [dirname(resolve(config.statePath))] : [];
+    this.#askKey = askKeyFor(config.statePath);
+  }
 
   async #journal(type: string, body: Record<string, unknown>, runId?: string): Promise<void> {
     await this.runtime.journal.append({ type, body, ...(runId ? { run_id: runId } : {}) });
@@ -174,6 +180,8 @@ class HooksEngine implements Engine {
       now,
       principal: p,
       sourceTrust: this.sourceTrust,
+      stateDirs: this.#stateDirs,
+      askKey: this.#askKey,
     };
     return withTimeout(dispatch(input, event), ms);
   }

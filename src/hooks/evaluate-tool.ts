@@ -8,6 +8,7 @@ import { faultOf } from "../gate/index.js";
 import { artifactValues, toolArtifacts } from "./artifacts.js";
 import { count, type EvalContext, noteDenial } from "./context.js";
 import { scanText, textOf } from "./detect.js";
+import { credentialInWrite } from "./file-secrets.js";
 import { recalled } from "./memory.js";
 import type { Artifact, CanonicalTool, Verdict } from "./schema-base.js";
 import type { HookEventOf } from "./schema-points.js";
@@ -51,7 +52,7 @@ function engineSignals(ctx: EvalContext, tool: CanonicalTool, artifacts: Artifac
 
 export async function preToolUse(ctx: EvalContext, e: HookEventOf<"PreToolUse">): Promise<Verdict> {
   const tool = canonical(e);
-  const shape = await gateShape(tool, e.tool_name_native, e.tool_input, ctx.workspace);
+  const shape = await gateShape(tool, e.tool_name_native, e.tool_input, ctx.workspace, ctx.stateDirs ?? []);
   const written = (shape.writes ?? []).map(
     (value): Artifact => ({
       type: "file_path",
@@ -76,7 +77,11 @@ export async function preToolUse(ctx: EvalContext, e: HookEventOf<"PreToolUse">)
     ctx.runtime.gate.release(outcome.decisionId);
   count(ctx.session, "tool_calls");
   const values = artifactValues(artifacts);
-  let verdict = merge(fromGate(outcome, shape.toolClass, values), ...engineSignals(ctx, tool, artifacts));
+  let verdict = merge(
+    fromGate(outcome, shape.toolClass, values),
+    ...engineSignals(ctx, tool, artifacts),
+    ...credentialInWrite(tool, e.tool_input),
+  );
   verdict = recalled(ctx.state.memory, tool, artifacts, verdict);
   if (verdict.decision === "deny") {
     const what = values[0] ?? e.tool_name_native ?? tool;

@@ -109,7 +109,7 @@ describe("PreToolUse through the Gate (host-tools preset)", () => {
     [
       "an agent that reads ~/.ssh keys is denied",
       tool("file_read", { file_path: "/home/u/.ssh/id_ed25519" }, "Read"),
-      "host-deny-sensitive-files",
+      "host-deny-credential-path",
     ],
     [
       "an agent that wipes a disk is denied",

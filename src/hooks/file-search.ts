@@ -1,0 +1,130 @@
+// Search tools (Grep, Glob) walk a tree: what they may reach is decided from the search root
+// and the glob, matched with minimatch against the credential locations
+// (docs/hooks-files.md "Search tools"). Refused when
+//   - the root is a credential location or lies inside one;
+//   - a credential location or Warden's state lies under the root and the glob can reach it
+//     (a Grep with no glob reaches everything under its root);
+//   - the glob names a credential location wherever it lies (`**/.ssh/*`, `**/.env`,
+//     `.aws/**`, `**/id_*`): it matches a probe path of that location but not the same
+//     path with the location's segments replaced by a neutral name — `**/*.ts` or `*` match
+//     both, so they are generic, not aimed at credentials.
+import { relative } from "node:path";
+import { Minimatch } from "minimatch";
+import { type CodingProfile, HOME_CREDENTIALS, isWithin } from "./coding-profile.js";
+import { absoluteOf, anyCredential, type FileWhere, physical, placeFile } from "./file-place.js";
+
+/** Credential file names that may lie anywhere (coding-profile.ts isCredentialName). */
+const NAME_PROBES = [".env", ".env.local", ".env.production", "id_rsa", "id_ed25519", "id_ecdsa", "id_dsa"];
+const FILE_PROBES = ["", "/f", "/id_rsa", "/id_ed25519", "/config", "/credentials", "/hosts.yml", "/key.pem"];
+const PREFIXES = ["", "a/", "a/b/"];
+const MAGIC = /[*?[\]{}()!+@]/;
+
+const neutral = (seg: string) => (seg.startsWith(".") ? ".zz-warden-neutral" : "zz-warden-neutral");
+
+interface Probe {
+  hit: string;
+  control: string;
+}
+
+function buildProbes(): Probe[] {
+  const out: Probe[] = [];
+  for (const prefix of PREFIXES) {
+    for (const loc of [...HOME_CREDENTIALS, ".warden"]) {
+      const ctl = loc.split("/").map(neutral).join("/");
+      for (const f of FILE_PROBES) out.push({ hit: `${prefix}${loc}${f}`, control: `${prefix}${ctl}${f}` });
+    }
+    for (const n of NAME_PROBES) out.push({ hit: `${prefix}${n}`, control: `${prefix}${neutral(n)}` });
+  }
+  return out;
+}
+const PROBES = buildProbes();
+
+const matcher = (glob: string) => new Minimatch(glob, { dot: true, nocase: process.platform !== "linux" });
+
+/** Whether the glob is aimed at a credential location or name, wherever the search starts. */
+export function globTargetsCredential(glob: string): boolean {
+  const m = matcher(glob);
+  return PROBES.some((p) => m.match(p.hit) && !m.match(p.control));
+}
+
+/** Whether the glob can reach `rel` (a location below the root) or anything inside it. */
+function reaches(glob: string | undefined, rel: string): boolean {
+  if (glob === undefined) return true;
+  const m = matcher(glob);
+  return m.match(rel) || m.match(rel, true);
+}
+
+/** A glob whose leading literal segments (absolute, `~`, `..`) move the root: split off. */
+export function splitGlob(
+  pattern: string,
+  root: string,
+  where: FileWhere,
+): { root: string; glob: string | undefined } | { unresolved: string } {
+  const segs = pattern.split("/");
+  const first = segs.findIndex((s) => MAGIC.test(s));
+  const lit = first === -1 ? segs : segs.slice(0, first);
+  const rest = first === -1 ? [] : segs.slice(first);
+  if (rest.includes("..")) return { unresolved: "`..` after a wildcard in the glob" };
+  if (new Minimatch(pattern).set.some((s) => s.some((x) => x === ".."))) {
+    return { unresolved: "`..` inside a glob alternative" };
+  }
+  const literal = pattern.startsWith("/") && lit.join("/") === "" ? "/" : lit.join("/");
+  const base =
+    literal === ""
+      ? root
+      : /^(~|\/)/.test(literal)
+        ? absoluteOf(literal, where)
+        : absoluteOf(`${root}/${literal}`, where);
+  if (typeof base !== "string") return base;
+  return { root: base, glob: rest.length === 0 ? undefined : rest.join("/") };
+}
+
+export type SearchCheck = { reaches: false } | { reaches: true; why: string };
+
+function rootReaches(
+  profiles: readonly CodingProfile[],
+  roots: readonly string[],
+  glob: string | undefined,
+): string | undefined {
+  for (const pr of profiles) {
+    for (const loc of [...pr.credentials, ...pr.stateDirs]) {
+      for (const r of roots) {
+        if (isWithin(r, loc)) return `the search root lies in ${loc}`;
+        if (isWithin(loc, r) && reaches(glob, relative(r, loc))) return `the search can reach ${loc}`;
+      }
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Grep and Glob: `path` (default the workspace) and the glob (Glob's `pattern`, Grep's
+ * `glob`). Fails closed on what cannot be placed.
+ */
+export function checkSearch(
+  input: { path: string | undefined; glob: string | undefined; isGlobTool: boolean },
+  where: FileWhere,
+  profiles: readonly CodingProfile[],
+): SearchCheck {
+  const start = placeFile(input.path ?? where.workspace ?? process.cwd(), where);
+  if (!start.ok) return { reaches: true, why: start.unresolved };
+  const roots: string[] = [];
+  let glob = input.glob;
+  if (input.isGlobTool && glob !== undefined) {
+    const parts = start.places.map((r) => splitGlob(glob as string, r, where));
+    for (const p of parts) {
+      if ("unresolved" in p) return { reaches: true, why: p.unresolved };
+      roots.push(p.root, physical(p.root));
+    }
+    glob = parts.map((p) => ("glob" in p ? p.glob : undefined))[0];
+  } else roots.push(...start.places);
+  if (anyCredential(profiles, roots))
+    return { reaches: true, why: "the search root is a credential location" };
+  const why = rootReaches(profiles, roots, glob);
+  if (why !== undefined) return { reaches: true, why };
+  if (glob !== undefined && globTargetsCredential(glob))
+    return { reaches: true, why: `the glob ${glob.slice(0, 128)} names a credential location` };
+  if (input.glob !== undefined && input.glob !== glob && globTargetsCredential(input.glob))
+    return { reaches: true, why: `the glob ${input.glob.slice(0, 128)} names a credential location` };
+  return { reaches: false };
+}
