@@ -114,7 +114,7 @@ function eventHash(raw: unknown): string {
 }
 
 /** The body of a `warden.hooks.verdict` entry. */
-function verdictBody(raw: unknown, point: string, v: Verdict, failure: Record<string, string> | null) {
+export function verdictBody(raw: unknown, point: string, v: Verdict, failure: Record<string, string> | null) {
   const e = (typeof raw === "object" && raw !== null ? raw : {}) as Record<string, unknown>;
   const str = (k: string) => (typeof e[k] === "string" ? (e[k] as string).slice(0, 256) : null);
   return {

@@ -180,6 +180,7 @@ export {
   type HookPoint,
   SESSION_LEVEL_HOOKS,
 } from "./schema-points.js";
+export { hostSecretPath, secretFile } from "./secret-file.js";
 export { type ShellWrites, shellWrites } from "./shell-writes.js";
 export {
   SOURCE_KINDS,
@@ -194,6 +195,12 @@ export {
   type TrustedSource,
 } from "./source-trust.js";
 export { type EngineState, emptyState, loadState, mergeState, saveState } from "./state.js";
-export { answerLine, DEFAULT_MAX_LINE_BYTES, type JsonLinesOptions, serveJsonLines } from "./stdio.js";
+export {
+  answerLine,
+  DEFAULT_MAX_LINE_BYTES,
+  HOST_ONLY_POINTS,
+  type JsonLinesOptions,
+  serveJsonLines,
+} from "./stdio.js";
 export { canonicalToolName, gateShape, placePath, refineShell } from "./taxonomy.js";
 export { fromSignal, merge } from "./verdicts.js";
