@@ -3,8 +3,8 @@
 // documented hook payloads ({session_id, transcript_path, cwd, permission_mode,
 // hook_event_name, tool_name, tool_input, tool_use_id}) answered through the Claude Code
 // adapter as `warden hooks claude-code` answers them.
-import { randomUUID } from "node:crypto";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { generateKeyPairSync, randomUUID } from "node:crypto";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import {
   answerHostEvent,
@@ -47,7 +47,10 @@ export function machine(): Machine {
   put(join(home, ".ssh/id_ed25519"), KEY);
   put(join(home, ".aws/credentials"), "[default]\naws_access_key_id = AKIAQWERTYUIOPASDFGH\n");
   const stateDir = join(home, ".warden/hooks");
-  put(join(stateDir, "journal.db.key.pem"), KEY);
+  // The hooks journal's real signing key, as the installed engine keeps it.
+  const pem = generateKeyPairSync("ed25519").privateKey.export({ type: "pkcs8", format: "pem" }).toString();
+  put(join(stateDir, "journal.db.key.pem"), pem);
+  chmodSync(join(stateDir, "journal.db.key.pem"), 0o600);
   put(join(ws, "README.md"), "# project\n");
   put(join(ws, "src/index.ts"), "export const x = 1;\n");
   put(join(ws, "src/auth/credentials.ts"), "export function loadCredentials() {}\n");

@@ -27,7 +27,7 @@ async function serve(chunks: (string | Buffer)[], maxLineBytes?: number): Promis
   output.on("data", (b: Buffer) => {
     text += b.toString();
   });
-  // In process, the test is the host (trustedHost); host authentication: stdio-host.test.ts.
+  // In process, the test is the host (trustedHost); host authentication: ask-memory.test.ts.
   const done = serveJsonLines(e, input, output, {
     trustedHost: true,
     ...(maxLineBytes !== undefined ? { maxLineBytes } : {}),
