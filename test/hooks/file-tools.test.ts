@@ -11,7 +11,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HOME_CREDENTIALS, HOME_PROTECTED, WORKSPACE_PROTECTED } from "../../src/hooks/coding-profile.js";
 import { fileParameters } from "../../src/hooks/file-check.js";
-import type { Engine } from "../../src/hooks/index.js";
+import { answerHostEvent, cursorAdapter, type Engine } from "../../src/hooks/index.js";
 import {
   answer,
   BASHRC,
@@ -118,6 +118,27 @@ describe("paths are placed as the host places them", () => {
     const a = await decide("Write", { file_path: "/opt/warden-test/x.txt", content: "x" });
     expect(a.decision).toBe("deny");
     expect(a.reason).toContain("OUTSIDE_WORKSPACE");
+  });
+});
+
+describe("Cursor's beforeReadFile", () => {
+  const cursor = async (file_path: string) => {
+    const input = {
+      conversation_id: randomUUID(),
+      generation_id: randomUUID(),
+      hook_event_name: "beforeReadFile",
+      workspace_roots: [m.ws],
+      file_path,
+      content: "",
+    };
+    const a = await answerHostEvent(e, cursorAdapter, input, new Date().toISOString());
+    return (JSON.parse(a.stdout ?? "{}") as { permission?: string }).permission;
+  };
+  it("denies reading ~/.ssh/id_ed25519 and .env; allows .env.example and src/auth/credentials.ts", async () => {
+    expect(await cursor("~/.ssh/id_ed25519")).toBe("deny");
+    expect(await cursor(join(m.ws, ".env"))).toBe("deny");
+    expect(await cursor(join(m.ws, ".env.example"))).toBe("allow");
+    expect(await cursor(join(m.ws, "src/auth/credentials.ts"))).toBe("allow");
   });
 });
 
