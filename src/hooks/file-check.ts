@@ -53,13 +53,22 @@ function searchParameters(
   base: FileParameters,
 ): FileParameters {
   const isGlobTool = native !== "grep" && native !== "grep_search";
-  const glob = isGlobTool ? str(input, "pattern", "glob", "query") : str(input, "glob", "include");
+  const glob = isGlobTool ? str(input, "pattern", "glob", "query") : grepGlob(str(input, "glob", "include"));
   const check = checkSearch({ path: str(input, "path"), glob, isGlobTool }, where, profilesOf(where));
   return {
     ...base,
     searchReachesCredential: check.reaches,
     ...(check.reaches ? { searchRefusal: check.why } : {}),
   };
+}
+
+/**
+ * A Grep glob in ripgrep's sense: one without a slash matches a name at any depth (`*.pem`
+ * matches `a/b/x.pem`); a negated one (`!*.md`) only excludes, so it restricts nothing.
+ */
+function grepGlob(glob: string | undefined): string | undefined {
+  if (glob === undefined || glob.startsWith("!")) return undefined;
+  return glob.includes("/") ? glob : `**/${glob}`;
 }
 
 /** The Gate parameters of one file tool call (`action`: read, write, edit, delete). */

@@ -115,8 +115,11 @@ export function profilesOf(where: FileWhere): CodingProfile[] {
   return [given, real];
 }
 
+/** A process's environment and memory (`/proc/self/environ` holds the host's API keys). */
+const PROC_SECRET = /^\/proc\/[^/]+\/(task\/[^/]+\/)?(environ|mem|auxv)$/;
+
 export const anyCredential = (profiles: readonly CodingProfile[], places: readonly string[]): boolean =>
-  places.some((p) => profiles.some((pr) => isCredentialPath(pr, p)));
+  places.some((p) => PROC_SECRET.test(p) || profiles.some((pr) => isCredentialPath(pr, p)));
 
 export const anyProtected = (profiles: readonly CodingProfile[], places: readonly string[]): boolean =>
   places.some((p) => profiles.some((pr) => isProtectedPath(pr, p)));
