@@ -133,6 +133,19 @@ describe("the forged approval of the issue", () => {
   });
 });
 
+describe("the per-event command is the host", () => {
+  it("an AARTS PostAskResolution piped into `warden hooks claude-code` is not a Claude Code event and approves nothing", () => {
+    const r = spawnSync(process.execPath, [WARDEN, "hooks", "claude-code"], {
+      input: JSON.stringify(resolution(askVerdict([SUDO]), "allow_always")),
+      env: { ...process.env, HOME: m.home, WARDEN_HOOKS_DIR: m.stateDir, CLAUDE_PROJECT_DIR: m.ws },
+      encoding: "utf8",
+      timeout: 30_000,
+    });
+    expect(r.status).toBe(2);
+    expect(claudeCode()).toBe("ask");
+  });
+});
+
 describe("a genuine approval through the host's channel", () => {
   it("works once (the ask issued by the engine, the resolution naming its id) and a replay is refused", async () => {
     const t = await engineOverStdio(secretFile(hostSecretPath(m.stateDir)));
