@@ -152,22 +152,36 @@ export function tempRoots(): string[] {
   return [...new Set([tmpdir(), "/tmp", "/var/tmp"].map((d) => physical(d)))];
 }
 
+/** The deepest existing directory above `p`, below `root`: the temp root itself or the user's own. */
+function parentIsOwn(p: string, root: string, uid: number): boolean {
+  for (let dir = dirname(p); dir !== root && isWithin(dir, root); dir = dirname(dir)) {
+    let st: Stats;
+    try {
+      st = lstatSync(dir);
+    } catch {
+      continue;
+    }
+    return st.isDirectory() && (uid === -1 || st.uid === uid);
+  }
+  return true;
+}
+
 /**
- * A scratch file: every place in a temp directory, the file (if it exists) one link,
- * a regular file and the current user's — never another user's file or a link out. A path
- * named inside the workspace is a workspace path: one that a link takes elsewhere is an
- * escape, never scratch.
+ * A scratch file: every place in a temp directory, in a directory of the user's own (or the
+ * temp directory itself), the file (if it exists) a regular file of the user's with one
+ * link — never another user's file or folder, never a link out. A path named inside the
+ * workspace is a workspace path: one that a link takes elsewhere is an escape, never scratch.
  */
 export function isScratch(
   placed: { places: readonly string[]; lexical: string },
   workspace?: string,
 ): boolean {
   if (workspace !== undefined && isWithin(placed.lexical, normalize(workspace))) return false;
-  const places = placed.places;
   const roots = tempRoots();
   const uid = typeof process.getuid === "function" ? process.getuid() : -1;
-  return places.every((p) => {
-    if (!roots.some((r) => isWithin(p, r) && p !== r)) return false;
+  return placed.places.every((p) => {
+    const root = roots.find((r) => isWithin(p, r) && p !== r);
+    if (root === undefined || !parentIsOwn(p, root, uid)) return false;
     let st: Stats | undefined;
     try {
       st = lstatSync(p);

@@ -4,7 +4,15 @@
 // read, protected paths never written, searches that can reach credentials refused, a live
 // credential is never written into a file; and ordinary work passes.
 import { randomUUID } from "node:crypto";
-import { existsSync, linkSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chownSync,
+  existsSync,
+  linkSync,
+  mkdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import fc from "fast-check";
@@ -160,6 +168,25 @@ describe("scratch files in the temp directory", () => {
     expect([sym.decision, hard.decision, plain.decision]).toEqual(["deny", "deny", "allow"]);
     expect(read(join(m.home, ".bashrc"))).toBe(BASHRC);
   });
+});
+
+describe("scratch files of other users", () => {
+  // Only root can hand a file to another user; elsewhere the ownership check is not exercised.
+  const root = typeof process.getuid === "function" && process.getuid() === 0;
+  it.skipIf(!root)(
+    "denies Write into another user's temp folder or over another user's temp file",
+    async () => {
+      const dir = join(tmpdir(), `warden-other-${process.pid}`);
+      mkdirSync(join(dir, "theirs"), { recursive: true });
+      writeFileSync(join(dir, "their.log"), "theirs\n");
+      chownSync(join(dir, "theirs"), 12345, 12345);
+      chownSync(join(dir, "their.log"), 12345, 12345);
+      const intoDir = await decide("Write", { file_path: join(dir, "theirs/planted.sh"), content: "x" });
+      const overFile = await decide("Write", { file_path: join(dir, "their.log"), content: "x" });
+      expect([intoDir.decision, overFile.decision]).toEqual(["deny", "deny"]);
+      expect(read(join(dir, "their.log"))).toBe("theirs\n");
+    },
+  );
 });
 
 describe("search tools", () => {
