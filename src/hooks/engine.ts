@@ -148,7 +148,7 @@ class HooksEngine implements Engine {
     private readonly sourceTrust: SourceTrust,
   ) {
     this.#stateDirs = config.statePath ? [dirname(resolve(config.statePath))] : [];
-    this.#askKey = askKeyFor(config.statePath);
+    this.#askKey = askKeyFor(config.statePath, config.workspace);
   }
 
   async #journal(type: string, body: Record<string, unknown>, runId?: string): Promise<void> {

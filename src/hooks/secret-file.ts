@@ -6,8 +6,9 @@
 // (the file appears whole, by link(2)); a file others may read, or a link, is refused.
 import { randomBytes } from "node:crypto";
 import { linkSync, lstatSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { HookError } from "../contracts/index.js";
+import { isWithin } from "./coding-profile.js";
 
 const HEX = /^[0-9a-f]{64}$/;
 
@@ -42,11 +43,20 @@ export function secretFile(path: string): Buffer {
   return readSecret(path);
 }
 
-/** The ask records' key: `ask.key` beside the state file, or one in memory for an engine without one. */
-export function askKeyFor(statePath: string | undefined): () => Buffer {
+/**
+ * The ask records' key: `ask.key` beside the state file, or one in memory for an engine
+ * without one. A state directory inside the workspace (where the agent writes) holds no key:
+ * its asks are answered once but never remembered.
+ */
+export function askKeyFor(statePath: string | undefined, workspace?: string): () => Buffer {
   let key: Buffer | undefined = statePath === undefined ? randomBytes(32) : undefined;
   return () => {
-    key ??= secretFile(join(dirname(statePath as string), "ask.key"));
+    if (key !== undefined) return key;
+    const dir = dirname(resolve(statePath as string));
+    if (workspace !== undefined && isWithin(dir, resolve(workspace))) {
+      throw new HookError("ERR_HOOK_CONFIG_INVALID", "the hooks state directory lies in the workspace");
+    }
+    key = secretFile(join(dir, "ask.key"));
     return key;
   };
 }
