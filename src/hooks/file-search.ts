@@ -9,7 +9,7 @@
 //     path with the location's segments replaced by a neutral name — `**/*.ts` or `*` match
 //     both, so they are generic, not aimed at credentials.
 import { relative } from "node:path";
-import { Minimatch } from "minimatch";
+import { braceExpand, Minimatch } from "minimatch";
 import { type CodingProfile, HOME_CREDENTIALS, isWithin } from "./coding-profile.js";
 import { absoluteOf, anyCredential, type FileWhere, physical, placeFile } from "./file-place.js";
 
@@ -18,6 +18,7 @@ const NAME_PROBES = [".env", ".env.local", ".env.production", "id_rsa", "id_ed25
 const FILE_PROBES = ["", "/f", "/id_ed25519", "/credentials", "/key.pem"];
 const PREFIXES = ["", "a/", "a/b/"];
 const MAGIC = /[*?[\]{}()!+@]/;
+const MAX_ALTERNATIVES = 64;
 
 const neutral = (seg: string) => (seg.startsWith(".") ? ".zz-warden-neutral" : "zz-warden-neutral");
 
@@ -46,7 +47,11 @@ const targets = new Map<string, boolean>();
 function matcher(glob: string): Minimatch {
   let m = matchers.get(glob);
   if (m === undefined) {
-    m = new Minimatch(glob, { dot: true, nocase: process.platform !== "linux" });
+    m = new Minimatch(glob, {
+      dot: true,
+      nocase: process.platform !== "linux",
+      braceExpandMax: MAX_ALTERNATIVES + 1,
+    });
     if (matchers.size >= 256) matchers.clear();
     matchers.set(glob, m);
   }
@@ -114,9 +119,25 @@ function rootReaches(
   return undefined;
 }
 
+/** One search: its roots (already placed) and its glob relative to them. */
+function checkOne(
+  profiles: readonly CodingProfile[],
+  roots: readonly string[],
+  glob: string | undefined,
+): SearchCheck {
+  if (anyCredential(profiles, roots))
+    return { reaches: true, why: "the search root is a credential location" };
+  const why = rootReaches(profiles, roots, glob);
+  if (why !== undefined) return { reaches: true, why };
+  if (glob !== undefined && globTargetsCredential(glob))
+    return { reaches: true, why: `the glob ${glob.slice(0, 128)} names a credential location` };
+  return { reaches: false };
+}
+
 /**
  * Grep and Glob: `path` (default the workspace) and the glob (Glob's `pattern`, Grep's
- * `glob`). Fails closed on what cannot be placed.
+ * `glob`). A Glob pattern's brace alternatives are searches of their own (`{/etc/x,~/.ssh/*}`
+ * is two roots). Fails closed on what cannot be placed.
  */
 export function checkSearch(
   input: { path: string | undefined; glob: string | undefined; isGlobTool: boolean },
@@ -125,23 +146,25 @@ export function checkSearch(
 ): SearchCheck {
   const start = placeFile(input.path ?? where.workspace ?? process.cwd(), where);
   if (!start.ok) return { reaches: true, why: start.unresolved };
-  const roots: string[] = [];
-  let glob = input.glob;
-  if (input.isGlobTool && glob !== undefined) {
-    const parts = start.places.map((r) => splitGlob(glob as string, r, where));
-    for (const p of parts) {
+  // Bounded expansion: a glob of more alternatives is refused, never matched in part.
+  const alternatives =
+    input.glob === undefined ? [] : braceExpand(input.glob, { braceExpandMax: MAX_ALTERNATIVES + 1 });
+  if (alternatives.length > MAX_ALTERNATIVES)
+    return { reaches: true, why: `the glob expands to over ${MAX_ALTERNATIVES} alternatives` };
+  if (!input.isGlobTool || input.glob === undefined) return checkOne(profiles, start.places, input.glob);
+  for (const alt of alternatives) {
+    const roots: string[] = [];
+    let glob: string | undefined;
+    for (const r of start.places) {
+      const p = splitGlob(alt, r, where);
       if ("unresolved" in p) return { reaches: true, why: p.unresolved };
       roots.push(p.root, physical(p.root));
+      glob = p.glob;
     }
-    glob = parts.map((p) => ("glob" in p ? p.glob : undefined))[0];
-  } else roots.push(...start.places);
-  if (anyCredential(profiles, roots))
-    return { reaches: true, why: "the search root is a credential location" };
-  const why = rootReaches(profiles, roots, glob);
-  if (why !== undefined) return { reaches: true, why };
-  if (glob !== undefined && globTargetsCredential(glob))
-    return { reaches: true, why: `the glob ${glob.slice(0, 128)} names a credential location` };
-  if (input.glob !== undefined && input.glob !== glob && globTargetsCredential(input.glob))
-    return { reaches: true, why: `the glob ${input.glob.slice(0, 128)} names a credential location` };
+    const c = checkOne(profiles, roots, glob);
+    if (c.reaches) return c;
+    if (glob !== alt && globTargetsCredential(alt))
+      return { reaches: true, why: `the glob ${alt.slice(0, 128)} names a credential location` };
+  }
   return { reaches: false };
 }

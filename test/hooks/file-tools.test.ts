@@ -204,6 +204,9 @@ describe("search tools", () => {
     ["Glob", { pattern: "**/.env" }],
     ["Glob", { pattern: "**/*.pem", path: "~" }],
     ["Glob", { pattern: "../../**/id_*" }],
+    ["Glob", { pattern: "{src/*.ts,~/.ssh/*}" }],
+    ["Glob", { pattern: "{README.md,../home/.aws/*}" }],
+    ["Glob", { pattern: "{1..100000}/x" }],
     ["LS", { path: "~/.aws" }],
   ];
   for (const [tool, input] of denied) {
@@ -260,6 +263,7 @@ describe("ordinary work passes", () => {
     ["Grep", { pattern: "export", glob: "*.ts", output_mode: "content" }],
     ["Glob", { pattern: "src/**/*.ts" }],
     ["Glob", { pattern: "**/*.md" }],
+    ["Glob", { pattern: "{src,docs}/**/*.{ts,md}" }],
     ["LS", { path: "." }],
     ["NotebookEdit", { notebook_path: "nb/analysis.ipynb", new_source: "print(1)" }],
   ];
