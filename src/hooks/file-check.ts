@@ -36,6 +36,7 @@ function str(input: Record<string, unknown>, ...keys: string[]): string | undefi
   return undefined;
 }
 
+/** Search tools by native name; the grep-like ones take a regular expression and a ripgrep glob. */
 const SEARCH_TOOLS = new Set([
   "grep",
   "glob",
@@ -44,22 +45,32 @@ const SEARCH_TOOLS = new Set([
   "codebase_search",
   "grep_search",
   "file_search",
+  "search_file_content",
 ]);
+const GREP_LIKE = new Set(["grep", "grep_search", "search_file_content"]);
+const PATH_KEYS = [
+  "file_path",
+  "absolute_path",
+  "notebook_path",
+  "filename",
+  "target_file",
+  "path",
+  "dir_path",
+  "url",
+];
+const MAX_PATHS = 64;
+/** The files an apply_patch body names (Codex's format: `*** Update File: src/a.ts`). */
+const PATCH_FILE = /^\*\*\* (?:Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$/gm;
 
-function searchParameters(
-  native: string,
-  input: Record<string, unknown>,
-  where: FileWhere,
-  base: FileParameters,
-): FileParameters {
-  const isGlobTool = native !== "grep" && native !== "grep_search";
-  const glob = isGlobTool ? str(input, "pattern", "glob", "query") : grepGlob(str(input, "glob", "include"));
-  const check = checkSearch({ path: str(input, "path"), glob, isGlobTool }, where, profilesOf(where));
-  return {
-    ...base,
-    searchReachesCredential: check.reaches,
-    ...(check.reaches ? { searchRefusal: check.why } : {}),
-  };
+/** Every path one call names: its path field, a `paths` list, the files of a patch. */
+function rawPaths(input: Record<string, unknown>): string[] {
+  const out: string[] = [];
+  const one = str(input, ...PATH_KEYS);
+  if (one !== undefined) out.push(one);
+  if (Array.isArray(input.paths)) for (const p of input.paths) if (typeof p === "string") out.push(p);
+  const patch = str(input, "patch", "input");
+  if (patch !== undefined) for (const m of patch.matchAll(PATCH_FILE)) out.push((m[1] ?? m[2] ?? "").trim());
+  return out;
 }
 
 /**
@@ -71,6 +82,53 @@ function grepGlob(glob: string | undefined): string | undefined {
   return glob.includes("/") ? glob : `**/${glob}`;
 }
 
+function searchReaches(native: string, input: Record<string, unknown>, where: FileWhere): boolean {
+  const isGlobTool = !GREP_LIKE.has(native);
+  const glob = isGlobTool ? str(input, "pattern", "glob", "query") : grepGlob(str(input, "glob", "include"));
+  return checkSearch({ path: str(input, "path", "dir_path"), glob, isGlobTool }, where, profilesOf(where))
+    .reaches;
+}
+
+const UNRESOLVED = {
+  pathResolved: false,
+  inWorkspace: false,
+  scratch: false,
+  credentialPath: true,
+  protectedPath: true,
+  multiLink: false,
+} as const;
+
+/** The judgement of one path (file-place.ts). */
+function onePath(raw: string, where: FileWhere, profiles: ReturnType<typeof profilesOf>): FileParameters {
+  const placed = placeFile(raw, where);
+  if (!placed.ok) return { path: raw.slice(0, 4096), ...UNRESOLVED };
+  const places = placed.places;
+  return {
+    path: (places[0] ?? raw).slice(0, 4096),
+    pathResolved: true,
+    inWorkspace: allInWorkspace(where.workspace, places),
+    scratch: isScratch(placed, where.workspace),
+    credentialPath: anyCredential(profiles, places) || linksToCredential(profiles, places),
+    protectedPath: anyProtected(profiles, places),
+    multiLink: multiLinked(places),
+  };
+}
+
+/** Several paths: refused if any is refused, inside (or scratch) only if all are. */
+function combine(all: FileParameters[]): FileParameters {
+  const every = (k: string) => all.every((p) => p[k] === true);
+  const some = (k: string) => all.some((p) => p[k] === true);
+  return {
+    path: all[0]?.path ?? "",
+    pathResolved: every("pathResolved"),
+    inWorkspace: every("inWorkspace"),
+    scratch: every("scratch"),
+    credentialPath: some("credentialPath"),
+    protectedPath: some("protectedPath"),
+    multiLink: some("multiLink"),
+  };
+}
+
 /** The Gate parameters of one file tool call (`action`: read, write, edit, delete). */
 export function fileParameters(
   action: string,
@@ -80,35 +138,13 @@ export function fileParameters(
 ): FileParameters {
   const name = (native ?? "").toLowerCase();
   const searching = action === "read" && SEARCH_TOOLS.has(name);
-  const raw =
-    str(input, "file_path", "notebook_path", "filename", "target_file", "path", "url") ??
-    (searching ? (where.workspace ?? process.cwd()) : "");
-  const placed = placeFile(raw, where);
-  if (!placed.ok) {
-    return {
-      path: raw.slice(0, 4096),
-      pathResolved: false,
-      inWorkspace: false,
-      scratch: false,
-      credentialPath: true,
-      protectedPath: true,
-      multiLink: false,
-      searchReachesCredential: searching,
-    };
-  }
+  const raws = rawPaths(input);
+  if (raws.length === 0 && searching) raws.push(where.workspace ?? process.cwd());
+  if (raws.length === 0 || raws.length > MAX_PATHS)
+    return { path: "", ...UNRESOLVED, searchReachesCredential: searching };
   const profiles = profilesOf(where);
-  const places = placed.places;
-  const base: FileParameters = {
-    path: (places[0] ?? raw).slice(0, 4096),
-    pathResolved: true,
-    inWorkspace: allInWorkspace(where.workspace, places),
-    scratch: isScratch(placed, where.workspace),
-    credentialPath: anyCredential(profiles, places) || linksToCredential(profiles, places),
-    protectedPath: anyProtected(profiles, places),
-    multiLink: multiLinked(places),
-    searchReachesCredential: false,
-  };
-  return searching ? searchParameters(name, input, where, base) : base;
+  const base = combine(raws.map((r) => onePath(r, where, profiles)));
+  return { ...base, searchReachesCredential: searching && searchReaches(name, input, where) };
 }
 
 /** The where of the engine's file checks: the workspace, the state dirs, the user's home. */

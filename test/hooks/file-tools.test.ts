@@ -31,6 +31,7 @@ import {
   pre,
   read,
 } from "./claude-payloads.js";
+import { tool } from "./events.js";
 
 let m: Machine;
 let e: Engine;
@@ -147,6 +148,26 @@ describe("Cursor's beforeReadFile", () => {
     expect(await cursor(join(m.ws, ".env"))).toBe("deny");
     expect(await cursor(join(m.ws, ".env.example"))).toBe("allow");
     expect(await cursor(join(m.ws, "src/auth/credentials.ts"))).toBe("allow");
+  });
+});
+
+describe("other hosts' file tools (AARTS events, the same checks)", () => {
+  const aarts = async (canonical: string, native: string, input: Record<string, unknown>) =>
+    (await e.handle(tool(canonical, input, native, randomUUID()))).decision;
+  const patch = (file: string) => `*** Begin Patch\n*** Update File: ${file}\n@@\n-a\n+b\n*** End Patch\n`;
+  it("denies an apply_patch (Codex) that touches .git/hooks or ~/.bashrc; allows one on src/index.ts", async () => {
+    expect(await aarts("file_edit", "apply_patch", { input: patch(".git/hooks/pre-commit") })).toBe("deny");
+    expect(
+      await aarts("file_edit", "apply_patch", { input: `${patch("src/index.ts")}${patch("~/.bashrc")}` }),
+    ).toBe("deny");
+    expect(await aarts("file_edit", "apply_patch", { input: patch("src/index.ts") })).toBe("allow");
+    expect(await aarts("file_edit", "apply_patch", { input: "no files named" })).toBe("deny");
+  });
+  it("denies read_many_files (Gemini) when one path is a credential; allows plain sources", async () => {
+    expect(
+      await aarts("file_read", "read_many_files", { paths: ["src/index.ts", "~/.aws/credentials"] }),
+    ).toBe("deny");
+    expect(await aarts("file_read", "read_file", { absolute_path: join(m.ws, "README.md") })).toBe("allow");
   });
 });
 
