@@ -25,7 +25,17 @@ const LIVE: ReadonlySet<CredentialKind> = new Set<CredentialKind>([
 /** Documented placeholders and test-mode keys: not live. */
 const PLACEHOLDERS = /\bAKIA[A-Z0-9]{9}EXAMPLE\b|\b[rsp]k_test_[A-Za-z0-9]{16,}\b/g;
 
-const NEW_TEXT_FIELDS = ["content", "contents", "new_string", "new_source", "new_str", "code_edit", "patch"];
+const NEW_TEXT_FIELDS = ["content", "contents", "new_string", "new_source", "new_str", "code_edit"];
+const PATCH_FIELDS = ["patch", "input", "diff"];
+
+/** The lines a patch (Codex's apply_patch, a unified diff) adds. */
+function addedLines(patch: string): string {
+  return patch
+    .split("\n")
+    .filter((l) => l.startsWith("+") && !l.startsWith("+++"))
+    .map((l) => l.slice(1))
+    .join("\n");
+}
 
 /** The text a write or edit call puts into the file. */
 export function writtenText(input: Record<string, unknown>): string {
@@ -33,6 +43,10 @@ export function writtenText(input: Record<string, unknown>): string {
   for (const k of NEW_TEXT_FIELDS) {
     const v = input[k];
     if (typeof v === "string") parts.push(v);
+  }
+  for (const k of PATCH_FIELDS) {
+    const v = input[k];
+    if (typeof v === "string") parts.push(addedLines(v));
   }
   const edits = input.edits;
   if (Array.isArray(edits)) {

@@ -162,6 +162,11 @@ describe("other hosts' file tools (AARTS events, the same checks)", () => {
     ).toBe("deny");
     expect(await aarts("file_edit", "apply_patch", { input: patch("src/index.ts") })).toBe("allow");
     expect(await aarts("file_edit", "apply_patch", { input: "no files named" })).toBe("deny");
+    const key = `AKIA${"QWERTYUIOPASDFGH"}`;
+    const adds = `*** Begin Patch\n*** Update File: src/index.ts\n@@\n-a\n+const k = "${key}";\n*** End Patch\n`;
+    const removes = `*** Begin Patch\n*** Update File: src/index.ts\n@@\n-const k = "${key}";\n+a\n*** End Patch\n`;
+    expect(await aarts("file_edit", "apply_patch", { input: adds })).toBe("deny");
+    expect(await aarts("file_edit", "apply_patch", { input: removes })).toBe("allow");
   });
   it("denies read_many_files (Gemini) when one path is a credential; allows plain sources", async () => {
     expect(
