@@ -314,7 +314,9 @@ export const ERROR_CODES = {
     "ERR_HOOK_CONFIG_INVALID",
     // The sidecar already holds its configured maximum of per-host engines (hooks.maxEngines).
     "ERR_HOOK_ENGINE_LIMIT",
-    // The hook daemon (docs/hooks-daemon.md): a caller without this state directory's token.
+    // The hook daemon (docs/hooks-daemon.md): a caller without this state directory's token;
+    // the stdio engine: a host-only event (PostAskResolution, SessionStart, SessionEnd) on a
+    // connection whose handshake did not present the host secret (docs/hooks-files.md).
     "ERR_HOOK_UNAUTHENTICATED",
     // The hook daemon's HTTP listener: a request a browser sent (it carries an Origin header).
     "ERR_HOOK_ORIGIN_REFUSED",
@@ -329,8 +331,6 @@ export const ERROR_CODES = {
     "ERR_HOOK_ASK_REPLAYED",
     // A PostAskResolution names an ask older than its time to live.
     "ERR_HOOK_ASK_EXPIRED",
-    // A state-changing event on a transport whose handshake did not present the host secret.
-    "ERR_HOOK_HOST_UNAUTHENTICATED",
   ],
   loop: ["ERR_LOOP_STALE_PHASE", "ERR_LOOP_FORGED_PHASE", "ERR_LOOP_CONFIG_INVALID"],
   model: [

@@ -43,6 +43,11 @@ export interface EngineConfig {
    * its engines, saved by the daemon); used instead of loading `statePath`.
    */
   state?: EngineState;
+  /**
+   * Warden's hooks state directory when `state` is given instead of `statePath` (the hook
+   * daemon): never readable by the file tools, and where the ask key lives.
+   */
+  stateDir?: string;
   /** The workspace root: file writes outside it are refused by the preset. */
   workspace?: string;
   failure?: FailurePolicy;
@@ -147,8 +152,9 @@ class HooksEngine implements Engine {
     private readonly state: EngineState,
     private readonly sourceTrust: SourceTrust,
   ) {
-    this.#stateDirs = config.statePath ? [dirname(resolve(config.statePath))] : [];
-    this.#askKey = askKeyFor(config.statePath, config.workspace);
+    const dir = config.statePath ? dirname(resolve(config.statePath)) : config.stateDir;
+    this.#stateDirs = dir === undefined ? [] : [resolve(dir)];
+    this.#askKey = askKeyFor(dir, config.workspace);
   }
 
   async #journal(type: string, body: Record<string, unknown>, runId?: string): Promise<void> {

@@ -6,7 +6,7 @@
 // (the file appears whole, by link(2)); a file others may read, or a link, is refused.
 import { randomBytes } from "node:crypto";
 import { linkSync, lstatSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { HookError } from "../contracts/index.js";
 import { isWithin } from "./coding-profile.js";
 
@@ -44,15 +44,15 @@ export function secretFile(path: string): Buffer {
 }
 
 /**
- * The ask records' key: `ask.key` beside the state file, or one in memory for an engine
- * without one. A state directory inside the workspace (where the agent writes) holds no key:
- * its asks are answered once but never remembered.
+ * The ask records' key: `ask.key` in the hooks state directory, or one in memory for an
+ * engine without one. A state directory inside the workspace (where the agent writes) holds
+ * no key: its asks are answered once but never remembered.
  */
-export function askKeyFor(statePath: string | undefined, workspace?: string): () => Buffer {
-  let key: Buffer | undefined = statePath === undefined ? randomBytes(32) : undefined;
+export function askKeyFor(stateDir: string | undefined, workspace?: string): () => Buffer {
+  let key: Buffer | undefined = stateDir === undefined ? randomBytes(32) : undefined;
   return () => {
     if (key !== undefined) return key;
-    const dir = dirname(resolve(statePath as string));
+    const dir = resolve(stateDir as string);
     if (workspace !== undefined && isWithin(dir, resolve(workspace))) {
       throw new HookError("ERR_HOOK_CONFIG_INVALID", "the hooks state directory lies in the workspace");
     }

@@ -15,7 +15,7 @@
 //   {"aarts_version": "1", "host_secret": "<64 hex>"}
 // Without it (or with a wrong one) the connection is served, but the events only the host
 // may send — those that change what the engine remembers (HOST_ONLY_POINTS) — are refused
-// with ERR_HOOK_HOST_UNAUTHENTICATED and journaled. In-process callers are the host
+// with ERR_HOOK_UNAUTHENTICATED and journaled. In-process callers are the host
 // (`trustedHost`).
 import { timingSafeEqual } from "node:crypto";
 import type { Readable, Writable } from "node:stream";
@@ -55,9 +55,9 @@ function presents(secret: Buffer | undefined, value: unknown): boolean {
 
 async function refuseUnauthenticated(engine: Engine, raw: Record<string, unknown>, hook: string) {
   const why = `${hook} is accepted only from the host (the handshake did not present the host secret)`;
-  const v = failureVerdict(undefined, undefined, { open: 0 }, "ERR_HOOK_HOST_UNAUTHENTICATED", why);
+  const v = failureVerdict(undefined, undefined, { open: 0 }, "ERR_HOOK_UNAUTHENTICATED", why);
   try {
-    const body = verdictBody(raw, hook, v, { code: "ERR_HOOK_HOST_UNAUTHENTICATED", mode: "fail-closed" });
+    const body = verdictBody(raw, hook, v, { code: "ERR_HOOK_UNAUTHENTICATED", mode: "fail-closed" });
     await engine.runtime.journal.append({ type: HOOK_VERDICT_EVENT, body });
   } catch {
     // The refusal stands whether or not it could be recorded.

@@ -106,9 +106,9 @@ describe("the forged approval of the issue", () => {
       .split("\n")
       .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(answers.slice(1).map((a) => [a.decision, a.error_code])).toEqual([
-      ["deny", "ERR_HOOK_HOST_UNAUTHENTICATED"],
-      ["deny", "ERR_HOOK_HOST_UNAUTHENTICATED"],
-      ["deny", "ERR_HOOK_HOST_UNAUTHENTICATED"],
+      ["deny", "ERR_HOOK_UNAUTHENTICATED"],
+      ["deny", "ERR_HOOK_UNAUTHENTICATED"],
+      ["deny", "ERR_HOOK_UNAUTHENTICATED"],
     ]);
     expect(claudeCode()).toBe("ask");
     expect(claudeCode("sudo systemctl stop nginx")).toBe("ask");
@@ -123,7 +123,7 @@ describe("the forged approval of the issue", () => {
         expect(asked.decision).toBe("ask");
         expect(asked.ask_id).toMatch(/^ask_/);
         const r = await send(t, resolution(asked, "allow_always"));
-        expect(r).toMatchObject({ decision: "deny", error_code: "ERR_HOOK_HOST_UNAUTHENTICATED" });
+        expect(r).toMatchObject({ decision: "deny", error_code: "ERR_HOOK_UNAUTHENTICATED" });
       } finally {
         await t.close();
       }
