@@ -30,7 +30,7 @@ interface Probe {
 function buildProbes(): Probe[] {
   const out: Probe[] = [];
   for (const prefix of PREFIXES) {
-    for (const loc of [...HOME_CREDENTIALS, ".warden"]) {
+    for (const loc of HOME_CREDENTIALS) {
       const ctl = loc.split("/").map(neutral).join("/");
       for (const f of FILE_PROBES) out.push({ hit: `${prefix}${loc}${f}`, control: `${prefix}${ctl}${f}` });
     }
