@@ -82,11 +82,28 @@ function grepGlob(glob: string | undefined): string | undefined {
   return glob.includes("/") ? glob : `**/${glob}`;
 }
 
+/**
+ * A glob tool's patterns: its `pattern` (whitespace-separated patterns are several, as
+ * Gemini's read_many_files sends them) and any `paths` / `include` lists; none: the root.
+ */
+function globPatterns(input: Record<string, unknown>): (string | undefined)[] {
+  const out: string[] = [];
+  const one = str(input, "pattern", "glob", "query");
+  if (one !== undefined) out.push(...one.split(/\s+/).filter((g) => g !== ""));
+  for (const k of ["paths", "include"]) {
+    const list = input[k];
+    if (Array.isArray(list)) for (const g of list) if (typeof g === "string" && g !== "") out.push(g);
+  }
+  return out.length === 0 ? [undefined] : out;
+}
+
 function searchReaches(native: string, input: Record<string, unknown>, where: FileWhere): boolean {
   const isGlobTool = !GREP_LIKE.has(native);
-  const glob = isGlobTool ? str(input, "pattern", "glob", "query") : grepGlob(str(input, "glob", "include"));
-  return checkSearch({ path: str(input, "path", "dir_path"), glob, isGlobTool }, where, profilesOf(where))
-    .reaches;
+  const globs = isGlobTool ? globPatterns(input) : [grepGlob(str(input, "glob", "include"))];
+  if (globs.length > MAX_PATHS) return true;
+  const path = str(input, "path", "dir_path");
+  const profiles = profilesOf(where);
+  return globs.some((glob) => checkSearch({ path, glob, isGlobTool }, where, profiles).reaches);
 }
 
 const UNRESOLVED = {

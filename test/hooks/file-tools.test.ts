@@ -173,6 +173,12 @@ describe("other hosts' file tools (AARTS events, the same checks)", () => {
       await aarts("file_read", "read_many_files", { paths: ["src/index.ts", "~/.aws/credentials"] }),
     ).toBe("deny");
     expect(await aarts("file_read", "read_file", { absolute_path: join(m.ws, "README.md") })).toBe("allow");
+    // As the Gemini adapter passes read_many_files: Glob with its includes space-joined.
+    expect(await aarts("file_read", "Glob", { pattern: "src/**/*.ts ../../**/id_*" })).toBe("deny");
+    expect(
+      await aarts("file_read", "Glob", { pattern: "src/**/*.ts", paths: ["docs/*.md", "~/.aws/*"] }),
+    ).toBe("deny");
+    expect(await aarts("file_read", "Glob", { pattern: "src/**/*.ts docs/*.md" })).toBe("allow");
   });
 });
 
