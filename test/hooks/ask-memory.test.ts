@@ -18,7 +18,7 @@ import {
   stdioTransport,
   type Verdict,
 } from "../../src/hooks/index.js";
-import { dispose, type Machine, machine, pre } from "./claude-payloads.js";
+import { dispose, type Machine, machine, pre } from "./file-machine.js";
 import { ev, tool } from "./events.js";
 import { tempDir, verdictEntries } from "./helpers.js";
 

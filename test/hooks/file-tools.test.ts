@@ -30,7 +30,7 @@ import {
   machine,
   pre,
   read,
-} from "./claude-payloads.js";
+} from "./file-machine.js";
 import { tool } from "./events.js";
 
 let m: Machine;

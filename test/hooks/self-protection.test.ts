@@ -8,7 +8,7 @@ import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Engine } from "../../src/hooks/index.js";
-import { answer, dispose, engineOn, type Machine, machine, payload, pre, read } from "./claude-payloads.js";
+import { answer, dispose, engineOn, type Machine, machine, payload, pre, read } from "./file-machine.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 let m: Machine;
