@@ -331,6 +331,9 @@ export const ERROR_CODES = {
     "ERR_HOOK_ASK_REPLAYED",
     // A PostAskResolution names an ask older than its time to live.
     "ERR_HOOK_ASK_EXPIRED",
+    // Poisoned sessions alone fill the hook state's bound: a new session is refused rather
+    // than a poisoned one forgotten (a human clears sessions with `warden hooks clear`).
+    "ERR_HOOK_STATE_FULL",
   ],
   loop: ["ERR_LOOP_STALE_PHASE", "ERR_LOOP_FORGED_PHASE", "ERR_LOOP_CONFIG_INVALID"],
   model: [

@@ -5,7 +5,8 @@
 //   PreToolUse       → PreToolUse   deny/ask: hookSpecificOutput.permissionDecision + reason;
 //                                   allow: no output (Claude Code's own permission rules
 //                                   still apply — Warden never widens them)
-//   PostToolUse      → PostToolUse  deny: {"decision":"block","reason"}; a masked
+//   PostToolUse      → PostToolUse  (an MCP result's content blocks as {content:[…]})
+//                                   deny: {"decision":"block","reason"}; a masked
 //                                   credential: additionalContext telling the model
 //   UserPromptSubmit → PreUserInput deny or ask: {"decision":"block","reason"} (no prompt UI)
 //   SessionStart     → SessionStart; with source "compact" → PostCompact, whose
@@ -52,6 +53,18 @@ export function isClaudeCodeEvent(v: unknown): v is ClaudeCodeEvent {
   return typeof v === "string" && (CLAUDE_CODE_EVENTS as readonly string[]).includes(v);
 }
 
+/**
+ * Claude Code's `tool_response` as an AARTS `tool_result`: a string or object as sent; an MCP
+ * tool's bare array of content blocks as `{content: [...]}` (the MCP CallToolResult shape,
+ * however many blocks); nothing as "". The engine reads the text out of it (tool-result.ts).
+ */
+function toolResponse(v: unknown): unknown {
+  if (v === undefined || v === null) return "";
+  if (Array.isArray(v)) return { content: v };
+  if (typeof v === "number" || typeof v === "boolean") return String(v);
+  return v;
+}
+
 /** The AARTS event for one Claude Code hook input (fields it lacks are left for the parser to refuse). */
 export function translateClaudeCode(input: Input, now: string): Record<string, unknown> {
   const name = s(input.hook_event_name);
@@ -73,7 +86,13 @@ export function translateClaudeCode(input: Input, now: string): Record<string, u
     case "PreToolUse":
       return { hook_point: "PreToolUse", ...base, ...turn, ...tool };
     case "PostToolUse":
-      return { hook_point: "PostToolUse", ...base, ...turn, ...tool, tool_result: input.tool_response ?? "" };
+      return {
+        hook_point: "PostToolUse",
+        ...base,
+        ...turn,
+        ...tool,
+        tool_result: toolResponse(input.tool_response),
+      };
     case "UserPromptSubmit":
       return {
         hook_point: "PreUserInput",

@@ -24,6 +24,7 @@ import {
 import { listenHttp } from "./daemon-http.js";
 import { listenSocket } from "./daemon-socket.js";
 import { ENGINE_VERSION } from "./engine.js";
+import { loadShellParser } from "./shell.js";
 
 export interface DaemonOptions {
   /** The state directory (journal.db, state.json and the daemon's files). */
@@ -118,6 +119,8 @@ export async function startDaemon(o: DaemonOptions): Promise<RunningDaemon | { r
   const life = new Lifecycle(paths, o.idleMs ?? 0);
   try {
     const token = ensureToken(paths.token);
+    // The shell grammar is loaded before the first event, not by the first Bash call.
+    await loadShellParser();
     life.pool = EnginePool.open({ statePath: join(o.dir, "state.json"), configFor: o.configFor });
     // The pid file is ours: a socket file left by a killed predecessor is removed.
     removeQuietly(paths.socket);

@@ -4,7 +4,8 @@
 //   credential in what the user is shown (PreOutputDeliver, PostLLMResponse) → allow with
 //     `replacement_text`, the text masked
 //   injection phrasing in assembled or retrieved context → ask; in memory being written,
-//     a sub-agent's result or retrieved memory → deny and the session is poisoned
+//     retrieved memory or the result of a sub-agent not known to have read only trusted
+//     content → deny and the session is poisoned
 //   injection phrasing in the user's own input → allow with a warning
 import { HookError } from "../contracts/index.js";
 import { faultOf } from "../gate/index.js";
@@ -13,6 +14,7 @@ import { scanText, type TextFindings, textOf } from "./detect.js";
 import { addTaint } from "./evaluate-tool.js";
 import type { Verdict } from "./schema-base.js";
 import type { HookEventOf } from "./schema-points.js";
+import { subAgentSource, trustOf } from "./taint-trust.js";
 import { allow, fromGate, fromSignal, merge } from "./verdicts.js";
 
 type OnInjection = "allow" | "ask" | "deny";
@@ -199,12 +201,27 @@ export async function preMemoryRead(ctx: EvalContext, e: HookEventOf<"PreMemoryR
   return merge(v, await memoryDecision(ctx, "read", { store: e.memory_store }));
 }
 
+/**
+ * A sub-agent's result is as trusted as what the sub-agent read (taint-trust.ts): trusted
+ * only when its own tool calls came under its id and neither its session nor the parent's
+ * holds untrusted content — then a finding is journaled without poisoning. Otherwise (its
+ * reads unknown, or untrusted) it taints the session, and injection phrasing denies and poisons.
+ */
 export function postSubAgentResult(ctx: EvalContext, e: HookEventOf<"PostSubAgentResult">): Verdict {
-  addTaint(ctx, {
-    source: "tool-output",
-    origin: `sub-agent:${e.sub_agent_id.slice(0, 200)}`,
-    addedAt: ctx.now,
-  });
-  const rule: TextRule = { hook: e.hook_point, field: "result", onInjection: "deny", onCredential: "mask" };
+  const source = subAgentSource(ctx.session, ctx.state.sessions[e.sub_agent_id]);
+  const trusted = trustOf(source).trust === "trusted";
+  if (!trusted) {
+    addTaint(ctx, {
+      source: "tool-output",
+      origin: `sub-agent:${e.sub_agent_id.slice(0, 200)}`,
+      addedAt: ctx.now,
+    });
+  }
+  const rule: TextRule = {
+    hook: e.hook_point,
+    field: "result",
+    onInjection: trusted ? "allow" : "deny",
+    onCredential: "mask",
+  };
   return judgeText(ctx, rule, textOf(e.result));
 }

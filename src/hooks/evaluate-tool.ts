@@ -1,39 +1,41 @@
 // PreToolUse and PostToolUse onto the governed path. PreToolUse: the canonical tool is
 // shaped into a structured Gate request (taxonomy.ts) and decided by the Gate — contracts,
-// policy, the session's taint — and merged with the engine's own signals (a poisoned
-// session may not send data out; remembered resolutions). PostToolUse: the result's taint
-// and findings go into the session.
+// policy, the taint of direct egress (poisoned.ts gateTaint) — and merged with the engine's
+// own signals (what a poisoned session may still do: poisoned.ts; remembered resolutions).
+// PostToolUse: the result's source and its trust level (taint-trust.ts) decide its taint,
+// and whether a finding in it poisons the session.
 import { HookError, type TaintLabel } from "../contracts/index.js";
 import { faultOf } from "../gate/index.js";
 import { artifactValues, toolArtifacts } from "./artifacts.js";
-import { count, type EvalContext, noteDenial } from "./context.js";
-import { scanText, textOf } from "./detect.js";
+import { count, type EvalContext, noteDenial, poison } from "./context.js";
+import { scanText } from "./detect.js";
 import { credentialInWrite } from "./file-secrets.js";
 import { recalled } from "./memory.js";
+import { gateTaint, poisonedSignal } from "./poisoned.js";
 import type { Artifact, CanonicalTool, Verdict } from "./schema-base.js";
 import type { HookEventOf } from "./schema-points.js";
+import { type ResultSource, resultSource, trustOf } from "./taint-trust.js";
 import { EGRESS_TOOLS, gateShape, refineShell } from "./taxonomy.js";
+import { resultText } from "./tool-result.js";
 import { fromGate, fromSignal, merge } from "./verdicts.js";
 
-function canonical(e: { tool_name: CanonicalTool; tool_input: Record<string, unknown> }): CanonicalTool {
+type ToolEvent = { tool_name: CanonicalTool; tool_input: Record<string, unknown> };
+
+function canonical(e: ToolEvent): CanonicalTool {
   const cmd = e.tool_input.command;
   return e.tool_name === "shell" && typeof cmd === "string" ? refineShell(cmd) : e.tool_name;
 }
 
-function engineSignals(ctx: EvalContext, tool: CanonicalTool, artifacts: Artifact[]): Verdict[] {
+function engineSignals(
+  ctx: EvalContext,
+  e: ToolEvent,
+  tool: CanonicalTool,
+  artifacts: Artifact[],
+): Verdict[] {
   const out: Verdict[] = [];
-  if (ctx.session.poisoned.length > 0 && EGRESS_TOOLS.has(tool)) {
-    out.push(
-      fromSignal({
-        decision: "deny",
-        category: "data_exfiltration",
-        source: "behavioral_analysis",
-        rule: "aarts-egress-after-poisoned-result",
-        reason: `a tool result in this session carried ${ctx.session.poisoned.join(", ")}; ${tool} may send data out`,
-        artifacts: artifactValues(artifacts),
-      }),
-    );
-  }
+  // What a poisoned session may still do: poisoned.ts (contained shell yes, direct egress no).
+  const poisoned = poisonedSignal(ctx, tool, e.tool_input, artifactValues(artifacts));
+  if (poisoned) out.push(poisoned);
   const secrets = artifacts.filter((a) => a.type === "credential");
   if (secrets.length > 0 && EGRESS_TOOLS.has(tool)) {
     out.push(
@@ -69,7 +71,7 @@ export async function preToolUse(ctx: EvalContext, e: HookEventOf<"PreToolUse">)
     toolClass: shape.toolClass,
     action: shape.action,
     parameters: shape.parameters,
-    taintLabels: ctx.session.taint,
+    taintLabels: gateTaint(ctx.session.taint, shape),
   });
   const fault = faultOf(outcome);
   if (fault) throw new HookError("ERR_HOOK_ENGINE_FAULT", `the Gate failed closed (${fault})`);
@@ -79,7 +81,7 @@ export async function preToolUse(ctx: EvalContext, e: HookEventOf<"PreToolUse">)
   const values = artifactValues(artifacts);
   let verdict = merge(
     fromGate(outcome, shape.toolClass, values),
-    ...engineSignals(ctx, tool, artifacts),
+    ...engineSignals(ctx, e, tool, artifacts),
     ...credentialInWrite(tool, e.tool_input),
   );
   verdict = recalled(ctx.state.memory, tool, artifacts, verdict);
@@ -88,12 +90,6 @@ export async function preToolUse(ctx: EvalContext, e: HookEventOf<"PreToolUse">)
     noteDenial(ctx, "PreToolUse", what, verdict.reasons?.[0] ?? "denied", tool);
   }
   return { ...verdict, artifacts: values };
-}
-
-function taintSource(tool: CanonicalTool): TaintLabel["source"] {
-  if (tool === "web_request" || tool === "browser") return "web";
-  if (tool === "mcp_call") return "mcp";
-  return "tool-output";
 }
 
 export function addTaint(ctx: EvalContext, label: TaintLabel): void {
@@ -105,30 +101,21 @@ export function addTaint(ctx: EvalContext, label: TaintLabel): void {
 export function postToolUse(ctx: EvalContext, e: HookEventOf<"PostToolUse">): Verdict {
   const tool = canonical(e);
   const native = (e.tool_name_native ?? tool).slice(0, 256);
-  const source = taintSource(tool);
-  if (source !== "tool-output") addTaint(ctx, { source, origin: native, addedAt: ctx.now });
-  const f = scanText(textOf(e.tool_result));
+  const source = resultSource(tool, native, e.tool_input, ctx.workspace, ctx.session, e.tool_result);
+  const trust = trustOf(source);
+  if (trust.taint) addTaint(ctx, { source: trust.taint, origin: `${native}:${source}`, addedAt: ctx.now });
+  const read = resultText(e.tool_result);
+  const f = scanText(read.text);
   count(ctx.session, "tool_results");
   const signals: Verdict[] = [];
-  if (f.injections.length > 0) {
-    ctx.session.poisoned.push(`prompt injection from ${native}`);
-    addTaint(ctx, {
-      source: source === "tool-output" ? "tool-output" : source,
-      origin: `${native}#injection`,
-    });
-    noteDenial(ctx, "PostToolUse", native, "the result carried prompt-injection phrasing", tool);
-    signals.push(
-      fromSignal({
-        decision: "deny",
-        category: "prompt_injection",
-        source: "pattern_match",
-        rule: f.injections[0] as string,
-        reason: `the ${native} result carries prompt-injection phrasing; the session may no longer send data out`,
-      }),
-    );
+  if (f.injections.length > 0) signals.push(injectionSignal(ctx, tool, native, source, f.injections));
+  else if (read.truncated && trust.trust === "untrusted") {
+    // Text beyond the scan budget was not read: an untrusted result is taken as poisoned.
+    poison(ctx.session, `an unscanned remainder of a ${native} result (${source})`);
   }
   if (f.credentials.length > 0) {
-    ctx.session.poisoned.push(`a credential from ${native}`);
+    // A secret in the context is at risk whatever its source: the session is poisoned.
+    poison(ctx.session, `a credential from ${native}`);
     const v = fromSignal({
       decision: "allow",
       category: "data_exfiltration",
@@ -143,7 +130,44 @@ export function postToolUse(ctx: EvalContext, e: HookEventOf<"PostToolUse">): Ve
     decision: "allow",
     category: "tool_execution",
     source: "policy",
-    reason: "result recorded",
+    reason: `result recorded (${source}, ${trust.trust})`,
   });
-  return merge(base, ...signals);
+  // The first finding names the verdict (a trusted source's finding is journaled by it).
+  const [head, ...rest] = signals;
+  return head ? merge(head, ...rest) : base;
+}
+
+/**
+ * Instruction phrasing in a result. From an untrusted source it poisons the session and the
+ * result is blocked; from a trusted one (the workspace) it is journaled at severity info.
+ */
+function injectionSignal(
+  ctx: EvalContext,
+  tool: CanonicalTool,
+  native: string,
+  source: ResultSource,
+  rules: string[],
+): Verdict {
+  const rule = rules[0] as string;
+  if (trustOf(source).trust === "trusted") {
+    count(ctx.session, "trusted_findings");
+    return fromSignal({
+      decision: "allow",
+      category: "prompt_injection",
+      severity: "info",
+      source: "pattern_match",
+      rule,
+      reason: `the ${native} result quotes prompt-injection phrasing (${rules.join(", ")}) from a trusted source (${source}); journaled, the session is not poisoned`,
+    });
+  }
+  poison(ctx.session, `prompt injection from ${native} (${source})`);
+  addTaint(ctx, { source: trustOf(source).taint ?? "tool-output", origin: `${native}#injection` });
+  noteDenial(ctx, "PostToolUse", native, "the result carried prompt-injection phrasing", tool);
+  return fromSignal({
+    decision: "deny",
+    category: "prompt_injection",
+    source: "pattern_match",
+    rule,
+    reason: `the ${native} result (${source}) carries prompt-injection phrasing; the session is poisoned: direct egress tools are denied, contained shell commands still run`,
+  });
 }

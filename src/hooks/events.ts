@@ -6,6 +6,8 @@ import type { EventTypeRegistry } from "../journal/index.js";
 
 export const HOOK_VERDICT_EVENT = "warden.hooks.verdict";
 export const HOOK_HANDSHAKE_EVENT = "warden.hooks.handshake";
+/** A human cleared a session's taint and poison (`warden hooks clear`). */
+export const HOOK_CLEAR_EVENT = "warden.hooks.clear";
 
 const Short = z.string().max(256);
 
@@ -33,7 +35,18 @@ export const HookHandshakeBodySchema = z.strictObject({
   transport: Short,
 });
 
+export const HookClearBodySchema = z.strictObject({
+  session_id: Short,
+  /** Who cleared it: the operating-system account that ran the command, and what it said. */
+  by: z.strictObject({ user: Short, uid: z.number().int(), note: z.string().max(1024).nullable() }),
+  at: Short,
+  taint: z.array(z.string().max(1024)).max(64),
+  poisoned: z.array(z.string().max(256)).max(64),
+  epoch: z.number().int().nonnegative(),
+});
+
 export function registerHookEventTypes(registry: Pick<EventTypeRegistry, "has" | "register">): void {
   if (!registry.has(HOOK_VERDICT_EVENT)) registry.register(HOOK_VERDICT_EVENT, HookVerdictBodySchema);
   if (!registry.has(HOOK_HANDSHAKE_EVENT)) registry.register(HOOK_HANDSHAKE_EVENT, HookHandshakeBodySchema);
+  if (!registry.has(HOOK_CLEAR_EVENT)) registry.register(HOOK_CLEAR_EVENT, HookClearBodySchema);
 }

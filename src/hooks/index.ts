@@ -107,6 +107,7 @@ export {
   supportsVersion,
 } from "./engine.js";
 export {
+  HOOK_CLEAR_EVENT,
   HOOK_HANDSHAKE_EVENT,
   HOOK_VERDICT_EVENT,
   HookVerdictBodySchema,
@@ -166,6 +167,7 @@ export {
   type TransportKind,
 } from "./host-transport.js";
 export { remember, similarKey } from "./memory.js";
+export { POISONED_SESSION } from "./poisoned.js";
 export * from "./schema-base.js";
 export { isHookPoint, type ParsedEvent, parseHookEvent, parseHookEventText } from "./schema-parse.js";
 export {
@@ -194,7 +196,21 @@ export {
   sourceManifest,
   type TrustedSource,
 } from "./source-trust.js";
-export { type EngineState, emptyState, loadState, mergeState, saveState } from "./state.js";
+export {
+  adoptClears,
+  type Cleared,
+  clearSession,
+  type EngineState,
+  emptyState,
+  isProtected,
+  loadState,
+  mergeState,
+  pruneSessions,
+  refreshState,
+  type SessionState,
+  STATE_LIMITS,
+  saveState,
+} from "./state.js";
 export {
   answerLine,
   DEFAULT_MAX_LINE_BYTES,
@@ -202,5 +218,7 @@ export {
   type JsonLinesOptions,
   serveJsonLines,
 } from "./stdio.js";
+export { resultSource, TRUST_LEVELS, trustOf } from "./taint-trust.js";
 export { canonicalToolName, gateShape, placePath, refineShell } from "./taxonomy.js";
+export { resultText } from "./tool-result.js";
 export { fromSignal, merge } from "./verdicts.js";

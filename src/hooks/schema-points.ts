@@ -86,7 +86,8 @@ export const HOOK_EVENT_SCHEMAS = {
   PostToolUse: point("PostToolUse", {
     ...TurnShape,
     ...ToolShape,
-    tool_result: StringOrObject,
+    // A string, an object, or an MCP tool's array of content blocks (tool-result.ts reads them).
+    tool_result: z.union([Text, Obj, Arr]),
     exit_code: z.number().optional(),
     execution_duration_ms: z.number().nonnegative().optional(),
     side_effects: Arr.optional(),

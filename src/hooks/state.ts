@@ -3,6 +3,11 @@
 // PreCompact's inject_context) and the user's remembered ask resolutions. A host such as
 // Claude Code starts a new process per hook, so the state can live in a JSON file beside
 // the journal (0600, written atomically, merged with what another invocation wrote).
+// The bound (MAX_SESSIONS) never forgets a poisoned session: clean sessions are evicted
+// first (ended, then untainted, then the longest idle); a poisoned one never is, and when
+// poisoned sessions alone fill the bound a new session is refused (context.ts). A human
+// clears a session with `warden hooks clear` (clearSession): its epoch rises, so a hook
+// process that loaded the state before the clear cannot merge the old poison back.
 
 import { createHash } from "node:crypto";
 import {
@@ -37,6 +42,8 @@ export type DenialNote = z.infer<typeof DenialNoteSchema>;
 export const SessionStateSchema = z.strictObject({
   runId: z.string().min(1).max(256),
   startedAt: z.string().max(64),
+  /** The last event of the session (eviction takes the longest idle clean session first). */
+  lastSeenAt: z.string().max(64).optional(),
   ended: z.boolean().default(false),
   /** The workspace root the host reported at SessionStart. */
   workspace: z.string().max(4096).optional(),
@@ -45,6 +52,8 @@ export const SessionStateSchema = z.strictObject({
   poisoned: z.array(z.string().max(256)).max(MAX_TAINT).default([]),
   denials: z.array(DenialNoteSchema).max(MAX_DENIALS).default([]),
   counts: z.record(z.string().max(64), z.number().int().nonnegative()).default({}),
+  /** Raised by each `warden hooks clear`: state merged from an older epoch loses its taint and poison. */
+  epoch: z.number().int().nonnegative().default(0),
 });
 export type SessionState = z.infer<typeof SessionStateSchema>;
 
@@ -103,29 +112,66 @@ const union = <T>(a: readonly T[], b: readonly T[], key: (x: T) => string, max: 
   return out.slice(-max);
 };
 
+/** A session the bound may never evict: a result poisoned it. */
+export function isProtected(s: SessionState): boolean {
+  return s.poisoned.length > 0;
+}
+
+const evictionRank = (s: SessionState): [number, number, string] => [
+  s.ended ? 0 : 1,
+  s.taint.length > 0 ? 1 : 0,
+  s.lastSeenAt ?? s.startedAt,
+];
+
+/**
+ * Brings `sessions` within `max` by evicting clean sessions — ended before open, untainted
+ * before tainted, longest idle first. Poisoned sessions are never evicted; the ids evicted
+ * are returned. More than `max` remain only when poisoned sessions alone exceed it.
+ */
+export function pruneSessions(sessions: Record<string, SessionState>, max: number = MAX_SESSIONS): string[] {
+  const ids = Object.keys(sessions);
+  if (ids.length <= max) return [];
+  const candidates = ids
+    .filter((id) => !isProtected(sessions[id] as SessionState))
+    .map((id) => ({ id, rank: evictionRank(sessions[id] as SessionState) }))
+    .sort((a, b) => a.rank[0] - b.rank[0] || a.rank[1] - b.rank[1] || a.rank[2].localeCompare(b.rank[2]));
+  const evicted = candidates.slice(0, ids.length - max).map((c) => c.id);
+  for (const id of evicted) delete sessions[id];
+  return evicted;
+}
+
+const later = (a: string | undefined, b: string | undefined) =>
+  a === undefined ? b : b === undefined || a > b ? a : b;
+
+function mergeSession(d: SessionState, s: SessionState): SessionState {
+  // A clear (a higher epoch on disk) wins over taint and poison this process loaded before it.
+  const cleared = d.epoch > s.epoch;
+  const lastSeenAt = later(d.lastSeenAt, s.lastSeenAt);
+  return {
+    ...s,
+    ...(lastSeenAt !== undefined ? { lastSeenAt } : {}),
+    ended: s.ended || d.ended,
+    epoch: Math.max(d.epoch, s.epoch),
+    taint: cleared ? d.taint : union(d.taint, s.taint, (t) => `${t.source}\u0000${t.origin}`, MAX_TAINT),
+    poisoned: cleared ? d.poisoned : union(d.poisoned, s.poisoned, (p) => p, MAX_TAINT),
+    denials: union(d.denials, s.denials, (n) => `${n.at}\u0000${n.what}`, MAX_DENIALS),
+    counts: Object.fromEntries(
+      [...new Set([...Object.keys(d.counts), ...Object.keys(s.counts)])].map((k) => [
+        k,
+        Math.max(d.counts[k] ?? 0, s.counts[k] ?? 0),
+      ]),
+    ),
+  };
+}
+
 /** Protective state only grows when two invocations race: the merge is a union. */
 export function mergeState(disk: EngineState, mine: EngineState): EngineState {
   const sessions: Record<string, SessionState> = { ...disk.sessions };
   for (const [id, s] of Object.entries(mine.sessions)) {
     const d = sessions[id];
-    sessions[id] = d
-      ? {
-          ...s,
-          ended: s.ended || d.ended,
-          taint: union(d.taint, s.taint, (t) => `${t.source}\u0000${t.origin}`, MAX_TAINT),
-          poisoned: union(d.poisoned, s.poisoned, (p) => p, MAX_TAINT),
-          denials: union(d.denials, s.denials, (n) => `${n.at}\u0000${n.what}`, MAX_DENIALS),
-          counts: Object.fromEntries(
-            [...new Set([...Object.keys(d.counts), ...Object.keys(s.counts)])].map((k) => [
-              k,
-              Math.max(d.counts[k] ?? 0, s.counts[k] ?? 0),
-            ]),
-          ),
-        }
-      : s;
+    sessions[id] = d ? mergeSession(d, s) : s;
   }
-  const ids = Object.keys(sessions);
-  for (const id of ids.slice(0, Math.max(0, ids.length - MAX_SESSIONS))) delete sessions[id];
+  pruneSessions(sessions);
   const m = (k: keyof Memory) => union(disk.memory[k], mine.memory[k], (x) => x, MAX_REMEMBERED);
   return {
     version: 1,
@@ -178,6 +224,18 @@ function withLock<T>(path: string, fn: () => T): T {
   }
 }
 
+/** Replaces the file atomically (0600); returns what was written, validated, and its text. */
+function writeState(path: string, state: EngineState): { valid: EngineState; text: string } {
+  // Validated before it is written: a state this engine cannot read back is never stored.
+  const valid = EngineStateSchema.parse(state);
+  const tmp = `${path}.${process.pid}.tmp`;
+  const text = `${JSON.stringify(valid)}\n`;
+  writeFileSync(tmp, text, { mode: 0o600 });
+  chmodSync(tmp, 0o600);
+  renameSync(tmp, path);
+  return { valid, text };
+}
+
 /** Merges with the file's current content and replaces it atomically (0600), under a lock. */
 export function saveState(path: string, state: EngineState): void {
   saveStateStamped(path, state);
@@ -205,14 +263,53 @@ export function saveStateStamped(
 ): { merged: EngineState; stamp: string } {
   return withLock(path, () => {
     const disk = known !== undefined && stateStamp(path) === known ? emptyState() : loadState(path);
-    // Validated before it is written: a state this engine cannot read back is never stored.
-    const merged = EngineStateSchema.parse(mergeState(disk, state));
-    const tmp = `${path}.${process.pid}.tmp`;
-    const text = `${JSON.stringify(merged)}\n`;
-    writeFileSync(tmp, text, { mode: 0o600 });
-    chmodSync(tmp, 0o600);
-    renameSync(tmp, path);
-    return { merged, stamp: createHash("sha256").update(text).digest("base64url") };
+    const { valid, text } = writeState(path, mergeState(disk, state));
+    adoptClears(state, disk);
+    return { merged: valid, stamp: createHash("sha256").update(text).digest("base64url") };
+  });
+}
+
+/**
+ * Takes into `mine` (an engine's state in memory) the clears a human made on disk since it
+ * was loaded: a session whose disk epoch is higher gets the disk's taint, poison and end.
+ * A long-lived engine (a daemon) calls `refreshState` before each event; saveState does it
+ * after each.
+ */
+export function adoptClears(mine: EngineState, disk: EngineState): void {
+  for (const [id, s] of Object.entries(mine.sessions)) {
+    const d = disk.sessions[id];
+    if (d === undefined || d.epoch <= s.epoch) continue;
+    mine.sessions[id] = { ...s, taint: d.taint, poisoned: d.poisoned, epoch: d.epoch, ended: d.ended };
+  }
+}
+
+/** Reads the file and adopts its clears into `state` (a missing file changes nothing). */
+export function refreshState(path: string, state: EngineState): void {
+  adoptClears(state, loadState(path));
+}
+
+/** What `clearSession` removed. */
+export interface Cleared {
+  taint: TaintLabel[];
+  poisoned: string[];
+  epoch: number;
+}
+
+/**
+ * A human's clear of one session (`warden hooks clear`): its taint and poison are dropped,
+ * its epoch raised (an older process's merge cannot bring them back) and its Gate run
+ * ended (the next event starts a fresh one). Denials and counts are kept as history.
+ * Undefined when the state holds no such session.
+ */
+export function clearSession(path: string, sessionId: string): Cleared | undefined {
+  return withLock(path, () => {
+    const state = loadState(path);
+    const s = state.sessions[sessionId];
+    if (s === undefined) return undefined;
+    const cleared = { taint: s.taint, poisoned: s.poisoned, epoch: s.epoch + 1 };
+    state.sessions[sessionId] = { ...s, taint: [], poisoned: [], epoch: cleared.epoch, ended: true };
+    writeState(path, state);
+    return cleared;
   });
 }
 

@@ -10,6 +10,7 @@ import { analyseShell } from "./shell-analysis.js";
 
 const NATIVE: Readonly<Record<string, CanonicalTool>> = {
   bash: "shell",
+  powershell: "shell",
   exec: "shell",
   shell: "shell",
   terminal: "shell",
@@ -211,7 +212,11 @@ export async function gateShape(
   }
 }
 
-/** Canonical tools that can carry data out of the machine. */
+/**
+ * Canonical tools that can carry data out of the machine (a credential in their input is
+ * denied). What a poisoned session may still use is poisoned.ts's table: shell commands run
+ * contained, so only the direct egress tools there are refused.
+ */
 export const EGRESS_TOOLS: ReadonlySet<CanonicalTool> = new Set<CanonicalTool>([
   "web_request",
   "browser",

@@ -18,8 +18,8 @@ import {
   stdioTransport,
   type Verdict,
 } from "../../src/hooks/index.js";
-import { dispose, type Machine, machine, pre } from "./file-machine.js";
 import { ev, tool } from "./events.js";
+import { dispose, type Machine, machine, pre } from "./file-machine.js";
 import { tempDir, verdictEntries } from "./helpers.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");

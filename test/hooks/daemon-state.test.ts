@@ -20,6 +20,7 @@ function otherWriter(path: string, session: string): void {
     runId: `run-${session}`,
     startedAt: new Date().toISOString(),
     ended: false,
+    epoch: 0,
     taint: [],
     poisoned: [`written by another process for ${session}`],
     denials: [],

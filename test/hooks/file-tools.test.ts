@@ -20,18 +20,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HOME_CREDENTIALS, HOME_PROTECTED, WORKSPACE_PROTECTED } from "../../src/hooks/coding-profile.js";
 import { fileParameters } from "../../src/hooks/file-check.js";
 import { answerHostEvent, cursorAdapter, type Engine } from "../../src/hooks/index.js";
-import {
-  answer,
-  BASHRC,
-  dispose,
-  engineOn,
-  KEY,
-  type Machine,
-  machine,
-  pre,
-  read,
-} from "./file-machine.js";
 import { tool } from "./events.js";
+import { answer, BASHRC, dispose, engineOn, KEY, type Machine, machine, pre, read } from "./file-machine.js";
 
 let m: Machine;
 let e: Engine;

@@ -48,6 +48,7 @@ import { registerCursor } from "./hooks-cursor.js";
 import { registerDaemon } from "./hooks-daemon.js";
 import { registerGemini } from "./hooks-gemini.js";
 import { INSTALL_OPTIONS, type InstallFlags, install } from "./hooks-install.js";
+import { registerHooksState } from "./hooks-state.js";
 import { SUMMARY } from "./summaries.js";
 
 const MAX_STDIN_BYTES = 16 * 1024 * 1024;
@@ -341,6 +342,7 @@ export function registerHooks(program: Command, ctx: CliContext): void {
       .description("drive an AARTS engine through a conformance level; exit 1 on a failure"),
     CONFORMANCE_OPTIONS,
   ).action((o: OptionsOf<typeof CONFORMANCE_OPTIONS>) => conformance(ctx, o));
+  registerHooksState(hooks, ctx);
 }
 
 export { mergeClaudeSettings } from "./hooks-install.js";
