@@ -314,7 +314,9 @@ export const ERROR_CODES = {
     "ERR_HOOK_CONFIG_INVALID",
     // The sidecar already holds its configured maximum of per-host engines (hooks.maxEngines).
     "ERR_HOOK_ENGINE_LIMIT",
-    // The hook daemon (docs/hooks-daemon.md): a caller without this state directory's token.
+    // The hook daemon (docs/hooks-daemon.md): a caller without this state directory's token;
+    // the stdio engine: a host-only event (PostAskResolution, SessionStart, SessionEnd) on a
+    // connection whose handshake did not present the host secret (docs/hooks-files.md).
     "ERR_HOOK_UNAUTHENTICATED",
     // The hook daemon's HTTP listener: a request a browser sent (it carries an Origin header).
     "ERR_HOOK_ORIGIN_REFUSED",
@@ -322,6 +324,13 @@ export const ERROR_CODES = {
     "ERR_HOOK_EVENT_TOO_LARGE",
     // The lean command entry could not reach or start the hook daemon (the host is told to block).
     "ERR_HOOK_DAEMON_UNAVAILABLE",
+    // A PostAskResolution names no ask this engine issued and recorded in this session (or
+    // its record's MAC does not verify): nothing is remembered.
+    "ERR_HOOK_ASK_UNKNOWN",
+    // A PostAskResolution names an ask that was already resolved (a replay).
+    "ERR_HOOK_ASK_REPLAYED",
+    // A PostAskResolution names an ask older than its time to live.
+    "ERR_HOOK_ASK_EXPIRED",
     // Poisoned sessions alone fill the hook state's bound: a new session is refused rather
     // than a poisoned one forgotten (a human clears sessions with `warden hooks clear`).
     "ERR_HOOK_STATE_FULL",

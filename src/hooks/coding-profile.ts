@@ -43,6 +43,8 @@ export const HOME_CREDENTIALS: readonly string[] = [
   ".node_repl_history",
   ".psql_history",
   ".mysql_history",
+  // Warden's own state and keys (journal keys, the hook state, the ask key, the host secret).
+  ".warden",
 ];
 
 /**

@@ -19,6 +19,10 @@ export interface EvalContext {
   now: string;
   /** Plugin, skill and MCP-server trust (source-trust.ts). */
   sourceTrust: SourceTrust;
+  /** Warden's own state directories (the hooks dir): never readable or writable by file tools. */
+  stateDirs?: readonly string[];
+  /** The key of the engine's ask records (ask-record.ts); absent: no ask can be resolved. */
+  askKey?: () => Buffer;
   /** The coding profile (egress allowlist, protected paths); default: coding-profile.ts's defaults. */
   profile?: CodingProfile;
 }

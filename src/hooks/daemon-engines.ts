@@ -10,7 +10,7 @@
 // Adoption is in place (session objects keep their identity), so an event still being
 // evaluated never writes into a session object the daemon has dropped: no flag is lost.
 // The source pin store is shared the same way: one instance per file for every engine.
-import { resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import { HookError, parseStrictJson, WardenError } from "../contracts/index.js";
 import { PinStore } from "../tools/index.js";
 import type { DaemonHost } from "./daemon-hosts.js";
@@ -38,6 +38,7 @@ function adopt(into: EngineState, from: EngineState): void {
   }
   for (const id of Object.keys(into.sessions)) if (!(id in from.sessions)) delete into.sessions[id];
   Object.assign(into.memory, from.memory);
+  into.asks.splice(0, into.asks.length, ...from.asks);
 }
 
 const failed = (code: string, message: string): Verdict =>
@@ -82,6 +83,8 @@ export class EnginePool {
     const { statePath: _saved, sourcePins, ...config } = await this.options.configFor(hostId, workspace);
     const pins = this.#pinStore(sourcePins);
     const shared = {
+      // The state directory: Warden's own (never readable by file tools), and its ask key.
+      stateDir: dirname(this.options.statePath),
       ...(owner !== undefined ? { runtime: owner.runtime } : {}),
       ...(pins !== undefined ? { sourcePins: pins } : {}),
     };

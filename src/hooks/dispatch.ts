@@ -1,6 +1,7 @@
 // One event to its evaluator. The session (and its run) is found or created first; every
 // evaluator is pure over (context, event) apart from the Gate's journal writes.
 import type { Runtime } from "../runtime/index.js";
+import { issueAsk } from "./ask-record.js";
 import { type EvalContext, runIdOf, sessionOf } from "./context.js";
 import {
   compaction,
@@ -35,6 +36,10 @@ export interface DispatchInput {
   /** A bound principal whose runs the runtime starts (EngineConfig.principal). */
   principal?: string | undefined;
   sourceTrust: SourceTrust;
+  /** Warden's own state directories (file tools may neither read nor write them). */
+  stateDirs?: readonly string[];
+  /** The ask records' MAC key (ask-record.ts). */
+  askKey?: () => Buffer;
 }
 
 /** The principal a host acts as: one per host id (the host authenticated by running us). */
@@ -118,7 +123,10 @@ export async function dispatch(d: DispatchInput, e: HookEvent): Promise<{ verdic
     workspace: workspaceOf(d, e) ?? session.workspace,
     now: d.now,
     sourceTrust: d.sourceTrust,
+    ...(d.stateDirs ? { stateDirs: d.stateDirs } : {}),
+    ...(d.askKey ? { askKey: d.askKey } : {}),
   };
   if (e.hook_point === "SessionStart" && ctx.workspace !== undefined) session.workspace = ctx.workspace;
-  return { verdict: await evaluate(ctx, e), runId: session.runId };
+  // Every ask is recorded with an id: only a recorded ask can become a remembered resolution.
+  return { verdict: issueAsk(ctx, e.hook_point, await evaluate(ctx, e)), runId: session.runId };
 }

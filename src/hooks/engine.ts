@@ -5,7 +5,7 @@
 // (durable) with the event's hash → state saved → answer.
 import { existsSync, mkdtempSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { HookError, sha256Hex, sha256Of, WardenError } from "../contracts/index.js";
 import { generateKeyPair, type KeyPair } from "../crypto/index.js";
@@ -31,6 +31,7 @@ import {
 } from "./schema-base.js";
 import { parseHookEvent } from "./schema-parse.js";
 import { HOOK_TABLE, type HookEvent, type HookPoint, SESSION_LEVEL_HOOKS } from "./schema-points.js";
+import { askKeyFor } from "./secret-file.js";
 import { SourceTrust, type SourceTrustConfig } from "./source-trust.js";
 import { type EngineState, emptyState, loadState, saveState } from "./state.js";
 
@@ -51,6 +52,11 @@ export interface EngineConfig {
    * its engines, saved by the daemon); used instead of loading `statePath`.
    */
   state?: EngineState;
+  /**
+   * Warden's hooks state directory when `state` is given instead of `statePath` (the hook
+   * daemon): never readable by the file tools, and where the ask key lives.
+   */
+  stateDir?: string;
   /** The workspace root: file writes outside it are refused by the preset. */
   workspace?: string;
   failure?: FailurePolicy;
@@ -133,7 +139,7 @@ function eventHash(raw: unknown): string {
 }
 
 /** The body of a `warden.hooks.verdict` entry. */
-function verdictBody(raw: unknown, point: string, v: Verdict, failure: Record<string, string> | null) {
+export function verdictBody(raw: unknown, point: string, v: Verdict, failure: Record<string, string> | null) {
   const e = (typeof raw === "object" && raw !== null ? raw : {}) as Record<string, unknown>;
   const str = (k: string) => (typeof e[k] === "string" ? (e[k] as string).slice(0, 256) : null);
   return {
@@ -157,6 +163,8 @@ class HooksEngine implements Engine {
   readonly engineId = ENGINE_ID;
   #compatible = false;
   readonly #failures = { open: 0 };
+  readonly #stateDirs: string[];
+  readonly #askKey: () => Buffer;
 
   constructor(
     readonly runtime: Runtime,
@@ -164,7 +172,11 @@ class HooksEngine implements Engine {
     private readonly state: EngineState,
     private readonly sourceTrust: SourceTrust,
     private readonly containment: ContainmentConfig,
-  ) {}
+  ) {
+    const dir = config.statePath ? dirname(resolve(config.statePath)) : config.stateDir;
+    this.#stateDirs = dir === undefined ? [] : [resolve(dir)];
+    this.#askKey = askKeyFor(dir, config.workspace);
+  }
 
   async #journal(type: string, body: Record<string, unknown>, runId?: string): Promise<void> {
     await this.runtime.journal.append({ type, body, ...(runId ? { run_id: runId } : {}) });
@@ -195,6 +207,8 @@ class HooksEngine implements Engine {
       now,
       principal: p,
       sourceTrust: this.sourceTrust,
+      stateDirs: this.#stateDirs,
+      askKey: this.#askKey,
     };
     return withTimeout(dispatch(input, event), ms);
   }

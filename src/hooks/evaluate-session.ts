@@ -6,7 +6,7 @@ import { pipesToShell } from "./artifacts.js";
 import { count, type EvalContext } from "./context.js";
 import { scanText, textOf } from "./detect.js";
 import { judgeText } from "./evaluate-text.js";
-import { remember } from "./memory.js";
+import { resolveAsk } from "./memory.js";
 import { CANONICAL_TOOLS, type CanonicalTool, type Verdict } from "./schema-base.js";
 import type { HookEventOf } from "./schema-points.js";
 import { canonicalToolName } from "./taxonomy.js";
@@ -154,14 +154,7 @@ export function compaction(
   };
 }
 
+/** Only a recorded ask of this engine can be remembered (memory.ts resolveAsk). */
 export function postAskResolution(ctx: EvalContext, e: HookEventOf<"PostAskResolution">): Verdict {
-  const kept = remember(ctx.state.memory, e.resolution, e.original_verdict);
-  count(ctx.session, "ask_resolutions");
-  return allow(
-    "verdict_resolution",
-    "user_resolution",
-    kept
-      ? `remembered ${e.resolution} for ${e.original_verdict.artifacts?.length ?? 0} artifacts`
-      : `noted ${e.resolution}`,
-  );
+  return resolveAsk(ctx, e);
 }

@@ -9,6 +9,7 @@ import { faultOf } from "../gate/index.js";
 import { artifactValues, toolArtifacts } from "./artifacts.js";
 import { count, type EvalContext, noteDenial, poison } from "./context.js";
 import { scanText } from "./detect.js";
+import { credentialInWrite } from "./file-secrets.js";
 import { recalled } from "./memory.js";
 import { gateTaint, poisonedSignal } from "./poisoned.js";
 import type { Artifact, CanonicalTool, Verdict } from "./schema-base.js";
@@ -53,7 +54,7 @@ function engineSignals(
 
 export async function preToolUse(ctx: EvalContext, e: HookEventOf<"PreToolUse">): Promise<Verdict> {
   const tool = canonical(e);
-  const shape = await gateShape(tool, e.tool_name_native, e.tool_input, ctx.workspace);
+  const shape = await gateShape(tool, e.tool_name_native, e.tool_input, ctx.workspace, ctx.stateDirs ?? []);
   const written = (shape.writes ?? []).map(
     (value): Artifact => ({
       type: "file_path",
@@ -78,7 +79,11 @@ export async function preToolUse(ctx: EvalContext, e: HookEventOf<"PreToolUse">)
     ctx.runtime.gate.release(outcome.decisionId);
   count(ctx.session, "tool_calls");
   const values = artifactValues(artifacts);
-  let verdict = merge(fromGate(outcome, shape.toolClass, values), ...engineSignals(ctx, e, tool, artifacts));
+  let verdict = merge(
+    fromGate(outcome, shape.toolClass, values),
+    ...engineSignals(ctx, e, tool, artifacts),
+    ...credentialInWrite(tool, e.tool_input),
+  );
   verdict = recalled(ctx.state.memory, tool, artifacts, verdict);
   if (verdict.decision === "deny") {
     const what = values[0] ?? e.tool_name_native ?? tool;

@@ -58,7 +58,10 @@ class StdioTransport implements EngineTransport {
   #buffer = "";
   #dead: HookError | undefined;
 
-  constructor(command: string, args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv }) {
+  readonly #hostSecret: Buffer | undefined;
+
+  constructor(command: string, args: readonly string[], options: StdioTransportOptions) {
+    this.#hostSecret = options.hostSecret;
     this.#child = spawn(command, args, {
       stdio: ["pipe", "pipe", "ignore"],
       ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
@@ -126,7 +129,8 @@ class StdioTransport implements EngineTransport {
   }
 
   versionCheck(request: { aarts_version: string }, signal: AbortSignal): Promise<unknown> {
-    return this.#exchange(request, signal);
+    const secret = this.#hostSecret;
+    return this.#exchange(secret ? { ...request, host_secret: secret.toString("hex") } : request, signal);
   }
 
   send(event: unknown, signal: AbortSignal): Promise<unknown> {
@@ -143,11 +147,18 @@ class StdioTransport implements EngineTransport {
   }
 }
 
+export interface StdioTransportOptions {
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  /** The engine's host secret (Warden's: secretFile(hostSecretPath(hooksDir))), sent in the handshake. */
+  hostSecret?: Buffer;
+}
+
 /** `warden hooks serve --stdio` or another engine's command (argv, no shell). */
 export function stdioTransport(
   command: string,
   args: readonly string[] = [],
-  options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+  options: StdioTransportOptions = {},
 ): EngineTransport {
   return new StdioTransport(command, args, options);
 }

@@ -206,6 +206,7 @@ export {
   type HookPoint,
   SESSION_LEVEL_HOOKS,
 } from "./schema-points.js";
+export { hostSecretPath, secretFile } from "./secret-file.js";
 export { type ShellWrites, shellWrites } from "./shell-writes.js";
 export {
   SOURCE_KINDS,
@@ -234,7 +235,13 @@ export {
   STATE_LIMITS,
   saveState,
 } from "./state.js";
-export { answerLine, DEFAULT_MAX_LINE_BYTES, type JsonLinesOptions, serveJsonLines } from "./stdio.js";
+export {
+  answerLine,
+  DEFAULT_MAX_LINE_BYTES,
+  HOST_ONLY_POINTS,
+  type JsonLinesOptions,
+  serveJsonLines,
+} from "./stdio.js";
 export { resultSource, TRUST_LEVELS, trustOf } from "./taint-trust.js";
 export { canonicalToolName, gateShape, placePath, refineShell } from "./taxonomy.js";
 export { resultText } from "./tool-result.js";

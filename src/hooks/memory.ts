@@ -4,10 +4,17 @@
 // first argument, a path's directory). A remembered allow turns a later ask on the same
 // artifacts into allow; it never overrides a policy deny. A remembered deny turns any
 // later verdict on them into deny.
+//
+// Only an ask the engine itself issued and recorded can be remembered (ask-record.ts): the
+// resolution names its ask id and the artifacts come from the engine's record, never from
+// the verdict an event carries (an agent that can post an event cannot approve itself).
 import { dirname } from "node:path";
+import { askIdOf, consumeAsk } from "./ask-record.js";
+import { count, type EvalContext } from "./context.js";
 import type { Artifact, CanonicalTool, Resolution, Verdict } from "./schema-base.js";
+import type { HookEventOf } from "./schema-points.js";
 import type { Memory } from "./state.js";
-import { fromSignal, merge } from "./verdicts.js";
+import { allow, fromSignal, merge } from "./verdicts.js";
 
 /** The generalised form of an artifact value for *_similar. */
 export function similarKey(value: string): string {
@@ -29,9 +36,9 @@ function push(list: string[], values: readonly string[]): void {
   if (list.length > 1024) list.splice(0, list.length - 1024);
 }
 
-/** Updates the memory from one resolution; returns whether anything is remembered. */
-export function remember(memory: Memory, resolution: Resolution, original: Verdict): boolean {
-  const values = (original.artifacts ?? []).filter((v) => !v.startsWith("[REDACTED:"));
+/** Updates the memory from one resolution of a recorded ask; returns whether anything is remembered. */
+export function remember(memory: Memory, resolution: Resolution, artifacts: readonly string[]): boolean {
+  const values = artifacts.filter((v) => !v.startsWith("[REDACTED:"));
   if (values.length === 0) return false;
   switch (resolution) {
     case "allow_always":
@@ -89,4 +96,33 @@ export function recalled(
     }),
     artifacts: keyed,
   };
+}
+
+const REMEMBERED: ReadonlySet<Resolution> = new Set<Resolution>([
+  "allow_always",
+  "allow_similar",
+  "deny_always",
+  "deny_similar",
+]);
+
+/**
+ * PostAskResolution: a remembered resolution (*_always, *_similar) consumes the recorded ask
+ * it names and remembers that record's artifacts; a one-time answer naming an ask consumes it
+ * too (a later replay is refused). Coded errors (ask-record.ts) are thrown to the engine.
+ */
+export function resolveAsk(ctx: EvalContext, e: HookEventOf<"PostAskResolution">): Verdict {
+  count(ctx.session, "ask_resolutions");
+  const id = askIdOf(e);
+  if (!REMEMBERED.has(e.resolution) && id === undefined) {
+    return allow("verdict_resolution", "user_resolution", `noted ${e.resolution}`);
+  }
+  const record = consumeAsk(ctx, id, e.original_hook_point);
+  const kept = REMEMBERED.has(e.resolution) && remember(ctx.state.memory, e.resolution, record.artifacts);
+  return allow(
+    "verdict_resolution",
+    "user_resolution",
+    kept
+      ? `remembered ${e.resolution} for ${record.artifacts.length} artifacts of ${record.id}`
+      : `noted ${e.resolution} for ${record.id}`,
+  );
 }

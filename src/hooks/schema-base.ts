@@ -169,5 +169,10 @@ export const VerdictSchema = z.looseObject({
   reasons: z.array(z.string().max(4096)).max(64).optional(),
   directives: DirectivesSchema.optional(),
   suggested_resolutions: z.array(z.enum(RESOLUTIONS)).max(RESOLUTIONS.length).optional(),
+  /**
+   * On an ask: the id of the engine's record of it. A PostAskResolution that would be
+   * remembered names it (in `original_verdict`); docs/hooks-files.md "Approvals".
+   */
+  ask_id: z.string().max(128).optional(),
 });
 export type Verdict = z.infer<typeof VerdictSchema>;

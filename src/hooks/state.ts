@@ -23,6 +23,7 @@ import {
 } from "node:fs";
 import { z } from "zod";
 import { HookError, parseStrictJson, TaintLabel } from "../contracts/index.js";
+import { AskRecordSchema, MAX_ASKS, mergeAsks } from "./ask-schema.js";
 
 const MAX_SESSIONS = 256;
 const MAX_TAINT = 64;
@@ -69,11 +70,18 @@ export const EngineStateSchema = z.strictObject({
   version: z.literal(1),
   sessions: z.record(z.string().max(256), SessionStateSchema).default({}),
   memory: MemorySchema.default({ allow: [], deny: [], allowSimilar: [], denySimilar: [] }),
+  /** The asks the engine issued (ask-record.ts): only these can become remembered resolutions. */
+  asks: z.array(AskRecordSchema).max(MAX_ASKS).default([]),
 });
 export type EngineState = z.infer<typeof EngineStateSchema>;
 
 export function emptyState(): EngineState {
-  return { version: 1, sessions: {}, memory: { allow: [], deny: [], allowSimilar: [], denySimilar: [] } };
+  return {
+    version: 1,
+    sessions: {},
+    memory: { allow: [], deny: [], allowSimilar: [], denySimilar: [] },
+    asks: [],
+  };
 }
 
 /** Reads a state file; a missing file is an empty state, an unreadable one fails closed (throws). */
@@ -174,6 +182,7 @@ export function mergeState(disk: EngineState, mine: EngineState): EngineState {
       allowSimilar: m("allowSimilar"),
       denySimilar: m("denySimilar"),
     },
+    asks: mergeAsks(disk.asks, mine.asks),
   };
 }
 

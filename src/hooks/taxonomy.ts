@@ -4,6 +4,7 @@
 import { realpathSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, isAbsolute, join, normalize, relative, resolve } from "node:path";
+import { fileParameters, fileWhere } from "./file-check.js";
 import type { CanonicalTool } from "./schema-base.js";
 import { analyseShell } from "./shell-analysis.js";
 
@@ -109,10 +110,19 @@ export function placePath(
   return { path: abs, inWorkspace: rel === "" || (!rel.startsWith("..") && !isAbsolute(rel)) };
 }
 
-function fileShape(action: string, input: Record<string, unknown>, workspace: string | undefined): GateShape {
-  const raw = str(input, "file_path", "path", "notebook_path", "filename") ?? "";
-  const placed = placePath(raw, workspace);
-  return { toolClass: "file", action, parameters: { path: placed.path, inWorkspace: placed.inWorkspace } };
+/**
+ * A file tool call: the path placed as the host will place it and judged against the
+ * coding-agent profile (file-check.ts). `stateDirs`: Warden's own state (never readable).
+ */
+function fileShape(
+  action: string,
+  native: string | undefined,
+  input: Record<string, unknown>,
+  workspace: string | undefined,
+  stateDirs: readonly string[],
+): GateShape {
+  const parameters = fileParameters(action, native, input, fileWhere(workspace, stateDirs));
+  return { toolClass: "file", action, parameters };
 }
 
 /**
@@ -155,6 +165,7 @@ export async function gateShape(
   native: string | undefined,
   input: Record<string, unknown>,
   workspace: string | undefined,
+  stateDirs: readonly string[] = [],
 ): Promise<GateShape> {
   switch (tool) {
     case "shell":
@@ -162,20 +173,24 @@ export async function gateShape(
     case "code_exec":
       return await shellShape(tool, input, workspace);
     case "file_read":
-      return fileShape("read", input, workspace);
+      return fileShape("read", native, input, workspace, stateDirs);
     case "file_write":
-      return fileShape("write", input, workspace);
+      return fileShape("write", native, input, workspace, stateDirs);
     case "file_edit":
-      return fileShape("edit", input, workspace);
+      return fileShape("edit", native, input, workspace, stateDirs);
     case "file_delete":
-      return fileShape("delete", input, workspace);
+      return fileShape("delete", native, input, workspace, stateDirs);
     case "web_request":
-    case "browser":
+    case "browser": {
+      // WebFetch of a file: URL reads a local file: the file tool's checks, not the web's.
+      const url = str(input, "url") ?? "";
+      if (/^file:/i.test(url)) return fileShape("read", native, { url }, workspace, stateDirs);
       return {
         toolClass: "http",
         action: (str(input, "method") ?? "get").toLowerCase(),
         parameters: { url: str(input, "url", "query") ?? "" },
       };
+    }
     case "mcp_call": {
       const [, server = "", name = ""] = (native ?? "").split("__");
       return { toolClass: "mcp", action: "call", parameters: { server, tool: name } };

@@ -65,8 +65,11 @@ describe("warden hooks conformance (built CLI)", () => {
   });
 
   it("Warden's engine over stdio passes Level 3 with the plain table", () => {
-    const engine = `${process.execPath} ${join(ROOT, "bin/warden.js")} hooks serve --stdio --dir ${tempDir()}`;
-    const { code, out } = conformance("--level", "3", "--engine", engine);
+    const dir = tempDir();
+    const engine = `${process.execPath} ${join(ROOT, "bin/warden.js")} hooks serve --stdio --dir ${dir}`;
+    // The driver is the host: it presents the hooks dir's host secret in the handshake.
+    const secret = join(dir, "host.secret");
+    const { code, out } = conformance("--level", "3", "--engine", engine, "--host-secret-file", secret);
     expect(code).toBe(0);
     expect(out).toMatch(/checks, 0 failed: PASS \(level 3\)/);
   });

@@ -210,8 +210,9 @@ describe("ask resolution memory (§8.8.1)", () => {
     const first = await e.handle(sudo);
     expect(first.decision).toBe("ask");
     await e.handle(resolve("approved", first));
-    expect((await e.handle(sudo)).decision).toBe("ask");
-    await e.handle(resolve("allow_always", first));
+    const second = await e.handle(sudo);
+    expect(second.decision).toBe("ask");
+    await e.handle(resolve("allow_always", second));
     expect(await e.handle(sudo)).toMatchObject({
       decision: "allow",
       matched_rule_id: "aarts-remembered-allow",
@@ -228,17 +229,16 @@ describe("ask resolution memory (§8.8.1)", () => {
     expect((await e.handle(rm)).decision).toBe("deny");
   });
 
-  it("deny_similar blocks the same origin from then on", async () => {
+  it("deny_similar blocks the same program and first argument from then on", async () => {
     const e = await make();
-    const fetch = (url: string) => tool("web_request", { url }, "WebFetch");
-    const v = await e.handle(fetch("https://tracker.example/a"));
-    expect(v.decision).toBe("allow");
-    await e.handle(resolve("deny_similar", { ...v, decision: "ask" }));
-    expect(await e.handle(fetch("https://tracker.example/b"))).toMatchObject({
+    const v = await e.handle(sudo);
+    expect(v.decision).toBe("ask");
+    await e.handle(resolve("deny_similar", v));
+    expect(await e.handle(tool("shell", { command: "sudo systemctl stop x" }, "Bash"))).toMatchObject({
       decision: "deny",
       matched_rule_id: "aarts-remembered-deny",
     });
-    expect((await e.handle(fetch("https://docs.example/b"))).decision).toBe("allow");
+    expect((await e.handle(tool("shell", { command: "ls" }, "Bash"))).decision).toBe("allow");
   });
 });
 

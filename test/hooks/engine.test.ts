@@ -109,7 +109,7 @@ describe("PreToolUse through the Gate (host-tools preset)", () => {
     [
       "an agent that reads ~/.ssh keys is denied",
       tool("file_read", { file_path: "/home/u/.ssh/id_ed25519" }, "Read"),
-      "host-deny-sensitive-files",
+      "host-deny-credential-path",
     ],
     [
       "an agent that wipes a disk is denied",
@@ -120,7 +120,8 @@ describe("PreToolUse through the Gate (host-tools preset)", () => {
     [
       "an agent that deletes Warden's own hook state to clear its taint is denied",
       tool("shell", { command: "rm ~/.warden/hooks/state.json" }, "Bash"),
-      "host-deny-warden-state",
+      // ~/.warden is a credential location of the coding profile (its keys and state).
+      "host-deny-shell-credential-read",
     ],
     [
       "an unknown host tool is denied by default",

@@ -13,9 +13,11 @@ import {
   HOOK_POINTS,
   HookHost,
   type HookPoint,
+  hostSecretPath,
   hostToolsPolicyPath,
   httpTransport,
   inProcessTransport,
+  secretFile,
   stdioTransport,
 } from "../../src/hooks/index.js";
 import { hashToken } from "../../src/server/index.js";
@@ -42,8 +44,11 @@ const RIGS: Record<string, Rig> = {
     transport: async () => {
       if (!existsSync(join(ROOT, "dist/src/cli/main.js")))
         throw new Error("run `npm run build` first (npm test does)");
-      const args = [join(ROOT, "bin/warden.js"), "hooks", "serve", "--stdio", "--dir", tempDir()];
-      return stdioTransport(process.execPath, [...args, "--workspace", WORKSPACE]);
+      const dir = tempDir();
+      const args = [join(ROOT, "bin/warden.js"), "hooks", "serve", "--stdio", "--dir", dir];
+      // The launcher is the host: it presents the hooks dir's secret in the handshake.
+      const hostSecret = secretFile(hostSecretPath(dir));
+      return stdioTransport(process.execPath, [...args, "--workspace", WORKSPACE], { hostSecret });
     },
     stop: async () => {},
   },

@@ -27,7 +27,11 @@ async function serve(chunks: (string | Buffer)[], maxLineBytes?: number): Promis
   output.on("data", (b: Buffer) => {
     text += b.toString();
   });
-  const done = serveJsonLines(e, input, output, maxLineBytes !== undefined ? { maxLineBytes } : {});
+  // In process, the test is the host (trustedHost); host authentication: ask-memory.test.ts.
+  const done = serveJsonLines(e, input, output, {
+    trustedHost: true,
+    ...(maxLineBytes !== undefined ? { maxLineBytes } : {}),
+  });
   for (const c of chunks) input.write(c);
   input.end();
   await done;

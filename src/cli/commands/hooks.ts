@@ -29,12 +29,14 @@ import {
   type HookPoint,
   type HostAdapter,
   type HostAnswer,
+  hostSecretPath,
   httpTransport,
   inProcessTransport,
   isHookPoint,
   runConformance,
   type SourceTrustConfig,
   SourceTrustConfigSchema,
+  secretFile,
   serveJsonLines,
   splitCommand,
   stdioTransport,
@@ -269,9 +271,19 @@ const CONFORMANCE_OPTIONS = defineOptions({
     kind: "value",
   },
   json: { flags: "--json", description: "print the report as JSON", kind: "flag" },
+  hostSecretFile: {
+    flags: "--host-secret-file <file>",
+    description:
+      "with a command engine: present this file's secret in the handshake (Warden's: <hooks dir>/host.secret)",
+    kind: "value",
+  },
 });
 
-async function engineTransport(engine: string | undefined, workspace: string): Promise<EngineTransport> {
+async function engineTransport(
+  engine: string | undefined,
+  workspace: string,
+  hostSecretFile?: string,
+): Promise<EngineTransport> {
   if (engine === undefined)
     return inProcessTransport(await createEngine({ workspace }), { closeEngine: true });
   if (/^https?:\/\//.test(engine)) {
@@ -281,7 +293,11 @@ async function engineTransport(engine: string | undefined, workspace: string): P
     return httpTransport(engine, token);
   }
   const { command, args } = splitCommand(engine);
-  return stdioTransport(command, args);
+  return stdioTransport(
+    command,
+    args,
+    hostSecretFile ? { hostSecret: secretFile(resolve(hostSecretFile)) } : {},
+  );
 }
 
 async function conformance(ctx: CliContext, o: OptionsOf<typeof CONFORMANCE_OPTIONS>): Promise<void> {
@@ -289,7 +305,7 @@ async function conformance(ctx: CliContext, o: OptionsOf<typeof CONFORMANCE_OPTI
   if (level !== 1 && level !== 2 && level !== 3)
     throw new CliError("ERR_CLI_USAGE", "--level must be 1, 2 or 3");
   const workspace = join(tmpdir(), "warden-conformance-workspace");
-  const transport = await engineTransport(o.engine, workspace);
+  const transport = await engineTransport(o.engine, workspace, o.hostSecretFile);
   try {
     const report = await runConformance({
       level,
@@ -335,7 +351,9 @@ export function registerHooks(program: Command, ctx: CliContext): void {
     if (!o.stdio) throw new CliError("ERR_CLI_USAGE", "give --stdio (the HTTP transport is on the sidecar)");
     const engine = await createEngine(engineConfig(o, "stdio", o.workspace));
     try {
-      await serveJsonLines(engine, process.stdin, process.stdout);
+      // The host's launcher presents this secret in the handshake (docs/hooks-files.md).
+      const hostSecret = secretFile(hostSecretPath(hooksDir(o)));
+      await serveJsonLines(engine, process.stdin, process.stdout, { hostSecret });
     } finally {
       await engine.close();
     }
