@@ -85,7 +85,8 @@ export const HOME_PROTECTED: readonly string[] = [
 /**
  * Never writable inside the workspace (relative to its root): every host's hook and settings
  * files, project MCP server lists (a server there runs at the next session), git's hooks and
- * config (core.hooksPath, core.sshCommand and core.fsmonitor run code).
+ * config (core.hooksPath, core.sshCommand and core.fsmonitor run code; `.git/commondir`
+ * names the directory git then reads config and hooks from).
  */
 export const WORKSPACE_PROTECTED: readonly string[] = [
   ".claude/settings.json",
@@ -105,6 +106,7 @@ export const WORKSPACE_PROTECTED: readonly string[] = [
   ".vscode/tasks.json",
   ".git/hooks",
   ".git/config",
+  ".git/commondir",
   ".warden",
 ];
 

@@ -13,7 +13,7 @@
 //   6. every namespace new (network: loopback only), no capability (even for root: the
 //      masks cannot be unmounted), a new session (no TIOCSTI), killed with its parent.
 import { lstatSync, mkdirSync, realpathSync, statSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname, join, relative, sep } from "node:path";
 import { isWithin } from "./coding-profile-match.js";
 import { SANDBOX_COMMAND, SANDBOX_PROXY_SOCKET } from "./contain-env.js";
 import type { ContainSpec } from "./contain-spec.js";
@@ -80,6 +80,29 @@ function hostSettings(workspace: string): string[] {
   return out;
 }
 
+/**
+ * The directories on the way to each protected workspace path, bound onto themselves: a
+ * mount point cannot be renamed or removed (EBUSY), so `mv .git .git-old && mkdir .git`
+ * cannot swap in a repository whose config the host's git would run. A file on the way
+ * (a worktree's `.git` holding `gitdir: …`) is a redirect itself: read-only.
+ */
+function pinAncestors(ws: string, paths: readonly string[]): string[] {
+  const out: string[] = [];
+  const seen = new Set<string>();
+  for (const p of paths) {
+    let cur = ws;
+    for (const seg of relative(ws, p).split(sep).slice(0, -1)) {
+      cur = join(cur, seg);
+      const st = lstatSync(cur, { throwIfNoEntry: false });
+      if (!seen.has(cur) && st?.isDirectory()) out.push("--bind", cur, cur);
+      else if (!seen.has(cur) && st?.isFile()) out.push("--ro-bind", cur, cur);
+      seen.add(cur);
+      if (!st?.isDirectory()) break;
+    }
+  }
+  return out;
+}
+
 /** Binds `path` again when it lies below a root the sandbox replaces. */
 function reexpose(path: string, writable: boolean): string[] {
   if (!REPLACED.some((r) => isWithin(path, r))) return [];
@@ -111,6 +134,7 @@ export function containArgv(spec: ContainSpec, input: ArgvInput): string[] {
   args.push(...hostSettings(ws));
   const settings = HOST_SETTINGS_DIRS.map((d) => join(ws, d));
   const again = spec.protectedPaths.filter((p) => isWithin(p, ws) && !settings.some((d) => isWithin(p, d)));
+  args.push(...pinAncestors(ws, again));
   for (const p of new Set([...again, ...spec.readOnly])) args.push(...readOnly(p));
   for (const c of new Set(spec.credentials)) args.push(...mask(c));
   for (const d of spec.stateDirs) if (kindOf(d) === "dir") args.push("--tmpfs", real(d));

@@ -11,6 +11,7 @@ import {
   mkdirSync,
   mkdtempSync,
   readFileSync,
+  realpathSync,
   renameSync,
   rmSync,
   statSync,
@@ -18,7 +19,8 @@ import {
   writeFileSync,
 } from "node:fs";
 import { constants, tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname, join, relative } from "node:path";
+import { isWithin } from "./coding-profile-match.js";
 import { scrubEnv } from "./contain-env.js";
 import { containArgv, specProblem } from "./contain-profile.js";
 import { type EgressProxy, startEgressProxy } from "./contain-proxy.js";
@@ -56,6 +58,42 @@ export function readCommand(word: string): string {
   return text;
 }
 
+/**
+ * The protected workspace paths that do not exist (placed under the workspace's real path):
+ * a missing one cannot be bound read-only, so the call could create it (`.git/commondir`,
+ * `.github/hooks/x.json`, `.vscode/tasks.json`, a `.git/config` after `git init`).
+ */
+export function absentProtected(spec: ContainSpec): string[] {
+  let ws: string;
+  try {
+    ws = realpathSync(spec.workspace);
+  } catch {
+    return [];
+  }
+  return spec.protectedPaths
+    .filter((p) => isWithin(p, spec.workspace))
+    .map((p) => join(ws, relative(spec.workspace, p)))
+    .filter((p) => lstatSync(p, { throwIfNoEntry: false }) === undefined);
+}
+
+/**
+ * After the call (every process of the sandbox is gone with its PID namespace): removes what
+ * it created at those paths, never through a link (the parent must be where it was named).
+ */
+export function removeCreated(paths: readonly string[]): void {
+  for (const p of paths) {
+    try {
+      if (lstatSync(p, { throwIfNoEntry: false }) === undefined) continue;
+      if (realpathSync(dirname(p)) !== dirname(p)) throw new Error("its folder is a link");
+      rmSync(p, { recursive: true, force: true });
+      process.stderr.write(`Warden containment: removed ${p} (a protected path the command created)\n`);
+    } catch (err) {
+      const why = err instanceof Error ? err.message : String(err);
+      process.stderr.write(`Warden containment: ${p} was created by the command and not removed: ${why}\n`);
+    }
+  }
+}
+
 async function run(spec: ContainSpec, command: string): Promise<number> {
   privateDir(dirname(spec.sessionTmp));
   privateDir(spec.sessionTmp);
@@ -63,6 +101,7 @@ async function run(spec: ContainSpec, command: string): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), "warden-egress-"));
   const part = `${spec.egressLog}-${process.pid}.part`;
   let proxy: EgressProxy | undefined;
+  const absent = absentProtected(spec);
   try {
     const socket = join(dir, "egress.sock");
     const commandFile = join(dir, "command");
@@ -82,6 +121,7 @@ async function run(spec: ContainSpec, command: string): Promise<number> {
       child.once("exit", (code, signal) => resolve(statusOf(code, signal)));
     });
   } finally {
+    removeCreated(absent);
     await proxy?.close();
     try {
       renameSync(part, `${spec.egressLog}-${process.pid}.jsonl`);

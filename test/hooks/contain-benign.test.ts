@@ -59,7 +59,7 @@ describe("containment: benign work runs and gives the same result", { timeout: 6
   });
 
   it("a 120 KB heredoc (over an argv word's 128 KiB once base64) runs contained like bare", async () => {
-    const body = "x".repeat(119) + "\n";
+    const body = `${"x".repeat(119)}\n`;
     const command = `cat > big.txt <<'EOF'\n${body.repeat(1000)}EOF\nwc -c < big.txt`;
     // (Whether the policy allows a heredoc of this size is the shell analysis' part.)
     const r = await runContained(h, command);
