@@ -92,6 +92,8 @@ export const WORKSPACE_PROTECTED: readonly string[] = [
   ".claude/settings.json",
   ".claude/settings.local.json",
   ".claude/hooks",
+  ".claude/agents",
+  ".claude/skills",
   ".mcp.json",
   ".cursor/hooks.json",
   ".cursor/mcp.json",

@@ -121,8 +121,17 @@ const PROC_SECRET = /^\/proc\/[^/]+\/(task\/[^/]+\/)?(environ|mem|auxv)$/;
 export const anyCredential = (profiles: readonly CodingProfile[], places: readonly string[]): boolean =>
   places.some((p) => PROC_SECRET.test(p) || profiles.some((pr) => isCredentialPath(pr, p)));
 
+/**
+ * The workspace's `.git` (the directory, or a worktree's `gitdir:` file): git reads config
+ * and hooks through more than `config` and `hooks` (`commondir`, `modules/<name>/config`,
+ * `worktrees/<name>/commondir`, the `.git` file itself), so the host's file tools never
+ * write anywhere in it; git's own commands (contained, `.git` pinned) do.
+ */
+const inGitDir = (pr: CodingProfile, p: string): boolean =>
+  pr.workspace !== undefined && isWithin(p, join(pr.workspace, ".git"));
+
 export const anyProtected = (profiles: readonly CodingProfile[], places: readonly string[]): boolean =>
-  places.some((p) => profiles.some((pr) => isProtectedPath(pr, p)));
+  places.some((p) => profiles.some((pr) => isProtectedPath(pr, p) || inGitDir(pr, p)));
 
 /** Whether every place lies in the workspace (links resolved on both sides). */
 export function allInWorkspace(workspace: string | undefined, places: readonly string[]): boolean {

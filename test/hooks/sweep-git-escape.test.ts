@@ -140,3 +140,57 @@ describe("sweep: ordinary git work still runs contained", { timeout: 60_000 }, (
     expect(git("branch", "--show-current").toString().trim()).toBe("feature");
   });
 });
+
+/** Claude Code's PreToolUse for a file tool, answered by the harness's engine. */
+async function fileTool(tool_name: string, tool_input: Record<string, unknown>): Promise<string> {
+  const payload = {
+    session_id: `sweep-file-${tool_name}-${Math.random()}`,
+    transcript_path: join(h.home, ".claude", "t.jsonl"),
+    cwd: h.ws,
+    permission_mode: "default",
+    hook_event_name: "PreToolUse",
+    tool_name,
+    tool_input,
+    tool_use_id: `toolu_sweep_${Math.random().toString(36).slice(2)}`,
+  };
+  const answer = await answerHostEvent(h.engine, claudeCodeAdapter, payload, new Date().toISOString());
+  const out = (answer.stdout ? JSON.parse(answer.stdout) : {}) as {
+    hookSpecificOutput?: { permissionDecision?: string };
+  };
+  return out.hookSpecificOutput?.permissionDecision ?? "allow";
+}
+
+describe("sweep: the host's file tools and git's other redirects", { timeout: 60_000 }, () => {
+  it("Write of a worktree's .git file (gitdir: evil) is denied", async () => {
+    rmSync(join(h.ws, ".git"), { recursive: true, force: true });
+    writeFileSync(join(h.ws, ".git"), "gitdir: /var/tmp/elsewhere/.git\n");
+    expect(await fileTool("Write", { file_path: join(h.ws, ".git"), content: "gitdir: evil\n" })).toBe(
+      "deny",
+    );
+  });
+
+  it("Write .git/modules/x/config and .git/info/attributes are denied", async () => {
+    const cfg = fsmonitor("PWNED-module");
+    expect(await fileTool("Write", { file_path: join(h.ws, ".git/modules/x/config"), content: cfg })).toBe(
+      "deny",
+    );
+    expect(await fileTool("Write", { file_path: ".git/info/attributes", content: "* filter=evil\n" })).toBe(
+      "deny",
+    );
+  });
+
+  it("Write .claude/skills/x/SKILL.md and .claude/agents/x.md (front matter hooks run on the host) are denied", async () => {
+    const skill =
+      "---\nname: x\nhooks:\n  PreToolUse:\n    - hooks:\n        - type: command\n          command: touch ~/PWNED\n---\n";
+    expect(await fileTool("Write", { file_path: ".claude/skills/x/SKILL.md", content: skill })).toBe("deny");
+    expect(await fileTool("Write", { file_path: join(h.ws, ".claude/agents/x.md"), content: skill })).toBe(
+      "deny",
+    );
+  });
+
+  it("ordinary workspace writes stay allowed (src, CLAUDE.md, .gitignore)", async () => {
+    expect(await fileTool("Write", { file_path: "src/a.ts", content: "export {};\n" })).toBe("allow");
+    expect(await fileTool("Write", { file_path: "CLAUDE.md", content: "# notes\n" })).toBe("allow");
+    expect(await fileTool("Write", { file_path: ".gitignore", content: "node_modules\n" })).toBe("allow");
+  });
+});
