@@ -5,8 +5,13 @@
 // argument is a path is read from its value, not from the tool's name: a string that starts
 // like a path (`/`, `~`, `./`, `../`, `file:`) or any string under a path-like key, at any
 // depth (bounded). What the tool does with it (read or write) is unknown, so a credential
-// location or a protected path is refused either way.
+// location or a protected path is refused either way. A shell command line in the
+// arguments (`command`, `cmd`, `script` of a shell or code-execution server) is parsed as a
+// Bash call's is, but it cannot be contained: harm or a write outside the workspace is
+// refused, code the parser cannot see is asked.
+import { homedir } from "node:os";
 import { fileParameters, fileWhere } from "./file-check.js";
+import { analyseShell } from "./shell-analysis.js";
 
 const PATH_LIKE = /^(?:\/|~(?:\/|$)|\.\.?\/|file:)/i;
 const PATH_KEY =
@@ -48,4 +53,24 @@ export function mcpPathParameters(
     protectedPath ||= f.protectedPath === true;
   }
   return { credentialPath, protectedPath };
+}
+
+/** `commandHarm` / `commandDynamic` of a shell line an MCP call carries (both false without one). */
+export async function mcpCommandParameters(
+  input: Record<string, unknown>,
+  workspace: string | undefined,
+): Promise<{ commandHarm: boolean; commandDynamic: boolean }> {
+  const key = ["command", "cmd", "script"].find((k) => typeof input[k] === "string" && input[k] !== "");
+  if (key === undefined) return { commandHarm: false, commandDynamic: false };
+  const cwd = typeof input.cwd === "string" ? input.cwd : undefined;
+  const a = await analyseShell(input[key] as string, { cwd, workspace, home: homedir() });
+  const p = a.parameters;
+  if (p.shellParsed !== true) return { commandHarm: false, commandDynamic: true };
+  // Every harm finding but the two the Bash rules ask for or contain (`dynamic`, `urlInstall`).
+  const harmful = Object.entries(a.harm).some(
+    ([k, v]) => v === true && k !== "dynamic" && k !== "urlInstall",
+  );
+  const commandHarm = harmful || p.writesProtected === true || p.writesOutsideWorkspace === true;
+  const asked = p.dynamic === true || p.writeUnresolved === true || p.urlInstall === true;
+  return { commandHarm, commandDynamic: asked };
 }

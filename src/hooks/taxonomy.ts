@@ -5,7 +5,7 @@ import { realpathSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, isAbsolute, join, normalize, relative, resolve } from "node:path";
 import { fileParameters, fileWhere } from "./file-check.js";
-import { mcpPathParameters } from "./mcp-paths.js";
+import { mcpCommandParameters, mcpPathParameters } from "./mcp-paths.js";
 import type { CanonicalTool } from "./schema-base.js";
 import { analyseShell } from "./shell-analysis.js";
 
@@ -195,7 +195,8 @@ export async function gateShape(
     case "mcp_call": {
       const [, server = "", name = ""] = (native ?? "").split("__");
       const paths = mcpPathParameters(input, workspace, stateDirs);
-      return { toolClass: "mcp", action: "call", parameters: { server, tool: name, ...paths } };
+      const command = await mcpCommandParameters(input, workspace);
+      return { toolClass: "mcp", action: "call", parameters: { server, tool: name, ...paths, ...command } };
     }
     case "database":
       return {
