@@ -101,13 +101,15 @@ async function run(spec: ContainSpec, command: string): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), "warden-egress-"));
   const part = `${spec.egressLog}-${process.pid}.part`;
   let proxy: EgressProxy | undefined;
-  const absent = absentProtected(spec);
+  let absent: string[] = [];
   try {
     const socket = join(dir, "egress.sock");
     const commandFile = join(dir, "command");
     writeFileSync(commandFile, command, { mode: 0o600 });
     proxy = await startEgressProxy({ socket, egress: spec.egress, log: part });
     const argv = containArgv(spec, { socket, cwd: process.cwd(), commandFile });
+    // After containArgv: the host settings placeholders it creates are Warden's, not the call's.
+    absent = absentProtected(spec);
     const child = spawn(spec.bwrap, [...argv, "--", spec.node, spec.init, spec.shell], {
       stdio: "inherit",
       env: scrubEnv(process.env),

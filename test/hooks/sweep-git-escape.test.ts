@@ -194,3 +194,13 @@ describe("sweep: the host's file tools and git's other redirects", { timeout: 60
     expect(await fileTool("Write", { file_path: ".gitignore", content: "node_modules\n" })).toBe("allow");
   });
 });
+
+describe("sweep: the runner's clean-up touches only what a call created", { timeout: 60_000 }, () => {
+  it("a plain contained call removes nothing and says nothing (the settings placeholders stay)", async () => {
+    rmSync(join(h.ws, ".codex"), { recursive: true, force: true });
+    const ran = await runContained(h, "echo ok");
+    expect(ran.stdout.trim()).toBe("ok");
+    expect(ran.stderr).not.toContain("removed");
+    expect(existsSync(join(h.ws, ".codex"))).toBe(true);
+  });
+});
