@@ -102,25 +102,33 @@ export function containmentUnavailableCached(hooksDir: string, bwrap?: string): 
 
 const SKIP = new Set(["node_modules", ".git", "dist", "build", "target", ".venv", "venv", "__pycache__"]);
 
-/** The workspace's credential files (`.env`, `.env.local`, keys…), a bounded walk. */
-export function workspaceCredentials(workspace: string, maxDepth = 4, maxEntries = 20_000): string[] {
+/**
+ * The workspace's credential files (`.env`, `.env.local`, keys…): a bounded walk, breadth
+ * first so the entry budget is spent on the deepest folders last (a large folder listed
+ * before the root `.env` never hides it).
+ */
+export function workspaceCredentials(workspace: string, maxDepth = 8, maxEntries = 20_000): string[] {
   const out: string[] = [];
   let seen = 0;
-  const walk = (dir: string, depth: number) => {
-    let entries: import("node:fs").Dirent[];
-    try {
-      entries = readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return;
+  let level = [workspace];
+  for (let depth = 0; depth <= maxDepth && level.length > 0; depth++) {
+    const next: string[] = [];
+    for (const dir of level) {
+      let entries: import("node:fs").Dirent[];
+      try {
+        entries = readdirSync(dir, { withFileTypes: true });
+      } catch {
+        continue;
+      }
+      for (const e of entries) {
+        if (++seen > maxEntries) return out;
+        const p = join(dir, e.name);
+        if (isCredentialName(e.name)) out.push(p);
+        else if (e.isDirectory() && !SKIP.has(e.name)) next.push(p);
+      }
     }
-    for (const e of entries) {
-      if (++seen > maxEntries) return;
-      const p = join(dir, e.name);
-      if (isCredentialName(e.name)) out.push(p);
-      else if (e.isDirectory() && depth < maxDepth && !SKIP.has(e.name)) walk(p, depth + 1);
-    }
-  };
-  walk(workspace, 0);
+    level = next;
+  }
   return out;
 }
 
