@@ -2,7 +2,7 @@
 // followed to the common directory): the hosts of its remotes, added to the egress allowlist
 // (a `git fetch`/`git push` over https to the project's own remote works; ssh remotes do not
 // pass an HTTP proxy — docs/hooks-containment.md "Limitations"), and `core.hooksPath`.
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { type Dirent, existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 
 function readIf(path: string, max = 1024 * 1024): string | undefined {
@@ -83,4 +83,44 @@ export function gitRemoteHosts(workspace: string): string[] {
     if (hosts.size >= 64) break;
   }
   return [...hosts];
+}
+
+const dirEntries = (dir: string): Dirent[] => {
+  try {
+    return readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+};
+
+/**
+ * Git's other config and hook locations in the workspace's git directory: each submodule's
+ * gitdir (`.git/modules/<name>/`, names with slashes and nested submodules too) and each
+ * linked worktree's admin directory (`.git/worktrees/<name>/`). Their `config`, `hooks`,
+ * `commondir` and `config.worktree` run code or say where git reads it — the
+ * superproject's `git status` enters every submodule — so they are protected like
+ * `.git/config`. Bounded (256 directories, 6 levels).
+ */
+export function gitInnerControl(workspace: string, max = 256): string[] {
+  const out: string[] = [];
+  let dirs = 0;
+  const gitdir = (d: string, depth: number) => {
+    out.push(join(d, "config"), join(d, "hooks"), join(d, "commondir"), join(d, "config.worktree"));
+    admin(d, depth + 1);
+  };
+  const names = (dir: string, depth: number) => {
+    for (const e of dirEntries(dir)) {
+      if (!e.isDirectory() || ++dirs > max || depth > 6) return;
+      const d = join(dir, e.name);
+      if (existsSync(join(d, "HEAD"))) gitdir(d, depth);
+      else names(d, depth + 1);
+    }
+  };
+  const admin = (d: string, depth: number) => {
+    names(join(d, "modules"), depth);
+    names(join(d, "worktrees"), depth);
+  };
+  const root = join(workspace, ".git");
+  if (existsSync(root) && statSync(root).isDirectory()) admin(root, 0);
+  return out;
 }

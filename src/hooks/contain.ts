@@ -21,7 +21,7 @@ import {
   isWithin,
 } from "./coding-profile.js";
 import { specProblem } from "./contain-profile.js";
-import { gitHooksPath, gitRemoteHosts } from "./contain-remotes.js";
+import { gitHooksPath, gitInnerControl, gitRemoteHosts } from "./contain-remotes.js";
 import { type ContainSpec, encodeSpec } from "./contain-spec.js";
 import type { Verdict } from "./schema-base.js";
 
@@ -168,7 +168,11 @@ export function containSpec(c: ContainmentConfig, workspace: string, names: Call
     workspace,
     stateDirs: profile.stateDirs,
     credentials: [...profile.credentials, ...workspaceCredentials(workspace)],
-    protectedPaths: [...profile.protectedPaths, ...(hooksPath !== undefined ? [hooksPath] : [])],
+    protectedPaths: [
+      ...profile.protectedPaths,
+      ...(hooksPath !== undefined ? [hooksPath] : []),
+      ...gitInnerControl(workspace),
+    ],
     readOnly: [...wardenFiles(files.dir, workspace), process.execPath],
     egress: [...profile.egress, ...gitRemoteHosts(workspace)],
     sessionTmp: join(tmpdir(), `warden-contain-${uid}`, names.sessionKey),

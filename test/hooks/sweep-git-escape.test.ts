@@ -204,3 +204,33 @@ describe("sweep: the runner's clean-up touches only what a call created", { time
     expect(existsSync(join(h.ws, ".codex"))).toBe(true);
   });
 });
+
+describe("sweep: a submodule's git directory", { timeout: 60_000 }, () => {
+  it("core.fsmonitor written into .git/modules/lib/config runs nothing at the user's next git status", async () => {
+    const lib = mkdtempSync(join("/var/tmp", "warden-sweep-lib-"));
+    onTestFinished(() => rmSync(lib, { recursive: true, force: true }));
+    execFileSync("git", ["init", "-q", lib]);
+    execFileSync("git", [
+      "-C",
+      lib,
+      "-c",
+      "user.email=a@b",
+      "-c",
+      "user.name=A",
+      "commit",
+      "-q",
+      "--allow-empty",
+      "-m",
+      "i",
+    ]);
+    git("-c", "protocol.file.allow=always", "submodule", "add", "-q", lib, "lib");
+    git("-c", "user.email=a@b", "-c", "user.name=A", "commit", "-qm", "sub");
+    const marker = join(h.home, "PWNED-submodule");
+    const py = `import subprocess; subprocess.run(['git','config','-f','.git/modules/lib/config','core.fsmonitor','touch ${marker}; false'])`;
+    await attempt(`python3 -c "${py}"`);
+    await runContained(h, `git config -f .git/modules/lib/config core.fsmonitor 'touch ${marker}; false'`);
+    await userRunsGitStatus("PWNED-submodule");
+    rmSync(join(h.ws, "lib"), { recursive: true, force: true });
+    rmSync(join(h.ws, ".gitmodules"), { force: true });
+  });
+});
