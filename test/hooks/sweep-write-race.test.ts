@@ -36,7 +36,11 @@ describe("sweep: a path swapped for a link between the verdict and the host's wr
       tool_use_id: "toolu_sweep_race",
     };
     const answer = await answerHostEvent(h.engine, claudeCodeAdapter, payload, new Date().toISOString());
-    expect(answer.stdout).toBe(""); // allowed: a regular file in the workspace
+    const out = (answer.stdout ? JSON.parse(answer.stdout) : {}) as {
+      hookSpecificOutput?: { permissionDecision?: string };
+    };
+    // Allowed: a regular file in the workspace.
+    expect(out.hookSpecificOutput?.permissionDecision ?? "allow").toBe("allow");
     // The background call's swap lands between the verdict and the write.
     const swap = await runContained(h, `ln -sf "$HOME/.bashrc" notes.txt`);
     expect(swap.status).toBe(0);
