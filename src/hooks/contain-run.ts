@@ -22,7 +22,7 @@ import { constants, tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { isWithin } from "./coding-profile-match.js";
 import { scrubEnv } from "./contain-env.js";
-import { containArgv, specProblem } from "./contain-profile.js";
+import { containArgv, HOST_SETTINGS_DIRS, specProblem } from "./contain-profile.js";
 import { type EgressProxy, startEgressProxy } from "./contain-proxy.js";
 import { type ContainSpec, decodeSpec } from "./contain-spec.js";
 
@@ -61,7 +61,9 @@ export function readCommand(word: string): string {
 /**
  * The protected workspace paths that do not exist (placed under the workspace's real path):
  * a missing one cannot be bound read-only, so the call could create it (`.git/commondir`,
- * `.github/hooks/x.json`, `.vscode/tasks.json`, a `.git/config` after `git init`).
+ * `.github/hooks/x.json`, `.vscode/tasks.json`, a `.git/config` after `git init`). Not the
+ * hosts' settings directories: read-only whole in the sandbox, and the host itself writes
+ * there during a call (`.claude/settings.local.json` when the user allows a tool always).
  */
 export function absentProtected(spec: ContainSpec): string[] {
   let ws: string;
@@ -70,26 +72,35 @@ export function absentProtected(spec: ContainSpec): string[] {
   } catch {
     return [];
   }
+  const settings = HOST_SETTINGS_DIRS.map((d) => join(ws, d));
   return spec.protectedPaths
     .filter((p) => isWithin(p, spec.workspace))
     .map((p) => join(ws, relative(spec.workspace, p)))
+    .filter((p) => !settings.some((d) => isWithin(p, d)))
     .filter((p) => lstatSync(p, { throwIfNoEntry: false }) === undefined);
 }
 
 /**
- * After the call (every process of the sandbox is gone with its PID namespace): removes what
- * it created at those paths, never through a link (the parent must be where it was named).
+ * After the call (every process of the sandbox is gone with its PID namespace): moves what
+ * appeared at those paths aside to `<path>.warden-refused-<time>` — out of every host's and
+ * git's reach, yet kept (the user may have made it during the call) — never through a link
+ * (the parent must be where it was named). Said on stderr.
  */
 export function removeCreated(paths: readonly string[]): void {
   for (const p of paths) {
     try {
       if (lstatSync(p, { throwIfNoEntry: false }) === undefined) continue;
       if (realpathSync(dirname(p)) !== dirname(p)) throw new Error("its folder is a link");
-      rmSync(p, { recursive: true, force: true });
-      process.stderr.write(`Warden containment: removed ${p} (a protected path the command created)\n`);
+      const aside = `${p}.warden-refused-${Date.now()}`;
+      renameSync(p, aside);
+      process.stderr.write(
+        `Warden containment: ${p} is protected; what the command created there is now ${aside}\n`,
+      );
     } catch (err) {
       const why = err instanceof Error ? err.message : String(err);
-      process.stderr.write(`Warden containment: ${p} was created by the command and not removed: ${why}\n`);
+      process.stderr.write(
+        `Warden containment: ${p} was created during the command and not moved aside: ${why}\n`,
+      );
     }
   }
 }

@@ -8,6 +8,7 @@
 // the agent's `core.fsmonitor`, or a planted host-settings file surviving the call.
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFinished } from "vitest";
 import { answerHostEvent, claudeCodeAdapter } from "../../src/hooks/index.js";
@@ -200,7 +201,7 @@ describe("sweep: the runner's clean-up touches only what a call created", { time
     rmSync(join(h.ws, ".codex"), { recursive: true, force: true });
     const ran = await runContained(h, "echo ok");
     expect(ran.stdout.trim()).toBe("ok");
-    expect(ran.stderr).not.toContain("removed");
+    expect(ran.stderr).not.toContain("protected");
     expect(existsSync(join(h.ws, ".codex"))).toBe(true);
   });
 });
@@ -232,5 +233,28 @@ describe("sweep: a submodule's git directory", { timeout: 60_000 }, () => {
     await userRunsGitStatus("PWNED-submodule");
     rmSync(join(h.ws, "lib"), { recursive: true, force: true });
     rmSync(join(h.ws, ".gitmodules"), { force: true });
+  });
+});
+
+describe("sweep: what the host writes during a call is not the call's", { timeout: 60_000 }, () => {
+  it("Claude Code's .claude/settings.local.json written during a contained call stays", async () => {
+    const local = join(h.ws, ".claude", "settings.local.json");
+    rmSync(local, { force: true });
+    const session = join(tmpdir(), `warden-contain-${process.getuid?.() ?? "user"}`, "0123456789abcdef");
+    const [started, go] = [join(session, "started"), join(session, "go")];
+    rmSync(started, { force: true });
+    rmSync(go, { force: true });
+    // The call says it runs (a file in its /tmp), then waits for the host's write.
+    const call = runContained(
+      h,
+      "touch /tmp/started; for i in $(seq 1 400); do [ -e /tmp/go ] && break; sleep 0.05; done; echo done",
+    );
+    while (!existsSync(started)) await new Promise((r) => setTimeout(r, 20));
+    writeFileSync(local, '{"permissions":{"allow":["Bash(npm test)"]}}');
+    writeFileSync(go, "");
+    const ran = await call;
+    expect(ran.stdout.trim()).toBe("done");
+    expect(readFileSync(local, "utf8")).toContain("npm test");
+    rmSync(local, { force: true });
   });
 });
