@@ -5,7 +5,7 @@
 // (ERR_HOOK_STATE_FULL) rather than one of them forgotten (state.ts).
 import { HookError, sha256Hex } from "../contracts/index.js";
 import type { Runtime } from "../runtime/index.js";
-import type { CodingProfile } from "./coding-profile.js";
+import type { CodingProfile, CodingProfileConfig } from "./coding-profile.js";
 import type { SourceTrust } from "./source-trust.js";
 import { type EngineState, isProtected, pruneSessions, type SessionState, STATE_LIMITS } from "./state.js";
 
@@ -21,6 +21,8 @@ export interface EvalContext {
   sourceTrust: SourceTrust;
   /** Warden's own state directories (the hooks dir): never readable or writable by file tools. */
   stateDirs?: readonly string[];
+  /** The operator's profile additions (EngineConfig.profile), for the file and shell checks. */
+  profileConfig?: Partial<CodingProfileConfig>;
   /** The key of the engine's ask records (ask-record.ts); absent: no ask can be resolved. */
   askKey?: () => Buffer;
   /** The coding profile (egress allowlist, protected paths); default: coding-profile.ts's defaults. */

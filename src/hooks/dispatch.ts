@@ -1,7 +1,9 @@
 // One event to its evaluator. The session (and its run) is found or created first; every
 // evaluator is pure over (context, event) apart from the Gate's journal writes.
+
 import type { Runtime } from "../runtime/index.js";
 import { issueAsk } from "./ask-record.js";
+import type { CodingProfileConfig } from "./coding-profile.js";
 import { type EvalContext, runIdOf, sessionOf } from "./context.js";
 import {
   compaction,
@@ -38,6 +40,7 @@ export interface DispatchInput {
   sourceTrust: SourceTrust;
   /** Warden's own state directories (file tools may neither read nor write them). */
   stateDirs?: readonly string[];
+  profileConfig?: Partial<CodingProfileConfig>;
   /** The ask records' MAC key (ask-record.ts). */
   askKey?: () => Buffer;
 }
@@ -45,6 +48,17 @@ export interface DispatchInput {
 /** The principal a host acts as: one per host id (the host authenticated by running us). */
 export function hostPrincipal(hostId: string): string {
   return `host:${hostId}`;
+}
+
+/**
+ * The principal one host session acts as: `host:<host_id>:<32 hex>` (the hash of the host and
+ * session id, as its run id). The Gate's quarantine (a denial threshold, a behavioural rule)
+ * is the principal's: scoped to the session the host named, it follows that session across
+ * runs, resumes and processes — the agent cannot start a session of its host — and never
+ * locks every other session of the host out. `warden hooks clear` lifts it.
+ */
+export function sessionPrincipal(hostId: string, sessionId: string): string {
+  return `${hostPrincipal(hostId)}:${runIdOf(hostId, sessionId).slice(`aarts:${hostId}:`.length)}`;
 }
 
 function workspaceOf(d: DispatchInput, e: HookEvent): string | undefined {
@@ -102,7 +116,10 @@ async function evaluate(ctx: EvalContext, e: HookEvent): Promise<Verdict> {
 export async function dispatch(d: DispatchInput, e: HookEvent): Promise<{ verdict: Verdict; runId: string }> {
   const fresh = d.state.sessions[e.session_id] === undefined;
   const session = sessionOf(d.state, e.host_id, e.session_id, d.now);
-  const principalId = d.principal ?? hostPrincipal(e.host_id);
+  const principalId = d.principal ?? sessionPrincipal(e.host_id, e.session_id);
+  // The session principal's persisted quarantine is in force before its first call in this
+  // process (a hook process per event, a restarted daemon): a read never lifts one.
+  if (d.principal === undefined) await d.runtime.sessions.principals.load(principalId);
   const resumed = session.ended && e.hook_point !== "SessionEnd";
   if (resumed) {
     // A host session resumed after its end: a fresh Gate run (an ended run cannot reopen);
@@ -124,6 +141,7 @@ export async function dispatch(d: DispatchInput, e: HookEvent): Promise<{ verdic
     now: d.now,
     sourceTrust: d.sourceTrust,
     ...(d.stateDirs ? { stateDirs: d.stateDirs } : {}),
+    ...(d.profileConfig ? { profileConfig: d.profileConfig } : {}),
     ...(d.askKey ? { askKey: d.askKey } : {}),
   };
   if (e.hook_point === "SessionStart" && ctx.workspace !== undefined) session.workspace = ctx.workspace;

@@ -209,6 +209,7 @@ class HooksEngine implements Engine {
       sourceTrust: this.sourceTrust,
       stateDirs: this.#stateDirs,
       askKey: this.#askKey,
+      ...(this.config.profile !== undefined ? { profileConfig: this.config.profile } : {}),
     };
     return withTimeout(dispatch(input, event), ms);
   }

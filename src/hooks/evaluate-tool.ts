@@ -54,7 +54,14 @@ function engineSignals(
 
 export async function preToolUse(ctx: EvalContext, e: HookEventOf<"PreToolUse">): Promise<Verdict> {
   const tool = canonical(e);
-  const shape = await gateShape(tool, e.tool_name_native, e.tool_input, ctx.workspace, ctx.stateDirs ?? []);
+  const shape = await gateShape(
+    tool,
+    e.tool_name_native,
+    e.tool_input,
+    ctx.workspace,
+    ctx.stateDirs ?? [],
+    ctx.profileConfig,
+  );
   const written = (shape.writes ?? []).map(
     (value): Artifact => ({
       type: "file_path",

@@ -12,7 +12,9 @@
 //                      config, shell start-up files, Warden's state; credentials included)
 //   multiLink          a regular file with more than one hard link (writing it writes them all)
 //   searchReachesCredential  Grep/Glob: the search can reach a credential location (file-search.ts)
+
 import { homedir } from "node:os";
+import type { CodingProfileConfig } from "./coding-profile.js";
 import {
   allInWorkspace,
   anyCredential,
@@ -165,6 +167,10 @@ export function fileParameters(
 }
 
 /** The where of the engine's file checks: the workspace, the state dirs, the user's home. */
-export function fileWhere(workspace: string | undefined, stateDirs: readonly string[]): FileWhere {
-  return { workspace, stateDirs, home: homedir() };
+export function fileWhere(
+  workspace: string | undefined,
+  stateDirs: readonly string[],
+  profile?: Partial<CodingProfileConfig>,
+): FileWhere {
+  return { workspace, stateDirs, home: homedir(), ...(profile !== undefined ? { profile } : {}) };
 }

@@ -11,6 +11,7 @@ import { basename, dirname, isAbsolute, join, normalize, resolve } from "node:pa
 import { fileURLToPath } from "node:url";
 import {
   type CodingProfile,
+  type CodingProfileConfig,
   codingProfile,
   isCredentialPath,
   isProtectedPath,
@@ -24,6 +25,8 @@ export interface FileWhere {
   workspace: string | undefined;
   stateDirs: readonly string[];
   home?: string;
+  /** The operator's profile additions (extra credential and protected locations). */
+  profile?: Partial<CodingProfileConfig>;
 }
 
 /**
@@ -106,12 +109,18 @@ export function placeFile(raw: string, where: FileWhere): Placed {
 /** The coding profile placed both as given and with links resolved (a home under a link). */
 export function profilesOf(where: FileWhere): CodingProfile[] {
   const home = where.home ?? homedir();
-  const given = codingProfile({ home, workspace: where.workspace, stateDirs: where.stateDirs });
-  const real = codingProfile({
-    home: physical(home),
-    workspace: where.workspace === undefined ? undefined : physical(where.workspace),
-    stateDirs: where.stateDirs.map((d) => physical(d)),
-  });
+  const given = codingProfile(
+    { home, workspace: where.workspace, stateDirs: where.stateDirs },
+    where.profile,
+  );
+  const real = codingProfile(
+    {
+      home: physical(home),
+      workspace: where.workspace === undefined ? undefined : physical(where.workspace),
+      stateDirs: where.stateDirs.map((d) => physical(d)),
+    },
+    where.profile,
+  );
   return [given, real];
 }
 

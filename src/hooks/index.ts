@@ -118,7 +118,7 @@ export {
 export { DAEMON_HOSTS, type DaemonHost, daemonHost } from "./daemon-hosts.js";
 export { MAX_EVENT_BYTES } from "./daemon-http.js";
 export { INJECTION_RULES, scanText, type TextFindings } from "./detect.js";
-export { hostPrincipal } from "./dispatch.js";
+export { hostPrincipal, sessionPrincipal } from "./dispatch.js";
 export {
   createEngine,
   ENGINE_ID,

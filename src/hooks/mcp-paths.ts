@@ -10,6 +10,7 @@
 // Bash call's is, but it cannot be contained: harm or a write outside the workspace is
 // refused, code the parser cannot see is asked.
 import { homedir } from "node:os";
+import type { CodingProfileConfig } from "./coding-profile.js";
 import { fileParameters, fileWhere } from "./file-check.js";
 import { analyseShell } from "./shell-analysis.js";
 
@@ -40,11 +41,12 @@ export function mcpPathParameters(
   input: Record<string, unknown>,
   workspace: string | undefined,
   stateDirs: readonly string[],
+  profile?: Partial<CodingProfileConfig>,
 ): { credentialPath: boolean; protectedPath: boolean } {
   const paths = mcpPathArguments(input);
   if (paths.length === 0) return { credentialPath: false, protectedPath: false };
   if (paths.length >= MAX_STRINGS) return { credentialPath: true, protectedPath: true };
-  const where = fileWhere(workspace, stateDirs);
+  const where = fileWhere(workspace, stateDirs, profile);
   let credentialPath = false;
   let protectedPath = false;
   for (const p of paths) {
@@ -59,11 +61,19 @@ export function mcpPathParameters(
 export async function mcpCommandParameters(
   input: Record<string, unknown>,
   workspace: string | undefined,
+  stateDirs: readonly string[],
+  profile?: Partial<CodingProfileConfig>,
 ): Promise<{ commandHarm: boolean; commandDynamic: boolean }> {
   const key = ["command", "cmd", "script"].find((k) => typeof input[k] === "string" && input[k] !== "");
   if (key === undefined) return { commandHarm: false, commandDynamic: false };
   const cwd = typeof input.cwd === "string" ? input.cwd : undefined;
-  const a = await analyseShell(input[key] as string, { cwd, workspace, home: homedir() });
+  const a = await analyseShell(input[key] as string, {
+    cwd,
+    workspace,
+    home: homedir(),
+    stateDirs,
+    ...(profile !== undefined ? { profile } : {}),
+  });
   const p = a.parameters;
   if (p.shellParsed !== true) return { commandHarm: false, commandDynamic: true };
   // Every harm finding but the two the Bash rules ask for or contain (`dynamic`, `urlInstall`).

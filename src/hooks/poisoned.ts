@@ -59,7 +59,13 @@ export function gateTaint(taint: readonly TaintLabel[], shape: GateShape): Taint
 }
 
 function profileOf(ctx: EvalContext): CodingProfile {
-  return ctx.profile ?? codingProfile({ home: homedir(), workspace: ctx.workspace, stateDirs: [] });
+  return (
+    ctx.profile ??
+    codingProfile(
+      { home: homedir(), workspace: ctx.workspace, stateDirs: ctx.stateDirs ?? [] },
+      ctx.profileConfig ?? {},
+    )
+  );
 }
 
 function hostOf(input: Record<string, unknown>): string | undefined {

@@ -23,7 +23,10 @@ const none = (): ShellFindings =>
 
 /** The analysis once the parser is loaded (`loadShellParser`). */
 export function analyseShellSync(command: string, ctx: ShellContext): ShellAnalysis {
-  const profile = codingProfile({ home: ctx.home, workspace: ctx.workspace, stateDirs: [] });
+  const profile = codingProfile(
+    { home: ctx.home, workspace: ctx.workspace, stateDirs: ctx.stateDirs ?? [] },
+    ctx.profile ?? {},
+  );
   const parsed = parseShell(command, { home: ctx.home });
   const start = ctx.cwd !== undefined && isAbsolute(ctx.cwd) ? resolve(ctx.cwd) : ctx.workspace;
   const w: ShellWrites = parsed.ok

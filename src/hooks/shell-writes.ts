@@ -7,8 +7,10 @@
 // subshells). Each target is resolved against the current directory (~, .., absolute) and
 // then against the workspace with symbolic links resolved (placePath). A target the
 // parser cannot know ($VAR, $( … ), a cd into one) is `unresolved`.
+
 import { tmpdir } from "node:os";
 import { isAbsolute, resolve } from "node:path";
+import type { CodingProfileConfig } from "./coding-profile.js";
 import { isWithin } from "./coding-profile.js";
 import {
   type Item,
@@ -41,6 +43,9 @@ export interface ShellContext {
   cwd?: string | undefined;
   workspace: string | undefined;
   home: string;
+  /** Warden's state directories (protected) and the operator's profile additions. */
+  stateDirs?: readonly string[];
+  profile?: Partial<CodingProfileConfig>;
 }
 
 /** Files every process may write without leaving anything behind. */

@@ -1,9 +1,11 @@
 // §7 standard tool taxonomy: a host's native tool names → canonical names (for adapters),
 // and a canonical tool call → the structured Gate request fields (tool class, action,
 // parameters) so the host's tools are checked by policy exactly like Warden's own.
+
 import { realpathSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, isAbsolute, join, normalize, relative, resolve } from "node:path";
+import type { CodingProfileConfig } from "./coding-profile.js";
 import { fileParameters, fileWhere } from "./file-check.js";
 import { mcpCommandParameters, mcpPathParameters } from "./mcp-paths.js";
 import type { CanonicalTool } from "./schema-base.js";
@@ -121,8 +123,9 @@ function fileShape(
   input: Record<string, unknown>,
   workspace: string | undefined,
   stateDirs: readonly string[],
+  profile?: Partial<CodingProfileConfig>,
 ): GateShape {
-  const parameters = fileParameters(action, native, input, fileWhere(workspace, stateDirs));
+  const parameters = fileParameters(action, native, input, fileWhere(workspace, stateDirs, profile));
   return { toolClass: "file", action, parameters };
 }
 
@@ -140,10 +143,18 @@ async function shellShape(
   tool: CanonicalTool,
   input: Record<string, unknown>,
   workspace: string | undefined,
+  stateDirs: readonly string[],
+  profile?: Partial<CodingProfileConfig>,
 ): Promise<GateShape> {
   const command = str(input, "command", "cmd", "code", "script") ?? "";
   const action = tool === "package_install" ? "install" : tool === "code_exec" ? "eval" : "exec";
-  const a = await analyseShell(command, { cwd: str(input, "cwd"), workspace, home: homedir() });
+  const a = await analyseShell(command, {
+    cwd: str(input, "cwd"),
+    workspace,
+    home: homedir(),
+    stateDirs,
+    ...(profile !== undefined ? { profile } : {}),
+  });
   if (tool === "code_exec") {
     // Code in an unknown language: what reads as a shell line is judged by the harm rules;
     // what does not (Python, JavaScript) is not refused as unparsable.
@@ -167,25 +178,26 @@ export async function gateShape(
   input: Record<string, unknown>,
   workspace: string | undefined,
   stateDirs: readonly string[] = [],
+  profile?: Partial<CodingProfileConfig>,
 ): Promise<GateShape> {
   switch (tool) {
     case "shell":
     case "package_install":
     case "code_exec":
-      return await shellShape(tool, input, workspace);
+      return await shellShape(tool, input, workspace, stateDirs, profile);
     case "file_read":
-      return fileShape("read", native, input, workspace, stateDirs);
+      return fileShape("read", native, input, workspace, stateDirs, profile);
     case "file_write":
-      return fileShape("write", native, input, workspace, stateDirs);
+      return fileShape("write", native, input, workspace, stateDirs, profile);
     case "file_edit":
-      return fileShape("edit", native, input, workspace, stateDirs);
+      return fileShape("edit", native, input, workspace, stateDirs, profile);
     case "file_delete":
-      return fileShape("delete", native, input, workspace, stateDirs);
+      return fileShape("delete", native, input, workspace, stateDirs, profile);
     case "web_request":
     case "browser": {
       // WebFetch of a file: URL reads a local file: the file tool's checks, not the web's.
       const url = str(input, "url") ?? "";
-      if (/^file:/i.test(url)) return fileShape("read", native, { url }, workspace, stateDirs);
+      if (/^file:/i.test(url)) return fileShape("read", native, { url }, workspace, stateDirs, profile);
       return {
         toolClass: "http",
         action: (str(input, "method") ?? "get").toLowerCase(),
@@ -194,8 +206,8 @@ export async function gateShape(
     }
     case "mcp_call": {
       const [, server = "", name = ""] = (native ?? "").split("__");
-      const paths = mcpPathParameters(input, workspace, stateDirs);
-      const command = await mcpCommandParameters(input, workspace);
+      const paths = mcpPathParameters(input, workspace, stateDirs, profile);
+      const command = await mcpCommandParameters(input, workspace, stateDirs, profile);
       return { toolClass: "mcp", action: "call", parameters: { server, tool: name, ...paths, ...command } };
     }
     case "database":

@@ -50,7 +50,8 @@ describe("coding-agent profile", () => {
       expect(isProtectedPath(profile, p), p).toBe(true);
     }
     expect(isProtectedPath(profile, join(ws, "src/index.ts"))).toBe(false);
-    expect(isProtectedPath(profile, join(ws, ".claude/commands/review.md"))).toBe(false);
+    expect(isProtectedPath(profile, join(ws, ".claude/commands/review.md"))).toBe(true);
+    expect(isProtectedPath(profile, join(ws, ".claude/notes.md"))).toBe(false);
   });
 
   it("does not take a sibling with a common prefix for a location below (.sshx is not .ssh)", () => {

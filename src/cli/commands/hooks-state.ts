@@ -14,12 +14,16 @@ import { CliError } from "../../contracts/index.js";
 import {
   clearSession,
   createEngine,
+  daemonPaths,
   type EngineState,
   HOOK_CLEAR_EVENT,
+  isDaemonPid,
   isProtected,
   loadState,
+  readPid,
   type SessionState,
   STATE_LIMITS,
+  sessionPrincipal,
 } from "../../hooks/index.js";
 import type { CliContext } from "../io.js";
 import { addOptions, defineOptions, type OptionsOf } from "../options.js";
@@ -151,6 +155,13 @@ async function clear(ctx: CliContext, o: OptionsOf<typeof CLEAR_OPTIONS>): Promi
         epoch: before.epoch + 1,
       },
     });
+    // The Gate's quarantine of the session's principal (a denial threshold, a behavioural
+    // rule) is lifted with it: an operator's action, recorded as the lift's evidence.
+    const host = before.runId.split(":")[1] ?? "";
+    await engine.runtime.sessions.principals.lift(sessionPrincipal(host, o.session), {
+      by: "warden hooks clear",
+      session_id: o.session.slice(0, 256),
+    });
   } finally {
     await engine.close();
   }
@@ -158,8 +169,15 @@ async function clear(ctx: CliContext, o: OptionsOf<typeof CLEAR_OPTIONS>): Promi
   if (cleared === undefined)
     throw new CliError("ERR_CLI_INPUT", `session ${o.session} vanished from ${path}`);
   ctx.io.out(
-    `${o.session}: cleared ${cleared.poisoned.length} poisoned reasons and ${cleared.taint.length} taint labels (journaled as ${HOOK_CLEAR_EVENT})\n`,
+    `${o.session}: cleared ${cleared.poisoned.length} poisoned reasons and ${cleared.taint.length} taint labels, lifted the session's quarantine (journaled as ${HOOK_CLEAR_EVENT})\n`,
   );
+  // A running hook daemon keeps a quarantine in memory (a read never lifts one): it is stopped
+  // and starts again, with the lift, on the next hook event.
+  const pid = readPid(daemonPaths(dir).pid);
+  if (pid !== undefined && isDaemonPid(pid)) {
+    process.kill(pid, "SIGTERM");
+    ctx.io.out(`stopped the hook daemon (pid ${pid}); the next hook event starts it again\n`);
+  }
 }
 
 /** Registers `hooks status` and `hooks clear` under `hooks`. */
