@@ -34,9 +34,11 @@ describe("warden hooks claude-code (spawned): an allowed Bash call runs containe
   it("npm test passes; cat ~/.ssh/id_ed25519 and Warden's hooks directory show nothing", async () => {
     writeFileSync(join(h.hooksDir, "marker-visible-outside"), "STATE");
     const out = hook(bashPayload(h, `npm test; ls -A ${h.hooksDir}; cat ~/.ssh/id_ed25519`));
-    // (The shell analysis may deny the credential read outright; then the same call without it.)
+    // (The shell analysis denies the credential read and a listing of Warden's state outright;
+    // then the same call with the state directory named in a file the parser cannot read.)
     if ((out.hookSpecificOutput as { permissionDecision?: string }).permissionDecision === "deny") {
-      const retry = hook(bashPayload(h, `npm test; ls -A ${h.hooksDir}`));
+      writeFileSync(join(h.ws, "where.txt"), h.hooksDir);
+      const retry = hook(bashPayload(h, `npm test; ls -A "$(cat where.txt)"`));
       Object.assign(out, retry);
     }
     const hso = out.hookSpecificOutput as { permissionDecision: string; updatedInput: { command: string } };
