@@ -19,6 +19,8 @@
 // Input that is not a Claude Code event is answered with exit 2 (blocking where Claude Code
 // can block) and the engine's coded reason on stderr: fail closed.
 import {
+  CREDENTIAL_NOTICE,
+  contextAnswer,
   type HostAdapter,
   type HostAnswer,
   type HostInput,
@@ -27,6 +29,7 @@ import {
   obj,
   verdictReason as reason,
   str as s,
+  sessionStartAnswer,
   unknownHookPoint,
 } from "./host-adapter-common.js";
 import type { Verdict } from "./schema-base.js";
@@ -197,23 +200,11 @@ export function renderClaudeCode(event: string, v: Verdict): ClaudeAnswer {
     case "PostToolUse":
       if (v.decision !== "allow")
         return { exitCode: 0, stdout: json({ decision: "block", reason: reason(v) }) };
-      if (v.directives?.replacement_text !== undefined) {
-        const ctx =
-          "Warden: the tool result contained credentials. Do not repeat, store or send them anywhere.";
-        return {
-          exitCode: 0,
-          stdout: json({ hookSpecificOutput: { hookEventName: "PostToolUse", additionalContext: ctx } }),
-        };
-      }
+      if (v.directives?.replacement_text !== undefined)
+        return contextAnswer("PostToolUse", CREDENTIAL_NOTICE);
       return { exitCode: 0 };
-    case "SessionStart": {
-      const inject = v.directives?.inject_context?.content;
-      if (inject === undefined) return { exitCode: 0 };
-      return {
-        exitCode: 0,
-        stdout: json({ hookSpecificOutput: { hookEventName: "SessionStart", additionalContext: inject } }),
-      };
-    }
+    case "SessionStart":
+      return sessionStartAnswer(v, { exitCode: 0 });
     case "PreCompact":
       return v.decision === "deny" || failed ? { exitCode: 2, stderr: `${reason(v)}\n` } : { exitCode: 0 };
     case "SessionEnd":

@@ -19,6 +19,8 @@
 // here is within its output schemas. Input that is not a Codex event exits 2 with the coded
 // reason on stderr (Codex blocks a PreToolUse on exit 2).
 import {
+  CREDENTIAL_NOTICE,
+  contextAnswer,
   type HostAdapter,
   type HostAnswer,
   type HostInput,
@@ -26,6 +28,7 @@ import {
   jsonLine as json,
   obj,
   verdictReason as reason,
+  sessionStartAnswer,
   str,
   unknownHookPoint,
 } from "./host-adapter-common.js";
@@ -196,28 +199,13 @@ export function renderCodex(event: string, v: Verdict): HostAnswer {
       if (v.decision !== "allow")
         return { exitCode: 0, stdout: json({ decision: "block", reason: reason(v) }) };
       if (v.directives?.replacement_text === undefined) return { exitCode: 0 };
-      return {
-        exitCode: 0,
-        stdout: json({
-          hookSpecificOutput: {
-            hookEventName: "PostToolUse",
-            additionalContext:
-              "Warden: the tool result contained credentials. Do not repeat, store or send them anywhere.",
-          },
-        }),
-      };
+      return contextAnswer("PostToolUse", CREDENTIAL_NOTICE);
     case "UserPromptSubmit":
       return v.decision === "allow"
         ? { exitCode: 0 }
         : { exitCode: 0, stdout: json({ decision: "block", reason: reason(v) }) };
-    case "SessionStart": {
-      const inject = v.directives?.inject_context?.content;
-      if (inject === undefined) return { exitCode: 0 };
-      return {
-        exitCode: 0,
-        stdout: json({ hookSpecificOutput: { hookEventName: "SessionStart", additionalContext: inject } }),
-      };
-    }
+    case "SessionStart":
+      return sessionStartAnswer(v, { exitCode: 0 });
     case "PreCompact":
       return v.decision === "deny" || isFailure(v) ? blocked(v) : { exitCode: 0 };
     default:

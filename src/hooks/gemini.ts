@@ -23,6 +23,7 @@ import {
   jsonLine as json,
   obj,
   verdictReason as reason,
+  sessionStartAnswer,
   str,
   unknownHookPoint,
 } from "./host-adapter-common.js";
@@ -178,14 +179,8 @@ export function renderGemini(event: string, v: Verdict): HostAnswer {
     }
     case "BeforeAgent":
       return v.decision === "allow" ? { exitCode: 0, stdout: json({}) } : deny(v);
-    case "SessionStart": {
-      const inject = v.directives?.inject_context?.content;
-      if (inject === undefined) return { exitCode: 0, stdout: json({}) };
-      return {
-        exitCode: 0,
-        stdout: json({ hookSpecificOutput: { hookEventName: "SessionStart", additionalContext: inject } }),
-      };
-    }
+    case "SessionStart":
+      return sessionStartAnswer(v, { exitCode: 0, stdout: json({}) });
     default:
       // AfterAgent, SessionEnd, PreCompress: advisory; findings are shown, never a retry.
       return findingsAnswer(v, { exitCode: 0, stdout: json({}) });

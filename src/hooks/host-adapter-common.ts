@@ -50,6 +50,24 @@ export function verdictReason(v: Verdict): string {
 /** True when the verdict came from the failure policy (the engine could not evaluate). */
 export const isFailure = (v: Verdict): boolean => "error_code" in v;
 
+/** What a host tells the model when a tool result's credentials were masked. */
+export const CREDENTIAL_NOTICE =
+  "Warden: the tool result contained credentials. Do not repeat, store or send them anywhere.";
+
+/** `hookSpecificOutput.additionalContext` for `event` (Claude Code's shape, which Codex and Gemini CLI share). */
+export function contextAnswer(event: string, text: string): HostAnswer {
+  return {
+    exitCode: 0,
+    stdout: jsonLine({ hookSpecificOutput: { hookEventName: event, additionalContext: text } }),
+  };
+}
+
+/** A SessionStart answer: the verdict's inject_context as additional context, else `none`. */
+export function sessionStartAnswer(v: Verdict, none: HostAnswer): HostAnswer {
+  const inject = v.directives?.inject_context?.content;
+  return inject === undefined ? none : contextAnswer("SessionStart", inject);
+}
+
 /** An adapter-level fallback event name for a host event the adapter does not handle. */
 export function unknownHookPoint(host: string, name: string): string {
   return `${host}:${name.slice(0, 64) || "unknown"}`;
