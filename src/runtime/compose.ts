@@ -34,6 +34,7 @@ import {
   InProcessApprovals,
   localApprovalQueue,
   localDeferredQueue,
+  type ShadowPolicy,
 } from "../gate/index.js";
 import type { CapabilityService, IssuedCapability } from "../identity/capabilities/index.js";
 import {
@@ -59,6 +60,7 @@ import { composeExecutors, type RuntimeExecutors } from "./executors.js";
 import { messagingFor, type RuntimeMessaging } from "./messages.js";
 import { SqlitePrincipalStateStore } from "./principal-store.js";
 import { wireRevocations } from "./revocations.js";
+import { openShadow } from "./shadow.js";
 import { sharedRuns } from "./shared-runs.js";
 
 export interface Runtime {
@@ -85,6 +87,8 @@ export interface Runtime {
    */
   readonly deferredQueue: DeferredQueue;
   readonly policy: GatePolicy;
+  /** The shadow bundle and its evaluation queue, when `config.shadow` is set. */
+  readonly shadow: ShadowPolicy | undefined;
   readonly signer: KeyPair;
   /** The registry the trust store admitted (undefined when no contract directory is configured). */
   readonly contracts: ContractRegistry | undefined;
@@ -302,6 +306,7 @@ function gateFor(
     ceilings: DelegatedRuns;
     clock: () => number;
     apae: RuntimeApae | undefined;
+    shadow: ShadowPolicy | undefined;
   },
   registry: ContractRegistry | undefined,
 ): Gate {
@@ -309,6 +314,7 @@ function gateFor(
   const contracts = g.contractLookup ? g.contractLookup(registry) : registry;
   return new Gate({
     policy,
+    ...(parts.shadow !== undefined ? { shadow: parts.shadow } : {}),
     // With APAE, every decision and result also emits its ECT (grouped with the append).
     journal: parts.apae === undefined ? parts.journal : parts.apae.gateJournal(parts.journal),
     ...(parts.apae !== undefined ? { onResult: parts.apae.ects.onResult } : {}),
@@ -445,6 +451,7 @@ async function wire(
   });
   const shared = await sharedApprovals(o.node, approvals, clock);
   const gatePolicy = apae === undefined ? policy : apae.observe(policy);
+  const shadow = await openShadow(config.shadow, journal);
   let gate: Gate;
   let messages: RuntimeMessaging;
   let sharedDefer: Awaited<ReturnType<typeof sharedDeferrals>>;
@@ -452,7 +459,7 @@ async function wire(
     gate = gateFor(
       config,
       gatePolicy,
-      { journal, sessions, approvals: shared ?? approvals, capabilities, ceilings, clock, apae },
+      { journal, sessions, approvals: shared ?? approvals, capabilities, ceilings, clock, apae, shadow },
       loaded.registry,
     );
     sharedDefer = await sharedDeferrals(o.node, gate.deferQueue, clock);
@@ -475,6 +482,7 @@ async function wire(
     approvalQueue: shared?.queue() ?? localApprovalQueue(approvals),
     deferredQueue: sharedDefer?.queue() ?? localDeferredQueue(gate.deferQueue),
     policy,
+    shadow,
     signer: config.journal.signer,
     contracts: loaded.registry,
     contractsRejected: loaded.registry?.rejected ?? [],
@@ -507,6 +515,8 @@ async function wire(
         await sharedDefer?.close();
         await executors.close();
         await apae?.close();
+        // The shadow's diffs of decisions already made are journaled before the journal closes.
+        await shadow?.settle();
         await sessions.principals.flush();
         await Promise.all([...evictions]);
         messages.nonces.close?.();

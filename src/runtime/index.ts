@@ -85,3 +85,4 @@ export {
 
 export type { RuntimeMessaging } from "./messages.js";
 export { SqlitePrincipalStateStore } from "./principal-store.js";
+export { openShadow, type RuntimeShadowConfig } from "./shadow.js";

@@ -88,6 +88,17 @@ export const SidecarConfigSchema = z.strictObject({
   tls: z.strictObject({ cert: PathText, key: PathText }).optional(),
   /** Policy files (.yaml/.yml/.json → YAML rules, .cedar → Cedar). */
   policies: z.array(PathText).min(1),
+  /**
+   * A shadow bundle (docs/policy.md#shadow-policies): evaluated beside `policies` on every
+   * decision, deciding nothing; each disagreement is journaled as `warden.policy.shadow_diff`.
+   */
+  shadow: z
+    .strictObject({
+      policies: z.array(PathText).min(1),
+      /** Decisions kept waiting for the shadow evaluation; beyond it they are dropped and journaled. */
+      maxQueue: z.number().int().min(1).max(1_000_000).optional(),
+    })
+    .optional(),
   /** Directory of `*.clad.toml` tool contracts; only contract-named calls can be executed. */
   contracts: PathText.optional(),
   /**
@@ -424,6 +435,7 @@ export function parseSidecarConfig(input: unknown, baseDir: string = process.cwd
   const config: SidecarConfig = {
     ...c,
     policies: c.policies.map(abs),
+    ...(c.shadow !== undefined ? { shadow: { ...c.shadow, policies: c.shadow.policies.map(abs) } } : {}),
     journal: { ...c.journal, path: abs(c.journal.path), key: abs(c.journal.key) },
     ...(c.memory !== undefined ? { memory: { ...c.memory, path: memoryPath(c, abs) } } : {}),
   };

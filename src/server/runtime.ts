@@ -140,6 +140,14 @@ export function sidecarRuntimeConfig(loaded: LoadedSidecarConfig, signer: KeyPai
   const routeClassify = (tool: CompiledTool) => classifyRoute(tool, executorDeclarations(c.executors));
   return {
     policy: c.policies,
+    ...(c.shadow !== undefined
+      ? {
+          shadow: {
+            policy: c.shadow.policies,
+            ...(c.shadow.maxQueue !== undefined ? { maxQueue: c.shadow.maxQueue } : {}),
+          },
+        }
+      : {}),
     ...(c.contracts !== undefined
       ? { contracts: { dir: c.contracts, trust: c.trust, baseDir: loaded.baseDir, refuseRejected: true } }
       : {}),
@@ -376,6 +384,8 @@ export interface CheckReport {
     listen: string;
     policies: number;
     policyBundleHash?: string;
+    /** The shadow bundle's hash (`shadow:`), when one is configured. */
+    shadowBundleHash?: string;
     contracts: string[];
     principals: string[];
     approvers: string[];
@@ -417,6 +427,10 @@ export async function checkSidecarConfig(loaded: LoadedSidecarConfig): Promise<C
   const signer = attempt("journal.key", () => loadJournalKey(loaded));
   const bundle = attempt("policies", () => loadPolicyBundle(c.policies));
   if (bundle) summary.policyBundleHash = bundle.policyBundleHash;
+  if (c.shadow !== undefined) {
+    const shadow = attempt("shadow.policies", () => loadPolicyBundle(c.shadow?.policies ?? []));
+    if (shadow) summary.shadowBundleHash = shadow.policyBundleHash;
+  }
   // --check writes nothing: signatures are verified, pins are read elsewhere but not written here.
   const trust = attempt("trust", () =>
     TrustStore.fromConfig(c.trust === undefined ? undefined : { ...c.trust, pins: undefined }, {
