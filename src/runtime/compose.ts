@@ -58,6 +58,7 @@ import { fleetRate, sharedApprovals, sharedDeferrals } from "./distributed.js";
 import { evictedBody, RUN_EVICTED_EVENT, registerRuntimeEventTypes } from "./events.js";
 import { composeExecutors, type RuntimeExecutors } from "./executors.js";
 import { messagingFor, type RuntimeMessaging } from "./messages.js";
+import { openNotifications, type RuntimeNotifications } from "./notifications.js";
 import { SqlitePrincipalStateStore } from "./principal-store.js";
 import { wireRevocations } from "./revocations.js";
 import { openShadow } from "./shadow.js";
@@ -89,6 +90,8 @@ export interface Runtime {
   readonly policy: GatePolicy;
   /** The shadow bundle and its evaluation queue, when `config.shadow` is set. */
   readonly shadow: ShadowPolicy | undefined;
+  /** Notifiers and one-time approval links, when `config.notifications` is set. */
+  readonly notifications: RuntimeNotifications | undefined;
   readonly signer: KeyPair;
   /** The registry the trust store admitted (undefined when no contract directory is configured). */
   readonly contracts: ContractRegistry | undefined;
@@ -403,7 +406,12 @@ async function wire(
   const { journal, store } = o;
   const loaded = await loadContracts(config.contracts, journal, o.node?.tofuPins.forKind("schemapin"));
   const breakers = new BreakerRegistry(config.breaker ?? {});
-  const executorDeps = executorDepsFor(config, policy, journal, breakers, deps);
+  const notifications = openNotifications(config.notifications, journal, deps.clock ?? Date.now);
+  const notify = deps.notify ?? notifications?.obligation;
+  const executorDeps = executorDepsFor(config, policy, journal, breakers, {
+    ...deps,
+    ...(notify !== undefined ? { notify } : {}),
+  });
   const executors = composeExecutors(config.executors, executorDeps, o.node?.mcpPins);
   const clock = deps.clock ?? Date.now;
   const pinConfig = config.identity?.agentpin;
@@ -459,7 +467,16 @@ async function wire(
     gate = gateFor(
       config,
       gatePolicy,
-      { journal, sessions, approvals: shared ?? approvals, capabilities, ceilings, clock, apae, shadow },
+      {
+        journal,
+        sessions,
+        approvals: notifications?.wrap(shared ?? approvals) ?? shared ?? approvals,
+        capabilities,
+        ceilings,
+        clock,
+        apae,
+        shadow,
+      },
       loaded.registry,
     );
     sharedDefer = await sharedDeferrals(o.node, gate.deferQueue, clock);
@@ -483,6 +500,7 @@ async function wire(
     deferredQueue: sharedDefer?.queue() ?? localDeferredQueue(gate.deferQueue),
     policy,
     shadow,
+    notifications,
     signer: config.journal.signer,
     contracts: loaded.registry,
     contractsRejected: loaded.registry?.rejected ?? [],
@@ -517,6 +535,7 @@ async function wire(
         await apae?.close();
         // The shadow's diffs of decisions already made are journaled before the journal closes.
         await shadow?.settle();
+        await notifications?.notifier.close();
         await sessions.principals.flush();
         await Promise.all([...evictions]);
         messages.nonces.close?.();

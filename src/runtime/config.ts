@@ -19,6 +19,7 @@ import type { CompiledTool, ContractRegistry, ToolClassification } from "../tool
 import type { RuntimeAgentPinConfig } from "./agentpin.js";
 import type { RuntimeApaeConfig } from "./apae.js";
 import type { RuntimeExecutorsConfig } from "./executors.js";
+import type { RuntimeNotificationsConfig } from "./notifications.js";
 import type { RuntimeShadowConfig } from "./shadow.js";
 
 export interface RuntimeJournalConfig {
@@ -75,6 +76,8 @@ export interface RuntimeConfig {
   policy: readonly string[] | GatePolicy;
   /** A shadow bundle evaluated beside `policy`, deciding nothing (docs/policy.md#shadow-policies). */
   shadow?: RuntimeShadowConfig;
+  /** Notifiers told of step-ups and `notify` obligations, and one-time approval links (docs/console.md#approvals-anywhere). */
+  notifications?: RuntimeNotificationsConfig;
   contracts?: RuntimeContractsConfig;
   journal: RuntimeJournalConfig;
   gate: RuntimeGateConfig;

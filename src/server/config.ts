@@ -25,6 +25,7 @@ import {
   readConfigFile,
 } from "../runtime/index.js";
 import { TrustConfigSchema } from "../tools/index.js";
+import { NotificationsConfigSchema } from "./notifications-config.js";
 import { SandboxSection } from "./sandbox-config.js";
 import { DriftSectionSchema, TelemetrySectionSchema } from "./telemetry-config.js";
 
@@ -99,6 +100,8 @@ export const SidecarConfigSchema = z.strictObject({
       maxQueue: z.number().int().min(1).max(1_000_000).optional(),
     })
     .optional(),
+  /** Notifiers told of step-ups and `notify` obligations; one-time approval links (docs/console.md#approvals-anywhere). */
+  notifications: NotificationsConfigSchema.optional(),
   /** Directory of `*.clad.toml` tool contracts; only contract-named calls can be executed. */
   contracts: PathText.optional(),
   /**

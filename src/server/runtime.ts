@@ -52,6 +52,7 @@ import { ToolRunner } from "./execute.js";
 import { classifyRoute } from "./execute-routes.js";
 import { checkExecutors, executorDeclarations, sidecarExecutorMedia } from "./executors-config.js";
 import { loadJournalKey } from "./journal-key.js";
+import { notificationsRuntimeConfig } from "./notifications-config.js";
 import { sandboxOptions } from "./sandbox-config.js";
 import { driftTrackerOf, type RunningTelemetry, startTelemetry } from "./telemetry-config.js";
 
@@ -148,6 +149,7 @@ export function sidecarRuntimeConfig(loaded: LoadedSidecarConfig, signer: KeyPai
           },
         }
       : {}),
+    ...(c.notifications !== undefined ? { notifications: notificationsRuntimeConfig(c.notifications) } : {}),
     ...(c.contracts !== undefined
       ? { contracts: { dir: c.contracts, trust: c.trust, baseDir: loaded.baseDir, refuseRejected: true } }
       : {}),
