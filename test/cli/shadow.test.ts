@@ -80,6 +80,9 @@ async function execute(url: string, msg: string): Promise<Record<string, unknown
   return (await res.json()) as Record<string, unknown>;
 }
 
+const promote = (report: string, by: string) =>
+  runCli("shadow", "promote", "--config", config, "--report", report, "--by", by);
+
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "warden-shadow-e2e-"));
   const key = saveKeyPair(generateKeyPair("ed25519"), dir, { name: "journal" });
@@ -145,16 +148,7 @@ describe("shadow mode end to end (sidecar, report, promote)", () => {
     const before = readFileSync(config, "utf8");
     const report = JSON.parse(readFileSync(join(dir, "report.json"), "utf8")) as Record<string, unknown>;
     writeFileSync(join(dir, "tampered.json"), JSON.stringify({ ...report, diffs: 0 }));
-    const r = await runCli(
-      "shadow",
-      "promote",
-      "--config",
-      config,
-      "--report",
-      join(dir, "tampered.json"),
-      "--by",
-      "mallory",
-    );
+    const r = await promote(join(dir, "tampered.json"), "mallory");
     expect(r.code).not.toBe(0);
     expect(r.err).toContain("sha256");
     expect(readFileSync(config, "utf8")).toBe(before);
@@ -163,16 +157,7 @@ describe("shadow mode end to end (sidecar, report, promote)", () => {
   it("promotion refuses a report made over another shadow bundle", async () => {
     const before = readFileSync(config, "utf8");
     writeFileSync(join(dir, "candidate.yaml"), SHADOW.replace("^secret", "^token"));
-    const r = await runCli(
-      "shadow",
-      "promote",
-      "--config",
-      config,
-      "--report",
-      join(dir, "report.json"),
-      "--by",
-      "alice",
-    );
+    const r = await promote(join(dir, "report.json"), "alice");
     expect(r.code).not.toBe(0);
     expect(r.err).toContain("not a report over the configured shadow bundle");
     expect(readFileSync(config, "utf8")).toBe(before);
@@ -180,16 +165,7 @@ describe("shadow mode end to end (sidecar, report, promote)", () => {
   });
 
   it("promote records who and which report, rewrites the config, and the restarted sidecar enforces it", async () => {
-    const r = await runCli(
-      "shadow",
-      "promote",
-      "--config",
-      config,
-      "--report",
-      join(dir, "report.json"),
-      "--by",
-      "alice",
-    );
+    const r = await promote(join(dir, "report.json"), "alice");
     expect(r.err).toBe("");
     expect(r.code).toBe(0);
     expect(r.out).toContain(`wrote ${config}`);

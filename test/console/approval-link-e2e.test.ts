@@ -5,22 +5,21 @@
 // agent call completing. The page fits the screen (no sideways scrolling), and the link used
 // again says who decided. A `notify` obligation is served by the same notifier, so a policy
 // carrying it runs in the sidecar.
-import { createServer, type IncomingMessage, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { signNotice } from "../../src/executors/index.js";
 import { until } from "../server/harness.js";
 import { launchChromium } from "./browser.js";
 import { type ConsoleSidecar, POLICY, startConsoleSidecar, TOKENS } from "./harness.js";
+import { freePort, type Receiver, startReceiver } from "./notify-receiver.js";
 
 const LONG = 300_000;
 const POLL = { timeout: 30_000 };
 const SECRET = "phone-webhook-secret-0123456789ab";
 let s: ConsoleSidecar;
 let browser: Browser;
-let receiver: Server;
-const notices: { headers: IncomingMessage["headers"]; body: string }[] = [];
+let receiver: Receiver;
+const notices = () => receiver.notices;
 
 // One more rule before the step-ups: archiving is allowed with a notify obligation.
 const WITH_NOTIFY = POLICY.replace(
@@ -36,28 +35,10 @@ const WITH_NOTIFY = POLICY.replace(
 `,
 );
 
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((r) => probe.listen(0, "127.0.0.1", r));
-  const port = (probe.address() as AddressInfo).port;
-  await new Promise((r) => probe.close(r));
-  return port;
-}
-
 beforeAll(async () => {
-  receiver = createServer((req, res) => {
-    let body = "";
-    req.on("data", (c: Buffer) => {
-      body += c.toString("utf8");
-    });
-    req.on("end", () => {
-      notices.push({ headers: req.headers, body });
-      res.end("ok");
-    });
-  });
-  await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
+  receiver = await startReceiver();
   const port = await freePort();
-  const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+  const hook = receiver.url;
   s = await startConsoleSidecar(
     {},
     {
@@ -76,8 +57,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await s?.stop();
-  receiver?.closeAllConnections();
-  await new Promise((r) => receiver?.close(r));
+  await receiver?.close();
 });
 
 describe("approvals anywhere on a phone", { timeout: LONG }, () => {
@@ -85,7 +65,7 @@ describe("approvals anywhere on a phone", { timeout: LONG }, () => {
     const runId = await s.run();
     const call = s.sendNote(runId, { to: "ops@example.com", text: "quarterly report", count: 1 });
     const p = await until(() => s.server.runtime.approvals.pending().find((x) => x.runId === runId), 30_000);
-    const notice = await until(() => notices.find((n) => n.body.includes(p.decisionId)), 30_000);
+    const notice = await until(() => notices().find((n) => n.body.includes(p.decisionId)), 30_000);
     const ts = String(notice.headers["x-warden-timestamp"]);
     expect(notice.headers["x-warden-signature"]).toBe(`v1=${signNotice(SECRET, ts, notice.body)}`);
     const link = (JSON.parse(notice.body) as { link: string }).link;
@@ -132,7 +112,8 @@ describe("approvals anywhere on a phone", { timeout: LONG }, () => {
     expect(r).toMatchObject({ status: 200, decision: "allow" });
     expect(s.service.hits.some((h) => h.url.includes("/archive/note-7"))).toBe(true);
     const told = await until(
-      () => notices.find((n) => n.body.includes('"kind":"obligation"') && n.body.includes('"channel":"ops"')),
+      () =>
+        notices().find((n) => n.body.includes('"kind":"obligation"') && n.body.includes('"channel":"ops"')),
       30_000,
     );
     expect(JSON.parse(told.body)).toMatchObject({ kind: "obligation", tool: "archive_note", channel: "ops" });

@@ -4,41 +4,21 @@
 // attacks: a link without a session, a made-up or malformed token, a forged decision posted
 // to the console as if from a notice, a link opened for another decision, a link used after
 // the decision, a second answer after the first, a notifier that hangs.
-import { createServer, type IncomingMessage, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateKeyPair, type KeyPair } from "../../src/crypto/index.js";
 import { signNotice } from "../../src/executors/index.js";
 import { signApproval } from "../../src/journal/index.js";
 import { until } from "../server/harness.js";
 import { ConsoleClient, type ConsoleSidecar, startConsoleSidecar, TOKENS } from "./harness.js";
+import { freePort, type Receiver, startReceiver } from "./notify-receiver.js";
 
 const SECRET = "webhook-secret-for-the-test-0123";
 let s: ConsoleSidecar;
-let receiver: Server;
-let hang = false;
-const notices: { headers: IncomingMessage["headers"]; body: string }[] = [];
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((r) => probe.listen(0, "127.0.0.1", r));
-  const port = (probe.address() as AddressInfo).port;
-  await new Promise((r) => probe.close(r));
-  return port;
-}
+let receiver: Receiver;
+const notices = () => receiver.notices;
 
 beforeAll(async () => {
-  receiver = createServer((req, res) => {
-    let body = "";
-    req.on("data", (c: Buffer) => {
-      body += c.toString("utf8");
-    });
-    req.on("end", () => {
-      notices.push({ headers: req.headers, body });
-      if (!hang) res.end("ok");
-    });
-  });
-  await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
+  receiver = await startReceiver();
   const port = await freePort();
   s = await startConsoleSidecar(
     {},
@@ -46,14 +26,7 @@ beforeAll(async () => {
       port,
       notifications: {
         publicUrl: `http://127.0.0.1:${port}`,
-        targets: [
-          {
-            name: "ops-hook",
-            kind: "webhook",
-            url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
-            secret: SECRET,
-          },
-        ],
+        targets: [{ name: "ops-hook", kind: "webhook", url: receiver.url, secret: SECRET }],
         attempts: 2,
         backoffMs: 20,
         timeoutMs: 300,
@@ -63,8 +36,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await s?.stop();
-  receiver.closeAllConnections();
-  await new Promise((r) => receiver.close(r));
+  await receiver?.close();
 });
 
 const rawX = (k: KeyPair) => k.publicKey.export({ format: "jwk" }).x as string;
@@ -115,7 +87,7 @@ async function blocked(to: string) {
   const call = s.sendNote(runId, { to, text: "quarterly report", count: 1 });
   const p = await until(() => s.server.runtime.approvals.pending().find((x) => x.runId === runId));
   const notice = await until(() => {
-    const n = notices.find((x) => x.body.includes(p.decisionId));
+    const n = notices().find((x) => x.body.includes(p.decisionId));
     return n;
   });
   const body = JSON.parse(notice.body) as { link: string; decision_id: string };
@@ -219,7 +191,7 @@ describe("approvals anywhere (HTTP)", () => {
   });
 
   it("a notifier that hangs blocks nothing: the step-up is queued, approved and executed while deliveries time out", async () => {
-    hang = true;
+    receiver.hang = true;
     try {
       const { c, key } = await approver();
       const a = await blocked("while-hanging@example.com");
@@ -235,7 +207,7 @@ describe("approvals anywhere (HTTP)", () => {
         [false, "timeout"],
       ]);
     } finally {
-      hang = false;
+      receiver.hang = false;
     }
   });
 });
