@@ -479,6 +479,7 @@ async function wire(
       },
       loaded.registry,
     );
+    if (notifications !== undefined) gate.deferQueue.watch((item) => notifications.deferred(item));
     sharedDefer = await sharedDeferrals(o.node, gate.deferQueue, clock);
     messages = messagingFor(config, { policy, journal, sessions, clock, sharedNonces: o.node?.nonces });
   } catch (err) {

@@ -1,6 +1,6 @@
 // Approvals anywhere (docs/console.md#approvals-anywhere): the runtime's notifier and the
-// one-time approval links it hands out. A step-up the Gate parks on the approval queue is
-// told to the configured notifiers (after it is queued, off the decision path: a notifier
+// one-time approval links it hands out. A step-up the Gate parks on the approval queue (or a
+// deferred action it holds) is told to the configured notifiers (after it is queued, off the decision path: a notifier
 // that hangs or fails delays nothing and changes nothing), with a link to the console's
 // approval page for that one item. A link is a random 256-bit token, kept only as its hash,
 // bound to one approval and valid until the approval expires; opening it still needs the
@@ -8,7 +8,7 @@
 // obligation uses the same notifier.
 import { createHash, randomBytes } from "node:crypto";
 import { Notifier, type NotifierTarget, type ObligationNotice } from "../executors/index.js";
-import type { ApprovalRequest, Approvals, ApprovalVerdict } from "../gate/index.js";
+import type { ApprovalRequest, Approvals, ApprovalVerdict, DeferredItem } from "../gate/index.js";
 import type { Journal } from "../journal/index.js";
 
 export interface RuntimeNotificationsConfig {
@@ -63,6 +63,8 @@ export interface RuntimeNotifications {
   obligation(n: ObligationNotice): void;
   /** `approvals` telling the notifiers about every request it queues. */
   wrap(approvals: Approvals): Approvals;
+  /** Tells the notifiers of a deferred action as it is held. */
+  deferred(item: DeferredItem): void;
 }
 
 export function openNotifications(
@@ -101,9 +103,27 @@ export function openNotifications(
       ...(link !== undefined ? { link } : {}),
     });
   };
+  const deferred = (item: DeferredItem) => {
+    const link =
+      base === undefined
+        ? undefined
+        : `${base}/console/a/${links.issue(item.id, item.decisionId, Date.parse(item.expiresAt))}`;
+    notifier.notify({
+      kind: "deferred",
+      decisionId: item.decisionId,
+      runId: item.runId,
+      ...(item.principalId !== undefined ? { principalId: item.principalId } : {}),
+      tool: item.summary.tool ?? `${item.summary.toolClass}.${item.summary.action}`,
+      toolClass: item.summary.toolClass,
+      action: item.summary.action,
+      expiresAt: item.expiresAt,
+      ...(link !== undefined ? { link } : {}),
+    });
+  };
   return {
     notifier,
     links,
+    deferred,
     obligation: (n) => notifier.notify({ kind: "obligation", ...n }),
     wrap: (inner) => ({
       request(req: ApprovalRequest, timeoutMs: number, signal?: AbortSignal): Promise<ApprovalVerdict> {

@@ -210,4 +210,26 @@ describe("approvals anywhere (HTTP)", () => {
       receiver.hang = false;
     }
   });
+
+  it("a deferred action is told too; its link shows that item and releasing it there runs the call", async () => {
+    const { c } = await approver();
+    const runId = await s.run();
+    const call = s.archiveNote(runId, "note-42");
+    const d = await until(async () =>
+      (await s.server.runtime.deferredQueue.list()).find((x) => x.runId === runId),
+    );
+    const notice = await until(() => notices().find((n) => n.body.includes(d.decisionId)));
+    const body = JSON.parse(notice.body) as { kind: string; link: string; tool: string };
+    expect(body).toMatchObject({ kind: "deferred", tool: "archive_note" });
+    const link = new URL(body.link).pathname.replace(/^\/console/, "");
+    const page = await c.request(link);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain(d.decisionId);
+    const r = await c.request(`/approvals/${d.id}`, {
+      form: { csrf: c.csrf ?? "", outcome: "approve", justification: "archive it, released from the link" },
+    });
+    expect(r.status).toBe(200);
+    expect(await call).toMatchObject({ status: 200, decision: "allow" });
+    expect(s.service.hits.some((h) => h.url.includes("/archive/note-42"))).toBe(true);
+  });
 });
