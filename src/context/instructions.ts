@@ -139,16 +139,27 @@ function compiled(source: string): RegExp {
 // Languages whose every phrase holds a letter outside ASCII: skipped on ASCII-only text.
 const NON_LATIN: ReadonlySet<string> = new Set(["zh", "ja", "ru"]);
 const ASCII_ONLY = /^[\u0000-\u007f]*$/;
-const nonAsciiRules = new Set<string>();
 
 /** The structures in the languages listed in instructions-lang.ts (id `<structure>:<lang>`). */
 export const LANGUAGE_RULES: readonly InstructionRule[] = Object.entries(LANGUAGE_PHRASES).flatMap(
   ([lang, phrases]) =>
     Object.entries(phrases).map(([structure, source]) => {
       const id = `${structure as LanguageStructure}:${lang as ScreenedLanguage}`;
-      if (NON_LATIN.has(lang)) nonAsciiRules.add(id);
       return { id, re: compiled(foldPattern(source)) };
     }),
+);
+
+// One pattern per language that matches when any of its rules does: most text matches none,
+// so each language costs one scan instead of one per structure.
+const LANGUAGE_GATES: ReadonlyMap<string, RegExp> = new Map(
+  Object.entries(LANGUAGE_PHRASES).map(([lang, phrases]) => [
+    lang,
+    compiled(
+      Object.values(phrases)
+        .map((p) => `(?:${foldPattern(p)})`)
+        .join("|"),
+    ),
+  ]),
 );
 
 /** Every rule the output screening applies. */
@@ -166,7 +177,19 @@ export function instructionFindings(
 ): string[] {
   const t = normaliseForScan(text, max);
   const ascii = ASCII_ONLY.test(t);
-  return rules.filter((r) => !(ascii && nonAsciiRules.has(r.id)) && r.re.test(t)).map((r) => r.id);
+  const gates = new Map<string, boolean>();
+  const open = (id: string): boolean => {
+    const lang = id.slice(id.indexOf(":") + 1);
+    const gate = LANGUAGE_GATES.get(lang);
+    if (gate === undefined) return true;
+    let passed = gates.get(lang);
+    if (passed === undefined) {
+      passed = !(ascii && NON_LATIN.has(lang)) && gate.test(t);
+      gates.set(lang, passed);
+    }
+    return passed;
+  };
+  return rules.filter((r) => (!r.id.includes(":") || open(r.id)) && r.re.test(t)).map((r) => r.id);
 }
 
 /**

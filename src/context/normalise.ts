@@ -26,6 +26,7 @@ const IGNORABLE = /\p{Default_Ignorable_Code_Point}/gu;
 const MARKS = /\p{Mn}/gu;
 const NON_ASCII = /[^\u0000-\u007f]/gu;
 const HAS_NON_ASCII = /[^\u0000-\u007f]/;
+const NON_ASCII_RUN = /[^\u0000-\u007f]+/g;
 
 /** One character: NFKC, no marks, no ignorables. */
 function plain(c: string): string {
@@ -59,10 +60,9 @@ function foldChar(c: string): string {
   return v;
 }
 
-/** The character step: tags decoded, NFKC, ignorables and marks removed, confusables folded. */
-export function foldCharacters(text: string): string {
-  let s = text.replace(TAGS, (c) => String.fromCharCode(c.charCodeAt(1) - 0xdc00));
-  if (!HAS_NON_ASCII.test(s)) return s;
+/** One run of non-ASCII characters through the character step, to a fixed point. */
+function foldRun(run: string): string {
+  let s = run;
   for (let i = 0; i < 4; i++) {
     const next = s
       .normalize("NFKC")
@@ -75,6 +75,17 @@ export function foldCharacters(text: string): string {
     s = next;
   }
   return s;
+}
+
+/**
+ * The character step: tags decoded, NFKC, ignorables and marks removed, confusables folded.
+ * Only runs of non-ASCII characters are touched (ASCII is already in its final form; a mark
+ * after an ASCII letter is removed, not composed), so English text costs one scan.
+ */
+export function foldCharacters(text: string): string {
+  const s = text.replace(TAGS, (c) => String.fromCharCode(c.charCodeAt(1) - 0xdc00));
+  if (!HAS_NON_ASCII.test(s)) return s;
+  return s.replace(NON_ASCII_RUN, foldRun);
 }
 
 /** A detector phrase (a RegExp source) folded like the text it is matched against. */
@@ -109,11 +120,12 @@ function stripMarkup(text: string): string {
   return hidden.length === 0 ? s : `${s}\n${hidden.join("\n")}`;
 }
 
+// A run of white space that is not already one plain space.
+const SPACES = / \s+|[^\S ]\s*/g;
+
 function spacing(text: string): string {
-  return text
-    .replace(/\\[nrt]/g, " ")
-    .replace(/\\(["'])/g, "$1")
-    .replace(/\s+/g, " ");
+  const s = text.includes("\\") ? text.replace(/\\[nrt]/g, " ").replace(/\\(["'])/g, "$1") : text;
+  return s.replace(SPACES, " ");
 }
 
 /** Default bound on the characters of one text that are scanned. */
