@@ -131,9 +131,9 @@ export const AGENT_DIRECTED_RULES: readonly InstructionRule[] = [
   },
 ];
 
-/** Folded phrases in ASCII need no Unicode mode (which is slower); the others do. */
+/** Phrases need Unicode mode (which is slower) only for property escapes or astral letters. */
 function compiled(source: string): RegExp {
-  return new RegExp(source, /^[\u0000-\u007f]*$/.test(source) && !source.includes("\\p{") ? "i" : "iu");
+  return new RegExp(source, source.includes("\\p{") || /[\ud800-\udfff]/.test(source) ? "iu" : "i");
 }
 
 // Languages whose every phrase holds a letter outside ASCII: skipped on ASCII-only text.
