@@ -10,6 +10,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashToken } from "../../src/server/index.js";
 import { DISGUISES } from "../fixtures/screening/attacks.js";
@@ -129,6 +130,19 @@ describe("the hijacked send after an injected tool result", () => {
       expect(received).toEqual([]);
     });
   }
+});
+
+describe("upstream notifications", () => {
+  it("a notification carrying an order never reaches the gateway's client", async () => {
+    const c = await h.connect(token("clean"));
+    const seen: unknown[] = [];
+    c.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+      seen.push(n);
+    });
+    await c.callTool({ name: "inj__read_inbox", arguments: { id: "clean" } });
+    await c.listTools(); // a later round trip: anything forwarded would have arrived by now
+    expect(seen).toEqual([]);
+  });
 });
 
 describe("an upstream's JSON-RPC error message", () => {
