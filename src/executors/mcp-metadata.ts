@@ -9,10 +9,14 @@ export type McpMetadataKind = "resource" | "prompt";
 
 const PREFIXES: readonly McpMetadataKind[] = ["resource", "prompt"];
 
-/** The pin key of a listed resource or prompt. */
+/**
+ * The pin key of a listed resource or prompt, at most 1024 characters (a shared pin table's
+ * key stays indexable); entries that agree on their first 1024 share a pin, so the second
+ * one seen is refused as changed (fail closed).
+ */
 export function metadataKey(kind: McpMetadataKind, entry: McpResourceInfo | McpPromptInfo): string {
   const id = kind === "resource" ? (entry as McpResourceInfo).uri : entry.name;
-  return `${kind}:${String(id)}`.slice(0, 4096);
+  return `${kind}:${String(id)}`.slice(0, 1024);
 }
 
 /**
