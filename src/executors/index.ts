@@ -90,6 +90,12 @@ export {
   McpUpstreams,
   mcpToolHash,
 } from "./mcp.js";
+export {
+  type McpMetadataKind,
+  metadataAsTool,
+  metadataKey,
+  parseMetadataKey,
+} from "./mcp-metadata.js";
 export { type McpFinding, type McpFindingKind, scanMcpTool } from "./mcp-scan.js";
 export { visibleAgentText } from "./notice-render.js";
 export {

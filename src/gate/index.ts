@@ -93,6 +93,7 @@ export {
   type ScreeningMode,
   type ScreeningResult,
   screenOutput,
+  screenText,
   UNSCREENED_EXCESS,
 } from "./screening.js";
 export {

@@ -205,7 +205,8 @@ export class Gateway {
         }
         this.#tools = next;
         this.#refused = refused;
-        const prompts = await discoverPrompts(this.executor, servers);
+        const { prompts, refused: promptsRefused } = await discoverPrompts(this.executor, servers);
+        this.#refused = [...refused, ...promptsRefused];
         for (const name of this.#prompts.keys()) this.#contracts.delete(name);
         this.#prompts = new Map();
         for (const p of prompts) {

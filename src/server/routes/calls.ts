@@ -279,6 +279,8 @@ async function runAndRecord(ctx: RouteContext, g: Granted): Promise<Record<strin
       taintLabels: run.taint,
       outcome: taskOutcomeOf(run.view.ok, run.view.ok ? undefined : run.view.code),
       ...(run.data !== undefined ? { data: run.data } : {}),
+      // A failed call's message reaches the agent too (an [mcp] upstream's JSON-RPC error): screened.
+      ...(!run.view.ok ? { error: run.view.message } : {}),
       ...(run.usage !== undefined ? { usage: run.usage } : {}),
       ...(run.outputHash !== null ? { outputHash: run.outputHash as `sha256:${string}` } : {}),
     });
