@@ -206,6 +206,7 @@ export const ERROR_CODES = {
     "ERR_JOURNAL_HEAD_INVALID",
     "ERR_JOURNAL_CLOSED",
     "ERR_JOURNAL_STORE",
+    "ERR_JOURNAL_FENCED",
   ],
   policy: [
     "ERR_POLICY_FILE",

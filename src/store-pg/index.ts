@@ -41,7 +41,13 @@ export {
   SCHEMA_VERSION,
 } from "./migrations.js";
 export { openPgNode, type PgNode, type PgNodeConfig } from "./node.js";
-export { PgRunRegistry, type RebuiltRun, type RunLocation, type RunRegistryOptions } from "./runs.js";
+export {
+  PgRunRegistry,
+  type RebuiltRun,
+  type RunFence,
+  type RunLocation,
+  type RunRegistryOptions,
+} from "./runs.js";
 export { type NonceOptions, PgNonceStore, PgPrincipalStateStore } from "./state-stores.js";
 export {
   PgTofuPins,

@@ -104,7 +104,15 @@ export async function openPgNode(
     pool,
     node,
     approvalPollMs: config.approvalPollMs,
-    journal: new PgJournalStore(pool, { node, chain: perNode ? node : "", ownsPool: false }),
+    journal: new PgJournalStore(pool, {
+      node,
+      chain: perNode ? node : "",
+      ownsPool: false,
+      // Every batch that acts for a run commits only while this replica owns the run at
+      // the epoch it holds (docs/distributed.md, "Fenced commits").
+      fence: (ids) => runs.fence(ids),
+      onFenced: (ids) => runs.lost(ids),
+    }),
     ...(perNode
       ? {
           async startCheckpoints(journal, onError) {
