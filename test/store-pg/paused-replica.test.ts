@@ -1,0 +1,132 @@
+// Issue 36, end to end: two `warden sidecar` processes on one real PostgreSQL; replica A
+// reaches the database through a proxy (pause-proxy.ts) that freezes A's connection at an
+// exact point, and A is paused there with SIGSTOP (a GC pause, a frozen VM), then resumed.
+//  - a paused owner breaks the run budget: A pauses with a decision sealed but not yet
+//    committed; B adopts the run after A's lease and spends the rest of the budget; A wakes
+//    up. The commit is fenced by the run's ownership epoch: not journaled, not executed.
+//  - a paused replica stalls the others: A pauses right after it sent its rate-slot
+//    reservation; B's calls for the same principal are served meanwhile (no row lock held
+//    across a client round trip), not held for the whole pause or failed with 503.
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { migrate } from "../../src/store-pg/index.js";
+import { type PostgresServer, startPostgres } from "../helpers/postgres.js";
+import {
+  AGENT,
+  AGENT_2,
+  type Answer,
+  call,
+  deployCopy,
+  echo,
+  type Node,
+  startNode,
+  startRun,
+  stopNode,
+} from "./cluster-helpers.js";
+import { freshDatabase, poolOf } from "./helpers.js";
+import { type PauseProxy, startPauseProxy } from "./pause-proxy.js";
+
+const BUDGET = 5;
+let server: PostgresServer;
+let db: pg.Pool;
+let proxy: PauseProxy;
+let a: Node;
+let b: Node;
+
+beforeAll(async () => {
+  const dir = deployCopy({
+    store: ["runs: { leaseMs: 2000, marginMs: 500 }", "journal: { checkpointMs: 600000 }"],
+    context: ["rateLimits: { perPrincipal: { demo-agent-2: 100 } }"],
+  });
+  const config = join(dir, "sidecar.yaml");
+  writeFileSync(config, readFileSync(config, "utf8").replace("toolCalls: 50", `toolCalls: ${BUDGET}`));
+  server = await startPostgres();
+  const dbUrl = await freshDatabase(server.connectionString);
+  db = poolOf(dbUrl, 2);
+  await migrate(db);
+  proxy = await startPauseProxy(dbUrl);
+  a = await startNode(dir, "a", proxy.url);
+  b = await startNode(dir, "b", dbUrl);
+}, 120_000);
+
+afterAll(async () => {
+  for (const n of [a, b]) {
+    n?.child.kill("SIGCONT");
+    if (n !== undefined) await stopNode(n);
+  }
+  proxy?.thaw();
+  await proxy?.close();
+  await db?.end();
+  await server?.stop();
+});
+
+const ok = (x: Answer) => x.status === 200 && (x.body.result as { ok?: boolean } | undefined)?.ok === true;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Calls `n` until it no longer answers 421 (the owner's lease has to expire first). */
+async function adoptOn(n: Node, token: string, runId: string): Promise<Answer> {
+  let x = await call(n.url, "/v1/execute", token, echo(runId, "adopt"));
+  for (let i = 0; i < 100 && x.status === 421; i++) {
+    await sleep(100);
+    x = await call(n.url, "/v1/execute", token, echo(runId, "adopt"));
+  }
+  return x;
+}
+
+describe("a replica paused with SIGSTOP", () => {
+  it("a paused replica stalls the others: while A is paused holding its rate-slot reservation, B serves the principal's calls", async () => {
+    const runA = await startRun(a, AGENT_2);
+    const runB = await startRun(b, AGENT_2);
+    expect(ok(await call(a.url, "/v1/execute", AGENT_2, echo(runA, "warm")))).toBe(true);
+    const frozen = proxy.freezeOn(/FOR UPDATE|warden_rate_admit/, "after");
+    const onA = call(a.url, "/v1/execute", AGENT_2, echo(runA, "paused"));
+    await frozen;
+    a.child.kill("SIGSTOP");
+    try {
+      // B's call for the same principal is decided while A is still paused.
+      const onB = await call(b.url, "/v1/execute", AGENT_2, echo(runB, "while A is paused"));
+      expect(onB.status, JSON.stringify(onB.body)).toBe(200);
+      expect(ok(onB)).toBe(true);
+    } finally {
+      a.child.kill("SIGCONT");
+      proxy.thaw();
+    }
+    expect((await onA).status).toBe(200);
+  }, 60_000);
+
+  it("a paused owner breaks the run budget: a commit sealed before the pause is fenced after another replica adopted the run", async () => {
+    const runId = await startRun(a, AGENT);
+    for (let k = 0; k < BUDGET - 1; k++)
+      expect(ok(await call(a.url, "/v1/execute", AGENT, echo(runId, `a${k}`)))).toBe(true);
+    // A's next decision is sealed and on its way to PostgreSQL when A pauses.
+    const frozen = proxy.freezeOn(/warden-journal-append/, "before");
+    const held = call(a.url, "/v1/execute", AGENT, echo(runId, "sealed before the pause"));
+    await frozen;
+    a.child.kill("SIGSTOP");
+    const answers: Answer[] = [];
+    try {
+      answers.push(await adoptOn(b, AGENT, runId)); // B adopts: admitted 4, one call left
+      for (let k = 0; k < 3; k++) answers.push(await call(b.url, "/v1/execute", AGENT, echo(runId, `b${k}`)));
+    } finally {
+      a.child.kill("SIGCONT");
+      proxy.thaw();
+    }
+    const late = await held;
+    // The harm did not happen: at most BUDGET executions, whichever replica ran them.
+    expect(ok(late), JSON.stringify(late.body)).toBe(false);
+    expect([503, 421]).toContain(late.status);
+    expect(answers.filter(ok)).toHaveLength(1);
+    const allowed = await db.query(
+      "SELECT node FROM journal_entries WHERE run_id = $1 AND type = 'warden.gate.decision' AND decision = 'allow'",
+      [runId],
+    );
+    expect(allowed.rowCount).toBe(BUDGET);
+    const results = await db.query(
+      "SELECT count(*)::int AS n FROM journal_entries WHERE run_id = $1 AND type = 'warden.gate.result'",
+      [runId],
+    );
+    expect(results.rows[0].n).toBeLessThanOrEqual(BUDGET);
+  }, 90_000);
+});
