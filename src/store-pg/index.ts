@@ -48,6 +48,7 @@ export {
   type RunLocation,
   type RunRegistryOptions,
 } from "./runs.js";
+export { type ChainSnapshot, chainSnapshot } from "./snapshot.js";
 export { type NonceOptions, PgNonceStore, PgPrincipalStateStore } from "./state-stores.js";
 export {
   PgTofuPins,
