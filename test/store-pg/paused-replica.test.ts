@@ -7,6 +7,9 @@
 //  - a paused replica stalls the others: A pauses right after it sent its rate-slot
 //    reservation; B's calls for the same principal are served meanwhile (no row lock held
 //    across a client round trip), not held for the whole pause or failed with 503.
+//  - quarantine race: the denial that quarantines its principal is answered only once the
+//    quarantine is in the shared store (A's save is held back by the proxy meanwhile), so a
+//    run started on B right after the answer executes nothing.
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type pg from "pg";
@@ -16,6 +19,7 @@ import { type PostgresServer, startPostgres } from "../helpers/postgres.js";
 import {
   AGENT,
   AGENT_2,
+  AGENT_3,
   type Answer,
   call,
   deployCopy,
@@ -129,4 +133,34 @@ describe("a replica paused with SIGSTOP", () => {
     );
     expect(results.rows[0].n).toBeLessThanOrEqual(BUDGET);
   }, 90_000);
+
+  // Last: it quarantines demo-agent-3 for good.
+  it("quarantine race: the denial that quarantines the principal is answered only after the quarantine is durable; a new run on B right after executes nothing", async () => {
+    const runId = await startRun(a, AGENT_3);
+    for (let k = 0; k < 4; k++) {
+      const d = await call(a.url, "/v1/execute", AGENT_3, echo(runId, `rm -rf /${k}`));
+      expect(d.body.decision, JSON.stringify(d.body)).toBe("deny");
+    }
+    const frozen = proxy.freezeOn(/INSERT INTO principal_state/, "before");
+    let durableAtAnswer: boolean | undefined;
+    const crossing = call(a.url, "/v1/execute", AGENT_3, echo(runId, "rm -rf /last")).then(async (x) => {
+      const r = await db.query<{ record: string }>(
+        "SELECT record FROM principal_state WHERE principal_id = 'demo-agent-3'",
+      );
+      durableAtAnswer = r.rows.some((row) => JSON.parse(row.record).quarantine !== undefined);
+      return x;
+    });
+    await frozen; // A's quarantine save is on its way (held)
+    await Promise.race([crossing, sleep(1500)]); // an answer sent before the save arrives here
+    proxy.thaw();
+    const answer = await crossing;
+    expect(answer.body.decision).toBe("deny");
+    expect(durableAtAnswer).toBe(true);
+    // Right after the answer: a new run on B for the same principal executes nothing.
+    const started = await call(b.url, "/v1/runs", AGENT_3, {});
+    if (started.status === 201) {
+      const onB = await call(b.url, "/v1/execute", AGENT_3, echo(started.body.runId as string, "egress"));
+      expect(ok(onB), JSON.stringify(onB.body)).toBe(false);
+    } else expect(started.status).toBeGreaterThanOrEqual(400);
+  }, 60_000);
 });
