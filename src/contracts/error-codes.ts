@@ -445,6 +445,8 @@ export const ERROR_CODES = {
     "ERR_CAPABILITY_CONSTRAINT",
     // A capability token issued to a principal before its grants were revoked (APAE trust below the revocation floor).
     "ERR_CAPABILITY_REVOKED",
+    // The token's use could not be counted (the ledger's store failed): nothing executed, retry (503 at the edge).
+    "ERR_CAPABILITY_UNAVAILABLE",
     // A grant request that cannot be issued: unknown run, bad constraints, ttl or uses out of bounds.
     "ERR_CAPABILITY_GRANT_INVALID",
   ],

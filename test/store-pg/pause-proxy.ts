@@ -8,8 +8,11 @@ import net from "node:net";
 export interface PauseProxy {
   /** postgres:// URL through the proxy (same database, user and password as `target`). */
   url: string;
-  /** Arms the freeze; resolves once a connection froze on a message matching `pattern`. */
-  freezeOn(pattern: RegExp, when: "before" | "after"): Promise<void>;
+  /**
+   * Arms the freeze; resolves once a connection froze on a message matching `pattern`
+   * (`cut`: that connection is dropped instead, the message never reaching the server).
+   */
+  freezeOn(pattern: RegExp, when: "before" | "after" | "cut"): Promise<void>;
   /** Releases every held message, in order, and lets traffic flow again. */
   thaw(): void;
   close(): Promise<void>;
@@ -26,7 +29,7 @@ interface Pipe {
 export async function startPauseProxy(target: string): Promise<PauseProxy> {
   const t = new URL(target);
   const pipes = new Set<Pipe>();
-  let armed: { pattern: RegExp; when: "before" | "after"; hit: () => void } | undefined;
+  let armed: { pattern: RegExp; when: "before" | "after" | "cut"; hit: () => void } | undefined;
   const srv = net.createServer((client) => {
     const server = net.connect(Number(t.port), t.hostname);
     const p: Pipe = { frozen: false, toServer: [], toClient: [], client, server };
@@ -36,6 +39,12 @@ export async function startPauseProxy(target: string): Promise<PauseProxy> {
       const a = armed;
       if (a?.pattern.test(b.toString("latin1"))) {
         armed = undefined;
+        if (a.when === "cut") {
+          client.destroy();
+          server.destroy();
+          a.hit();
+          return;
+        }
         p.frozen = true;
         if (a.when === "before") p.toServer.push(b);
         else server.write(b);

@@ -25,6 +25,7 @@ import {
   deployCopy,
   echo,
   type Node,
+  OPERATOR,
   startNode,
   startRun,
   stopNode,
@@ -133,6 +134,26 @@ describe("a replica paused with SIGSTOP", () => {
     );
     expect(results.rows[0].n).toBeLessThanOrEqual(BUDGET);
   }, 90_000);
+
+  it("a store failure during a token check is not ERR_CAPABILITY_INVALID: 503, nothing executed, and the token still works", async () => {
+    const runId = await startRun(a, AGENT);
+    const grant = await call(a.url, `/v1/runs/${runId}/capabilities`, OPERATOR, { tool: "echo", maxUses: 1 });
+    expect(grant.status, JSON.stringify(grant.body)).toBe(201);
+    const capability = grant.body.token as string;
+    // A's connection carrying the token's use is dropped before it reaches PostgreSQL.
+    const cut = proxy.freezeOn(/warden_reserve|INSERT INTO principal_rate/, "cut");
+    const failed = await call(a.url, "/v1/execute", AGENT, { ...echo(runId, "with token"), capability });
+    await cut;
+    expect(ok(failed)).toBe(false);
+    expect(failed.status, JSON.stringify(failed.body)).toBe(503);
+    expect(failed.body.error).toMatchObject({
+      code: "ERR_RUNTIME_STORE_UNAVAILABLE",
+      details: { mayHaveExecuted: false },
+    });
+    // Truthful: the token was not spent, its one use is still there.
+    const retried = await call(a.url, "/v1/execute", AGENT, { ...echo(runId, "with token"), capability });
+    expect(ok(retried), JSON.stringify(retried.body)).toBe(true);
+  }, 60_000);
 
   // Last: it quarantines demo-agent-3 for good.
   it("quarantine race: the denial that quarantines the principal is answered only after the quarantine is durable; a new run on B right after executes nothing", async () => {

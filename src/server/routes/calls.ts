@@ -269,9 +269,11 @@ async function runAndRecord(ctx: RouteContext, g: Granted): Promise<Record<strin
     // The executor could not journal its evidence: the result is withheld.
     await gate.recordResult(decisionId, {}).catch(() => undefined);
     ctx.metrics.fault("journal_unavailable");
-    throw new ApiError("ERR_SERVER_JOURNAL_UNAVAILABLE", "the execution evidence could not be recorded", {
-      details: { decisionId },
-    });
+    throw new ApiError(
+      "ERR_SERVER_JOURNAL_UNAVAILABLE",
+      "the execution evidence could not be recorded; the action may have executed (retry with the same Idempotency-Key)",
+      { details: { decisionId, mayHaveExecuted: true } },
+    );
   }
   let recorded: { taint: unknown[] };
   try {
@@ -286,9 +288,9 @@ async function runAndRecord(ctx: RouteContext, g: Granted): Promise<Record<strin
     ctx.metrics.fault("journal_unavailable");
     throw new ApiError(
       "ERR_SERVER_JOURNAL_UNAVAILABLE",
-      "the result could not be recorded; output withheld",
+      "the result could not be recorded; the action executed, its output is withheld (retry with the same Idempotency-Key)",
       {
-        details: { decisionId, evidenceId: run.evidenceId },
+        details: { decisionId, evidenceId: run.evidenceId, mayHaveExecuted: true },
       },
     );
   }
