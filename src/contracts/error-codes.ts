@@ -517,6 +517,9 @@ export const ERROR_CODES = {
     "ERR_SERVER_RATE_LIMITED",
     "ERR_SERVER_NO_EXECUTOR",
     "ERR_SERVER_JOURNAL_UNAVAILABLE",
+    // Idempotency-Key (POST /v1/execute): the key's first attempt has no outcome yet / the key was used for another request.
+    "ERR_SERVER_IDEMPOTENCY_PENDING",
+    "ERR_SERVER_IDEMPOTENCY_MISMATCH",
     "ERR_SERVER_POLICY_ERROR",
     "ERR_SERVER_SHUTTING_DOWN",
     "ERR_SERVER_INTERNAL",

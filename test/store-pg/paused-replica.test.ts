@@ -70,6 +70,16 @@ afterAll(async () => {
 const ok = (x: Answer) => x.status === 200 && (x.body.result as { ok?: boolean } | undefined)?.ok === true;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** POST /v1/execute with an Idempotency-Key. */
+async function callKeyed(base: string, body: unknown, key: string): Promise<Answer> {
+  const res = await fetch(`${base}/v1/execute`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${AGENT}`, "content-type": "application/json", "idempotency-key": key },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
 /** Calls `n` until it no longer answers 421 (the owner's lease has to expire first). */
 async function adoptOn(n: Node, token: string, runId: string): Promise<Answer> {
   let x = await call(n.url, "/v1/execute", token, echo(runId, "adopt"));
@@ -153,6 +163,40 @@ describe("a replica paused with SIGSTOP", () => {
     // Truthful: the token was not spent, its one use is still there.
     const retried = await call(a.url, "/v1/execute", AGENT, { ...echo(runId, "with token"), capability });
     expect(ok(retried), JSON.stringify(retried.body)).toBe(true);
+  }, 60_000);
+
+  it("a retry can execute twice: a retry with the same Idempotency-Key returns the first outcome, on the same replica and on the one that adopted the run after a pause", async () => {
+    const runId = await startRun(a, AGENT);
+    const body = echo(runId, "exactly once");
+    const first = await callKeyed(a.url, body, "retry-key-1");
+    expect(ok(first), JSON.stringify(first.body)).toBe(true);
+    // The answer was lost (the client cannot tell): it retries on A with the same key.
+    const again = await callKeyed(a.url, body, "retry-key-1");
+    expect(again.status).toBe(200);
+    expect(again.body.decisionId).toBe(first.body.decisionId);
+    // A pauses; the client retries on B, which adopts the run once A's lease ran out.
+    a.child.kill("SIGSTOP");
+    let onB: Answer;
+    try {
+      onB = await callKeyed(b.url, body, "retry-key-1");
+      for (let i = 0; i < 100 && onB.status === 421; i++) {
+        await sleep(100);
+        onB = await callKeyed(b.url, body, "retry-key-1");
+      }
+    } finally {
+      a.child.kill("SIGCONT");
+    }
+    expect(onB.status, JSON.stringify(onB.body)).toBe(200);
+    expect(onB.body.decisionId).toBe(first.body.decisionId);
+    // The same key for another request is refused, not run.
+    const other = await callKeyed(a.url, echo(runId, "something else"), "retry-key-1");
+    expect(other.status).toBe(422);
+    // The harm did not happen: one execution.
+    const allowed = await db.query(
+      "SELECT count(*)::int AS n FROM journal_entries WHERE run_id = $1 AND type = 'warden.gate.decision' AND decision = 'allow'",
+      [runId],
+    );
+    expect(allowed.rows[0].n).toBe(1);
   }, 60_000);
 
   // Last: it quarantines demo-agent-3 for good.

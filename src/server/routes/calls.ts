@@ -5,7 +5,7 @@
 // ERR_RUN_UNKNOWN before the Gate sees the call, so rotating run ids cannot shed a run's
 // state and a principal cannot pile calls onto another's run.
 import { performance } from "node:perf_hooks";
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { parseGateRequest, parseId, taskOutcomeOf } from "../../contracts/index.js";
 import {
   approvalOf,
@@ -20,6 +20,7 @@ import type { CompiledTool } from "../../tools/index.js";
 import { identityOf } from "../auth-plugin.js";
 import { traceParentOf } from "../edge.js";
 import { ApiError } from "../errors.js";
+import { type IdempotencyKeys, idempotencyKeyOf, idempotent, MemoryIdempotencyKeys } from "../idempotency.js";
 import { AUTH_ERRORS, BODY_ERRORS, mount, parseInput, type RouteSpec } from "../route.js";
 import { CallBody, DecideResponse, ExecuteResponse } from "../schemas.js";
 import { callSignal, type RouteContext } from "./context.js";
@@ -59,7 +60,12 @@ export const EXECUTE = {
   body: callBody,
   response: { name: "ExecuteResponse", schema: ExecuteResponse },
   description: "Decided (and executed when allowed)",
-  errors: [...CALL_ERRORS, "ERR_SERVER_NO_EXECUTOR"],
+  errors: [
+    ...CALL_ERRORS,
+    "ERR_SERVER_NO_EXECUTOR",
+    "ERR_SERVER_IDEMPOTENCY_PENDING",
+    "ERR_SERVER_IDEMPOTENCY_MISMATCH",
+  ],
 } as const satisfies RouteSpec;
 
 function bodyInvalid(issue: { path: PropertyKey[]; message: string } | undefined): ApiError {
@@ -152,7 +158,7 @@ async function agentCall(ctx: RouteContext, req: FastifyRequest) {
 
 export function callRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const { gate } = ctx.runtime;
-  const observe = (endpoint: "execute" | "decide", o: GateOutcome, t0: number, tool: string | undefined) => {
+  const observe: Observe = (endpoint, o, t0, tool) => {
     ctx.metrics.decision(endpoint, o.decision, (performance.now() - t0) / 1000);
     ctx.metrics.outcome(tool, o.decision, o.reasonCodes);
     const fault = faultOf(o);
@@ -179,40 +185,59 @@ export function callRoutes(app: FastifyInstance, ctx: RouteContext): void {
     { parse: false },
   );
 
+  const keys: IdempotencyKeys = ctx.runtime.composed.idempotency ?? new MemoryIdempotencyKeys();
   mount(
     app,
     EXECUTE,
     async (req, reply) => {
-      const { request, tool } = await agentCall(ctx, req);
-      const runnable = executable(ctx, request.tool, tool);
-      const signal = callSignal(ctx, reply);
-      const t0 = performance.now();
-      const parent = traceParentOf(req);
-      const o = await gate.authorize(request, signal, parent !== undefined ? { parent } : undefined);
-      if (o.traceparent !== undefined) reply.header("traceparent", o.traceparent);
-      observe("execute", o, t0, request.tool);
-      const fault = faultError(o);
-      if (fault) throw fault;
-      const view = decisionView(o, ctx.runtime.composed.journalChain);
-      const approval = approvalView(o);
-      if (approval !== undefined) view.approval = approval;
-      const ticket = ticketOf(o);
-      if (ticket === undefined || runnable === undefined || o.decisionId === null) {
-        return {
-          ...view,
-          denial: { reasonCodes: o.reasonCodes, message: denialMessage(o) },
-          evidenceId: null,
-        };
-      }
-      const traceId = o.traceId ?? request.traceId ?? runTraceId(request.runId);
-      const decisionId = o.decisionId;
-      const done = await withExecutionSpan(o.traceparent, { tool: runnable.name, decisionId }, () =>
-        runAndRecord(ctx, { ticket, decisionId, tool: runnable, signal, traceId }),
+      // A retry with the key of an earlier attempt answers that attempt's outcome, wherever
+      // its run lives now (checked before the run is located).
+      const key = idempotencyKeyOf(req);
+      return idempotent(keys, { principalId: identityOf(req).id, key, req, reply }, () =>
+        executeCall(ctx, observe, req, reply),
       );
-      return { ...view, ...done };
     },
     { parse: false },
   );
+}
+
+type Observe = (endpoint: "execute" | "decide", o: GateOutcome, t0: number, tool: string | undefined) => void;
+
+/** One /v1/execute attempt: located, decided, executed when allowed, its result recorded. */
+async function executeCall(
+  ctx: RouteContext,
+  observe: Observe,
+  req: FastifyRequest,
+  reply: FastifyReply,
+): Promise<Record<string, unknown>> {
+  const { gate } = ctx.runtime;
+  const { request, tool } = await agentCall(ctx, req);
+  const runnable = executable(ctx, request.tool, tool);
+  const signal = callSignal(ctx, reply);
+  const t0 = performance.now();
+  const parent = traceParentOf(req);
+  const o = await gate.authorize(request, signal, parent !== undefined ? { parent } : undefined);
+  if (o.traceparent !== undefined) reply.header("traceparent", o.traceparent);
+  observe("execute", o, t0, request.tool);
+  const fault = faultError(o);
+  if (fault) throw fault;
+  const view = decisionView(o, ctx.runtime.composed.journalChain);
+  const approval = approvalView(o);
+  if (approval !== undefined) view.approval = approval;
+  const ticket = ticketOf(o);
+  if (ticket === undefined || runnable === undefined || o.decisionId === null) {
+    return {
+      ...view,
+      denial: { reasonCodes: o.reasonCodes, message: denialMessage(o) },
+      evidenceId: null,
+    };
+  }
+  const traceId = o.traceId ?? request.traceId ?? runTraceId(request.runId);
+  const decisionId = o.decisionId;
+  const done = await withExecutionSpan(o.traceparent, { tool: runnable.name, decisionId }, () =>
+    runAndRecord(ctx, { ticket, decisionId, tool: runnable, signal, traceId }),
+  );
+  return { ...view, ...done };
 }
 
 /** How a step-up or defer was resolved, as the agent sees it (no approver justification). */
