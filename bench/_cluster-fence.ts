@@ -62,7 +62,7 @@ async function keysCase(url: string, kind: "insert" | "keys", seconds: number) {
   const tag = randomUUID().slice(0, 8);
   const x = await timed(seconds, async (i) => {
     if (kind === "insert") {
-      await pool.query("INSERT INTO bench_insert (v) VALUES ($1) RETURNING id", [i]);
+      await pool.query("INSERT INTO bench_fence_insert (v) VALUES ($1) RETURNING id", [i]);
       return;
     }
     const c = await keys.claim("bench", `${tag}-${i}`, "sha256:x");
@@ -83,7 +83,7 @@ export async function fenceTable(
   seconds: number,
 ): Promise<string> {
   const setup = new pg.Pool({ connectionString: url, max: 1 });
-  await setup.query("CREATE TABLE IF NOT EXISTS bench_insert (id bigserial PRIMARY KEY, v bigint)");
+  await setup.query("CREATE TABLE IF NOT EXISTS bench_fence_insert (id bigserial PRIMARY KEY, v bigint)");
   await setup.end();
   const cases: { name: string; run: () => ReturnType<typeof timed> }[] = [
     {
