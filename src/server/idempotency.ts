@@ -79,7 +79,14 @@ export class MemoryIdempotencyKeys implements IdempotencyKeys {
  */
 export async function idempotent(
   keys: IdempotencyKeys,
-  a: { principalId: string; key: string | undefined; req: FastifyRequest; reply: FastifyReply },
+  a: {
+    principalId: string;
+    key: string | undefined;
+    req: FastifyRequest;
+    reply: FastifyReply;
+    /** Journals a replay (warden.execute.replayed); a failure does not withhold the stored outcome. */
+    journal: (body: Record<string, unknown>) => Promise<unknown>;
+  },
   attempt: () => Promise<Record<string, unknown>>,
 ): Promise<unknown> {
   if (a.key === undefined) return attempt();
@@ -89,6 +96,7 @@ export async function idempotent(
     .digest("hex")}`;
   const c = await keys.claim(principalId, key, hash);
   if (c.kind === "done") {
+    await a.journal(replayBody(a.principalId, key, a.req, c)).catch(() => undefined);
     void a.reply.code(c.status).header("idempotent-replayed", "true").type("application/json");
     return a.reply.send(c.body);
   }
@@ -117,4 +125,33 @@ export async function idempotent(
   // leaves the key pending (a retry is refused 409, never executed again).
   await keys.finish(principalId, key, 200, JSON.stringify(out)).catch(() => undefined);
   return out;
+}
+
+const sha = (s: string) => `sha256:${createHash("sha256").update(s).digest("hex")}`;
+
+/** The body of a `warden.execute.replayed` entry (the key hashed: it may be guessable). */
+function replayBody(
+  principalId: string,
+  key: string,
+  req: FastifyRequest,
+  done: { status: number; body: string },
+): Record<string, unknown> {
+  const runId = (req.body as { runId?: unknown } | null)?.runId;
+  let decisionId: unknown;
+  try {
+    const b = JSON.parse(done.body) as {
+      decisionId?: unknown;
+      error?: { details?: { decisionId?: unknown } };
+    };
+    decisionId = b.decisionId ?? b.error?.details?.decisionId;
+  } catch {
+    decisionId = undefined;
+  }
+  return {
+    run_id: typeof runId === "string" ? runId : null,
+    principal_id: principalId,
+    key_sha256: sha(`${principalId}\n${key}`),
+    decision_id: typeof decisionId === "string" ? decisionId : null,
+    status: done.status,
+  };
 }

@@ -197,6 +197,15 @@ describe("a replica paused with SIGSTOP", () => {
       [runId],
     );
     expect(allowed.rows[0].n).toBe(1);
+    // Each replay is journaled, with the first attempt's decision.
+    const replays = await db.query<{ body: string }>(
+      "SELECT body FROM journal_entries WHERE type = 'warden.execute.replayed' AND body::jsonb ->> 'run_id' = $1",
+      [runId],
+    );
+    expect(replays.rows.map((r) => JSON.parse(r.body).decision_id)).toEqual([
+      first.body.decisionId,
+      first.body.decisionId,
+    ]);
   }, 60_000);
 
   // Last: it quarantines demo-agent-3 for good.

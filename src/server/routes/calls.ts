@@ -16,6 +16,7 @@ import {
   ticketOf,
   withExecutionSpan,
 } from "../../gate/index.js";
+import { EXECUTE_REPLAYED_EVENT } from "../../runtime/index.js";
 import type { CompiledTool } from "../../tools/index.js";
 import { identityOf } from "../auth-plugin.js";
 import { traceParentOf } from "../edge.js";
@@ -193,7 +194,10 @@ export function callRoutes(app: FastifyInstance, ctx: RouteContext): void {
       // A retry with the key of an earlier attempt answers that attempt's outcome, wherever
       // its run lives now (checked before the run is located).
       const key = idempotencyKeyOf(req);
-      return idempotent(keys, { principalId: identityOf(req).id, key, req, reply }, () =>
+      // A replay is journaled without an entry-level run: it decides nothing for the run.
+      const journal = (body: Record<string, unknown>) =>
+        ctx.runtime.journal.append({ type: EXECUTE_REPLAYED_EVENT, body });
+      return idempotent(keys, { principalId: identityOf(req).id, key, req, reply, journal }, () =>
         executeCall(ctx, observe, req, reply),
       );
     },
