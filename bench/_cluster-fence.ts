@@ -48,7 +48,11 @@ async function journalCase(url: string, key: KeyPair, fenced: boolean, seconds: 
   const journal = await openJournal({ store, signer: key, signatureMode: "batch" });
   const x = await timed(seconds, (i) =>
     journal
-      .append({ type: "ObservationsCollected", run_id: ids[i % RUNS] as string, body: { observation_count: i } })
+      .append({
+        type: "ObservationsCollected",
+        run_id: ids[i % RUNS] as string,
+        body: { observation_count: i },
+      })
       .then(() => undefined),
   );
   await journal.close();
