@@ -498,6 +498,8 @@ export const ERROR_CODES = {
     "ERR_APPROVAL_WRONG_DECISION",
     // The same approver signature was presented before, or its time is outside the allowed skew.
     "ERR_APPROVAL_REPLAYED",
+    // The item was already answered (first valid answer wins); the message names who answered and how.
+    "ERR_APPROVAL_ALREADY_DECIDED",
   ],
   server: [
     "ERR_SERVER_CONFIG_INVALID",
@@ -570,5 +572,7 @@ export const ERROR_CODES = {
     "ERR_CONSOLE_CONFIG_INVALID",
     // Too many live queue connections (console.maxStreams): retry later.
     "ERR_CONSOLE_BUSY",
+    // A one-time approval link that is unknown, malformed or expired (docs/console.md#approvals-anywhere).
+    "ERR_CONSOLE_LINK_INVALID",
   ],
 } as const;

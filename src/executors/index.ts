@@ -91,6 +91,16 @@ export {
   mcpToolHash,
 } from "./mcp.js";
 export { type McpFinding, type McpFindingKind, scanMcpTool } from "./mcp-scan.js";
+export { visibleAgentText } from "./notice-render.js";
+export {
+  NOTIFY_DELIVERY_EVENT,
+  type Notice,
+  Notifier,
+  type NotifierOptions,
+  type NotifierTarget,
+  NotifyDeliveryBody,
+  signNotice,
+} from "./notifier.js";
 export {
   checkObligations,
   maskOutput,

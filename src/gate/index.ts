@@ -96,6 +96,13 @@ export {
   UNSCREENED_EXCESS,
 } from "./screening.js";
 export {
+  SHADOW_QUEUE_DEFAULT,
+  type ShadowOptions,
+  ShadowPolicy,
+  type ShadowStats,
+  verdictOf,
+} from "./shadow.js";
+export {
   type ExecutionTicket,
   type RedeemExpectation,
   type RedeemResult,

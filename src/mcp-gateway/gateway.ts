@@ -58,6 +58,14 @@ export function gatewayRuntimeConfig(
   const g = loaded.gate;
   return {
     policy: c.policies,
+    ...(c.shadow !== undefined
+      ? {
+          shadow: {
+            policy: c.shadow.policies,
+            ...(c.shadow.maxQueue !== undefined ? { maxQueue: c.shadow.maxQueue } : {}),
+          },
+        }
+      : {}),
     journal: { path: c.journal.path, signer },
     gate: {
       principals: g.principals,

@@ -85,4 +85,11 @@ export {
 } from "./executors.js";
 
 export type { RuntimeMessaging } from "./messages.js";
+export {
+  ApprovalLinks,
+  openNotifications,
+  type RuntimeNotifications,
+  type RuntimeNotificationsConfig,
+} from "./notifications.js";
 export { SqlitePrincipalStateStore } from "./principal-store.js";
+export { openShadow, type RuntimeShadowConfig } from "./shadow.js";

@@ -68,6 +68,7 @@ export const ERROR_STATUS = {
   ERR_APPROVAL_SIGNATURE_INVALID: 403,
   ERR_APPROVAL_WRONG_DECISION: 409,
   ERR_APPROVAL_REPLAYED: 409,
+  ERR_APPROVAL_ALREADY_DECIDED: 409,
   // The communication gate and sealed messages (src/messaging, docs/identity.md#inter-agent-messages).
   ERR_MESSAGE_TAMPERED: 400,
   ERR_MESSAGE_EXPIRED: 400,
@@ -147,6 +148,7 @@ export const ERROR_STATUS = {
   ERR_CONSOLE_FORM_INVALID: 400,
   ERR_CONSOLE_CONFIG_INVALID: 500,
   ERR_CONSOLE_BUSY: 503,
+  ERR_CONSOLE_LINK_INVALID: 404,
   // The signed early quarantine lift (POST /v1/apae/lift, the console's /console/quarantine/lift; docs/trust.md).
   ERR_TRUST_LIFT_INVALID: 400,
   ERR_TRUST_LIFT_SCOPE: 400,

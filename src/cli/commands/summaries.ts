@@ -21,6 +21,7 @@ export const SUMMARY = {
   export: "export evidence from the journal: --format gate writes the DARE records as GATE JSONL",
   replay: "re-run a recorded run through its pinned bundle, executors answered from snapshots",
   whatif: "replay recorded runs under a changed policy/contracts and show which decisions change",
+  shadow: "shadow policies: report what a shadow bundle would have decided otherwise, promote it",
   db: "the shared PostgreSQL store of distributed mode: migrate its schema, check its version, re-pin keys",
   init: "write a working starter sidecar deployment (config, keys, policy, contracts, work dir)",
   conformance:
