@@ -46,7 +46,13 @@ import {
   SqliteJournalStore,
 } from "../journal/index.js";
 import { loadPolicyBundle } from "../policy/index.js";
-import { type ChainCheckpointer, type FleetRateLedger, openPgNode, type PgNode } from "../store-pg/index.js";
+import {
+  type ChainCheckpointer,
+  type FleetRateLedger,
+  openPgNode,
+  type PgIdempotencyKeys,
+  type PgNode,
+} from "../store-pg/index.js";
 import type { ContractRegistry, SharedPins, TrustStore } from "../tools/index.js";
 import { AgentPinAuthenticator } from "./agentpin.js";
 import { openApae, type RuntimeApae } from "./apae.js";
@@ -112,6 +118,8 @@ export interface Runtime {
   readonly agentpin: AgentPinAuthenticator | undefined;
   /** Distributed mode: the hook source TOFU pins every replica shares; undefined on one node. */
   readonly hookSourcePins: SharedPins | undefined;
+  /** Distributed mode: /v1/execute's Idempotency-Keys, shared by every replica; undefined on one node. */
+  readonly idempotency: PgIdempotencyKeys | undefined;
   /** Starts a run bound to an authenticated principal (loads its persisted state first). */
   startRun(principalId: string, options?: StartRunOptions): Promise<Session>;
   /**
@@ -514,6 +522,7 @@ async function wire(
     messages,
     agentpin,
     hookSourcePins: o.node?.tofuPins.forKind("hook-source"),
+    idempotency: o.node?.idempotency,
     startRun: (principalId, options) => runs.start(principalId, options),
     ensureRun: (runId, principalId) => runs.ensure(runId, principalId),
     ensureRunAny: (runId) => runs.ensureAny(runId),

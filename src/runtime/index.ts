@@ -67,6 +67,7 @@ export {
   type DelegatedRunRequest,
 } from "./delegation.js";
 export {
+  EXECUTE_REPLAYED_EVENT,
   evictedBody,
   journalContractEvents,
   RUN_ADOPTED_EVENT,

@@ -144,6 +144,10 @@ export const SidecarConfigSchema = z.strictObject({
           idleTimeoutMs: z.number().int().min(0).max(3_600_000).optional(),
           connectTimeoutMs: z.number().int().min(1).max(600_000).optional(),
           statementTimeoutMs: z.number().int().min(1).max(600_000).optional(),
+          /** A statement waiting this long for a row lock fails (503) instead of stalling (default 5000). */
+          lockTimeoutMs: z.number().int().min(1).max(600_000).optional(),
+          /** A session idle inside a transaction this long (a paused replica) is ended by the server (default 5000). */
+          idleInTransactionTimeoutMs: z.number().int().min(1).max(600_000).optional(),
         })
         .optional(),
       tls: z
