@@ -50,10 +50,10 @@ export function parseArgs(argv: readonly string[]): BenchArgs {
 /** The suite folders to play: the given ones, or every folder of the default export. */
 export function suiteDirs(args: BenchArgs, cwd = process.cwd()): string[] {
   if (args.suiteDirs.length > 0) return args.suiteDirs.map((d) => resolve(cwd, d));
-  const root = resolve(cwd, DEFAULT_EXPORT);
+  const root = resolve(cwd, process.env.WARDEN_AGENTDOJO || DEFAULT_EXPORT);
   if (!existsSync(root))
     throw new SuiteError(
-      `no AgentDojo export at ${root}: pass --suite-dir DIR (repeatable) for each suite folder (see docs/agentdojo.md)`,
+      `no AgentDojo export at ${root}: set WARDEN_AGENTDOJO to the export folder or pass --suite-dir DIR (repeatable) for each suite folder (see docs/agentdojo.md)`,
     );
   return readdirSync(root)
     .map((d) => join(root, d))
