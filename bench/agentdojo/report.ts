@@ -27,6 +27,10 @@ export const RULES: readonly [string, string][] = [
     "at-flow-flagged-target",
     "any call but a read whose target occurs whole in a flagged output (and not in the request) is denied",
   ],
+  [
+    "at-flow-untargeted-after-instructions",
+    "in a run that read a flagged result, an effect with no target (nothing for flow to judge) needs a human",
+  ],
   ["at-approve-credential", "a credential change whose value is not in the user's request needs a human"],
   [
     "at-approve-personal-data-egress",

@@ -12,14 +12,15 @@ export interface KindedToken {
 
 /**
  * The kinds of value a request asks the agent to look up, from the words it uses: an e-mail
- * address (e-mail, address, contact), an account (pay, bill, invoice, IBAN, transfer, refund,
+ * address (e-mail, address, contact, invite: an invitation goes to an address), an account (pay, bill, invoice, IBAN, transfer, refund,
  * wire), a place on the web (link, URL, website, site, page). A designated output vouches for
  * a target only of a kind the user asked for: "pay the bill" takes the bill's account, "read
  * the article" takes no account from it.
  */
 export function wantedKinds(normalizedRequest: string): Set<TokenKind> {
   const out = new Set<TokenKind>();
-  if (/\b(e-?mails?|address(es)?|contacts?)\b/.test(normalizedRequest)) out.add("email");
+  if (/\b(e-?mails?|address(es)?|contacts?|invit(e|es|ing|ation))\b/.test(normalizedRequest))
+    out.add("email");
   if (
     /\b(pay|pays|paying|payments?|bills?|invoices?|iban|transfers?|refunds?|wire)\b/.test(normalizedRequest)
   )

@@ -201,6 +201,9 @@ export class ProvenanceIndex {
       const c = compact(normalize(leaf.text));
       if (c.length < MIN_WHOLE || this.#trustedCompact.includes(c)) continue;
       this.#outputs.forEach((o, i) => {
+        // A whole field of a structured output is a record there, not something a stretch
+        // of its text spelled out (a sender's name in a channel that also holds an injection).
+        if (o.fields.has(c)) return;
         if (o.text === undefined || o.text.includes(c)) ids.add(i);
       });
     }

@@ -16,6 +16,8 @@
 // a designated output (the user named the call's arguments) vouches for its sole IBAN,
 // e-mail address or host. Free text that merely contains an address vouches for nothing.
 //   fromRequest  every target's value occurs in the user's request.
+//   untargeted   no target carries a value (an event on the user's own calendar): flow
+//                control has nothing to judge, and policy decides by other facts.
 import type { Prepared, Session } from "../context/index.js";
 import { taintSources } from "../context/index.js";
 import type { PolicyFlow } from "../policy/index.js";
@@ -60,5 +62,6 @@ export function flowFacts(session: Session, prepared: Prepared, targets: readonl
     copiedSources: taintSources(copiedHits.flatMap((h) => h.labels)),
     namedSources: taintSources(named.flatMap((h) => h.labels)),
     fromRequest: names.length > 0 && names.every((n) => session.fromRequest(params[n])),
+    untargeted: names.length === 0,
   };
 }

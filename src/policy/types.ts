@@ -121,6 +121,8 @@ export interface PolicyFlow {
   namedSources: TaintSource[];
   /** Every target's value occurs in the user's request (false when there is no target or no request). */
   fromRequest: boolean;
+  /** No target argument carries a value: nothing for flow control to judge. */
+  untargeted: boolean;
 }
 
 /** An inter-agent message as policy sees it (src/messaging; rules match it with `message:`). */

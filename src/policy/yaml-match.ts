@@ -138,6 +138,10 @@ function compileFlow(m: FlowMatch): Condition[] {
     const want = m.fromRequest;
     on("fromRequest", (f) => f.fromRequest === want);
   }
+  if (m.untargeted !== undefined) {
+    const want = m.untargeted;
+    on("untargeted", (f) => f.untargeted === want);
+  }
   if (m.runTaintSources !== undefined) {
     const run = m.runTaintSources;
     on("runTaintSources", (_f, c) => run.some((s) => c.input.session.taintSeen?.includes(s) === true));

@@ -128,7 +128,8 @@ export const PolicyMatch = z.strictObject({
    * request (with `sources`: from output carrying one of them). `named`: some argument's
    * whole value occurs in output carrying one of `sources` (any output without it) and not
    * in the request. `fromRequest`: every target's value is (true) / is not (false) in the request.
-   * `runTaintSources`: the run has seen any of these taint sources. A call the Gate computed
+   * `untargeted`: no target carries a value. `runTaintSources`: the run has seen any of
+   * these taint sources. A call the Gate computed
    * no flow for does not evaluate (the rule denies).
    */
   flow: z
@@ -137,6 +138,7 @@ export const PolicyMatch = z.strictObject({
       named: z.boolean().optional(),
       sources: z.array(TaintSource).min(1).optional(),
       fromRequest: z.boolean().optional(),
+      untargeted: z.boolean().optional(),
       runTaintSources: z.array(TaintSource).min(1).optional(),
     })
     .refine((o) => Object.keys(o).length > 0, "an empty flow condition")
