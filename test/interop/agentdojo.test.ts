@@ -95,6 +95,6 @@ describe("AgentDojo exports", () => {
       expect(w.attacksSucceeded).toBeLessThanOrEqual(flow.attacksSucceeded);
       expect(w.utilityUnderAttack).toBeGreaterThanOrEqual(screening.utilityUnderAttack);
       expect(rep.refusedTools).toEqual([]);
-    });
+    }, 600_000); // four modes over every pair: minutes on a loaded machine
   }
 });
