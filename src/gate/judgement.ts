@@ -9,6 +9,7 @@ import type { PolicyInput, PolicyOutcome } from "../policy/index.js";
 import { validateArgs } from "../tools/index.js";
 import type { Admission } from "./admission.js";
 import { applyDrift, type DriftResult, type DriftScore } from "./drift.js";
+import { flowFacts } from "./flow.js";
 import { APPROVAL_DEFAULT_MS, type GateDeps } from "./options.js";
 import type { GateFault } from "./outcome.js";
 import { contractViolation } from "./reasons.js";
@@ -73,6 +74,7 @@ export function judge(deps: GateDeps, a: Admission, drift: DriftResult = NOT_SCO
     return { outcome: denyOutcome([...held.reasonCodes], bundleHash, "context"), session, prepared };
   }
   const input = policyInput(deps, a, prepared);
+  input.flow = flowFacts(session, prepared, a.targets);
   const score = drift.kind === "scored" ? drift.score : undefined;
   input.riskScore = riskScore({
     riskTier: a.policyTool?.riskTier,
