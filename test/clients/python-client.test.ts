@@ -7,7 +7,7 @@
 // `cryptography` module is absent, checked first against signatures Node's crypto made here.
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -54,6 +54,7 @@ function nodeVectors(): string {
 afterAll(async () => {
   await side?.server.close();
   await w?.close();
+  rmSync(keys, { recursive: true, force: true });
 });
 
 function python(): string | undefined {
