@@ -39,7 +39,7 @@ export const HELP_GROUPS: readonly HelpGroup[] = [
   },
   {
     title: "Operations",
-    commands: ["policy", "db", "conformance"],
+    commands: ["policy", "shadow", "db", "conformance"],
     example: "warden conformance --config sidecar.yaml",
   },
   {

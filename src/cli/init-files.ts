@@ -57,8 +57,9 @@ gate:
     - { id: ${STARTER.agent}, roles: [agent] }
   # Calls must name a tool contract (the default); \`requireContract: false\` opts out.
   requireContract: true
-  # A tool result that addresses the agent ("ignore previous instructions", "<INFORMATION>",
-  # "before you can solve the task") quarantines the agent read-only (docs/gate.md#output-screening).
+  # A tool result or error that addresses the agent (an order to ignore previous instructions,
+  # a ###(system_message) header, "Dear AI", a TODO: order, in ten languages, however disguised)
+  # quarantines the agent read-only (docs/gate.md#output-screening).
   outputScreening: { instructions: quarantine }
   context:
     budgets: { toolCalls: 200 }

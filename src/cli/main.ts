@@ -32,6 +32,7 @@ const COMMANDS: Record<CommandName, () => Promise<Register>> = {
   export: async () => (await import("./commands/export.js")).registerExport,
   replay: async () => (await import("./commands/replay.js")).registerReplay,
   whatif: async () => (await import("./commands/whatif.js")).registerWhatif,
+  shadow: async () => (await import("./commands/shadow.js")).registerShadow,
   db: async () => (await import("./commands/db.js")).registerDb,
   conformance: async () => (await import("./commands/conformance.js")).registerConformance,
 };

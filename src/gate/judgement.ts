@@ -87,8 +87,12 @@ export function judge(deps: GateDeps, a: Admission, drift: DriftResult = NOT_SCO
   try {
     outcome = deps.o.policy.evaluate(input);
   } catch {
-    return { outcome: denyOutcome(["policy_error"], bundleHash), fault: "policy_error", ...scored };
+    const failed = denyOutcome(["policy_error"], bundleHash);
+    deps.o.shadow?.offer(a, input, failed);
+    return { outcome: failed, fault: "policy_error", ...scored };
   }
+  // A shadow bundle judges the same input later, off this path (shadow.ts).
+  deps.o.shadow?.offer(a, input, outcome);
   const verdict = score !== undefined ? deps.o.drift?.verdict(score, a.policyTool?.riskTier) : undefined;
   if (verdict !== undefined) outcome = applyDrift(outcome, verdict, APPROVAL_DEFAULT_MS);
   return { outcome: contractChecks(deps, a, outcome), ...scored };

@@ -16,6 +16,12 @@ import {
   type GateResultBody,
   isPlainObject,
   JournalError,
+  type POLICY_SHADOW_DIFF,
+  type POLICY_SHADOW_DROPPED,
+  type POLICY_SHADOW_PROMOTED,
+  type ShadowDiffBody,
+  type ShadowDroppedBody,
+  type ShadowPromotedBody,
   TRACE_ID_PATTERN,
 } from "../contracts/index.js";
 import { EVENT_TYPE_PATTERN, RUN_ID_PATTERN } from "./entry.js";
@@ -48,6 +54,9 @@ export interface BuiltinBodies {
   [GATE_RESOLUTION]: z.input<typeof GateResolutionBody>;
   [GATE_RESULT]: z.input<typeof GateResultBody>;
   "warden.policy.bundle_loaded": BundleLoadedBody;
+  [POLICY_SHADOW_DIFF]: z.input<typeof ShadowDiffBody>;
+  [POLICY_SHADOW_DROPPED]: z.input<typeof ShadowDroppedBody>;
+  [POLICY_SHADOW_PROMOTED]: z.input<typeof ShadowPromotedBody>;
   "warden.system.quarantine": QuarantineBody;
   LoopStarted: z.input<Oats["LoopStarted"]>;
   ReasoningComplete: z.input<Oats["ReasoningComplete"]>;

@@ -10,6 +10,7 @@ import {
   JournalError,
   PayloadRefSchema,
   RECORD_SCHEMAS,
+  SHADOW_EVENT_SCHEMAS,
   Sha256HashSchema,
 } from "../contracts/index.js";
 import { EVENT_TYPE_PATTERN, KEY_ID_PATTERN } from "./entry.js";
@@ -185,6 +186,7 @@ export function builtinEventTypes(): EventTypeRegistry {
   for (const [t, s] of Object.entries(OATS_TYPES)) r.register(t, s);
   for (const [t, s] of Object.entries(RECORD_SCHEMAS)) r.register(t, s as z.ZodType);
   for (const [t, s] of Object.entries(GATE_EVENT_SCHEMAS)) r.register(t, s);
+  for (const [t, s] of Object.entries(SHADOW_EVENT_SCHEMAS)) r.register(t, s);
   for (const [t, s] of Object.entries(SYSTEM_TYPES)) r.register(t, s);
   return r;
 }

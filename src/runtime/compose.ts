@@ -34,6 +34,7 @@ import {
   InProcessApprovals,
   localApprovalQueue,
   localDeferredQueue,
+  type ShadowPolicy,
 } from "../gate/index.js";
 import type { CapabilityService, IssuedCapability } from "../identity/capabilities/index.js";
 import {
@@ -45,7 +46,13 @@ import {
   SqliteJournalStore,
 } from "../journal/index.js";
 import { loadPolicyBundle } from "../policy/index.js";
-import { type ChainCheckpointer, type FleetRateLedger, openPgNode, type PgNode } from "../store-pg/index.js";
+import {
+  type ChainCheckpointer,
+  type FleetRateLedger,
+  openPgNode,
+  type PgIdempotencyKeys,
+  type PgNode,
+} from "../store-pg/index.js";
 import type { ContractRegistry, SharedPins, TrustStore } from "../tools/index.js";
 import { AgentPinAuthenticator } from "./agentpin.js";
 import { openApae, type RuntimeApae } from "./apae.js";
@@ -57,8 +64,10 @@ import { fleetRate, sharedApprovals, sharedDeferrals } from "./distributed.js";
 import { evictedBody, RUN_EVICTED_EVENT, registerRuntimeEventTypes } from "./events.js";
 import { composeExecutors, type RuntimeExecutors } from "./executors.js";
 import { messagingFor, type RuntimeMessaging } from "./messages.js";
+import { openNotifications, type RuntimeNotifications } from "./notifications.js";
 import { SqlitePrincipalStateStore } from "./principal-store.js";
 import { wireRevocations } from "./revocations.js";
+import { openShadow } from "./shadow.js";
 import { sharedRuns } from "./shared-runs.js";
 
 export interface Runtime {
@@ -85,6 +94,10 @@ export interface Runtime {
    */
   readonly deferredQueue: DeferredQueue;
   readonly policy: GatePolicy;
+  /** The shadow bundle and its evaluation queue, when `config.shadow` is set. */
+  readonly shadow: ShadowPolicy | undefined;
+  /** Notifiers and one-time approval links, when `config.notifications` is set. */
+  readonly notifications: RuntimeNotifications | undefined;
   readonly signer: KeyPair;
   /** The registry the trust store admitted (undefined when no contract directory is configured). */
   readonly contracts: ContractRegistry | undefined;
@@ -105,6 +118,8 @@ export interface Runtime {
   readonly agentpin: AgentPinAuthenticator | undefined;
   /** Distributed mode: the hook source TOFU pins every replica shares; undefined on one node. */
   readonly hookSourcePins: SharedPins | undefined;
+  /** Distributed mode: /v1/execute's Idempotency-Keys, shared by every replica; undefined on one node. */
+  readonly idempotency: PgIdempotencyKeys | undefined;
   /** Starts a run bound to an authenticated principal (loads its persisted state first). */
   startRun(principalId: string, options?: StartRunOptions): Promise<Session>;
   /**
@@ -302,6 +317,7 @@ function gateFor(
     ceilings: DelegatedRuns;
     clock: () => number;
     apae: RuntimeApae | undefined;
+    shadow: ShadowPolicy | undefined;
   },
   registry: ContractRegistry | undefined,
 ): Gate {
@@ -309,6 +325,7 @@ function gateFor(
   const contracts = g.contractLookup ? g.contractLookup(registry) : registry;
   return new Gate({
     policy,
+    ...(parts.shadow !== undefined ? { shadow: parts.shadow } : {}),
     // With APAE, every decision and result also emits its ECT (grouped with the append).
     journal: parts.apae === undefined ? parts.journal : parts.apae.gateJournal(parts.journal),
     ...(parts.apae !== undefined ? { onResult: parts.apae.ects.onResult } : {}),
@@ -397,7 +414,12 @@ async function wire(
   const { journal, store } = o;
   const loaded = await loadContracts(config.contracts, journal, o.node?.tofuPins.forKind("schemapin"));
   const breakers = new BreakerRegistry(config.breaker ?? {});
-  const executorDeps = executorDepsFor(config, policy, journal, breakers, deps);
+  const notifications = openNotifications(config.notifications, journal, deps.clock ?? Date.now);
+  const notify = deps.notify ?? notifications?.obligation;
+  const executorDeps = executorDepsFor(config, policy, journal, breakers, {
+    ...deps,
+    ...(notify !== undefined ? { notify } : {}),
+  });
   const executors = composeExecutors(config.executors, executorDeps, o.node?.mcpPins);
   const clock = deps.clock ?? Date.now;
   const pinConfig = config.identity?.agentpin;
@@ -445,6 +467,7 @@ async function wire(
   });
   const shared = await sharedApprovals(o.node, approvals, clock);
   const gatePolicy = apae === undefined ? policy : apae.observe(policy);
+  const shadow = await openShadow(config.shadow, journal);
   let gate: Gate;
   let messages: RuntimeMessaging;
   let sharedDefer: Awaited<ReturnType<typeof sharedDeferrals>>;
@@ -452,9 +475,19 @@ async function wire(
     gate = gateFor(
       config,
       gatePolicy,
-      { journal, sessions, approvals: shared ?? approvals, capabilities, ceilings, clock, apae },
+      {
+        journal,
+        sessions,
+        approvals: notifications?.wrap(shared ?? approvals) ?? shared ?? approvals,
+        capabilities,
+        ceilings,
+        clock,
+        apae,
+        shadow,
+      },
       loaded.registry,
     );
+    if (notifications !== undefined) gate.deferQueue.watch((item) => notifications.deferred(item));
     sharedDefer = await sharedDeferrals(o.node, gate.deferQueue, clock);
     messages = messagingFor(config, { policy, journal, sessions, clock, sharedNonces: o.node?.nonces });
   } catch (err) {
@@ -475,6 +508,8 @@ async function wire(
     approvalQueue: shared?.queue() ?? localApprovalQueue(approvals),
     deferredQueue: sharedDefer?.queue() ?? localDeferredQueue(gate.deferQueue),
     policy,
+    shadow,
+    notifications,
     signer: config.journal.signer,
     contracts: loaded.registry,
     contractsRejected: loaded.registry?.rejected ?? [],
@@ -487,6 +522,7 @@ async function wire(
     messages,
     agentpin,
     hookSourcePins: o.node?.tofuPins.forKind("hook-source"),
+    idempotency: o.node?.idempotency,
     startRun: (principalId, options) => runs.start(principalId, options),
     ensureRun: (runId, principalId) => runs.ensure(runId, principalId),
     ensureRunAny: (runId) => runs.ensureAny(runId),
@@ -507,6 +543,9 @@ async function wire(
         await sharedDefer?.close();
         await executors.close();
         await apae?.close();
+        // The shadow's diffs of decisions already made are journaled before the journal closes.
+        await shadow?.settle();
+        await notifications?.notifier.close();
         await sessions.principals.flush();
         await Promise.all([...evictions]);
         messages.nonces.close?.();

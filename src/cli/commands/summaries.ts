@@ -20,6 +20,7 @@ export const SUMMARY = {
   export: "export evidence from the journal: DARE records as GATE JSONL, SIEM formats",
   replay: "re-run a recorded run through its pinned bundle, executors answered from snapshots",
   whatif: "replay recorded runs under a changed policy or contracts: which decisions change",
+  shadow: "shadow policies: what a shadow bundle would have decided otherwise; promote it",
   db: "distributed mode's PostgreSQL store: migrate the schema, check its version, re-pin",
   init: "write a working starter sidecar deployment (config, keys, policy, contracts)",
   conformance: "run the DARE, OATS, AARTS and APAE verification procedures on a deployment",
