@@ -154,6 +154,11 @@ export class EventTypeRegistry {
     return [...this.#schemas.keys()].sort();
   }
 
+  /** The body schema registered for `type` (docs and JSON Schemas are generated from it). */
+  schemaOf(type: string): z.ZodType | undefined {
+    return this.#schemas.get(type);
+  }
+
   /**
    * Checks a body against its type's schema. Unregistered types pass only when
    * `allowUnknown` (the body must still be a JSON object, which the entry shape

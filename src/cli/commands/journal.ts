@@ -312,6 +312,7 @@ export function registerJournal(program: Command, ctx: CliContext): void {
         file.write(c) ? undefined : new Promise<void>((res) => file.once("drain", () => res())),
       );
       await new Promise<void>((res, rej) => file.end((err?: Error | null) => (err ? rej(err) : res())));
+      ctx.io.out(`wrote ${opts.out} (0600): the journal as JSONL\n`);
     } finally {
       await store.close();
     }
@@ -368,6 +369,7 @@ export function registerJournal(program: Command, ctx: CliContext): void {
       const text = `${JSON.stringify(signHead(headOf(last), signer), null, 2)}\n`;
       if (opts.out !== undefined) writeFileSync(opts.out, text, { flag: "wx" });
       ctx.io.out(text);
+      if (opts.out !== undefined) ctx.io.err(`wrote ${opts.out}: the signed head\n`);
     } finally {
       await store.close();
     }
