@@ -25,6 +25,7 @@ import {
   KEY_ROTATED,
   type OATS_TYPES,
   type QuarantineBody,
+  type TailCutBody,
 } from "./event-types.js";
 import { CREDENTIAL_HINT, prepareBody } from "./prepare.js";
 import { type Redaction, redactCredentials } from "./redact.js";
@@ -49,6 +50,7 @@ export interface BuiltinBodies {
   [GATE_RESULT]: z.input<typeof GateResultBody>;
   "warden.policy.bundle_loaded": BundleLoadedBody;
   "warden.system.quarantine": QuarantineBody;
+  "warden.journal.tail_cut": TailCutBody;
   LoopStarted: z.input<Oats["LoopStarted"]>;
   ReasoningComplete: z.input<Oats["ReasoningComplete"]>;
   PolicyEvaluated: z.input<Oats["PolicyEvaluated"]>;
