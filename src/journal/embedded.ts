@@ -61,10 +61,14 @@ async function* sealedOf(store: JournalStore): AsyncIterable<SealedEntry> {
 
 /**
  * Writes every entry of the SQLite journal at `path` into `<path>.segments/` (one
- * batch per 1024 entries, each fdatasynced) and marks the file as their index. The
- * caller verifies before and after (`warden journal migrate` does).
+ * batch per 1024 entries, each fdatasynced), runs `check` on the new segments, and
+ * only then puts them in place and marks the file as their index.
  */
-export async function migrateToSegments(path: string, segmentBytes?: number): Promise<number> {
+export async function migrateToSegments(
+  path: string,
+  options: { segmentBytes?: number; check?: (segmentsDir: string) => Promise<void> } = {},
+): Promise<number> {
+  const segmentBytes = options.segmentBytes;
   if (!isLegacyJournal(path))
     throw new JournalError("ERR_JOURNAL_STORE", `${path} is not a SQLite journal to migrate`);
   const dir = segmentDir(path);
@@ -88,6 +92,13 @@ export async function migrateToSegments(path: string, segmentBytes?: number): Pr
   } finally {
     log.close();
     await src.close();
+  }
+  try {
+    // Checked before it is put in place (`journal migrate` verifies it): a failed check leaves no segments.
+    await options.check?.(tmp);
+  } catch (err) {
+    rmSync(tmp, { recursive: true, force: true });
+    throw err;
   }
   // The directory appears whole or not at all.
   renameSync(tmp, dir);

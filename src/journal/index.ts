@@ -106,6 +106,7 @@ export {
   type Unchained,
 } from "./sealer.js";
 export { entryLine, SEGMENT_MAGIC, segmentName } from "./segment-format.js";
+export { SegmentLog } from "./segment-log.js";
 export { segmentRecords } from "./segment-read.js";
 export { SegmentJournalStore, type SegmentStoreOptions, segmentDir } from "./segment-store.js";
 export { applySensitive, type SensitiveMark } from "./sensitive.js";

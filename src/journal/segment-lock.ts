@@ -1,5 +1,5 @@
 // The writers' lock of a segment journal: SQLite's RESERVED lock on an empty file
-// (`BEGIN IMMEDIATE` … `COMMIT`, nothing ever written). It is an fcntl lock, so it
+// (`BEGIN IMMEDIATE` … `ROLLBACK`, nothing ever written). It is an fcntl lock, so it
 // serializes writers in other processes and in this one, waits up to the busy
 // timeout, and is released by the kernel when its holder dies — a writer killed
 // mid-batch never leaves the journal locked.
@@ -27,7 +27,7 @@ export class SegmentLock {
     this.#db = new Database(path);
     this.#db.pragma(`busy_timeout = ${busyTimeoutMs}`);
     this.#begin = this.#db.prepare("BEGIN IMMEDIATE");
-    this.#end = this.#db.prepare("COMMIT");
+    this.#end = this.#db.prepare("ROLLBACK");
   }
 
   /** Runs `fn` holding the lock. */

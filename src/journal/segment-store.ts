@@ -62,7 +62,8 @@ export class SegmentJournalStore implements JournalStore {
     }
     this.#log = new SegmentLog(this.dir, !o.readonly, Math.max(4096, o.segmentBytes ?? 64 * 1024 * 1024));
     this.#lock = o.readonly ? null : new SegmentLock(this.dir, this.#busyTimeoutMs);
-    this.#lock?.hold(() => this.#cutTorn());
+    if (this.#lock === null) this.#log.refresh();
+    else this.#lock.hold(() => this.#cutTorn());
     this.#index = this.#openIndex();
   }
 

@@ -41,8 +41,8 @@ import {
   defaultEventTypes,
   type Journal,
   type JournalStore,
+  openEmbeddedStore,
   openJournal,
-  SqliteJournalStore,
 } from "../journal/index.js";
 import { loadPolicyBundle } from "../policy/index.js";
 import { type ChainCheckpointer, type FleetRateLedger, openPgNode, type PgNode } from "../store-pg/index.js";
@@ -144,7 +144,7 @@ async function openJournalStore(config: RuntimeConfig): Promise<{
   const node = config.store === undefined ? undefined : await openPgNode(config.store);
   const store =
     node?.journal ??
-    SqliteJournalStore.open(c.path, c.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: c.busyTimeoutMs });
+    openEmbeddedStore(c.path, c.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: c.busyTimeoutMs });
   try {
     const journal = await openJournal({
       store,
