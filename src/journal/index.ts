@@ -105,7 +105,12 @@ export {
   type Tip,
   type Unchained,
 } from "./sealer.js";
-export { entryLine, SEGMENT_MAGIC, segmentName } from "./segment-format.js";
+export {
+  entryLine,
+  SEGMENT_MAGIC,
+  segmentHeader as segmentHeaderBytes,
+  segmentName,
+} from "./segment-format.js";
 export { SegmentLog } from "./segment-log.js";
 export { segmentRecords } from "./segment-read.js";
 export { SegmentJournalStore, type SegmentStoreOptions, segmentDir } from "./segment-store.js";

@@ -1,8 +1,17 @@
 // The segment store: the store conformance suite (with tiny segments, so batches roll
 // across files), the index as a derived copy (rebuilt when deleted, behind or altered),
 // torn tails cut and journaled, and the earlier SQLite format refused until migrated.
-import { appendFileSync, existsSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import {
+  appendFileSync,
+  cpSync,
+  existsSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { basename, join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import {
@@ -12,6 +21,8 @@ import {
   SegmentJournalStore,
   SqliteJournalStore,
   segmentDir,
+  segmentHeaderBytes,
+  segmentName,
   segmentRecords,
   verifyJournal,
 } from "../../src/journal/index.js";
@@ -127,3 +138,84 @@ describe("SegmentJournalStore", () => {
     t.cleanup();
   });
 });
+
+describe("torn batches and rolls, every way a crash can leave them", () => {
+  async function twoBatches(path: string) {
+    const store = SegmentJournalStore.open(path, { segmentBytes: 1 << 20 });
+    const j = await openJournal({ store, signer: KEY, signatureMode: "batch" });
+    await Promise.all(
+      [1, 2, 3].map(() => j.append({ type: "dare.policy.decision", run_id: RUN, body: policyDecision() })),
+    );
+    await Promise.all(
+      [1, 2].map(() => j.append({ type: "dare.policy.decision", run_id: RUN, body: policyDecision() })),
+    );
+    await j.close();
+    await store.close();
+  }
+
+  it("a batch cut at any byte (frame, payload, commit record) is cut back to the batch before it, and only that", async () => {
+    const t = tempDir();
+    const path = join(t.dir, "j.db");
+    await twoBatches(path);
+    const dir = segmentDir(path);
+    const seg = join(dir, readdirSync(dir).find((f) => f.endsWith(".wjs"))!);
+    const whole = readFileSync(seg);
+    const firstEnd = firstBatchEnd(whole);
+    const cutsAt = new Set<number>([
+      firstEnd + 1,
+      firstEnd + 4,
+      firstEnd + 5,
+      whole.length - 1,
+      whole.length - 53,
+    ]);
+    for (let at = firstEnd + 1; at < whole.length; at += 97) cutsAt.add(at);
+    for (const at of cutsAt) {
+      const p = join(t.dir, `c${at}.db`);
+      cpSync(dir, segmentDir(p), { recursive: true });
+      writeFileSync(join(segmentDir(p), basename(seg)), whole.subarray(0, at));
+      const store = SegmentJournalStore.open(p);
+      expect(store.tailCuts, `cut at ${at}`).toEqual([
+        expect.objectContaining({ offset: firstEnd, bytes: at - firstEnd }),
+      ]);
+      const j = await openJournal({ store, signer: KEY, signatureMode: "batch" });
+      await j.close();
+      // The three entries of the first batch, then the journaled cut.
+      expect((await store.query({})).map((e) => e.type)).toEqual([
+        "dare.policy.decision",
+        "dare.policy.decision",
+        "dare.policy.decision",
+        "warden.journal.tail_cut",
+      ]);
+      await store.close();
+      expect((await verifyJournal(segmentRecords(segmentDir(p)), keyringOf(KEY))).ok).toBe(true);
+    }
+    t.cleanup();
+  });
+
+  it("a roll torn before its header was whole (an empty or partial new segment) is removed and journaled", async () => {
+    const t = tempDir();
+    for (const partial of [0, 5, 15]) {
+      const path = join(t.dir, `r${partial}.db`);
+      await twoBatches(path);
+      writeFileSync(join(segmentDir(path), segmentName(6)), segmentHeaderBytes(6).subarray(0, partial));
+      const store = SegmentJournalStore.open(path);
+      expect(store.tailCuts).toEqual([
+        expect.objectContaining({ segment: segmentName(6), offset: 0, bytes: partial }),
+      ]);
+      const j = await openJournal({ store, signer: KEY, signatureMode: "batch" });
+      const e = await j.append({ type: "dare.policy.decision", run_id: RUN, body: policyDecision() });
+      expect(e.seq).toBe(7);
+      await j.close();
+      await store.close();
+      expect((await verifyJournal(segmentRecords(segmentDir(path)), keyringOf(KEY))).checked).toBe(7);
+    }
+    t.cleanup();
+  });
+});
+
+/** End of the first batch: just past the first commit record (kind "C", length 48). */
+function firstBatchEnd(buf: Buffer): number {
+  let at = 16;
+  while (buf[at] !== 0x43) at += 5 + buf.readUInt32BE(at + 1);
+  return at + 53;
+}
