@@ -252,8 +252,9 @@ describe("an independent verifier written from docs/journal.md agrees with warde
     const dir = tampered("body", (files) => {
       const b = flat(files)
         .slice(2)
-        .find((x) => x.payloads[0]!.includes('"allow"'))!;
-      b.payloads[0] = Buffer.from(b.payloads[0]!.toString().replace('"allow"', '"alloW"'));
+        .find((x) => x.payloads.some((p) => p.includes('"deny"')))!;
+      const i = b.payloads.findIndex((p) => p.includes('"deny"'));
+      b.payloads[i] = Buffer.from(b.payloads[i]!.toString().replace('"deny"', '"allow"'));
     });
     const mine = independentVerify(dir, pub());
     expect(mine).toMatchObject({ ok: false, reason: "hash_mismatch" });
