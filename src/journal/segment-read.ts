@@ -71,19 +71,63 @@ export function* segmentRecords(dir: string, fromSeq = 1): Iterable<unknown> {
   }
 }
 
-/** Sealed entries of a journal directory from `fromSeq` on, for the index (stops at the first bad record). */
+/** The entry's members but its body (made once: building a zod schema compiles it). */
+const FIELDS = JournalEntrySchema.omit({ body: true });
+
+/**
+ * An entry record's payload split for the index without parsing (or re-serialising)
+ * its body: the payload is canonical JSON whose first member is `body` and whose
+ * other members are flat strings and integers, so the last structural
+ * `,"hash":"sha256:` (a quote inside a string is escaped) ends the body; the small
+ * rest is parsed. The index is derived data: `journal verify` checks entries fully.
+ */
+export function splitPayload(payload: Buffer, where: string): SealedEntry | MalformedRecord {
+  const text = payload.toString("utf8");
+  const cut = text.lastIndexOf(',"hash":"sha256:');
+  if (!text.startsWith('{"body":{') || cut < 0)
+    return new MalformedRecord(where, "entry record is not canonical");
+  let rest: unknown;
+  try {
+    rest = JSON.parse(`{${text.slice(cut + 1)}`);
+  } catch {
+    return new MalformedRecord(where, "entry record is not canonical");
+  }
+  const parsed = FIELDS.safeParse(rest);
+  if (!parsed.success) return new MalformedRecord(where, "entry is malformed");
+  // The body stays text: the index stores it as it is and parses it when it is read.
+  return {
+    entry: { ...(parsed.data as Omit<JournalEntry, "body">), body: {} },
+    bodyJson: text.slice(8, cut),
+  };
+}
+
+/**
+ * Entries of a journal directory from `fromSeq` on, for the index, in one pass: whole
+ * batches before `fromSeq` are skipped by their commit record's first_seq without
+ * being read as JSON. Stops at the first bad record.
+ */
 export function* segmentEntries(dir: string, fromSeq = 1): Iterable<SealedEntry | MalformedRecord> {
-  for (const raw of segmentRecords(dir, fromSeq)) {
-    if (raw instanceof MalformedRecord) {
-      yield raw;
+  const segs = listSegments(dir);
+  for (let i = 0; i < segs.length; i++) {
+    const first = segs[i]!;
+    const following = segs[i + 1];
+    if (following !== undefined && following <= fromSeq) continue;
+    const name = segmentName(first);
+    const buf = readWhole(join(dir, name));
+    const bad = headerProblem(buf, first);
+    if (bad !== null) {
+      yield new MalformedRecord(`segment ${name}`, bad);
       return;
     }
-    const parsed = JournalEntrySchema.safeParse(raw);
-    if (!parsed.success) {
-      yield new MalformedRecord(`seq ${String((raw as { seq?: unknown }).seq)}`, "entry is malformed");
-      return;
+    const scan = scanBatches(buf);
+    for (const b of scan.batches) {
+      if (b.firstSeq + b.payloads.length <= fromSeq) continue;
+      for (let k = Math.max(0, fromSeq - b.firstSeq); k < b.payloads.length; k++) {
+        const s = splitPayload(b.payloads[k]!, `segment ${name} batch at offset ${b.start}`);
+        yield s;
+        if (s instanceof MalformedRecord) return;
+      }
     }
-    const entry = parsed.data as JournalEntry;
-    yield { entry, bodyJson: canonicalJson(entry.body) };
+    if (scan.torn !== null) return;
   }
 }

@@ -52,6 +52,8 @@ export class SegmentJournalStore implements JournalStore {
   #failed: Error | null = null;
   #commits = 0;
   #closed = false;
+  /** A pass over the segments the index is catching up from (kept between index transactions). */
+  #reader: { next: number; it: Iterator<SealedEntry | MalformedRecord> } | null = null;
 
   private constructor(path: string, o: SegmentStoreOptions) {
     this.path = path;
@@ -181,15 +183,32 @@ export class SegmentJournalStore implements JournalStore {
       while (end < pending.length && pending[end]!.entry.seq === pending[end - 1]!.entry.seq + 1) end++;
       return pending.slice(i, end);
     }
+    return this.#fromSegments(from, head);
+  }
+
+  /** Up to CATCH_UP entries from `from` read from the segments, continuing one pass when asked in order. */
+  #fromSegments(from: number, head: number): SealedEntry[] {
+    if (this.#reader === null || this.#reader.next !== from) {
+      this.#reader = { next: from, it: segmentEntries(this.dir, from)[Symbol.iterator]() };
+    }
+    const r = this.#reader;
     const out: SealedEntry[] = [];
-    for (const s of segmentEntries(this.dir, from)) {
+    while (out.length < CATCH_UP && r.next <= head) {
+      const n = r.it.next();
+      if (n.done === true) {
+        this.#reader = null;
+        break;
+      }
+      const s = n.value;
       if (s instanceof MalformedRecord) {
+        this.#reader = null;
         throw new JournalError("ERR_JOURNAL_STORE", `segments unreadable at ${s.where}: ${s.message}`);
       }
-      if (s.entry.seq > head) break;
       out.push(s);
-      if (out.length >= CATCH_UP) break;
+      r.next = s.entry.seq + 1;
     }
+    // Caught up: the pass (and the segment it holds in memory) is dropped.
+    if (out.length < CATCH_UP) this.#reader = null;
     return out;
   }
 
