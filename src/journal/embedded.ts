@@ -27,12 +27,20 @@ export function isLegacyJournal(path: string): boolean {
 }
 
 /**
- * The embedded store at `path`. Writable: a segment journal (created when new); a
+ * The embedded store at `path` (":memory:" and "file:" URIs: an in-memory SQLite journal,
+ * as before). Writable: a segment journal (created when new); a
  * SQLite journal of the earlier format is refused until migrated (ERR_JOURNAL_STORE).
  * Read-only: a segment journal (read through its index, caught up first) or an
  * earlier SQLite journal as it is.
  */
 export function openEmbeddedStore(path: string, options: SegmentStoreOptions = {}): EmbeddedStore {
+  // An in-memory journal (tests, a hooks engine without a journal path) has no files to segment.
+  if (path === "" || path === ":memory:" || path.startsWith("file:")) {
+    return SqliteJournalStore.open(path, {
+      ...(options.readonly ? { readonly: true } : {}),
+      ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }),
+    });
+  }
   if (existsSync(segmentDir(path))) return SegmentJournalStore.open(path, options);
   if (options.readonly) {
     const db = SqliteJournalStore.open(path, { readonly: true });
