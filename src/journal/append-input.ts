@@ -31,6 +31,7 @@ import {
   KEY_ROTATED,
   type OATS_TYPES,
   type QuarantineBody,
+  type TailCutBody,
 } from "./event-types.js";
 import { CREDENTIAL_HINT, prepareBody } from "./prepare.js";
 import { type Redaction, redactCredentials } from "./redact.js";
@@ -58,6 +59,7 @@ export interface BuiltinBodies {
   [POLICY_SHADOW_DROPPED]: z.input<typeof ShadowDroppedBody>;
   [POLICY_SHADOW_PROMOTED]: z.input<typeof ShadowPromotedBody>;
   "warden.system.quarantine": QuarantineBody;
+  "warden.journal.tail_cut": TailCutBody;
   LoopStarted: z.input<Oats["LoopStarted"]>;
   ReasoningComplete: z.input<Oats["ReasoningComplete"]>;
   PolicyEvaluated: z.input<Oats["PolicyEvaluated"]>;

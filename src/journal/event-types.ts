@@ -25,6 +25,20 @@ export const KEY_ROTATED = "warden.journal.key_rotated";
  * prove no chain lost an entry that another chain's checkpoint saw.
  */
 export const CHECKPOINT = "warden.journal.checkpoint";
+
+/**
+ * Torn tail cut back (segment store, docs/journal.md §8): bytes after the last complete
+ * batch of a segment — a batch whose write a crash interrupted, never acknowledged —
+ * were removed when the journal was opened for writing. Names what was cut.
+ */
+export const TAIL_CUT = "warden.journal.tail_cut";
+export const TailCutSchema = z.strictObject({
+  segment: z.string().min(1).max(64),
+  offset: z.number().int().min(0),
+  bytes: z.number().int().min(0),
+  reason: z.string().min(1).max(512),
+});
+export type TailCutBody = z.infer<typeof TailCutSchema>;
 /** A chain's name: printable ASCII without spaces ("" is the global chain of a journal that had one). */
 export const CHAIN_NAME_PATTERN = /^[\x21-\x7e]{0,256}$/;
 /** Most heads one checkpoint entry names (more are split over several entries). */
@@ -113,6 +127,7 @@ const SYSTEM_TYPES: Record<string, z.ZodType> = {
     new_public_key: Ed25519PublicJwk,
   }),
   [CHECKPOINT]: CheckpointSchema,
+  [TAIL_CUT]: TailCutSchema,
   "warden.system.quarantine": QuarantineSchema,
   "warden.policy.bundle_loaded": BundleLoadedSchema,
   "warden.operator.override": z.looseObject({

@@ -42,8 +42,8 @@ import {
   defaultEventTypes,
   type Journal,
   type JournalStore,
+  openEmbeddedStore,
   openJournal,
-  SqliteJournalStore,
 } from "../journal/index.js";
 import { loadPolicyBundle } from "../policy/index.js";
 import {
@@ -159,7 +159,7 @@ async function openJournalStore(config: RuntimeConfig): Promise<{
   const node = config.store === undefined ? undefined : await openPgNode(config.store);
   const store =
     node?.journal ??
-    SqliteJournalStore.open(c.path, c.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: c.busyTimeoutMs });
+    openEmbeddedStore(c.path, c.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: c.busyTimeoutMs });
   try {
     const journal = await openJournal({
       store,

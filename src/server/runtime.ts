@@ -18,7 +18,7 @@ import {
   type Journal,
   type JournalStore,
   nextKeyId,
-  SqliteJournalStore,
+  openEmbeddedStore,
 } from "../journal/index.js";
 import { MemoryFirewall, memoryClassify, withMemoryContracts } from "../memory/index.js";
 import { loadPolicyBundle } from "../policy/index.js";
@@ -477,7 +477,7 @@ export async function checkSidecarConfig(loaded: LoadedSidecarConfig): Promise<C
     problems.push(...localPinFiles(c));
     await checkStore(storeConfig(c.store), signer?.keyId, problems, summary);
   } else if (existsSync(c.journal.path)) {
-    const store = attempt("journal.path", () => SqliteJournalStore.open(c.journal.path, { readonly: true }));
+    const store = attempt("journal.path", () => openEmbeddedStore(c.journal.path, { readonly: true }));
     if (store) {
       try {
         const last = await store.last();
