@@ -11,7 +11,7 @@ import type { Command } from "commander";
 import { parseDocument } from "yaml";
 import { CliError, POLICY_SHADOW_PROMOTED, sha256Of } from "../../contracts/index.js";
 import { type ShadowReport, shadowReport } from "../../evidence/index.js";
-import { openJournal, SqliteJournalStore } from "../../journal/index.js";
+import { openEmbeddedStore, openJournal } from "../../journal/index.js";
 import { loadPolicyBundle } from "../../policy/index.js";
 import { loadJournalKey, loadSidecarConfig } from "../../server/index.js";
 import type { CliContext } from "../io.js";
@@ -98,7 +98,7 @@ async function promote(opts: OptionsOf<typeof PROMOTE_OPTIONS>): Promise<string>
       "ERR_CLI_INPUT",
       `${opts.report} is not a report over the configured shadow bundle ${to}; run warden shadow report --json again`,
     );
-  const store = SqliteJournalStore.open(c.journal.path);
+  const store = openEmbeddedStore(c.journal.path);
   try {
     const j = await openJournal({ store, signer: loadJournalKey(loaded) });
     await j.appendBuilt({
