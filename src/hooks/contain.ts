@@ -7,7 +7,7 @@
 // the default) or denied (`"required"`) — never a silent allow. Read-only commands proven
 // harmless are not exempted yet: every shell call is contained or asked.
 import { randomUUID } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -20,6 +20,7 @@ import {
   isCredentialName,
   isWithin,
 } from "./coding-profile.js";
+import { holderDir } from "./contain-holder.js";
 import { specProblem } from "./contain-profile.js";
 import { gitHooksPath, gitInnerControl, gitRemoteHosts } from "./contain-remotes.js";
 import { type ContainSpec, encodeSpec } from "./contain-spec.js";
@@ -37,6 +38,8 @@ export interface ContainmentConfig {
   /** bwrap binary (default: /usr/bin/bwrap or /bin/bwrap). */
   bwrap?: string;
   home?: string;
+  /** Calls of a session share one network and PID namespace (default true where nsenter exists). */
+  shareSession?: boolean;
 }
 
 /** The compiled runner and init beside this file (from src/, the built copy in dist/). */
@@ -147,6 +150,11 @@ export function safeCallId(id: string): string {
   return id.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 64) || "call";
 }
 
+/** A session's private /tmp on the host (`$TMPDIR/warden-contain-<uid>/<session key>`). */
+export function sessionTmpOf(sessionKey: string): string {
+  return join(tmpdir(), `warden-contain-${process.getuid?.() ?? "user"}`, sessionKey);
+}
+
 /** The runner's spec for one call in `workspace`. */
 export function containSpec(c: ContainmentConfig, workspace: string, names: CallNames): ContainSpec {
   const home = c.home ?? homedir();
@@ -156,8 +164,9 @@ export function containSpec(c: ContainmentConfig, workspace: string, names: Call
   );
   const files = runnerFiles();
   const shell = basename(process.env.SHELL ?? "");
-  const uid = process.getuid?.() ?? "user";
   const hooksPath = gitHooksPath(workspace);
+  const sessionTmp = sessionTmpOf(names.sessionKey);
+  const nsenter = c.shareSession === false ? undefined : nsenterPath();
   return {
     v: 1,
     bwrap: bwrapPath(c.bwrap),
@@ -175,9 +184,17 @@ export function containSpec(c: ContainmentConfig, workspace: string, names: Call
     ],
     readOnly: [...wardenFiles(files.dir, workspace), process.execPath],
     egress: [...profile.egress, ...gitRemoteHosts(workspace)],
-    sessionTmp: join(tmpdir(), `warden-contain-${uid}`, names.sessionKey),
+    sessionTmp,
     egressLog: join(c.hooksDir, "egress", `${names.sessionKey}-${safeCallId(names.callId)}`),
+    ...(nsenter !== undefined
+      ? { nsenter, cwdFile: join(holderDir(sessionTmp), `cwd-${safeCallId(names.callId)}-${randomUUID()}`) }
+      : {}),
   };
+}
+
+/** nsenter (util-linux), which lets a call enter its session's namespaces; undefined: calls use their own. */
+export function nsenterPath(): string | undefined {
+  return ["/usr/bin/nsenter", "/bin/nsenter"].find((p) => existsSync(p));
 }
 
 const quote = (v: string) => `'${v.replace(/'/g, `'\\''`)}'`;
@@ -198,7 +215,12 @@ function stash(command: string, spec: ContainSpec): string {
 export function containCommand(o: { command: string; spec: ContainSpec; runner?: string }): string {
   const b64 = Buffer.from(o.command, "utf8").toString("base64");
   const word = b64.length > MAX_INLINE_BASE64 ? stash(o.command, o.spec) : b64;
-  return [o.spec.node, o.runner ?? runnerFiles().run, encodeSpec(o.spec), word].map(quote).join(" ");
+  const run = [o.spec.node, o.runner ?? runnerFiles().run, encodeSpec(o.spec), word].map(quote).join(" ");
+  if (o.spec.cwdFile === undefined) return run;
+  // The host shell follows a `cd` of the call (the runner leaves the directory, checked to
+  // lie in the workspace, in cwdFile); the status stays the command's.
+  const f = quote(o.spec.cwdFile);
+  return `${run}; set -- "$?"; if [ -s ${f} ]; then cd -- "$(cat -- ${f})" 2>/dev/null; fi; rm -f -- ${f}; (exit "$1")`;
 }
 
 const SHELL_TOOLS = new Set(["shell", "package_install"]);
