@@ -11,7 +11,9 @@
 // ended: Stop, a new prompt, SessionEnd), or after STALE_MS (a host that never reports).
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type Holder, liveHolder, sessionProcesses } from "./contain-holder.js";
+import { sessionKeyOf, sessionTmpOf } from "./contain.js";
+import { type Holder, holderDir, liveHolder, sessionProcesses } from "./contain-holder.js";
+import type { HookEvent } from "./schema-points.js";
 
 /** A gate shut longer than this opens at the session's next event. */
 export const STALE_MS = 30_000;
@@ -42,27 +44,41 @@ function stateOf(pid: number): string | undefined {
 
 const pause = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 
-/** Stops every process of the session, until a pass finds none new; each is seen stopped (or gone). */
+const STOPPED = new Set(["T", "t", "Z", "X"]);
+
+/** Waits (≤ 200 ms) until `pid` is stopped or gone. */
+function seenStopped(pid: number): boolean {
+  for (let i = 0; i < 200; i++) {
+    const s = stateOf(pid);
+    if (s === undefined || STOPPED.has(s)) return true;
+    pause(1);
+  }
+  return false;
+}
+
+/**
+ * Stops every process of the session: passes of SIGSTOP to each one not seen stopped, until
+ * a pass finds every one stopped (a process may fork, or continue another with SIGCONT,
+ * until it is stopped itself). Not settled after 50 passes: the session's processes are
+ * killed instead (its holder, and with it everything in its PID namespace) — fail closed.
+ */
 function stopAll(h: Holder): void {
-  const stopped = new Set<number>();
-  for (let pass = 0; pass < 100; pass++) {
-    const fresh = sessionProcesses(h).filter((p) => !stopped.has(p));
-    if (fresh.length === 0) break;
-    for (const p of fresh) {
+  for (let pass = 0; pass < 50; pass++) {
+    const running = sessionProcesses(h).filter((p) => !STOPPED.has(stateOf(p) ?? "X"));
+    if (running.length === 0) return;
+    for (const p of running) {
       try {
         process.kill(p, "SIGSTOP");
       } catch {
         // Gone.
       }
-      stopped.add(p);
     }
+    for (const p of running) seenStopped(p);
   }
-  for (const p of stopped) {
-    for (let i = 0; i < 200; i++) {
-      const s = stateOf(p);
-      if (s === undefined || s === "T" || s === "t" || s === "Z" || s === "X") break;
-      pause(1);
-    }
+  try {
+    process.kill(h.pid, "SIGKILL");
+  } catch {
+    // Gone.
   }
 }
 
@@ -134,4 +150,23 @@ export function openGate(dir: string, turn?: string): void {
 export function gateStale(dir: string): boolean {
   const f = readFrozen(dir);
   return f !== undefined && Date.now() - f.at > STALE_MS;
+}
+
+/** The host's own file tools: judged with the session's processes stopped (contain-gate.ts). */
+const HOST_FILE_TOOLS: ReadonlySet<string> = new Set(["file_read", "file_write", "file_edit", "file_delete"]);
+
+/**
+ * The session's gate around one event: a host file tool's PreToolUse shuts it (returned, to
+ * open again if the call is not allowed); its PostToolUse opens it for that call; any event
+ * of the session that is not a tool call, or a gate shut too long, opens it.
+ */
+export function gateFor(e: HookEvent): [string, string] | undefined {
+  const dir = holderDir(sessionTmpOf(sessionKeyOf(e.host_id, e.session_id)));
+  if (e.hook_point === "PreToolUse" && HOST_FILE_TOOLS.has(e.tool_name)) {
+    shutGate(dir, e.turn_id);
+    return [dir, e.turn_id];
+  }
+  if (e.hook_point === "PostToolUse") openGate(dir, e.turn_id);
+  else if (e.hook_point !== "PreToolUse" || gateStale(dir)) openGate(dir);
+  return undefined;
 }

@@ -140,7 +140,10 @@ function startHolder(bwrap: string, dir: string, idle: number): void {
   const fd = openSync(join(dir, "holder.json"), "w", 0o600);
   try {
     const argv = ["--unshare-all", "--unshare-net", "--cap-drop", "ALL", "--bind", "/", "/"];
-    argv.push("--dev", "/dev", "--proc", "/proc", "--info-fd", "3");
+    // The host's /dev bound, not --dev: for an unprivileged user bwrap would nest a second
+    // user namespace to mount devpts, and the network namespace would belong to one a call
+    // cannot enter. A call builds its own /dev from it (--dev).
+    argv.push("--dev-bind", "/dev", "/dev", "--proc", "/proc", "--info-fd", "3");
     argv.push("--", "/bin/sh", "-c", holderScript(idle), "warden-holder");
     const child = spawn(bwrap, argv, { detached: true, stdio: ["ignore", "ignore", "ignore", fd], env: {} });
     child.on("error", () => undefined);

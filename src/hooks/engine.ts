@@ -13,9 +13,8 @@ import { defaultEventTypes } from "../journal/index.js";
 import { composeRuntime, type Runtime } from "../runtime/index.js";
 import { PinStore } from "../tools/index.js";
 import type { CodingProfileConfig } from "./coding-profile.js";
-import { type ContainmentConfig, containVerdict, sessionKeyOf, sessionTmpOf } from "./contain.js";
-import { gateStale, openGate, shutGate } from "./contain-gate.js";
-import { holderDir } from "./contain-holder.js";
+import { type ContainmentConfig, containVerdict, sessionKeyOf } from "./contain.js";
+import { gateFor, openGate } from "./contain-gate.js";
 import { drainEgress } from "./contain-journal.js";
 import { dispatch } from "./dispatch.js";
 import {
@@ -288,25 +287,6 @@ class HooksEngine implements Engine {
   async close(): Promise<void> {
     if (!this.config.runtime) await this.runtime.close();
   }
-}
-
-/** The host's own file tools: judged with the session's processes stopped (contain-gate.ts). */
-const HOST_FILE_TOOLS: ReadonlySet<string> = new Set(["file_read", "file_write", "file_edit", "file_delete"]);
-
-/**
- * The session's gate around one event: a host file tool's PreToolUse shuts it (returned, to
- * open again if the call is not allowed); its PostToolUse opens it for that call; any event
- * of the session that is not a tool call, or a gate shut too long, opens it.
- */
-function gateFor(e: HookEvent): [string, string] | undefined {
-  const dir = holderDir(sessionTmpOf(sessionKeyOf(e.host_id, e.session_id)));
-  if (e.hook_point === "PreToolUse" && HOST_FILE_TOOLS.has(e.tool_name)) {
-    shutGate(dir, e.turn_id);
-    return [dir, e.turn_id];
-  }
-  if (e.hook_point === "PostToolUse") openGate(dir, e.turn_id);
-  else if (e.hook_point !== "PreToolUse" || gateStale(dir)) openGate(dir);
-  return undefined;
 }
 
 /**
