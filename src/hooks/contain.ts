@@ -7,21 +7,19 @@
 // the default) or denied (`"required"`) — never a silent allow. Read-only commands proven
 // harmless are not exempted yet: every shell call is contained or asked.
 import { randomUUID } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { sha256Hex } from "../contracts/index.js";
 import { bwrapPath, bwrapUnavailable } from "../executors/index.js";
-import {
-  type CodingProfile,
-  type CodingProfileConfig,
-  codingProfile,
-  isCredentialName,
-  isWithin,
-} from "./coding-profile.js";
+import { type CodingProfile, type CodingProfileConfig, codingProfile, isWithin } from "./coding-profile.js";
 import { holderDir } from "./contain-holder.js";
 import { specProblem } from "./contain-profile.js";
+import { ScanTruncated, workspaceScan } from "./contain-scan.js";
+
+export { ScanTruncated, workspaceCredentials, workspaceScan } from "./contain-scan.js";
+
 import { gitHooksPath, gitInnerControl, gitRemoteHosts } from "./contain-remotes.js";
 import { type ContainSpec, encodeSpec } from "./contain-spec.js";
 import type { Verdict } from "./schema-base.js";
@@ -103,38 +101,6 @@ export function containmentUnavailableCached(hooksDir: string, bwrap?: string): 
   return why;
 }
 
-const SKIP = new Set(["node_modules", ".git", "dist", "build", "target", ".venv", "venv", "__pycache__"]);
-
-/**
- * The workspace's credential files (`.env`, `.env.local`, keys…): a bounded walk, breadth
- * first so the entry budget is spent on the deepest folders last (a large folder listed
- * before the root `.env` never hides it).
- */
-export function workspaceCredentials(workspace: string, maxDepth = 8, maxEntries = 20_000): string[] {
-  const out: string[] = [];
-  let seen = 0;
-  let level = [workspace];
-  for (let depth = 0; depth <= maxDepth && level.length > 0; depth++) {
-    const next: string[] = [];
-    for (const dir of level) {
-      let entries: import("node:fs").Dirent[];
-      try {
-        entries = readdirSync(dir, { withFileTypes: true });
-      } catch {
-        continue;
-      }
-      for (const e of entries) {
-        if (++seen > maxEntries) return out;
-        const p = join(dir, e.name);
-        if (isCredentialName(e.name)) out.push(p);
-        else if (e.isDirectory() && !SKIP.has(e.name)) next.push(p);
-      }
-    }
-    level = next;
-  }
-  return out;
-}
-
 /** One call's names: the session's key (a hash of host and session) and the call's id. */
 export interface CallNames {
   sessionKey: string;
@@ -165,6 +131,8 @@ export function containSpec(c: ContainmentConfig, workspace: string, names: Call
   const files = runnerFiles();
   const shell = basename(process.env.SHELL ?? "");
   const hooksPath = gitHooksPath(workspace);
+  const scan = workspaceScan(workspace);
+  if (scan.truncated) throw new ScanTruncated(workspace);
   const sessionTmp = sessionTmpOf(names.sessionKey);
   const nsenter = c.shareSession === false ? undefined : nsenterPath();
   return {
@@ -176,9 +144,10 @@ export function containSpec(c: ContainmentConfig, workspace: string, names: Call
     home,
     workspace,
     stateDirs: profile.stateDirs,
-    credentials: [...profile.credentials, ...workspaceCredentials(workspace)],
+    credentials: [...profile.credentials, ...scan.credentials],
     protectedPaths: [
       ...profile.protectedPaths,
+      ...scan.nestedGit,
       ...(hooksPath !== undefined ? [hooksPath] : []),
       ...gitInnerControl(workspace),
     ],
@@ -256,8 +225,13 @@ export function containVerdict(c: ContainmentConfig, call: ShellCall, verdict: V
   let problem = callProblem(c, call);
   let spec: ContainSpec | undefined;
   if (problem === undefined && call.workspace !== undefined) {
-    spec = containSpec(c, call.workspace, call.names);
-    problem = specProblem(spec, false);
+    try {
+      spec = containSpec(c, call.workspace, call.names);
+      problem = specProblem(spec, false);
+    } catch (err) {
+      if (!(err instanceof ScanTruncated)) throw err;
+      problem = err.message;
+    }
   }
   if (problem !== undefined || spec === undefined) {
     const decision = c.mode === "required" ? "deny" : "ask";
