@@ -154,7 +154,7 @@ export const CodingProfileConfigSchema = z.strictObject({
   /** Hosts the egress proxy lets through (exact names or `*.suffix`); replaces the default list when `replaceEgress`. */
   egress: z.array(z.string().min(1).max(253)).max(1024).default([]),
   replaceEgress: z.boolean().default(false),
-  /** What happens to a destination not on the list: `deny` (default) or `ask` (the proxy refuses; the next call asks). */
+  /** A destination not on the list: `deny` (default: the proxy refuses) or `ask` (a Bash call naming one is asked, contained, that host let through for the call). */
   unknownEgress: z.enum(["deny", "ask"]).default("deny"),
 });
 export type CodingProfileConfig = z.infer<typeof CodingProfileConfigSchema>;

@@ -13,7 +13,13 @@ import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { sha256Hex } from "../contracts/index.js";
 import { bwrapPath, bwrapUnavailable } from "../executors/index.js";
-import { type CodingProfile, type CodingProfileConfig, codingProfile, isWithin } from "./coding-profile.js";
+import {
+  type CodingProfile,
+  type CodingProfileConfig,
+  codingProfile,
+  egressAllowed,
+  isWithin,
+} from "./coding-profile.js";
 import { holderDir } from "./contain-holder.js";
 import { specProblem } from "./contain-profile.js";
 import { ScanTruncated, workspaceScan } from "./contain-scan.js";
@@ -201,6 +207,58 @@ export interface ShellCall {
   input: Record<string, unknown>;
   workspace: string | undefined;
   names: CallNames;
+  /** The host (only Claude Code renders an ask WITH the rewritten input). */
+  hostId?: string;
+}
+
+/** Hosts a command line names in URLs (`https://h/…`, `git://h`, `ssh://git@h:22`): what the proxy will be asked for. */
+export function commandHosts(command: string): string[] {
+  const out = new Set<string>();
+  for (const m of command.matchAll(
+    /\b(?:https?|wss?|git|ssh|ftp):\/\/(?:[^/\s'"@]*@)?(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+)/g,
+  ))
+    if (m[1] !== undefined) out.add(m[1].toLowerCase());
+  // The sandbox's own loopback is reached directly (NO_PROXY), never through the proxy.
+  const local = (h: string) =>
+    h === "localhost" || h.endsWith(".localhost") || /^127\./.test(h) || h === "[::1]";
+  return [...out].filter((h) => !local(h)).slice(0, 16);
+}
+
+/**
+ * `unknownEgress: "ask"`: a contained call whose command names hosts off the allowlist is
+ * put to the user — Claude Code's ask WITH the rewritten input, whose spec lets exactly
+ * those hosts through for this call. A host that cannot show the rewritten input with its
+ * ask would run the original command uncontained on approval: denied there instead.
+ */
+function askEgress(
+  c: ContainmentConfig,
+  call: ShellCall,
+  spec: ContainSpec,
+  verdict: Verdict,
+): Verdict | undefined {
+  if (c.profile?.unknownEgress !== "ask") return undefined;
+  const unknown = commandHosts(call.input.command as string).filter((h) => !egressAllowed(spec, h));
+  if (unknown.length === 0) return undefined;
+  const why = `egress to ${unknown.join(", ")} is not on the allowlist`;
+  if (call.hostId !== "claude-code")
+    return {
+      ...verdict,
+      decision: "deny",
+      severity: "warning",
+      matched_rule_id: "warden-egress-ask",
+      reasons: [why],
+    };
+  const asked = { ...spec, egress: [...spec.egress, ...unknown] };
+  const command = containCommand({ command: call.input.command as string, spec: asked });
+  return {
+    ...verdict,
+    decision: "ask",
+    severity: "warning",
+    matched_rule_id: "warden-egress-ask",
+    reasons: [`${why}: allow it for this contained call?`],
+    suggested_resolutions: ["approved", "denied"],
+    directives: { ...(verdict.directives ?? {}), updated_input: { ...call.input, command } },
+  };
 }
 
 /** Why this call cannot be contained (undefined: it can). */
@@ -245,6 +303,8 @@ export function containVerdict(c: ContainmentConfig, call: ShellCall, verdict: V
       ...(decision === "ask" ? { suggested_resolutions: ["approved", "denied"] } : {}),
     };
   }
+  const asked = askEgress(c, call, spec, verdict);
+  if (asked !== undefined) return asked;
   const command = containCommand({ command: call.input.command as string, spec });
   const reasons = [...(verdict.reasons ?? []), "contained"];
   return {

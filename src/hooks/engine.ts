@@ -280,7 +280,7 @@ class HooksEngine implements Engine {
     if (e.hook_point !== "PreToolUse") return v;
     const workspace = this.config.workspace ?? this.state.sessions[e.session_id]?.workspace;
     const names = { sessionKey: sessionKeyOf(e.host_id, e.session_id), callId: e.turn_id };
-    const call = { tool: e.tool_name, input: e.tool_input, workspace, names };
+    const call = { tool: e.tool_name, input: e.tool_input, workspace, names, hostId: e.host_id };
     return containVerdict(this.containment, call, v);
   }
 
