@@ -22,9 +22,9 @@ import {
 } from "./coding-profile.js";
 import { holderDir } from "./contain-holder.js";
 import { specProblem } from "./contain-profile.js";
-import { ScanTruncated, workspaceScan } from "./contain-scan.js";
+import { ScanTruncated, type WorkspaceScan, workspaceScan } from "./contain-scan.js";
 
-export { ScanTruncated, workspaceCredentials, workspaceScan } from "./contain-scan.js";
+export { ScanTruncated, type WorkspaceScan, workspaceCredentials, workspaceScan } from "./contain-scan.js";
 
 import { gitHooksPath, gitInnerControl, gitRemoteHosts } from "./contain-remotes.js";
 import { type ContainSpec, encodeSpec } from "./contain-spec.js";
@@ -128,7 +128,12 @@ export function sessionTmpOf(sessionKey: string): string {
 }
 
 /** The runner's spec for one call in `workspace`. */
-export function containSpec(c: ContainmentConfig, workspace: string, names: CallNames): ContainSpec {
+export function containSpec(
+  c: ContainmentConfig,
+  workspace: string,
+  names: CallNames,
+  scan: WorkspaceScan = workspaceScan(workspace),
+): ContainSpec {
   const home = c.home ?? homedir();
   const profile: CodingProfile = codingProfile(
     { home, workspace, stateDirs: [c.hooksDir, ...c.stateDirs] },
@@ -137,8 +142,6 @@ export function containSpec(c: ContainmentConfig, workspace: string, names: Call
   const files = runnerFiles();
   const shell = basename(process.env.SHELL ?? "");
   const hooksPath = gitHooksPath(workspace);
-  const scan = workspaceScan(workspace);
-  if (scan.truncated) throw new ScanTruncated(workspace);
   const sessionTmp = sessionTmpOf(names.sessionKey);
   const nsenter = c.shareSession === false ? undefined : nsenterPath();
   return {
@@ -283,12 +286,11 @@ export function containVerdict(c: ContainmentConfig, call: ShellCall, verdict: V
   let problem = callProblem(c, call);
   let spec: ContainSpec | undefined;
   if (problem === undefined && call.workspace !== undefined) {
-    try {
-      spec = containSpec(c, call.workspace, call.names);
+    const scan = workspaceScan(call.workspace);
+    if (scan.truncated) problem = new ScanTruncated(call.workspace).message;
+    else {
+      spec = containSpec(c, call.workspace, call.names, scan);
       problem = specProblem(spec, false);
-    } catch (err) {
-      if (!(err instanceof ScanTruncated)) throw err;
-      problem = err.message;
     }
   }
   if (problem !== undefined || spec === undefined) {

@@ -8,6 +8,8 @@ import { globMayNameCredential, hasGlob } from "./shell-globs.js";
 import { candidates } from "./shell-harm-parts.js";
 import { commandWrites } from "./shell-writers.js";
 
+/** Programs that create or fill the files they write (not `rm`, `shred`, `truncate`: those keep their old rules). */
+const CREATORS = new Set(["cp", "install", "mv", "ln", "tee", "dd", "curl", "wget", "touch"]);
 /** Programs whose write operands are also read (an in-place edit): none of their words is only a destination. */
 const READS_WHAT_IT_WRITES = new Set(["sed", "perl"]);
 /** Programs whose write operands include sources (mv removes them, ln -s names its target): only the destination counts. */
@@ -23,7 +25,7 @@ const SOURCES_ARE_WRITTEN = new Set(["mv", "ln"]);
 export function destinationWords(words: readonly Word[], home: string): Set<Word> {
   const name = basename(words[0]?.text ?? "");
   const out = new Set<Word>();
-  if (words[0]?.dynamic !== false || READS_WHAT_IT_WRITES.has(name)) return out;
+  if (words[0]?.dynamic !== false || READS_WHAT_IT_WRITES.has(name) || !CREATORS.has(name)) return out;
   const args = words.slice(1);
   const refs = commandWrites(words, home).map((r) => r.word);
   if (name === "dd") {
