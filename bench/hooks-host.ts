@@ -151,6 +151,15 @@ function postOnce(port: number, path: string, body: string, token?: string): Pro
   });
 }
 
+/** GitHub Copilot's preToolUse payload (camelCase, no event name: the command line gives it). */
+const COPILOT_NPM_TEST = {
+  sessionId: "bench-copilot",
+  timestamp: 1796465564512,
+  cwd: tmpdir(),
+  toolName: "bash",
+  toolArgs: { command: "npm test", description: "Run the tests" },
+};
+
 async function startDaemon(
   dir: string,
 ): Promise<{ child: ChildProcess; port: number; pid: number; token: string }> {
@@ -216,6 +225,12 @@ try {
         input: JSON.stringify(payload),
         env: hookEnv(dir),
       })),
+      {
+        name: "command entry: Copilot preToolUse bash npm test (--event)",
+        args: [ENTRY, "copilot", "--event", "preToolUse"],
+        input: JSON.stringify(COPILOT_NPM_TEST),
+        env: hookEnv(dir),
+      },
     ],
     SPAWN_N,
     daemon.pid,
@@ -227,8 +242,14 @@ try {
   await new Promise((r) => daemon.child.once("exit", r));
 }
 const oneShotDir = mkdtempSync(join(tmpdir(), "warden-bench-oneshot-"));
-const [oneShot] = await rounds(
+const oneShots = await rounds(
   [
+    {
+      name: "one-shot warden hooks copilot --event preToolUse (Copilot before)",
+      args: [WARDEN, "hooks", "copilot", "--event", "preToolUse"],
+      input: JSON.stringify(COPILOT_NPM_TEST),
+      env: hookEnv(oneShotDir),
+    },
     {
       name: "one-shot warden hooks claude-code: PreToolUse Bash npm test",
       args: [WARDEN, "hooks", "claude-code"],
@@ -238,7 +259,7 @@ const [oneShot] = await rounds(
   ],
   Math.max(5, Math.ceil(SPAWN_N / 2)),
 );
-if (oneShot) rows.push(oneShot);
+rows.push(...oneShots);
 const baseline = rows[0];
 const http0 = rows[1];
 process.stdout.write(table(rows, baseline));

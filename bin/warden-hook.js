@@ -8,7 +8,8 @@
 // running is started (detached `warden hooks daemon --foreground`) and waited for, at most
 // 8 s. Any failure — no daemon, a daemon that dies mid-answer, a refused token, no answer in
 // 12 s — prints a coded reason on stderr and exits 2: the hosts' blocking exit code (fail
-// closed). docs/hooks-daemon.md. The socket protocol is src/hooks/daemon-socket.ts's.
+// closed). docs/hooks-daemon.md. The socket protocol is src/hooks/daemon-socket.ts's; a
+// host whose payload does not name its event (Copilot) gets `--event E` on its command line.
 import { closeSync, mkdirSync, openSync, readFileSync, readSync, writeSync } from "node:fs";
 import { connect } from "node:net";
 import { homedir } from "node:os";
@@ -32,16 +33,25 @@ class EntryError extends Error {
   }
 }
 
+/**
+ * `<host> [--dir DIR] [--event E] [--cloud-agent]`: `--event` names the event a host's
+ * payload does not (GitHub Copilot's camelCase payloads), `--cloud-agent` answers as for the
+ * Copilot coding agent (also when $COPILOT_AGENT_PROMPT is set) — both passed to the daemon.
+ */
 function parseArgs(argv) {
   const host = argv[2] ?? "";
   if (!/^[a-z][a-z0-9-]{0,31}$/.test(host))
-    throw new EntryError("ERR_HOOK_CONFIG_INVALID", "usage: warden-hook <host> [--dir DIR]");
+    throw new EntryError("ERR_HOOK_CONFIG_INVALID", "usage: warden-hook <host> [--dir DIR] [--event E]");
   let dir = process.env.WARDEN_HOOKS_DIR || join(homedir(), ".warden", "hooks");
+  const extra = {};
+  if (process.env.COPILOT_AGENT_PROMPT !== undefined) extra.cloudAgent = true;
   for (let i = 3; i < argv.length; i++) {
     if (argv[i] === "--dir" && argv[i + 1] !== undefined) dir = argv[++i];
+    else if (argv[i] === "--event" && /^[A-Za-z]{1,64}$/.test(argv[i + 1] ?? "")) extra.event = argv[++i];
+    else if (argv[i] === "--cloud-agent") extra.cloudAgent = true;
     else throw new EntryError("ERR_HOOK_CONFIG_INVALID", `unknown argument ${String(argv[i]).slice(0, 64)}`);
   }
-  return { host, dir: resolve(dir) };
+  return { host, dir: resolve(dir), extra };
 }
 
 /** stdin to its end: synchronous reads (no stream set up), the stream only for a non-blocking pipe. */
@@ -141,7 +151,7 @@ async function startDaemon(dir) {
   closeSync(log);
 }
 
-async function answer(host, dir, body) {
+async function answer(host, dir, body, extra = {}) {
   const deadline = Date.now() + START_WAIT_MS;
   let started = false;
   for (;;) {
@@ -149,7 +159,7 @@ async function answer(host, dir, body) {
     try {
       if (token === undefined)
         throw new EntryError("ERR_HOOK_DAEMON_UNAVAILABLE", "no daemon token yet", true);
-      return await exchange(dir, { v: 1, token, host, env: projectEnv() }, body);
+      return await exchange(dir, { v: 1, token, host, env: projectEnv(), ...extra }, body);
     } catch (err) {
       if (!(err instanceof EntryError) || !err.connectFailed) throw err;
       if (!started) {
@@ -192,7 +202,7 @@ async function main() {
   try {
     const args = parseArgs(process.argv);
     host = args.host;
-    const a = await answer(host, args.dir, await readStdin());
+    const a = await answer(host, args.dir, await readStdin(), args.extra);
     // Synchronous writes to the inherited descriptors: no stream is set up for them.
     if (typeof a.stdout === "string" && a.stdout) emit(1, a.stdout);
     if (typeof a.stderr === "string" && a.stderr) emit(2, a.stderr);

@@ -189,6 +189,11 @@ export function renderClaudeCode(event: string, v: Verdict): ClaudeAnswer {
           hookSpecificOutput: {
             hookEventName: "PreToolUse",
             permissionDecision: v.decision,
+            // An ask of a contained call (unknownEgress "ask"): Claude Code shows and, on
+            // approval, runs the rewritten input — never the original command.
+            ...(v.decision === "ask" && v.directives?.updated_input !== undefined
+              ? { updatedInput: v.directives.updated_input }
+              : {}),
             permissionDecisionReason: reason(v),
           },
         }),

@@ -5,7 +5,8 @@
 // sandbox profile (bubblewrap masks and read-only binds) both read it, so a path that is
 // masked in the sandbox is also refused to the host's own file tools. docs/hooks.md
 // "Coding-agent profile".
-import { isAbsolute, join, normalize, sep } from "node:path";
+import { lstatSync } from "node:fs";
+import { basename, dirname, isAbsolute, join, normalize, sep } from "node:path";
 import { z } from "zod";
 import { egressAllowed, isWithin } from "./coding-profile-match.js";
 
@@ -107,6 +108,10 @@ export const WORKSPACE_PROTECTED: readonly string[] = [
   ".github/copilot",
   ".vscode/settings.json",
   ".vscode/tasks.json",
+  // A launch configuration runs its program (and preLaunchTask) when the user starts debugging.
+  ".vscode/launch.json",
+  // direnv runs .envrc in the user's shell on entering the directory.
+  ".envrc",
   ".git/hooks",
   ".git/config",
   ".git/commondir",
@@ -149,7 +154,7 @@ export const CodingProfileConfigSchema = z.strictObject({
   /** Hosts the egress proxy lets through (exact names or `*.suffix`); replaces the default list when `replaceEgress`. */
   egress: z.array(z.string().min(1).max(253)).max(1024).default([]),
   replaceEgress: z.boolean().default(false),
-  /** What happens to a destination not on the list: `deny` (default) or `ask` (the proxy refuses; the next call asks). */
+  /** A destination not on the list: `deny` (default: the proxy refuses) or `ask` (a Bash call naming one is asked, contained, that host let through for the call). */
   unknownEgress: z.enum(["deny", "ask"]).default("deny"),
 });
 export type CodingProfileConfig = z.infer<typeof CodingProfileConfigSchema>;
@@ -203,7 +208,48 @@ export function isCredentialPath(profile: CodingProfile, path: string): boolean 
   return path.split(sep).some((seg) => isCredentialName(seg));
 }
 
+/**
+ * What in ANY repository's `.git` runs code or redirects git (`config`: core.fsmonitor,
+ * core.hooksPath; `hooks`; `commondir`; submodules' and worktrees' own): protected at every
+ * depth of the workspace — a nested repository (`vendor/lib/.git/config`) is run by the
+ * user's editor and git as much as the workspace's own.
+ */
+const GIT_CONTROL = new Set(["config", "hooks", "commondir", "config.worktree", "modules", "worktrees"]);
+
+function inGitControl(profile: CodingProfile, path: string): boolean {
+  const ws = profile.workspace;
+  if (ws === undefined || !isWithin(path, ws)) return false;
+  const segs = path
+    .slice(ws.length)
+    .split(sep)
+    .filter((x) => x !== "");
+  return segs.some((seg, i) => seg === ".git" && GIT_CONTROL.has(segs[i + 1] ?? ""));
+}
+
 /** A resolved absolute path the agent may never write (credential locations included). */
 export function isProtectedPath(profile: CodingProfile, path: string): boolean {
-  return profile.protectedPaths.some((p) => isWithin(path, p)) || isCredentialPath(profile, path);
+  return (
+    profile.protectedPaths.some((p) => isWithin(path, p)) ||
+    isCredentialPath(profile, path) ||
+    inGitControl(profile, path)
+  );
+}
+
+/**
+ * A workspace secrets file the agent may CREATE: a credential file name (`.env`,
+ * `.env.local`) in the workspace, in no credential or protected location, that does not
+ * exist yet (`cp .env.example .env`). Reading it stays refused, and an existing one stays
+ * never writable (the user's secrets are not overwritten; the sandbox masks it).
+ */
+export function isCreatableSecret(profile: CodingProfile, path: string): boolean {
+  const ws = profile.workspace;
+  if (ws === undefined || !isWithin(path, ws) || !isCredentialName(basename(path))) return false;
+  const parent = dirname(path);
+  if (isProtectedPath(profile, parent) || profile.protectedPaths.some((p) => isWithin(path, p))) return false;
+  if (profile.credentials.some((c) => isWithin(path, c))) return false;
+  try {
+    return lstatSync(path, { throwIfNoEntry: false }) === undefined;
+  } catch {
+    return false;
+  }
 }

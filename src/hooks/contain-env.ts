@@ -88,3 +88,7 @@ export function proxyEnv(port: number): Record<string, string> {
 export const SANDBOX_PROXY_SOCKET = "/run/warden/egress.sock";
 /** Where the command to run is bound inside the sandbox (read-only; any size). */
 export const SANDBOX_COMMAND = "/run/warden/command";
+/** Where the init writes the command's final directory (a `cd` carries over to the next call). */
+export const SANDBOX_CWD = "/run/warden/cwd";
+/** The session's gate (read-only): while `frozen` exists there, a call waits before its command starts. */
+export const SANDBOX_GATE = "/run/warden/gate";

@@ -7,10 +7,26 @@
 // hosts to the proxy, which resolves them outside.
 //   node contain-init.js <shell>
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { connect, createServer, type Socket } from "node:net";
 import { constants } from "node:os";
-import { proxyEnv, SANDBOX_COMMAND, SANDBOX_PROXY_SOCKET } from "./contain-env.js";
+import { proxyEnv, SANDBOX_COMMAND, SANDBOX_CWD, SANDBOX_GATE, SANDBOX_PROXY_SOCKET } from "./contain-env.js";
+
+/**
+ * The shell's arguments: the command as it is, or — when the runner carries the final
+ * directory over (SANDBOX_CWD bound) — the command file sourced, then `pwd -P` recorded.
+ */
+function shellArgs(command: string): string[] {
+  if (!existsSync(SANDBOX_CWD)) return ["-c", command];
+  const script = `. ${SANDBOX_COMMAND}\n__warden_status=$?\npwd -P >${SANDBOX_CWD} 2>/dev/null\nexit $__warden_status`;
+  return ["-c", script];
+}
+
+/** Waits while the session's gate is shut (the host is writing a file the agent named: contain-gate.ts). */
+async function gate(): Promise<void> {
+  const frozen = `${SANDBOX_GATE}/frozen`;
+  while (existsSync(frozen)) await new Promise((r) => setTimeout(r, 20));
+}
 
 function bridge(local: Socket): void {
   const up = connect(SANDBOX_PROXY_SOCKET);
@@ -30,13 +46,14 @@ function statusOf(code: number | null, signal: NodeJS.Signals | null): number {
   return 128 + (n ?? 9);
 }
 
-function main(argv: readonly string[]): void {
+async function main(argv: readonly string[]): Promise<void> {
   const [shell] = argv;
   if (shell === undefined) {
     process.stderr.write("warden contain-init: usage: contain-init.js <shell>\n");
     process.exit(126);
   }
   const command = readFileSync(SANDBOX_COMMAND, "utf8");
+  await gate();
   const server = createServer(bridge);
   server.on("error", (err) => {
     process.stderr.write(`warden contain-init: ${err.message}\n`);
@@ -45,7 +62,7 @@ function main(argv: readonly string[]): void {
   server.listen(0, "127.0.0.1", () => {
     const addr = server.address();
     const port = typeof addr === "object" && addr !== null ? addr.port : 0;
-    const child = spawn(shell, ["-c", command], {
+    const child = spawn(shell, shellArgs(command), {
       stdio: "inherit",
       env: { ...process.env, ...proxyEnv(port) },
     });
@@ -58,4 +75,4 @@ function main(argv: readonly string[]): void {
   });
 }
 
-main(process.argv.slice(2));
+await main(process.argv.slice(2));

@@ -15,7 +15,7 @@
 import { lstatSync, mkdirSync, realpathSync, statSync } from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
 import { isWithin } from "./coding-profile-match.js";
-import { SANDBOX_COMMAND, SANDBOX_PROXY_SOCKET } from "./contain-env.js";
+import { SANDBOX_COMMAND, SANDBOX_CWD, SANDBOX_GATE, SANDBOX_PROXY_SOCKET } from "./contain-env.js";
 import type { ContainSpec } from "./contain-spec.js";
 
 /** Hosts' settings directories in the workspace: read-only whole, created empty if missing. */
@@ -116,6 +116,23 @@ export interface ArgvInput {
   cwd: string;
   /** A file holding the command (host path), bound read-only at SANDBOX_COMMAND. */
   commandFile: string;
+  /** A file the init writes the command's final directory to (host path), bound at SANDBOX_CWD. */
+  cwdFile?: string;
+  /** The session's gate directory (host path), bound read-only at SANDBOX_GATE. */
+  gateDir?: string;
+  /**
+   * Inside the session's holder (contain-holder.ts): its network and PID namespaces are
+   * kept (no `--unshare-net`/`--unshare-pid`) and its /proc — that PID namespace's — is
+   * bound; a new user, mount, IPC, UTS and cgroup namespace as always.
+   */
+  shared?: boolean;
+}
+
+/** The namespaces and /proc of a call: its own, or those of the session's holder. */
+function namespaces(shared: boolean): string[] {
+  const caps = ["--die-with-parent", "--new-session", "--cap-drop", "ALL"];
+  if (!shared) return ["--unshare-all", "--unshare-net", ...caps];
+  return ["--unshare-user", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", ...caps];
 }
 
 /** bwrap's arguments (without the trailing `-- command`) for one contained call. */
@@ -124,10 +141,13 @@ export function containArgv(spec: ContainSpec, input: ArgvInput): string[] {
   const home = real(spec.home);
   // No capability even when the host runs as root: with CAP_SYS_ADMIN in its namespace the
   // sandbox could unmount its own masks.
-  const args = ["--unshare-all", "--unshare-net", "--die-with-parent", "--new-session", "--cap-drop", "ALL"];
-  args.push("--ro-bind", "/", "/", "--dev", "/dev", "--tmpfs", "/dev/shm", "--proc", "/proc");
+  const args = namespaces(input.shared === true);
+  args.push("--ro-bind", "/", "/", "--dev", "/dev", "--tmpfs", "/dev/shm");
+  args.push(...(input.shared === true ? ["--bind", "/proc", "/proc"] : ["--proc", "/proc"]));
   args.push("--tmpfs", "/run", "--bind", input.socket, SANDBOX_PROXY_SOCKET);
   args.push("--ro-bind", input.commandFile, SANDBOX_COMMAND);
+  if (input.cwdFile !== undefined) args.push("--bind", input.cwdFile, SANDBOX_CWD);
+  if (input.gateDir !== undefined) args.push("--ro-bind", input.gateDir, SANDBOX_GATE);
   args.push("--bind", spec.sessionTmp, "/tmp");
   args.push(...reexpose(home, false), "--bind", ws, ws);
   // Read-only again inside the workspace; then masks and state last, so nothing re-exposes them.

@@ -7,6 +7,7 @@
 //   node contain-run.js <base64 spec> <base64 command | @file>
 import { spawn } from "node:child_process";
 import {
+  existsSync,
   lstatSync,
   mkdirSync,
   mkdtempSync,
@@ -19,12 +20,14 @@ import {
   writeFileSync,
 } from "node:fs";
 import { constants, tmpdir } from "node:os";
-import { dirname, join, relative } from "node:path";
+import { dirname, join } from "node:path";
 import { isWithin } from "./coding-profile-match.js";
 import { scrubEnv } from "./contain-env.js";
-import { containArgv, HOST_SETTINGS_DIRS, specProblem } from "./contain-profile.js";
+import { ensureHolder, type Holder, holderDir, sessionProcesses } from "./contain-holder.js";
+import { containArgv, specProblem } from "./contain-profile.js";
 import { type EgressProxy, startEgressProxy } from "./contain-proxy.js";
 import { type ContainSpec, decodeSpec } from "./contain-spec.js";
+import { absentProtected, removeCreated, setWatched, watched } from "./contain-sweep.js";
 
 function fail(why: string): never {
   process.stderr.write(`Warden containment: ${why}; the command did not run\n`);
@@ -58,51 +61,102 @@ export function readCommand(word: string): string {
   return text;
 }
 
-/**
- * The protected workspace paths that do not exist (placed under the workspace's real path):
- * a missing one cannot be bound read-only, so the call could create it (`.git/commondir`,
- * `.github/hooks/x.json`, `.vscode/tasks.json`, a `.git/config` after `git init`). Not the
- * hosts' settings directories: read-only whole in the sandbox, and the host itself writes
- * there during a call (`.claude/settings.local.json` when the user allows a tool always).
- */
-export function absentProtected(spec: ContainSpec): string[] {
-  let ws: string;
-  try {
-    ws = realpathSync(spec.workspace);
-  } catch {
-    return [];
-  }
-  const settings = HOST_SETTINGS_DIRS.map((d) => join(ws, d));
-  return spec.protectedPaths
-    .filter((p) => isWithin(p, spec.workspace))
-    .map((p) => join(ws, relative(spec.workspace, p)))
-    .filter((p) => !settings.some((d) => isWithin(p, d)))
-    .filter((p) => lstatSync(p, { throwIfNoEntry: false }) === undefined);
+/** The session's holder and its directories, when the spec asks to share (spec.nsenter). */
+interface Shared {
+  holder: Holder;
+  dir: string;
+  gateDir: string;
 }
 
-/**
- * After the call (every process of the sandbox is gone with its PID namespace): moves what
- * appeared at those paths aside to `<path>.warden-refused-<time>` — out of every host's and
- * git's reach, yet kept (the user may have made it during the call) — never through a link
- * (the parent must be where it was named). Said on stderr.
- */
-export function removeCreated(paths: readonly string[]): void {
-  for (const p of paths) {
-    try {
-      if (lstatSync(p, { throwIfNoEntry: false }) === undefined) continue;
-      if (realpathSync(dirname(p)) !== dirname(p)) throw new Error("its folder is a link");
-      const aside = `${p}.warden-refused-${Date.now()}`;
-      renameSync(p, aside);
-      process.stderr.write(
-        `Warden containment: ${p} is protected; what the command created there is now ${aside}\n`,
-      );
-    } catch (err) {
-      const why = err instanceof Error ? err.message : String(err);
-      process.stderr.write(
-        `Warden containment: ${p} was created during the command and not moved aside: ${why}\n`,
-      );
-    }
+async function sharedOf(spec: ContainSpec): Promise<Shared | undefined> {
+  if (spec.nsenter === undefined) return undefined;
+  const dir = holderDir(spec.sessionTmp);
+  privateDir(dir);
+  const gateDir = join(dir, "gate");
+  privateDir(gateDir);
+  const holder = await ensureHolder(spec.bwrap, dir);
+  if (holder === undefined)
+    process.stderr.write("Warden containment: no session namespace; this call runs in its own\n");
+  return holder === undefined ? undefined : { holder, dir, gateDir };
+}
+
+/** The command line: bwrap, or bwrap inside the holder's namespaces. */
+function commandLine(spec: ContainSpec, argv: string[], shared: Shared | undefined): [string, string[]] {
+  const inner = [...argv, "--info-fd", "3", "--", spec.node, spec.init, spec.shell];
+  if (shared === undefined || spec.nsenter === undefined) return [spec.bwrap, inner];
+  const ns = ["--target", String(shared.holder.pid), "--user", "--mount", "--net", "--pid"];
+  return [spec.nsenter, [...ns, "--preserve-credentials", "--", spec.bwrap, ...inner]];
+}
+
+/** The call's final directory for the host shell (spec.cwdFile), when it lies in the workspace. */
+function carryCwd(spec: ContainSpec, written: string): void {
+  if (spec.cwdFile === undefined) return;
+  try {
+    const cwd = readFileSync(written, "utf8").trim();
+    const st = cwd.startsWith("/") ? lstatSync(cwd, { throwIfNoEntry: false }) : undefined;
+    if (st?.isDirectory() && isWithin(cwd, realpathSync(spec.workspace)))
+      writeFileSync(spec.cwdFile, cwd, { mode: 0o600 });
+  } catch {
+    // No directory recorded (the command exited early): the host shell stays where it was.
   }
+}
+
+/** Runs the sandbox; `started`: bwrap reported the sandbox up (its --info-fd 3), so the command ran. */
+/**
+ * nsenter stops itself when its child is stopped (the session gate, contain-gate.ts) and
+ * resumes it only when continued itself: while the gate is open, a stopped nsenter is continued.
+ */
+function keepGoing(pid: number | undefined, gateDir: string | undefined): NodeJS.Timeout | undefined {
+  if (pid === undefined || gateDir === undefined) return undefined;
+  const t = setInterval(() => {
+    try {
+      const state = /\) (\S)/.exec(readFileSync(`/proc/${pid}/stat`, "utf8"))?.[1];
+      if (state === "T" && !existsSync(join(gateDir, "frozen"))) process.kill(pid, "SIGCONT");
+    } catch {
+      // Gone.
+    }
+  }, 200);
+  t.unref();
+  return t;
+}
+
+function runChild(
+  file: string,
+  args: string[],
+  gateDir?: string,
+): Promise<{ status: number; started: boolean }> {
+  const child = spawn(file, args, {
+    stdio: ["inherit", "inherit", "inherit", "pipe"],
+    env: scrubEnv(process.env),
+  });
+  const watch = keepGoing(child.pid, gateDir);
+  let started = false;
+  child.stdio[3]?.on("data", () => {
+    started = true;
+  });
+  child.stdio[3]?.on("error", () => undefined);
+  for (const s of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(s, () => child.kill(s));
+  return new Promise((resolve) => {
+    child.once("error", (err) => {
+      process.stderr.write(`Warden containment: ${err.message}\n`);
+      resolve({ status: 126, started });
+    });
+    // "exit", not "close": a process the call left running may hold the pipes.
+    child.once("exit", (code, signal) => {
+      clearInterval(watch);
+      child.stdio[3]?.destroy();
+      resolve({ status: statusOf(code, signal), started });
+    });
+  });
+}
+
+/** After the call: what it created at protected paths moved aside — now, and while its processes live on. */
+function sweep(absent: string[], shared: Shared | undefined): void {
+  removeCreated(absent);
+  if (shared === undefined) return;
+  const all = [...watched(shared.dir), ...absent];
+  removeCreated(all);
+  setWatched(shared.dir, sessionProcesses(shared.holder).length > 0 ? all : []);
 }
 
 async function run(spec: ContainSpec, command: string): Promise<number> {
@@ -113,28 +167,36 @@ async function run(spec: ContainSpec, command: string): Promise<number> {
   const part = `${spec.egressLog}-${process.pid}.part`;
   let proxy: EgressProxy | undefined;
   let absent: string[] = [];
+  let shared: Shared | undefined;
+  const cwdFile = join(dir, "cwd");
   try {
     const socket = join(dir, "egress.sock");
     const commandFile = join(dir, "command");
     writeFileSync(commandFile, command, { mode: 0o600 });
+    writeFileSync(cwdFile, "", { mode: 0o600 });
+    shared = await sharedOf(spec);
+    if (shared !== undefined) removeCreated(watched(shared.dir));
     proxy = await startEgressProxy({ socket, egress: spec.egress, log: part });
-    const argv = containArgv(spec, { socket, cwd: process.cwd(), commandFile });
+    const argv = containArgv(spec, {
+      socket,
+      cwd: process.cwd(),
+      commandFile,
+      ...(spec.cwdFile !== undefined ? { cwdFile } : {}),
+      ...(shared !== undefined ? { shared: true, gateDir: shared.gateDir } : {}),
+    });
     // After containArgv: the host settings placeholders it creates are Warden's, not the call's.
     absent = absentProtected(spec);
-    const child = spawn(spec.bwrap, [...argv, "--", spec.node, spec.init, spec.shell], {
-      stdio: "inherit",
-      env: scrubEnv(process.env),
-    });
-    for (const s of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(s, () => child.kill(s));
-    return await new Promise<number>((resolve) => {
-      child.once("error", (err) => {
-        process.stderr.write(`Warden containment: ${err.message}\n`);
-        resolve(126);
-      });
-      child.once("exit", (code, signal) => resolve(statusOf(code, signal)));
-    });
+    let ran = await runChild(...commandLine(spec, argv, shared), shared?.gateDir);
+    if (!ran.started && shared !== undefined) {
+      // The holder ended between its check and nsenter (idle): the command did not run; run it in namespaces of its own.
+      shared = undefined;
+      const own = containArgv(spec, { socket, cwd: process.cwd(), commandFile, cwdFile });
+      ran = await runChild(...commandLine(spec, own, undefined));
+    }
+    carryCwd(spec, cwdFile);
+    return ran.status;
   } finally {
-    removeCreated(absent);
+    sweep(absent, shared);
     await proxy?.close();
     try {
       renameSync(part, `${spec.egressLog}-${process.pid}.jsonl`);

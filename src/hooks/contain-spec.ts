@@ -30,6 +30,10 @@ export interface ContainSpec {
   sessionTmp: string;
   /** The file the proxy appends each destination to (JSON lines, fsync'd). */
   egressLog: string;
+  /** nsenter (absolute): calls enter the session's holder (contain-holder.ts); absent: own namespaces. */
+  nsenter?: string;
+  /** Where the runner leaves the call's final directory for the rewritten command's `cd` (host path). */
+  cwdFile?: string;
 }
 
 const STRING_FIELDS = [
@@ -42,6 +46,7 @@ const STRING_FIELDS = [
   "sessionTmp",
   "egressLog",
 ] as const;
+const OPTIONAL_FIELDS = ["nsenter", "cwdFile"] as const;
 const LIST_FIELDS = ["stateDirs", "credentials", "protectedPaths", "readOnly", "egress"] as const;
 
 export function encodeSpec(spec: ContainSpec): string {
@@ -63,6 +68,8 @@ export function decodeSpec(b64: string): ContainSpec | string {
   }
   if (o.v !== 1) return "unknown spec version";
   for (const k of STRING_FIELDS) if (!absolute(o[k])) return `spec.${k} must be an absolute path`;
+  for (const k of OPTIONAL_FIELDS)
+    if (o[k] !== undefined && !absolute(o[k])) return `spec.${k} must be an absolute path`;
   for (const k of LIST_FIELDS) {
     const list = o[k];
     if (!Array.isArray(list) || list.length > 4096) return `spec.${k} must be a list`;

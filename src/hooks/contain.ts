@@ -7,7 +7,7 @@
 // the default) or denied (`"required"`) — never a silent allow. Read-only commands proven
 // harmless are not exempted yet: every shell call is contained or asked.
 import { randomUUID } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -17,10 +17,15 @@ import {
   type CodingProfile,
   type CodingProfileConfig,
   codingProfile,
-  isCredentialName,
+  egressAllowed,
   isWithin,
 } from "./coding-profile.js";
+import { holderDir } from "./contain-holder.js";
 import { specProblem } from "./contain-profile.js";
+import { ScanTruncated, type WorkspaceScan, workspaceScan } from "./contain-scan.js";
+
+export { ScanTruncated, type WorkspaceScan, workspaceCredentials, workspaceScan } from "./contain-scan.js";
+
 import { gitHooksPath, gitInnerControl, gitRemoteHosts } from "./contain-remotes.js";
 import { type ContainSpec, encodeSpec } from "./contain-spec.js";
 import type { Verdict } from "./schema-base.js";
@@ -37,6 +42,8 @@ export interface ContainmentConfig {
   /** bwrap binary (default: /usr/bin/bwrap or /bin/bwrap). */
   bwrap?: string;
   home?: string;
+  /** Calls of a session share one network and PID namespace (default true where nsenter exists). */
+  shareSession?: boolean;
 }
 
 /** The compiled runner and init beside this file (from src/, the built copy in dist/). */
@@ -100,38 +107,6 @@ export function containmentUnavailableCached(hooksDir: string, bwrap?: string): 
   return why;
 }
 
-const SKIP = new Set(["node_modules", ".git", "dist", "build", "target", ".venv", "venv", "__pycache__"]);
-
-/**
- * The workspace's credential files (`.env`, `.env.local`, keys…): a bounded walk, breadth
- * first so the entry budget is spent on the deepest folders last (a large folder listed
- * before the root `.env` never hides it).
- */
-export function workspaceCredentials(workspace: string, maxDepth = 8, maxEntries = 20_000): string[] {
-  const out: string[] = [];
-  let seen = 0;
-  let level = [workspace];
-  for (let depth = 0; depth <= maxDepth && level.length > 0; depth++) {
-    const next: string[] = [];
-    for (const dir of level) {
-      let entries: import("node:fs").Dirent[];
-      try {
-        entries = readdirSync(dir, { withFileTypes: true });
-      } catch {
-        continue;
-      }
-      for (const e of entries) {
-        if (++seen > maxEntries) return out;
-        const p = join(dir, e.name);
-        if (isCredentialName(e.name)) out.push(p);
-        else if (e.isDirectory() && !SKIP.has(e.name)) next.push(p);
-      }
-    }
-    level = next;
-  }
-  return out;
-}
-
 /** One call's names: the session's key (a hash of host and session) and the call's id. */
 export interface CallNames {
   sessionKey: string;
@@ -147,8 +122,18 @@ export function safeCallId(id: string): string {
   return id.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 64) || "call";
 }
 
+/** A session's private /tmp on the host (`$TMPDIR/warden-contain-<uid>/<session key>`). */
+export function sessionTmpOf(sessionKey: string): string {
+  return join(tmpdir(), `warden-contain-${process.getuid?.() ?? "user"}`, sessionKey);
+}
+
 /** The runner's spec for one call in `workspace`. */
-export function containSpec(c: ContainmentConfig, workspace: string, names: CallNames): ContainSpec {
+export function containSpec(
+  c: ContainmentConfig,
+  workspace: string,
+  names: CallNames,
+  scan: WorkspaceScan = workspaceScan(workspace),
+): ContainSpec {
   const home = c.home ?? homedir();
   const profile: CodingProfile = codingProfile(
     { home, workspace, stateDirs: [c.hooksDir, ...c.stateDirs] },
@@ -156,8 +141,9 @@ export function containSpec(c: ContainmentConfig, workspace: string, names: Call
   );
   const files = runnerFiles();
   const shell = basename(process.env.SHELL ?? "");
-  const uid = process.getuid?.() ?? "user";
   const hooksPath = gitHooksPath(workspace);
+  const sessionTmp = sessionTmpOf(names.sessionKey);
+  const nsenter = c.shareSession === false ? undefined : nsenterPath();
   return {
     v: 1,
     bwrap: bwrapPath(c.bwrap),
@@ -167,17 +153,26 @@ export function containSpec(c: ContainmentConfig, workspace: string, names: Call
     home,
     workspace,
     stateDirs: profile.stateDirs,
-    credentials: [...profile.credentials, ...workspaceCredentials(workspace)],
+    credentials: [...profile.credentials, ...scan.credentials],
     protectedPaths: [
       ...profile.protectedPaths,
+      ...scan.nestedGit,
       ...(hooksPath !== undefined ? [hooksPath] : []),
       ...gitInnerControl(workspace),
     ],
     readOnly: [...wardenFiles(files.dir, workspace), process.execPath],
     egress: [...profile.egress, ...gitRemoteHosts(workspace)],
-    sessionTmp: join(tmpdir(), `warden-contain-${uid}`, names.sessionKey),
+    sessionTmp,
     egressLog: join(c.hooksDir, "egress", `${names.sessionKey}-${safeCallId(names.callId)}`),
+    ...(nsenter !== undefined
+      ? { nsenter, cwdFile: join(holderDir(sessionTmp), `cwd-${safeCallId(names.callId)}-${randomUUID()}`) }
+      : {}),
   };
+}
+
+/** nsenter (util-linux), which lets a call enter its session's namespaces; undefined: calls use their own. */
+export function nsenterPath(): string | undefined {
+  return ["/usr/bin/nsenter", "/bin/nsenter"].find((p) => existsSync(p));
 }
 
 const quote = (v: string) => `'${v.replace(/'/g, `'\\''`)}'`;
@@ -198,7 +193,12 @@ function stash(command: string, spec: ContainSpec): string {
 export function containCommand(o: { command: string; spec: ContainSpec; runner?: string }): string {
   const b64 = Buffer.from(o.command, "utf8").toString("base64");
   const word = b64.length > MAX_INLINE_BASE64 ? stash(o.command, o.spec) : b64;
-  return [o.spec.node, o.runner ?? runnerFiles().run, encodeSpec(o.spec), word].map(quote).join(" ");
+  const run = [o.spec.node, o.runner ?? runnerFiles().run, encodeSpec(o.spec), word].map(quote).join(" ");
+  if (o.spec.cwdFile === undefined) return run;
+  // The host shell follows a `cd` of the call (the runner leaves the directory, checked to
+  // lie in the workspace, in cwdFile); the status stays the command's.
+  const f = quote(o.spec.cwdFile);
+  return `${run}; set -- "$?"; if [ -s ${f} ]; then cd -- "$(cat -- ${f})" 2>/dev/null; fi; rm -f -- ${f}; (exit "$1")`;
 }
 
 const SHELL_TOOLS = new Set(["shell", "package_install"]);
@@ -210,6 +210,58 @@ export interface ShellCall {
   input: Record<string, unknown>;
   workspace: string | undefined;
   names: CallNames;
+  /** The host (only Claude Code renders an ask WITH the rewritten input). */
+  hostId?: string;
+}
+
+/** Hosts a command line names in URLs (`https://h/…`, `git://h`, `ssh://git@h:22`): what the proxy will be asked for. */
+export function commandHosts(command: string): string[] {
+  const out = new Set<string>();
+  for (const m of command.matchAll(
+    /\b(?:https?|wss?|git|ssh|ftp):\/\/(?:[^/\s'"@]*@)?(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+)/g,
+  ))
+    if (m[1] !== undefined) out.add(m[1].toLowerCase());
+  // The sandbox's own loopback is reached directly (NO_PROXY), never through the proxy.
+  const local = (h: string) =>
+    h === "localhost" || h.endsWith(".localhost") || /^127\./.test(h) || h === "[::1]";
+  return [...out].filter((h) => !local(h)).slice(0, 16);
+}
+
+/**
+ * `unknownEgress: "ask"`: a contained call whose command names hosts off the allowlist is
+ * put to the user — Claude Code's ask WITH the rewritten input, whose spec lets exactly
+ * those hosts through for this call. A host that cannot show the rewritten input with its
+ * ask would run the original command uncontained on approval: denied there instead.
+ */
+function askEgress(
+  c: ContainmentConfig,
+  call: ShellCall,
+  spec: ContainSpec,
+  verdict: Verdict,
+): Verdict | undefined {
+  if (c.profile?.unknownEgress !== "ask") return undefined;
+  const unknown = commandHosts(call.input.command as string).filter((h) => !egressAllowed(spec, h));
+  if (unknown.length === 0) return undefined;
+  const why = `egress to ${unknown.join(", ")} is not on the allowlist`;
+  if (call.hostId !== "claude-code")
+    return {
+      ...verdict,
+      decision: "deny",
+      severity: "warning",
+      matched_rule_id: "warden-egress-ask",
+      reasons: [why],
+    };
+  const asked = { ...spec, egress: [...spec.egress, ...unknown] };
+  const command = containCommand({ command: call.input.command as string, spec: asked });
+  return {
+    ...verdict,
+    decision: "ask",
+    severity: "warning",
+    matched_rule_id: "warden-egress-ask",
+    reasons: [`${why}: allow it for this contained call?`],
+    suggested_resolutions: ["approved", "denied"],
+    directives: { ...(verdict.directives ?? {}), updated_input: { ...call.input, command } },
+  };
 }
 
 /** Why this call cannot be contained (undefined: it can). */
@@ -234,8 +286,12 @@ export function containVerdict(c: ContainmentConfig, call: ShellCall, verdict: V
   let problem = callProblem(c, call);
   let spec: ContainSpec | undefined;
   if (problem === undefined && call.workspace !== undefined) {
-    spec = containSpec(c, call.workspace, call.names);
-    problem = specProblem(spec, false);
+    const scan = workspaceScan(call.workspace);
+    if (scan.truncated) problem = new ScanTruncated(call.workspace).message;
+    else {
+      spec = containSpec(c, call.workspace, call.names, scan);
+      problem = specProblem(spec, false);
+    }
   }
   if (problem !== undefined || spec === undefined) {
     const decision = c.mode === "required" ? "deny" : "ask";
@@ -249,6 +305,8 @@ export function containVerdict(c: ContainmentConfig, call: ShellCall, verdict: V
       ...(decision === "ask" ? { suggested_resolutions: ["approved", "denied"] } : {}),
     };
   }
+  const asked = askEgress(c, call, spec, verdict);
+  if (asked !== undefined) return asked;
   const command = containCommand({ command: call.input.command as string, spec });
   const reasons = [...(verdict.reasons ?? []), "contained"];
   return {

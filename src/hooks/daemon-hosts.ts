@@ -9,6 +9,7 @@
 //   any other host: the adapter's stdout with 200 on exit 0, 403 with the reason on exit 2.
 import { claudeCodeAdapter } from "./claude-code.js";
 import { codexAdapter } from "./codex.js";
+import { copilotAdapterFor, copilotEventName, isCopilotEvent } from "./copilot.js";
 import { cursorAdapter } from "./cursor.js";
 import { geminiAdapter } from "./gemini.js";
 import type { HostAdapter, HostAnswer } from "./host-adapter-common.js";
@@ -58,6 +59,27 @@ export const DAEMON_HOSTS: Readonly<Record<string, DaemonHost>> = {
   gemini: { adapter: geminiAdapter, http: (a) => genericHttp(a) },
 };
 
-export function daemonHost(name: string): DaemonHost | undefined {
+/** What the entry's command line adds for a host whose payload does not name its event. */
+export interface HostOptions {
+  event?: string;
+  cloudAgent?: boolean;
+}
+
+/**
+ * GitHub Copilot: one adapter per configured event (its camelCase payloads carry no event
+ * name; the install writes `--event E` per entry), the coding agent's answers when asked.
+ */
+function copilotHost(o: HostOptions): DaemonHost | undefined {
+  if (o.event !== undefined && !isCopilotEvent(copilotEventName(undefined, o.event))) return undefined;
+  const adapter = copilotAdapterFor({
+    ...(o.event !== undefined ? { event: o.event } : {}),
+    cloudAgent: o.cloudAgent === true,
+  });
+  return { adapter, http: (a) => genericHttp(a) };
+}
+
+export function daemonHost(name: string, o: HostOptions = {}): DaemonHost | undefined {
+  if (name === "copilot") return copilotHost(o);
+  if (o.event !== undefined) return undefined;
   return Object.hasOwn(DAEMON_HOSTS, name) ? DAEMON_HOSTS[name] : undefined;
 }

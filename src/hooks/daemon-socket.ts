@@ -31,14 +31,25 @@ interface Header {
   token: string;
   host: string;
   env: Record<string, unknown>;
+  /** The event the host's command line names (`--event`: Copilot's payloads do not). */
+  event?: string;
+  cloudAgent?: boolean;
 }
 
 function parseHeader(line: string): Header | undefined {
   try {
     const h = JSON.parse(line) as Record<string, unknown>;
     if (h.v !== 1 || typeof h.token !== "string" || typeof h.host !== "string") return undefined;
+    if (h.event !== undefined && (typeof h.event !== "string" || !/^[A-Za-z]{1,64}$/.test(h.event)))
+      return undefined;
     const env = typeof h.env === "object" && h.env !== null ? (h.env as Record<string, unknown>) : {};
-    return { token: h.token, host: h.host, env };
+    return {
+      token: h.token,
+      host: h.host,
+      env,
+      ...(typeof h.event === "string" ? { event: h.event } : {}),
+      ...(h.cloudAgent === true ? { cloudAgent: true } : {}),
+    };
   } catch {
     return undefined;
   }
@@ -97,7 +108,7 @@ function serve(o: DaemonSocketOptions, sock: Socket): void {
   sock.on("end", () => {
     if (done) return;
     if (header === undefined) return finish(refusal("ERR_HOOK_EVENT_INVALID", "no header line"));
-    const host = daemonHost(header.host);
+    const host = daemonHost(header.host, header);
     if (host === undefined) return finish(refusal("ERR_HOOK_POINT_UNKNOWN", `unknown host ${header.host}`));
     finish(o.pool.answer(host, workspaceOf(host, header.env), buf.toString("utf8")));
   });

@@ -14,6 +14,7 @@ import { composeRuntime, type Runtime } from "../runtime/index.js";
 import { PinStore } from "../tools/index.js";
 import type { CodingProfileConfig } from "./coding-profile.js";
 import { type ContainmentConfig, containVerdict, sessionKeyOf } from "./contain.js";
+import { gateFor, openGate } from "./contain-gate.js";
 import { drainEgress } from "./contain-journal.js";
 import { dispatch } from "./dispatch.js";
 import {
@@ -251,15 +252,18 @@ class HooksEngine implements Engine {
       const why = `aarts_version ${version.slice(0, 32)} is not supported`;
       return this.#fail(raw, hook, "ERR_HOOK_HANDSHAKE_REQUIRED", why);
     }
+    const gate = gateFor(parsed.event);
     try {
       await this.#journalEgress(parsed.event);
       const evaluated = await this.#evaluate(parsed.event);
       const { runId } = evaluated;
       const verdict = this.#contain(parsed.event, evaluated.verdict);
+      if (gate !== undefined && verdict.decision !== "allow") openGate(...gate);
       await this.#journal(HOOK_VERDICT_EVENT, verdictBody(raw, hook, verdict, null), runId);
       if (this.config.statePath) saveState(this.config.statePath, this.state);
       return verdict;
     } catch (err) {
+      if (gate !== undefined) openGate(...gate);
       const code =
         err instanceof WardenError && err.code.startsWith("ERR_HOOK_") ? err.code : "ERR_HOOK_ENGINE_FAULT";
       return this.#fail(raw, hook, code, err instanceof Error ? err.message : "fault");
@@ -279,7 +283,7 @@ class HooksEngine implements Engine {
     if (e.hook_point !== "PreToolUse") return v;
     const workspace = this.config.workspace ?? this.state.sessions[e.session_id]?.workspace;
     const names = { sessionKey: sessionKeyOf(e.host_id, e.session_id), callId: e.turn_id };
-    const call = { tool: e.tool_name, input: e.tool_input, workspace, names };
+    const call = { tool: e.tool_name, input: e.tool_input, workspace, names, hostId: e.host_id };
     return containVerdict(this.containment, call, v);
   }
 

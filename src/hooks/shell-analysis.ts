@@ -3,7 +3,7 @@
 // (shell-writes.ts) and what it plainly does (shell-harm.ts). Never throws.
 
 import { isAbsolute, resolve } from "node:path";
-import { codingProfile, isProtectedPath } from "./coding-profile.js";
+import { codingProfile, isCreatableSecret, isProtectedPath } from "./coding-profile.js";
 import { loadShellParser, parseShell } from "./shell.js";
 import { FINDINGS, type ShellFindings, shellHarm } from "./shell-harm.js";
 import { type ShellContext, type ShellWrites, scriptWrites } from "./shell-writes.js";
@@ -34,7 +34,9 @@ export function analyseShellSync(command: string, ctx: ShellContext): ShellAnaly
     : { parsed: false, reason: parsed.reason, outside: [], inside: [], unresolved: [] };
   const findings = parsed.ok ? shellHarm(parsed.script, { cwd: start, profile }) : none();
   const writes = [...w.outside, ...w.inside, ...(w.scratch ?? [])];
-  const protectedTargets = writes.filter((p) => isProtectedPath(profile, p));
+  const protectedTargets = writes.filter(
+    (p) => isProtectedPath(profile, p) && !isCreatableSecret(profile, p),
+  );
   const firstFinding = FINDINGS.map((f) => findings[f][0]).find((x) => x !== undefined);
   const parameters: Record<string, string | boolean> = {
     shellParsed: w.parsed,

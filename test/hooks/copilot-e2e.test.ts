@@ -158,7 +158,7 @@ describe("warden hooks install copilot", () => {
     const pre = file.hooks.preToolUse[0];
     expect(pre.type).toBe("command");
     expect(pre.bash).toContain(process.execPath);
-    expect(pre.bash).toMatch(/ hooks copilot --event preToolUse$/);
+    expect(pre.bash).toMatch(/warden-hook\.js'? copilot --event preToolUse$/);
     expect(install(b.workspace, b.home, "--accept-fail-open").stdout).toContain("already installed");
   });
 

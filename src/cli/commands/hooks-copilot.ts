@@ -19,7 +19,7 @@ import {
 } from "../../hooks/index.js";
 import type { CliContext } from "../io.js";
 import { addOptions, type OptionSpec, type OptionsOf } from "../options.js";
-import { hookCommand } from "./hook-command.js";
+import { hookEntryCommand } from "./hook-command.js";
 import {
   type HostInstallOptions,
   type JsonObject,
@@ -94,7 +94,7 @@ export function mergeCopilotHooks(path: string, file: JsonObject, command: strin
 export function installCopilot(ctx: CliContext, o: HostInstallOptions): void {
   requireFailOpenAck("GitHub Copilot", "times out", o);
   const path = copilotHooksPath(o);
-  const merged = mergeCopilotHooks(path, readSettings(path), o.command ?? hookCommand("copilot"));
+  const merged = mergeCopilotHooks(path, readSettings(path), o.command ?? hookEntryCommand("copilot"));
   writeInstalled(ctx, path, merged, [
     "warning: Copilot runs the tool call when a hook times out (accepted with --accept-fail-open).",
     "note: the Copilot coding agent reads .github/hooks/*.json from the default branch and runs it in its own",
