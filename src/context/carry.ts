@@ -7,7 +7,7 @@
 // One entry per (principal, taint source): the latest label of that source, the run that
 // held it and when it was last active — bounded by the number of taint sources, and
 // never dropped inside the window. Only an operator starts a run without it (`clean`).
-import type { TaintLabel, TaintSource } from "../contracts/index.js";
+import { RuntimeError, TaintLabel, type TaintSource } from "../contracts/index.js";
 import type { MaybePromise } from "./ledger.js";
 import { mergeTaint } from "./taint.js";
 
@@ -25,6 +25,24 @@ export interface PrincipalTaintStore {
   load(principalId: string, since: number): MaybePromise<CarriedTaint[]>;
   /** Records labels of one of the principal's runs (one entry per source; a later `at` wins). */
   save(principalId: string, entries: readonly CarriedTaint[]): MaybePromise<void>;
+}
+
+/** A stored row (SQLite, PostgreSQL) read back: one that does not parse is a coded fault, never "no taint". */
+export function parseCarried(
+  principalId: string,
+  row: { run_id: unknown; label: unknown; at: unknown },
+): CarriedTaint {
+  let value: unknown;
+  try {
+    value = typeof row.label === "string" ? JSON.parse(row.label) : undefined;
+  } catch {
+    value = undefined;
+  }
+  const label = TaintLabel.safeParse(value);
+  const at = Number(row.at);
+  if (!label.success || typeof row.run_id !== "string" || !Number.isFinite(at))
+    throw new RuntimeError("ERR_RUNTIME_STATE_CORRUPT", `carried taint of ${principalId} is unreadable`);
+  return { runId: row.run_id, label: label.data, at };
 }
 
 /** The in-process store: carried taint survives a store reset, not a process restart. */

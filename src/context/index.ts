@@ -29,6 +29,7 @@ export {
   type Inheritance,
   MemoryPrincipalTaintStore,
   type PrincipalTaintStore,
+  parseCarried,
   TaintCarry,
 } from "./carry.js";
 export {

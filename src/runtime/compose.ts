@@ -9,7 +9,9 @@ import {
   type ContextConfig,
   createSessionStore,
   MemoryPrincipalStateStore,
+  MemoryPrincipalTaintStore,
   type PrincipalStateStore,
+  type PrincipalTaintStore,
   parseContextConfig,
   type Session,
   type SessionStore,
@@ -59,7 +61,9 @@ import { composeExecutors, type RuntimeExecutors } from "./executors.js";
 import { messagingFor, type RuntimeMessaging } from "./messages.js";
 import { SqlitePrincipalStateStore } from "./principal-store.js";
 import { wireRevocations } from "./revocations.js";
+import { startCleanRun } from "./run-taint.js";
 import { sharedRuns } from "./shared-runs.js";
+import { SqlitePrincipalTaintStore } from "./taint-store.js";
 
 export interface Runtime {
   readonly gate: Gate;
@@ -107,6 +111,11 @@ export interface Runtime {
   readonly hookSourcePins: SharedPins | undefined;
   /** Starts a run bound to an authenticated principal (loads its persisted state first). */
   startRun(principalId: string, options?: StartRunOptions): Promise<Session>;
+  /**
+   * An operator's clean start: a run of the principal without the taint carried at the
+   * principal (a named operator only; journaled as `warden.run.clean_started`).
+   */
+  startCleanRun(principalId: string, operatorId: string): Promise<Session>;
   /**
    * Distributed mode: makes a named run servable by this replica before a call uses it
    * (adopts it when its owner's lease expired) or throws ERR_RUN_ELSEWHERE (details: the
@@ -178,10 +187,25 @@ function principalStore(
   return path === undefined ? new MemoryPrincipalStateStore() : SqlitePrincipalStateStore.open(path);
 }
 
+/** Where taint carried at the principal persists: PostgreSQL, or beside the principal state. */
+function taintStore(
+  config: RuntimeConfig,
+  deps: RuntimeDeps,
+  node: PgNode | undefined,
+): PrincipalTaintStore & { close?(): void } {
+  if (node !== undefined) return node.taint;
+  if (deps.principalStore !== undefined) return new MemoryPrincipalTaintStore();
+  const path =
+    config.principalState ??
+    (config.journal.path === ":memory:" ? undefined : `${config.journal.path}.principals.db`);
+  return path === undefined ? new MemoryPrincipalTaintStore() : SqlitePrincipalTaintStore.open(path);
+}
+
 interface Opened {
   store: JournalStore;
   journal: Journal;
   principals: PrincipalStateStore & { close?(): void };
+  taint?: (PrincipalTaintStore & { close?(): void }) | undefined;
   /** The shared PostgreSQL store (distributed mode), closed last. */
   node?: PgNode | undefined;
   /** This replica's cross-chain checkpoints (per-node chains): a last one before the journal closes. */
@@ -195,6 +219,7 @@ async function closeOpened(o: Opened): Promise<void> {
   } finally {
     await o.store.close();
     o.principals.close?.();
+    o.taint?.close?.();
     await o.node?.close();
   }
 }
@@ -233,6 +258,7 @@ export async function composeRuntime(config: RuntimeConfig, deps: RuntimeDeps = 
   let opened: Opened = { store, journal, node, checkpoints, principals: new MemoryPrincipalStateStore() };
   try {
     opened = { store, journal, node, checkpoints, principals: principalStore(config, deps, node) };
+    opened.taint = taintStore(config, deps, node);
     return await wire(config, deps, policy, opened);
   } catch (err) {
     await closeOpened(opened);
@@ -273,6 +299,7 @@ async function openSessions(
     clock,
     ...(fleet !== undefined ? { ledger: fleet } : {}),
     principalStore: o.principals,
+    ...(o.taint !== undefined ? { taintStore: o.taint } : {}),
     onEvict(run) {
       onGone(run.runId);
       // The run is gone either way (eviction protects memory, not access); an entry the
@@ -488,6 +515,8 @@ async function wire(
     agentpin,
     hookSourcePins: o.node?.tofuPins.forKind("hook-source"),
     startRun: (principalId, options) => runs.start(principalId, options),
+    startCleanRun: (principalId, operatorId) =>
+      startCleanRun(journal, sessions, (id, options) => runs.start(id, options), { principalId, operatorId }),
     ensureRun: (runId, principalId) => runs.ensure(runId, principalId),
     ensureRunAny: (runId) => runs.ensureAny(runId),
     capabilities,
@@ -508,6 +537,7 @@ async function wire(
         await executors.close();
         await apae?.close();
         await sessions.principals.flush();
+        await sessions.carry?.flush();
         await Promise.all([...evictions]);
         messages.nonces.close?.();
         await closeOpened(o);

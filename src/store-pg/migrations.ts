@@ -212,6 +212,19 @@ CREATE TABLE tofu_pins (
   PRIMARY KEY (kind, tool_id, domain)
 );`,
   },
+  {
+    version: 8,
+    description: "taint carried at the principal (issue 37), shared by every replica",
+    sql: `
+CREATE TABLE principal_taint (
+  principal_id text NOT NULL,
+  source       text NOT NULL,
+  run_id       text NOT NULL,
+  label        text NOT NULL,
+  at           bigint NOT NULL,
+  PRIMARY KEY (principal_id, source)
+);`,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -14,6 +14,7 @@ import { PgKeyPins } from "./key-pins.js";
 import { PgBudgetLedger } from "./ledger.js";
 import { PgMcpPins } from "./mcp-pins.js";
 import { checkSchema } from "./migrations.js";
+import { PgPrincipalTaintStore } from "./principal-taint.js";
 import { PgRunRegistry } from "./runs.js";
 import { PgNonceStore, PgPrincipalStateStore } from "./state-stores.js";
 import { PgTofuPins } from "./tofu-pins.js";
@@ -52,6 +53,8 @@ export interface PgNode {
     onError?: (err: unknown) => void,
   ): Promise<ChainCheckpointer>;
   readonly principals: PgPrincipalStateStore;
+  /** Taint carried at the principal (issue 37). */
+  readonly taint: PgPrincipalTaintStore;
   /** Capability use counts (and budgets where a caller drives an async ledger). */
   readonly ledger: PgBudgetLedger;
   readonly nonces: PgNonceStore;
@@ -121,6 +124,7 @@ export async function openPgNode(
         }
       : {}),
     principals: new PgPrincipalStateStore(pool),
+    taint: new PgPrincipalTaintStore(pool),
     ledger: new PgBudgetLedger(pool),
     nonces: new PgNonceStore(pool),
     trust: new PgTrustStore(pool),

@@ -230,6 +230,8 @@ export interface SidecarOptions {
   policy?: string;
   /** gate.requireContract; unset keeps the sidecar's default (true). */
   requireContract?: boolean;
+  /** More contract files (name → TOML), written beside the harness's own. */
+  extraContracts?: Record<string, string>;
 }
 
 export async function startTestSidecar(o: SidecarOptions = {}): Promise<Sidecar> {
@@ -238,7 +240,7 @@ export async function startTestSidecar(o: SidecarOptions = {}): Promise<Sidecar>
   const key = saveKeyPair(generateKeyPair("ed25519"), dir, { name: "journal" });
   writeFileSync(join(dir, "policy.yaml"), o.policy ?? POLICY);
   mkdirSync(join(dir, "contracts"));
-  for (const [name, text] of Object.entries(contracts(service.port))) {
+  for (const [name, text] of Object.entries({ ...contracts(service.port), ...o.extraContracts })) {
     writeFileSync(join(dir, "contracts", name), text);
   }
   mkdirSync(join(dir, "work"));
