@@ -52,7 +52,9 @@ export interface Agents {
   now: { t: number };
 }
 
-export async function twoAgents(opts: { policy?: string; maxDepth?: number } = {}): Promise<Agents> {
+export async function twoAgents(
+  opts: { policy?: string; maxDepth?: number; inbox?: Record<string, number> } = {},
+): Promise<Agents> {
   const dir = mkdtempSync(join(tmpdir(), "warden-msg-"));
   const policy = join(dir, "policy.yaml");
   writeFileSync(policy, opts.policy ?? POLICY);
@@ -76,6 +78,7 @@ export async function twoAgents(opts: { policy?: string; maxDepth?: number } = {
       messaging: {
         identities: Object.fromEntries([planner, executor, mallory].map((k) => [k.id, publicPem(k)])),
         ...(opts.maxDepth !== undefined ? { maxDepth: opts.maxDepth } : {}),
+        ...(opts.inbox !== undefined ? { inbox: opts.inbox } : {}),
       },
     },
     { clock: () => now.t },
