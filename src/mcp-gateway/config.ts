@@ -59,6 +59,8 @@ export const GatewayConfigSchema = z.strictObject({
        * credential never takes the shared pool. Default: a quarter of maxSessions (at least 1).
        */
       maxSessionsPerPrincipal: z.number().int().min(1).max(100_000).optional(),
+      /** Requests (POST) of one principal in flight at once, all its sessions together (ERR_MCP_BUSY, 429, beyond it). */
+      maxInFlightPerPrincipal: z.number().int().min(1).max(10_000).default(4),
       /** A session idle this long is closed (its run ended) when room is needed for a new one. */
       sessionIdleMs: z.number().int().min(1000).max(86_400_000).default(1_800_000),
       /** Largest request body (bytes). */

@@ -4,7 +4,8 @@
 // bound to that principal, and a later request on the session with another credential
 // is refused. Bodies are size-capped, sessions are counted — in all and per principal
 // (`maxSessionsPerPrincipal`, ERR_MCP_SESSION_LIMIT 429: one credential never takes the
-// shared pool; sessions still opening count too) — the listener is loopback by default.
+// shared pool; sessions still opening count too) and a principal's requests in flight are
+// capped (`maxInFlightPerPrincipal`, ERR_MCP_BUSY 429) — the listener is loopback by default.
 // DNS-rebinding protection is on for the configured host.
 import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
 import {
@@ -126,6 +127,8 @@ export async function serveHttp(gw: Gateway, over: { port?: number } = {}): Prom
   const sessions = new Map<string, Live>();
   const opening = new Map<string, number>();
   const perPrincipal = cfg.maxSessionsPerPrincipal ?? Math.max(1, Math.floor(cfg.maxSessions / 4));
+  const busyOf = new Map<string, number>();
+  const maxBusy = cfg.maxInFlightPerPrincipal;
   // The Host headers a loopback client sends (set once the port is known): DNS rebinding guard.
   let allowedHosts: string[] = [];
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -143,6 +146,19 @@ export async function serveHttp(gw: Gateway, over: { port?: number } = {}): Prom
       if (live.owner !== ownerOf(caller))
         return reply(res, 403, "ERR_MCP_AUTH", "the session belongs to another principal");
       live.lastSeen = Date.now();
+      if (req.method !== "POST") return live.transport.handleRequest(req, res, body);
+      // A fair share of the gateway's work: a principal's requests in flight are capped, so
+      // one flooding its sessions waits its turn (429) instead of starving the others.
+      const busy = busyOf.get(caller.principal) ?? 0;
+      if (busy >= maxBusy)
+        return reply(res, 429, "ERR_MCP_BUSY", `this principal has ${maxBusy} requests in flight`);
+      busyOf.set(caller.principal, busy + 1);
+      // Counted until the answer is sent (or the client left), not until the SDK returns.
+      res.once("close", () => {
+        const left = (busyOf.get(caller.principal) ?? 1) - 1;
+        if (left <= 0) busyOf.delete(caller.principal);
+        else busyOf.set(caller.principal, left);
+      });
       return live.transport.handleRequest(req, res, body);
     }
     if (req.method !== "POST" || !isInitialize(body))

@@ -2,7 +2,8 @@
 // one token's 24 initialize requests used to take the whole pool, and every other
 // principal got 503 "too many sessions" until the idle timeout. With a per-principal
 // share the flood stops at its cap with a coded 429, and another principal still opens
-// a session and calls a tool.
+// a session and calls a tool; a principal's requests in flight are capped the same way.
+import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashToken } from "../../src/server/index.js";
 import { FIXTURE, type GatewayHarness, node, startGateway, TOKENS } from "./harness.js";
@@ -49,6 +50,29 @@ const init = (id: number, token: string) =>
       params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } },
     }),
   });
+
+describe("one credential takes every gateway request slot", () => {
+  it("one principal's flood of tool calls waits its turn (429 ERR_MCP_BUSY); another's call goes through meanwhile", async () => {
+    const a = await h.connect(TOKENS.a);
+    const calls = Array.from({ length: 12 }, () =>
+      a.callTool({ name: "test__slow", arguments: { ms: 1500 } }).then(
+        () => "ok",
+        (err: unknown) => String(err),
+      ),
+    );
+    const b = await h.connect(TOKENS.b);
+    const r = await b.callTool({ name: "test__add", arguments: { a: 2, b: 3 } });
+    expect(r.isError).not.toBe(true);
+    const outcomes = await Promise.all(calls);
+    expect(outcomes.filter((o) => o === "ok")).toHaveLength(4); // maxInFlightPerPrincipal
+    expect(outcomes.filter((o) => o.includes("ERR_MCP_BUSY"))).toHaveLength(8);
+    // Sessions end (DELETE), so the next test starts from an empty pool.
+    for (const c of [a, b]) {
+      await (c.transport as StreamableHTTPClientTransport | undefined)?.terminateSession();
+      await c.close();
+    }
+  });
+});
 
 describe("one credential takes every gateway session", () => {
   it("24 initialize requests from one token stop at its share (429); another principal still gets a session", async () => {
