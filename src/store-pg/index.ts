@@ -41,6 +41,7 @@ export {
   SCHEMA_VERSION,
 } from "./migrations.js";
 export { openPgNode, type PgNode, type PgNodeConfig } from "./node.js";
+export { PgPrincipalTaintStore } from "./principal-taint.js";
 export { PgRunRegistry, type RebuiltRun, type RunLocation, type RunRegistryOptions } from "./runs.js";
 export { type NonceOptions, PgNonceStore, PgPrincipalStateStore } from "./state-stores.js";
 export {
