@@ -92,6 +92,11 @@ export class CommunicationGate {
     this.#inbox = new Inbox(o.sessions, o.inbox);
   }
 
+  /** Loads the waiting messages a persistent inbox store holds (call once, before serving). */
+  restore(): Promise<void> {
+    return this.#inbox.restore();
+  }
+
   /** Judges a sealed message submitted by the authenticated `principalId`. */
   async submit(value: unknown, principalId: string): Promise<SubmitOutcome> {
     const judged = await this.#judge(value, principalId);
@@ -134,7 +139,7 @@ export class CommunicationGate {
           dare: envelope,
         },
       });
-      this.#inbox.deliver({ message: m, context, seq: e.seq });
+      await this.#inbox.deliver({ message: m, context, seq: e.seq });
       return { ok: true, messageId: h.message_id, seq: e.seq, envelope, context };
     } catch {
       this.#inbox.release(h.recipient, h.sender);

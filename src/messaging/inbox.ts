@@ -8,6 +8,7 @@
 // shared pool nor a recipient's inbox against every other sender.
 import type { SessionStore } from "../context/index.js";
 import type { CrossAgentContext } from "./events.js";
+import type { InboxStore } from "./inbox-store.js";
 import type { SealedMessage } from "./wire.js";
 
 export interface InboxOptions {
@@ -19,6 +20,8 @@ export interface InboxOptions {
   maxPerSender?: number;
   /** Messages one sender has waiting for one recipient (default: a quarter of maxPerRecipient). */
   maxPerSenderPerRecipient?: number;
+  /** Where waiting messages persist (absent: memory only, lost on a restart). */
+  store?: InboxStore;
 }
 
 interface Item {
@@ -47,6 +50,7 @@ export class Inbox {
   readonly #maxPerPair: number;
   /** Waiting or reserved messages per sender, and per sender→recipient pair. */
   readonly #bySender = new Map<string, number>();
+  readonly #store: InboxStore | undefined;
 
   constructor(sessions: SessionStore, o: InboxOptions = {}) {
     this.#sessions = sessions;
@@ -54,6 +58,21 @@ export class Inbox {
     this.#maxTotal = o.maxTotal ?? 10_000;
     this.#maxPerSender = o.maxPerSender ?? Math.max(1, Math.ceil(this.#maxTotal / 8));
     this.#maxPerPair = o.maxPerSenderPerRecipient ?? Math.max(1, Math.ceil(this.#maxPer / 4));
+    this.#store = o.store;
+  }
+
+  /** Loads the messages the store holds (at start, before anything is served). */
+  async restore(): Promise<void> {
+    for (const item of (await this.#store?.load()) ?? []) {
+      const h = item.message.header;
+      this.#total++;
+      this.#count(h.sender, 1);
+      this.#count(pairKey(h.sender, item.recipient), 1);
+      const q = this.#queues.get(item.recipient);
+      const stored = { message: item.message, context: item.context, seq: item.seq };
+      if (q === undefined) this.#queues.set(item.recipient, [stored]);
+      else q.push(stored);
+    }
   }
 
   size(recipient: string): number {
@@ -95,9 +114,10 @@ export class Inbox {
     this.#total--;
   }
 
-  /** Fills a reserved slot. */
-  deliver(item: Item): void {
+  /** Fills a reserved slot, once the store holds the message (a store failure rejects: release it). */
+  async deliver(item: Item): Promise<void> {
     const to = item.message.header.recipient;
+    await this.#store?.add({ recipient: to, message: item.message, context: item.context, seq: item.seq });
     const n = (this.#reserved.get(to) ?? 1) - 1;
     if (n > 0) this.#reserved.set(to, n);
     else this.#reserved.delete(to);
@@ -123,6 +143,11 @@ export class Inbox {
         throw err;
       }
       q.shift();
+      // Its run has started: the message no longer waits. A delete the store refuses is not
+      // retried: after a restart that message would be handed out (and a run started) again.
+      await Promise.resolve(this.#store?.remove(recipient, item.message.header.message_id)).catch(
+        () => undefined,
+      );
       this.#total--;
       this.#count(item.message.header.sender, -1);
       this.#count(pairKey(item.message.header.sender, recipient), -1);

@@ -483,7 +483,15 @@ async function wire(
       loaded.registry,
     );
     sharedDefer = await sharedDeferrals(o.node, gate.deferQueue, clock);
-    messages = messagingFor(config, { policy, journal, sessions, clock, sharedNonces: o.node?.nonces });
+    messages = messagingFor(config, {
+      policy,
+      journal,
+      sessions,
+      clock,
+      sharedNonces: o.node?.nonces,
+      sharedInbox: o.node?.inbox,
+    });
+    await messages.gate.restore();
   } catch (err) {
     await apae?.close();
     await shared?.close();
@@ -540,6 +548,7 @@ async function wire(
         await sessions.carry?.flush();
         await Promise.all([...evictions]);
         messages.nonces.close?.();
+        messages.inbox?.close?.();
         await closeOpened(o);
       })();
       return closing;

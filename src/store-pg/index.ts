@@ -28,6 +28,7 @@ export {
 export { DEFER_CHANNEL, type PgDeferOptions, PgDeferQueue } from "./deferred.js";
 export { PgEctIndex } from "./ect-index.js";
 export { FleetRateLedger } from "./fleet-rate.js";
+export { PgInboxStore } from "./inbox-store.js";
 export { type PgJournalOptions, PgJournalStore } from "./journal-store.js";
 export { PgKeyPins } from "./key-pins.js";
 export { PgBudgetLedger, type PgLedgerOptions } from "./ledger.js";

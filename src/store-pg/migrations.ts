@@ -214,7 +214,8 @@ CREATE TABLE tofu_pins (
   },
   {
     version: 8,
-    description: "taint carried at the principal (issue 37), shared by every replica",
+    description:
+      "taint carried at the principal and waiting inter-agent messages (issue 37), shared by every replica",
     sql: `
 CREATE TABLE principal_taint (
   principal_id text NOT NULL,
@@ -223,7 +224,16 @@ CREATE TABLE principal_taint (
   label        text NOT NULL,
   at           bigint NOT NULL,
   PRIMARY KEY (principal_id, source)
-);`,
+);
+CREATE TABLE inbox_items (
+  recipient  text NOT NULL,
+  message_id text NOT NULL,
+  message    text NOT NULL,
+  context    text NOT NULL,
+  seq        bigint NOT NULL,
+  PRIMARY KEY (recipient, message_id)
+);
+CREATE INDEX inbox_items_seq ON inbox_items (seq);`,
   },
 ];
 

@@ -9,6 +9,7 @@ import type { Journal } from "../journal/index.js";
 import { ChainCheckpointer } from "./checkpoint.js";
 import { openPool, type PgStoreConfig, resolveUrl, sslOf } from "./connect.js";
 import { PgEctIndex } from "./ect-index.js";
+import { PgInboxStore } from "./inbox-store.js";
 import { PgJournalStore } from "./journal-store.js";
 import { PgKeyPins } from "./key-pins.js";
 import { PgBudgetLedger } from "./ledger.js";
@@ -55,6 +56,8 @@ export interface PgNode {
   readonly principals: PgPrincipalStateStore;
   /** Taint carried at the principal (issue 37). */
   readonly taint: PgPrincipalTaintStore;
+  /** Waiting inter-agent messages (issue 37). */
+  readonly inbox: PgInboxStore;
   /** Capability use counts (and budgets where a caller drives an async ledger). */
   readonly ledger: PgBudgetLedger;
   readonly nonces: PgNonceStore;
@@ -125,6 +128,7 @@ export async function openPgNode(
       : {}),
     principals: new PgPrincipalStateStore(pool),
     taint: new PgPrincipalTaintStore(pool),
+    inbox: new PgInboxStore(pool),
     ledger: new PgBudgetLedger(pool),
     nonces: new PgNonceStore(pool),
     trust: new PgTrustStore(pool),
