@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSessionStore, type PrincipalTaintStore, type Session } from "../../src/context/index.js";
 import { GateRequest } from "../../src/contracts/index.js";
 import { SqlitePrincipalTaintStore } from "../../src/runtime/taint-store.js";
-import { migrate, PgPrincipalTaintStore } from "../../src/store-pg/index.js";
+import { migrate, PgInboxStore, PgPrincipalTaintStore } from "../../src/store-pg/index.js";
 import { type PostgresServer, startPostgres } from "../helpers/postgres.js";
 import { freshDatabase, poolOf } from "./helpers.js";
 
@@ -80,5 +80,25 @@ describe("taint at the principal across replicas and restarts", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it("a message waiting in one replica's inbox store is read by another, and deleted once", async () => {
+    const aPool = poolOf(url, 1);
+    const bPool = poolOf(url, 1);
+    pools.push(aPool, bPool);
+    const a = new PgInboxStore(aPool);
+    const b = new PgInboxStore(bPool);
+    const id = "0b6f8a4e-5d1c-4c2e-9a7b-3f1e2d4c5b6a";
+    const item = {
+      recipient: "executor",
+      message: { header: { message_id: id } },
+      context: {},
+      seq: 7,
+    } as never;
+    // A row that does not parse is a coded fault, never an empty inbox.
+    await a.add(item);
+    await expect(b.load()).rejects.toMatchObject({ code: "ERR_RUNTIME_STATE_CORRUPT" });
+    await b.remove("executor", id);
+    expect(await b.load()).toEqual([]);
   });
 });
