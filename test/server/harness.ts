@@ -232,6 +232,8 @@ export interface SidecarOptions {
   requireContract?: boolean;
   /** More contract files (name → TOML), written beside the harness's own. */
   extraContracts?: Record<string, string>;
+  /** gate.context (the session context's configuration). */
+  context?: Record<string, unknown>;
 }
 
 export async function startTestSidecar(o: SidecarOptions = {}): Promise<Sidecar> {
@@ -258,6 +260,7 @@ export async function startTestSidecar(o: SidecarOptions = {}): Promise<Sidecar>
         { id: "agent-b", roles: ["agent"] },
       ],
       ...(o.requireContract !== undefined ? { requireContract: o.requireContract } : {}),
+      ...(o.context !== undefined ? { context: o.context } : {}),
     },
     auth: {
       principals: [
