@@ -175,11 +175,12 @@ export async function startConsoleSidecar(
   consoleConfig: Record<string, unknown> = {},
   more: Partial<SidecarConfigInput> = {},
   serverOptions: SidecarServerOptions = {},
+  policy: string = POLICY,
 ): Promise<ConsoleSidecar> {
   const dir = mkdtempSync(join(tmpdir(), "warden-console-"));
   const service = await new NoteService().start();
   const key = saveKeyPair(generateKeyPair("ed25519"), dir, { name: "journal" });
-  writeFileSync(join(dir, "policy.yaml"), POLICY);
+  writeFileSync(join(dir, "policy.yaml"), policy);
   mkdirSync(join(dir, "contracts"));
   writeFileSync(join(dir, "contracts", "send_note.clad.toml"), CONTRACT(service.port));
   writeFileSync(join(dir, "contracts", "archive_note.clad.toml"), ARCHIVE(service.port));

@@ -7,7 +7,13 @@ import { performance } from "node:perf_hooks";
 import { createSessionStore } from "../src/context/index.js";
 import type { KeyPair } from "../src/crypto/index.js";
 import { Gate, type GateJournal, type GatePolicy } from "../src/gate/index.js";
-import { type Durability, type JournalEntry, openJournal, SqliteJournalStore } from "../src/journal/index.js";
+import {
+  type Durability,
+  type JournalEntry,
+  openJournal,
+  SegmentJournalStore,
+  SqliteJournalStore,
+} from "../src/journal/index.js";
 import { loadPolicyBundle } from "../src/policy/index.js";
 import { mainThreadCpuMs, perOp } from "./_proc.js";
 import { type Stats, summarize } from "./_stats.js";
@@ -92,11 +98,21 @@ export async function stubRow(policy: GatePolicy, signer: KeyPair, n: number): P
 export async function durableRow(
   policy: GatePolicy,
   signer: KeyPair,
-  opts: { dir: string; durability: Durability; n: number; concurrency: number },
+  opts: {
+    dir: string;
+    durability: Durability;
+    n: number;
+    concurrency: number;
+    store?: "sqlite" | "segments";
+  },
 ): Promise<InprocRow> {
-  const store = SqliteJournalStore.open(join(opts.dir, `gate-${opts.durability}.db`), {
-    durability: opts.durability,
-  });
+  const kind = opts.store ?? "segments";
+  const file = join(opts.dir, `gate-${kind}-${opts.durability}-${opts.concurrency}.db`);
+  // The segment journal has no "os" durability: it always fdatasyncs each batch.
+  const store =
+    kind === "segments"
+      ? SegmentJournalStore.open(file)
+      : SqliteJournalStore.open(file, { durability: opts.durability });
   const journal = await openJournal({ store, signer, signatureMode: "batch" });
   try {
     const gate = gateOn(policy, journal, signer);
@@ -104,9 +120,10 @@ export async function durableRow(
     const c0 = store.commits;
     const row = await drive(gate, opts.n, opts.concurrency, 1000);
     const sync = opts.durability === "fsync" ? "fsync" : "durability: os (opt-in, no fsync)";
+    const what = kind === "segments" ? "segment journal (fdatasync per batch" : `SQLite journal (${sync}`;
     return {
       ...row,
-      name: `Gate + SQLite journal (${sync}, batch signatures), ${opts.concurrency} in flight`,
+      name: `Gate + ${what}, batch signatures), ${opts.concurrency} in flight`,
       fsyncsPerDecision: (store.commits - c0) / opts.n,
     };
   } finally {

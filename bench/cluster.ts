@@ -23,6 +23,7 @@ import pg from "pg";
 import { generateKeyPair, saveKeyPair } from "../src/crypto/index.js";
 import { migrate } from "../src/store-pg/index.js";
 import { startPostgres } from "../test/helpers/postgres.js";
+import { fenceTable } from "./_cluster-fence.js";
 import { journalAppendTable } from "./_cluster-journal.js";
 import {
   type AppendBreakdown,
@@ -339,6 +340,7 @@ try {
     );
     // The sidecars stay idle meanwhile (their timers cost next to nothing).
     process.stdout.write(`${await journalAppendTable(dbUrl, journalKey, ROUNDS, SECONDS)}\n`);
+    process.stdout.write(`${await fenceTable(dbUrl, journalKey, ROUNDS, SECONDS)}\n`);
   } finally {
     for (const c of children) await stopChild(c);
   }

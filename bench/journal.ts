@@ -30,10 +30,12 @@ import {
   builtinEventTypes,
   type OpenJournalOptions,
   openJournal,
+  SegmentJournalStore,
   SqliteJournalStore,
   signedText,
   verifyJournal,
 } from "../src/journal/index.js";
+import { batchSignFloor, coldStart, diskFloor } from "./_segment-journal.js";
 import { measure, type Stats, summarize, table } from "./_stats.js";
 
 const N = Number(process.env.JOURNAL_BENCH_N ?? 100_000);
@@ -101,6 +103,8 @@ interface ModeCase {
   durability?: "fsync" | "os";
   /** Append with appendBuilt (the runtime's typed path: no zod parse of the body). */
   built?: boolean;
+  /** The segment journal (issue 35) instead of the SQLite store. */
+  segments?: boolean;
 }
 
 /** CPU time of this (the main) thread in µs, from /proc on Linux; NaN elsewhere. */
@@ -132,7 +136,10 @@ async function concurrent(
   bodies: GateDecisionBody[],
 ): Promise<Row> {
   const path = join(dir, `dec-${mode.name.replace(/\W+/g, "-")}-${c}.db`);
-  const store = SqliteJournalStore.open(path, { durability: mode.durability ?? "fsync" });
+  const store =
+    mode.segments === true
+      ? SegmentJournalStore.open(path)
+      : SqliteJournalStore.open(path, { durability: mode.durability ?? "fsync" });
   const journal = await openJournal({ store, signer: key, registry, ...mode.options } as OpenJournalOptions);
   const append = (i: number) =>
     mode.built === true
@@ -206,6 +213,12 @@ async function decisionRows(dir: string, cores: number): Promise<Row[]> {
       built: true,
     });
     modes.push({
+      name: "segment journal, batch signatures (Merkle), appendBuilt",
+      options: { signatureMode: "batch" },
+      built: true,
+      segments: true,
+    });
+    modes.push({
       name: 'batch signatures (Merkle), durability "os" (opt-in, not durable on power loss)',
       options: { signatureMode: "batch" },
       durability: "os",
@@ -220,7 +233,7 @@ async function decisionRows(dir: string, cores: number): Promise<Row[]> {
   // Verifying what was written at 64 appenders: a signature per entry, or per batch.
   const keyring = new Keyring([key.publicKey]);
   for (const r of rows.filter(
-    (x) => x.concurrency === 64 && !/workers|durability|appendBuilt/.test(x.name),
+    (x) => x.concurrency === 64 && !/workers|durability|appendBuilt|segment/.test(x.name),
   )) {
     const store = SqliteJournalStore.open(r.path!, { readonly: true });
     const n = await store.count();
@@ -244,6 +257,41 @@ async function decisionRows(dir: string, cores: number): Promise<Row[]> {
     });
   }
   return rows;
+}
+
+/** Issue 35's journal rows: appends vs the raw batch-sign floor, cold start, reindex, verify on all cores. */
+async function issue35(dir: string, rows: Row[]): Promise<string> {
+  const disk = diskFloor(dir);
+  const bodies = Array.from({ length: 256 }, (_, i) => decisionBody(i));
+  const items = bodies.map((b) => ({
+    type: GATE_DECISION,
+    run_id: run,
+    trace_id: trace,
+    body: b,
+    bodyJson: canonicalJson(b),
+  }));
+  const floor = batchSignFloor(items, 20_000);
+  const seg = rows.find((r) => r.concurrency === 64 && /^segment/.test(r.name));
+  const old = rows.find(
+    (r) => r.concurrency === 64 && r.name.includes("appendBuilt") && !/^segment/.test(r.name),
+  );
+  const pct = (r: Row | undefined) => (r === undefined ? Number.NaN : (r.opsPerSec / floor.opsPerSec) * 100);
+  const ms = (us: number) => `${(us / 1000).toFixed(2)} ms`;
+  let out =
+    `\n### issue 35 journal targets (disk floor in this run: 4 KB append + fdatasync p50 ${ms(disk.medianUs)}, p99 ${ms(disk.p99Us)}; ` +
+    `raw batch-sign floor ${Math.round(floor.opsPerSec)}/s, ${floor.cpuUs?.toFixed(1)} CPU µs/entry)\n\n` +
+    "| figure | baseline (same run) | measured | target | |\n|---|---|---|---|---|\n" +
+    `| journal appends alone (64 appenders, batch signatures, appendBuilt) vs raw batch-sign floor | SQLite store ${pct(old).toFixed(0)}% (${old?.cpuUs.toFixed(1)} CPU µs/entry) | ${pct(seg).toFixed(0)}% (${seg?.cpuUs.toFixed(1)} CPU µs/entry, p99 ${ms(seg?.p99Us ?? Number.NaN)}) | ≥ 95% | ${pct(seg) >= 95 ? "met" : "MISSED"} |\n`;
+  const entries = Number(process.env.BENCH_COLD_ENTRIES ?? 1_000_000);
+  if (entries > 0) {
+    const c = await coldStart(dir, entries);
+    const ratio = c.verify1S / c.verifyAllS;
+    out +=
+      `| cold start of a ${entries.toLocaleString("en")}-entry journal (open: tail scan + torn-tail check + index cross-check, head read) | — (built in ${c.buildS.toFixed(0)} s) | ${(c.openMs / 1000).toFixed(3)} s | ≤ 2 s | ${c.openMs <= 2000 ? "met" : "MISSED"} |\n` +
+      `| full reindex of it | — | ${c.reindexS.toFixed(1)} s | ≤ 60 s | ${c.reindexS <= 60 ? "met" : "MISSED"} |\n` +
+      `| journal verify of it from the segments, all ${c.cores} cores vs one | 1 core ${c.verify1S.toFixed(1)} s (${Math.round(entries / c.verify1S)}/s) | ${c.verifyAllS.toFixed(1)} s = ${ratio.toFixed(2)}× one core | ≥ 1.8× on 2 cores | ${ratio >= 1.8 ? "met" : "MISSED"} |\n`;
+  }
+  return `${out}\n(BENCH_COLD_ENTRIES=0 skips the cold-start rows.)\n`;
 }
 
 const dir = mkdtempSync(join(tmpdir(), "warden-bench-journal-"));
@@ -388,6 +436,7 @@ try {
       `load average ${decisionLoad} before, ${load()} after)\n\n`,
   );
   process.stdout.write(decisionTable(decisions, signFloor));
+  process.stdout.write(await issue35(dir, decisions));
   process.stdout.write(
     "(CPU µs/entry: all threads of the process (process.cpuUsage), signing workers included; " +
       "fsyncs/entry: store commits / entries (one fsync per commit in the default durability); " +

@@ -3,10 +3,10 @@
 // Output is deterministic (keys sorted recursively, two-space indent, trailing
 // newline) so CI can regenerate in memory and compare with the checked-in files
 // (test/contracts/schemas-in-sync.test.ts). Run: npm run schemas.
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { z } from "zod";
+import type { z } from "zod";
 import {
   AgentMessageEnvelopeSchema,
   HITLDecisionRecordSchema,
@@ -24,6 +24,10 @@ import {
   VersionCheckRequestSchema,
   VersionCheckResponseSchema,
 } from "../src/hooks/index.js";
+import { renderJournalDocTable, renderJournalSchemas, replaceDocBlock } from "./journal-schemas.js";
+import { recordJsonSchema, sortKeys } from "./schema-json.js";
+
+export { recordJsonSchema } from "./schema-json.js";
 
 /** File stem -> schema, dare namespace (the form Warden produces). */
 export const EXPORTED_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
@@ -48,23 +52,6 @@ export const AARTS_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
   ),
 };
 
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (value !== null && typeof value === "object") {
-    const out: Record<string, unknown> = {};
-    for (const key of Object.keys(value).sort()) out[key] = sortKeys((value as Record<string, unknown>)[key]);
-    return out;
-  }
-  return value;
-}
-
-/** The JSON Schema object of one record schema. */
-export function recordJsonSchema(schema: z.ZodType): Record<string, unknown> {
-  // Refinements (payload form, hash checks, step rules) have no JSON Schema
-  // equivalent and are left out; the zod schema is the full contract.
-  return z.toJSONSchema(schema, { target: "draft-2020-12" }) as Record<string, unknown>;
-}
-
 /** File name -> exact file contents, for every exported schema (AARTS ones: renderAartsSchemas). */
 export function renderSchemas(
   schemas: Readonly<Record<string, z.ZodType>> = EXPORTED_SCHEMAS,
@@ -85,6 +72,7 @@ export function writeSchemas(outDir: string): string[] {
   for (const [dir, files] of [
     [outDir, renderSchemas()],
     [join(outDir, "aarts"), renderAartsSchemas()],
+    [join(outDir, "journal"), renderJournalSchemas()],
   ] as const) {
     mkdirSync(dir, { recursive: true });
     for (const [file, text] of files) {
@@ -100,4 +88,8 @@ const invokedAs = process.argv[1];
 if (invokedAs !== undefined && import.meta.url === pathToFileURL(resolve(invokedAs)).href) {
   const outDir = resolve(process.argv[2] ?? "schemas");
   for (const path of writeSchemas(outDir)) console.log(`wrote ${path}`);
+  // The entry body table of docs/journal.md, between its markers, from the same schemas.
+  const doc = resolve(outDir, "..", "docs", "journal.md");
+  writeFileSync(doc, replaceDocBlock(readFileSync(doc, "utf8"), renderJournalDocTable()));
+  console.log(`wrote ${doc} (the generated entry body table)`);
 }

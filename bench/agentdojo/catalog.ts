@@ -83,7 +83,7 @@ export function buildCatalog(suite: Suite, annotations?: Annotations): Catalog {
     if (unsupported.length > 0)
       refused.push({ name: def.name, why: `arguments left out: ${unsupported.join(", ")}` });
     const cls = classifyWith(def, annotations);
-    classes.set(compiled.tool, { toolClass: TOOL_CLASS, action: cls.class });
+    classes.set(compiled.tool, { toolClass: TOOL_CLASS, action: cls.class, targets: cls.targets });
     entries.set(def.name, { def, tool: compiled.tool, cls });
   }
   return {

@@ -8,9 +8,10 @@
 // screening (gate `outputScreening`, docs/gate.md#output-screening), configured here like any
 // deployment configures it: `quarantine` by default, `off` for the ablation row. The harness
 // itself neither scans outputs nor quarantines runs.
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { generateKeyPair } from "../../src/crypto/index.js";
 import type { ScreeningMode } from "../../src/gate/index.js";
 import { composeRuntime, type Runtime } from "../../src/runtime/index.js";
@@ -23,8 +24,42 @@ export interface HarnessOptions {
   /** Policy files (default: policies/assistant-tools.yaml). */
   policy: readonly string[];
   annotations?: Annotations | undefined;
-  /** The Gate's output screening mode (`gate.outputScreening.instructions`, default "quarantine"). */
+  /** The Gate's output screening mode (`gate.outputScreening.instructions`, default "flag"). */
   screening?: ScreeningMode;
+  /** Leave out the preset's flow-control rules (ids `at-flow-…`): the screening-alone ablation. */
+  withoutFlowRules?: boolean;
+}
+
+/** The flow-control rules of a policy file, by id prefix (left out for the screening-alone row). */
+export const FLOW_RULE_PREFIX = "at-flow-";
+
+/**
+ * A recorded output as the tool returned it: AgentDojo prints a tool's structured result
+ * (a list of transactions, a dict of addresses) as YAML or a Python dict for the model; an
+ * executor hands the Gate the structure itself. Only a YAML sequence or a flow mapping is
+ * read as structure; anything else stays text.
+ */
+export function structured(text: string): unknown {
+  // Only a sequence or a flow mapping: a file or page whose text happens to read as
+  // `key: value` lines stays text (its lines are not records any tool vouched for).
+  if (!/^\s*(- |\{|\[)/.test(text)) return text;
+  try {
+    const v = parseYaml(text) as unknown;
+    return typeof v === "object" && v !== null ? v : text;
+  } catch {
+    return text;
+  }
+}
+
+/** `policy` with every `at-flow-…` rule removed, written into `dir`; returns the new paths. */
+function withoutFlow(policy: readonly string[], dir: string): string[] {
+  return policy.map((path, i) => {
+    const doc = parseYaml(readFileSync(path, "utf8")) as { rules?: { id?: string }[] };
+    doc.rules = (doc.rules ?? []).filter((r) => !String(r.id).startsWith(FLOW_RULE_PREFIX));
+    const out = join(dir, `policy-${i}.yaml`);
+    writeFileSync(out, stringifyYaml(doc));
+    return out;
+  });
 }
 
 export interface StepResult {
@@ -63,7 +98,7 @@ export class Harness {
     const dir = mkdtempSync(join(tmpdir(), "warden-agentdojo-"));
     try {
       const runtime = await composeRuntime({
-        policy: options.policy,
+        policy: options.withoutFlowRules === true ? withoutFlow(options.policy, dir) : options.policy,
         journal: {
           path: join(dir, "journal.db"),
           signer: generateKeyPair("ed25519"),
@@ -76,7 +111,7 @@ export class Harness {
           runs: "runtime",
           contractLookup: () => catalog.lookup,
           classify: (tool) => catalog.classify(tool),
-          outputScreening: { instructions: options.screening ?? "quarantine" },
+          outputScreening: { instructions: options.screening ?? "flag" },
         },
       });
       return new Harness(catalog, runtime, dir);
@@ -118,7 +153,7 @@ export class Harness {
       }
       out.executed.push({ function: s.call.function, args: o.parameters });
       await gate.recordResult(o.decisionId, {
-        data: s.output,
+        data: s.error === null ? structured(s.output) : s.output,
         classification: entry?.cls.personalData === true ? "confidential" : "public",
       });
     }

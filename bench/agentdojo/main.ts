@@ -4,6 +4,7 @@
 import { existsSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { readAnnotations } from "./catalog.js";
+import { PHRASINGS, type Phrasing } from "./phrasing.js";
 import { formatReport } from "./report.js";
 import { runSuite, type SuiteReport } from "./run.js";
 import { loadSuite, SuiteError } from "./suite.js";
@@ -15,10 +16,12 @@ export interface BenchArgs {
   out?: string;
   annotations?: string;
   ablation: boolean;
+  /** Attack phrasings to play (default: every one of PHRASINGS). */
+  phrasings: Phrasing[];
 }
 
 export function parseArgs(argv: readonly string[]): BenchArgs {
-  const args: BenchArgs = { suiteDirs: [], ablation: true };
+  const args: BenchArgs = { suiteDirs: [], ablation: true, phrasings: [] };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = () => {
@@ -30,21 +33,27 @@ export function parseArgs(argv: readonly string[]): BenchArgs {
     else if (a === "--out") args.out = value();
     else if (a === "--annotations") args.annotations = value();
     else if (a === "--no-ablation") args.ablation = false;
-    else
+    else if (a === "--phrasing") {
+      const p = value();
+      if (!PHRASINGS.includes(p as Phrasing))
+        throw new SuiteError(`--phrasing must be one of ${PHRASINGS.join(", ")}`);
+      args.phrasings.push(p as Phrasing);
+    } else
       throw new SuiteError(
-        `unknown argument ${a} (--suite-dir DIR, --out FILE, --annotations FILE, --no-ablation)`,
+        `unknown argument ${a} (--suite-dir DIR, --out FILE, --annotations FILE, --phrasing NAME, --no-ablation)`,
       );
   }
+  if (args.phrasings.length === 0) args.phrasings = [...PHRASINGS];
   return args;
 }
 
 /** The suite folders to play: the given ones, or every folder of the default export. */
 export function suiteDirs(args: BenchArgs, cwd = process.cwd()): string[] {
   if (args.suiteDirs.length > 0) return args.suiteDirs.map((d) => resolve(cwd, d));
-  const root = resolve(cwd, DEFAULT_EXPORT);
+  const root = resolve(cwd, process.env.WARDEN_AGENTDOJO || DEFAULT_EXPORT);
   if (!existsSync(root))
     throw new SuiteError(
-      `no AgentDojo export at ${root}: pass --suite-dir DIR (repeatable) for each suite folder (see docs/agentdojo.md)`,
+      `no AgentDojo export at ${root}: set WARDEN_AGENTDOJO to the export folder or pass --suite-dir DIR (repeatable) for each suite folder (see docs/agentdojo.md)`,
     );
   return readdirSync(root)
     .map((d) => join(root, d))
@@ -60,7 +69,8 @@ export async function runBench(
   for (const dir of suiteDirs(args)) {
     const suite = loadSuite(dir);
     const annotations = readAnnotations(suite, args.annotations);
-    reports.push(await runSuite(suite, { policy, annotations, ablation: args.ablation }));
+    for (const phrasing of args.phrasings)
+      reports.push(await runSuite(suite, { policy, annotations, ablation: args.ablation, phrasing }));
   }
   if (args.out !== undefined) {
     const lines = reports.flatMap((r) => r.requests).map((l) => JSON.stringify(l));

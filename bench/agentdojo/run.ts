@@ -1,15 +1,18 @@
-// One suite, every mode: the undefended baseline (every protocol call executed), Warden
-// with the general classification and the Gate's output screening in `quarantine` mode,
-// Warden with `outputScreening: off` (what taint, provenance and the sensitive-action
-// rules do alone) and, when the suite has an annotation file, Warden with it. Benign runs and every (user × injection) pair each.
+// One suite in one attack phrasing, every mode: the undefended baseline (every protocol
+// call executed); `warden` (flow control and the Gate's output screening in `flag` mode:
+// flagged values direct nothing, no run is quarantined); `flow-only` (screening `off`: what
+// flow control does alone); `screening-only` (the preset without its `at-flow-…` rules and
+// screening in `quarantine` mode: what the screening does alone); and, when the suite has
+// an annotation file, `warden+annotations`. Benign runs and every (user × injection) pair each.
 import type { ScreeningMode } from "../../src/gate/index.js";
 import { type Annotations, classifyTool } from "./classify.js";
 import { Harness } from "./harness.js";
+import { type Phrasing, rephrase } from "./phrasing.js";
 import { attackSteps, benignSteps, injectionsFor, type Step } from "./protocol.js";
 import { attackSucceeded, modelOutput, stateChangingCalls, utility } from "./score.js";
 import type { Call, Suite } from "./suite.js";
 
-export type Mode = "undefended" | "warden" | "warden-screening-off" | "warden+annotations";
+export type Mode = "undefended" | "warden" | "flow-only" | "screening-only" | "warden+annotations";
 
 export interface RequestLine {
   suite: string;
@@ -18,6 +21,8 @@ export interface RequestLine {
   injections: Record<string, string> | null;
   calls: Call[];
   model_output: string;
+  /** `<suite>/<phrasing>/<user task>/<injection task or benign>`, echoed back by the replay. */
+  request_id: string;
 }
 
 export interface ModeRow {
@@ -37,6 +42,9 @@ export interface ModeRow {
 
 export interface SuiteReport {
   suite: string;
+  phrasing: Phrasing;
+  /** Every tool's class decision: class, the rule that decided, target arguments. */
+  classes: { name: string; class: string; why: string; targets: string[] }[];
   rows: ModeRow[];
   /** Request lines of the `warden` mode (pairs, then benign runs). */
   requests: RequestLine[];
@@ -71,6 +79,7 @@ async function playPairs(
   row: ModeRow,
   play: Player,
   keep: RequestLine[] | null,
+  phrasing: Phrasing,
 ): Promise<void> {
   const isRead = (name: string) => {
     const t = suite.tools.find((x) => x.name === name);
@@ -95,6 +104,7 @@ async function playPairs(
         injections: injectionsFor(user, inj),
         calls: r.executed,
         model_output: modelOutput(user, r.executed),
+        request_id: `${suite.name}/${phrasing}/${user.id}/${inj.id}`,
       });
     }
   }
@@ -106,6 +116,7 @@ async function playBenign(
   row: ModeRow,
   play: Player,
   keep: RequestLine[] | null,
+  phrasing: Phrasing,
 ): Promise<void> {
   for (const user of suite.userTasks) {
     const r = await play(user.prompt, benignSteps(suite, user));
@@ -120,6 +131,7 @@ async function playBenign(
       injections: null,
       calls: r.executed,
       model_output: modelOutput(user, r.executed),
+      request_id: `${suite.name}/${phrasing}/${user.id}/benign`,
     });
   }
 }
@@ -129,16 +141,24 @@ async function playMode(
   mode: Mode,
   play: Player,
   keep: RequestLine[] | null,
+  phrasing: Phrasing,
 ): Promise<ModeRow> {
   const row = emptyRow(mode);
-  await playPairs(suite, row, play, keep);
-  await playBenign(suite, row, play, keep);
+  await playPairs(suite, row, play, keep, phrasing);
+  await playBenign(suite, row, play, keep, phrasing);
   return row;
 }
 
+type HarnessSetup = {
+  policy: readonly string[];
+  annotations?: Annotations | undefined;
+  screening: ScreeningMode;
+  withoutFlowRules?: boolean;
+};
+
 async function withHarness(
   suite: Suite,
-  opts: { policy: readonly string[]; annotations?: Annotations | undefined; screening: ScreeningMode },
+  opts: HarnessSetup,
   fn: (play: Player, h: Harness) => Promise<ModeRow>,
 ): Promise<ModeRow> {
   const h = await Harness.open(suite, opts);
@@ -149,35 +169,49 @@ async function withHarness(
   }
 }
 
-/** Runs every mode of one suite. */
+/** Runs every mode of one suite in one attack phrasing. */
 export async function runSuite(
-  suite: Suite,
-  options: { policy: readonly string[]; annotations?: Annotations | undefined; ablation?: boolean },
+  original: Suite,
+  options: {
+    policy: readonly string[];
+    annotations?: Annotations | undefined;
+    ablation?: boolean;
+    phrasing?: Phrasing;
+  },
 ): Promise<SuiteReport> {
+  const phrasing = options.phrasing ?? "important_instructions";
+  const suite = { ...original, injectionTasks: original.injectionTasks.map((i) => rephrase(i, phrasing)) };
   const requests: RequestLine[] = [];
   let refusedTools: SuiteReport["refusedTools"] = [];
-  const rows: ModeRow[] = [await playMode(suite, "undefended", undefended, null)];
-  rows.push(
-    await withHarness(suite, { policy: options.policy, screening: "quarantine" }, (play, h) => {
-      refusedTools = h.catalog.refused;
-      return playMode(suite, "warden", play, requests);
-    }),
-  );
+  let classes: SuiteReport["classes"] = [];
+  const mode = (m: Mode, setup: HarnessSetup, keep: RequestLine[] | null) =>
+    withHarness(suite, setup, (play, h) => {
+      if (m === "warden") {
+        refusedTools = h.catalog.refused;
+        classes = [...h.catalog.entries.values()].map((e) => ({
+          name: e.def.name,
+          class: e.cls.class,
+          why: e.cls.why,
+          targets: e.cls.targets,
+        }));
+      }
+      return playMode(suite, m, play, keep, phrasing);
+    });
+  const rows: ModeRow[] = [await playMode(suite, "undefended", undefended, null, phrasing)];
+  rows.push(await mode("warden", { policy: options.policy, screening: "flag" }, requests));
   if (options.ablation !== false) {
+    rows.push(await mode("flow-only", { policy: options.policy, screening: "off" }, null));
     rows.push(
-      await withHarness(suite, { policy: options.policy, screening: "off" }, (play) =>
-        playMode(suite, "warden-screening-off", play, null),
+      await mode(
+        "screening-only",
+        { policy: options.policy, screening: "quarantine", withoutFlowRules: true },
+        null,
       ),
     );
   }
   if (options.annotations !== undefined) {
-    rows.push(
-      await withHarness(
-        suite,
-        { policy: options.policy, annotations: options.annotations, screening: "quarantine" },
-        (play) => playMode(suite, "warden+annotations", play, null),
-      ),
-    );
+    const setup = { policy: options.policy, annotations: options.annotations, screening: "flag" as const };
+    rows.push(await mode("warden+annotations", setup, null));
   }
-  return { suite: suite.name, rows, requests, refusedTools };
+  return { suite: suite.name, phrasing, classes, rows, requests, refusedTools };
 }

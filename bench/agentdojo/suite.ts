@@ -20,6 +20,8 @@ export interface ToolDef {
   parameters: Record<string, unknown>;
   category: string | null;
   observed_state_change: boolean | null;
+  /** MCP tool annotations, when the export carries them (AgentDojo's do not). */
+  annotations?: { readOnlyHint?: boolean; destructiveHint?: boolean; openWorldHint?: boolean } | null;
 }
 
 export interface UserTask {

@@ -22,6 +22,8 @@ export interface HttpOptions {
   runId?: string;
   /** With a new run: a parent run whose taint it inherits. */
   parentRun?: string;
+  /** With a new run: the user's request, the trusted origin of flow control (docs/threat-model.md#flow-control). */
+  originalRequest?: string;
   /** How long one call may take, step-up wait included (default 60 s). */
   waitMs?: number;
   /** The fetch to use (default the global one). */
@@ -90,10 +92,10 @@ export class HttpTarget implements GovernedTarget {
   }
 
   async #startRun(): Promise<string> {
-    const { status, body } = await this.#post(
-      "/v1/runs",
-      this.#o.parentRun !== undefined ? { parentRun: this.#o.parentRun } : {},
-    );
+    const { status, body } = await this.#post("/v1/runs", {
+      ...(this.#o.parentRun !== undefined ? { parentRun: this.#o.parentRun } : {}),
+      ...(this.#o.originalRequest !== undefined ? { originalRequest: this.#o.originalRequest } : {}),
+    });
     const ok = RunAnswer.safeParse(body);
     if (status === 201 && ok.success) return ok.data.runId;
     const err = ErrorAnswer.safeParse(body);

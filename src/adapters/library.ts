@@ -42,6 +42,12 @@ export interface LibraryOptions {
   principalId: string;
   /** A run the runtime started for this principal; without it one is started on the first call. */
   runId?: string;
+  /**
+   * The user's request, for the run started on the first call: the trusted origin of flow
+   * control (docs/threat-model.md#flow-control). Without it nothing is vouched for by the
+   * user: every target taken from a tool's output is denied by the flow rules.
+   */
+  originalRequest?: string;
   /** The Gate request class/action of a contract (default: the contracts layer's classification). */
   classify?: (tool: CompiledTool) => ToolClassification;
   /** Executes a ticket (default: the runtime's http and process executors by the contract's backend). */
@@ -69,7 +75,8 @@ export class LibraryTarget implements GovernedTarget {
     this.#source = { get: (n) => registry.get(n), names: () => registry.names() };
     this.#catalog = contractCatalog(this.#source, { classify: o.classify ?? classifyContract });
     this.#route = o.route ?? contractRoute((n) => registry.get(n), o.runtime.executors);
-    this.#run = new RunOnce(async () => (await o.runtime.startRun(o.principalId)).runId, o.runId);
+    const start = o.originalRequest !== undefined ? { originalRequest: o.originalRequest } : {};
+    this.#run = new RunOnce(async () => (await o.runtime.startRun(o.principalId, start)).runId, o.runId);
   }
 
   modelTool(name: string): ModelTool | undefined {

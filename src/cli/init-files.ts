@@ -7,6 +7,8 @@
 export interface StarterTokens {
   agentSha256: string;
   operatorSha256: string;
+  /** The operator's Ed25519 public key (PEM): step-up verdicts signed outside the console. */
+  operatorPublicKey?: string;
 }
 
 export const STARTER = {
@@ -18,12 +20,19 @@ export const STARTER = {
   keyName: "journal",
   /** P-256 key that signs the starter contracts (trust mode enforce). */
   contractKeyName: "contracts",
+  /** Ed25519 key the operator signs step-up verdicts with (scripts, the Python client). */
+  operatorKeyName: "operator",
   /** The domain the starter contract signatures name. */
   contractDomain: "localhost",
   journal: "journal.db",
   agent: "agent",
   operator: "operator",
 } as const;
+
+/** The operator's public key as a flow-mapping member: its own verdicts signed with keys/operator.pem. */
+function publicKeys(t: StarterTokens): string {
+  return t.operatorPublicKey === undefined ? "" : `, publicKeys: [${JSON.stringify(t.operatorPublicKey)}]`;
+}
 
 export function sidecarYaml(t: StarterTokens, port: number): string {
   return `# Warden sidecar configuration written by \`warden init\` (docs/http-api.md).
@@ -48,8 +57,9 @@ gate:
     - { id: ${STARTER.agent}, roles: [agent] }
   # Calls must name a tool contract (the default); \`requireContract: false\` opts out.
   requireContract: true
-  # A tool result that addresses the agent ("ignore previous instructions", "<INFORMATION>",
-  # "before you can solve the task") quarantines the agent read-only (docs/gate.md#output-screening).
+  # A tool result or error that addresses the agent (an order to ignore previous instructions,
+  # a ###(system_message) header, "Dear AI", a TODO: order, in ten languages, however disguised)
+  # quarantines the agent read-only (docs/gate.md#output-screening).
   outputScreening: { instructions: quarantine }
   context:
     budgets: { toolCalls: 200 }
@@ -57,7 +67,7 @@ auth:
   principals:
     - { id: ${STARTER.agent}, tokenSha256: "${t.agentSha256}" }
   approvers:
-    - { id: ${STARTER.operator}, roles: [approver, auditor], tokenSha256: "${t.operatorSha256}" }
+    - { id: ${STARTER.operator}, roles: [approver, auditor], tokenSha256: "${t.operatorSha256}"${publicKeys(t)} }
 executors:
   process:
     workDir: ${STARTER.work}                  # the only directory the tools run in

@@ -1,6 +1,7 @@
 // The CLI's connection to the outside: streams and exit codes, injectable for tests.
 import { readFileSync } from "node:fs";
 import { CliError, parseStrictJson, WardenError } from "../contracts/index.js";
+import { hintFor } from "./hints.js";
 
 export { type CliContext, type CliIo, EXIT, processIo } from "./context.js";
 
@@ -30,7 +31,8 @@ export function readJsonFile(path: string): unknown {
   return parseStrictJson(readInputFile(path).toString("utf8"));
 }
 
+/** The error line, then a hint for common mistakes (port in use, missing key file). */
 export function formatError(err: unknown): string {
-  if (err instanceof WardenError) return `warden: ${err.code}: ${err.message}\n`;
-  return `warden: ${err instanceof Error ? err.message : String(err)}\n`;
+  if (err instanceof WardenError) return `warden: ${err.code}: ${err.message}\n${hintFor(err)}`;
+  return `warden: ${err instanceof Error ? err.message : String(err)}\n${hintFor(err)}`;
 }

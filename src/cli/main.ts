@@ -5,6 +5,9 @@
 import { Command, CommanderError } from "commander";
 import { type CommandName, SUMMARY } from "./commands/summaries.js";
 import { type CliContext, type CliIo, EXIT, processIo } from "./context.js";
+import { rootHelp } from "./help.js";
+
+const VERSION = "0.1.0";
 
 type Register = (program: Command, ctx: CliContext) => void;
 
@@ -29,6 +32,7 @@ const COMMANDS: Record<CommandName, () => Promise<Register>> = {
   export: async () => (await import("./commands/export.js")).registerExport,
   replay: async () => (await import("./commands/replay.js")).registerReplay,
   whatif: async () => (await import("./commands/whatif.js")).registerWhatif,
+  shadow: async () => (await import("./commands/shadow.js")).registerShadow,
   db: async () => (await import("./commands/db.js")).registerDb,
   conformance: async () => (await import("./commands/conformance.js")).registerConformance,
 };
@@ -46,7 +50,7 @@ function invokedCommand(argv: readonly string[]): string | undefined {
 export async function buildProgram(ctx: CliContext, argv: readonly string[] = []): Promise<Command> {
   const program = new Command("warden")
     .description("Warden: a zero-trust runtime for AI agents")
-    .version("0.1.0")
+    .version(VERSION)
     .exitOverride()
     .configureOutput({ writeOut: (s) => ctx.io.out(s), writeErr: (s) => ctx.io.err(s) });
   const invoked = invokedCommand(argv);
@@ -57,12 +61,19 @@ export async function buildProgram(ctx: CliContext, argv: readonly string[] = []
   for (const name of Object.keys(COMMANDS) as CommandName[]) {
     if (!registered.has(name)) program.command(name).description(SUMMARY[name]);
   }
+  // The root help is grouped by task (help.ts); a command's own help stays commander's.
+  program.helpInformation = () => rootHelp(VERSION);
   return program;
 }
 
 /** Runs the CLI with `argv` as in process.argv (node, script, ...args); resolves to the exit code. */
 export async function main(argv: string[], io: CliIo = processIo): Promise<number> {
   const ctx: CliContext = { io, exitCode: EXIT.ok };
+  // Bare `warden` is a person asking what it does: the help, and success.
+  if (argv.length <= 2) {
+    io.out(rootHelp(VERSION));
+    return EXIT.ok;
+  }
   try {
     const program = await buildProgram(ctx, argv);
     await program.parseAsync(argv);

@@ -7,7 +7,7 @@
 // own scratch directory, the network interfaces and its process id. In the namespace tier
 // the first two are hidden, only loopback exists and the process is near pid 1. A host
 // without bubblewrap fails the check with how to fix it; a deployment that declares no
-// sandbox settings (or has no process executor) is not-implemented for it.
+// sandbox settings (or has no process executor) is not-configured for it.
 import { bindingForContract, type ProcessBinding } from "../executors/index.js";
 import { ticketOf } from "../gate/index.js";
 import type { RuntimeConfig } from "../runtime/index.js";

@@ -1,8 +1,9 @@
 // The pass table: one line per check (spec, id, title, result, what was observed), then the
-// counts. Not-implemented rows are listed with their reason, never folded into the passes.
+// counts. Not-configured and not-implemented rows are listed with their reason, never folded
+// into the passes.
 import type { ConformanceSummary } from "./types.js";
 
-const MARK = { pass: "PASS", fail: "FAIL", "not-implemented": "N/I " } as const;
+const MARK = { pass: "PASS", fail: "FAIL", "not-configured": "N/C ", "not-implemented": "N/I " } as const;
 
 function cut(s: string, n: number): string {
   return s.length <= n ? s : `${s.slice(0, n - 1)}…`;
@@ -15,13 +16,13 @@ export function formatSummary(s: ConformanceSummary): string {
   for (const r of s.results) {
     lines.push(`${r.spec.padEnd(5)}  ${r.id.padEnd(idWidth)}  ${MARK[r.result]}    ${cut(r.title, 100)}`);
     lines.push(
-      `${"".padEnd(5 + 2 + idWidth + 2 + 8)}${r.result === "not-implemented" ? "why: " : "observed: "}${cut(r.observed, 240)}`,
+      `${"".padEnd(5 + 2 + idWidth + 2 + 8)}${r.result === "pass" || r.result === "fail" ? "observed: " : "why: "}${cut(r.observed, 240)}`,
     );
   }
   const c = s.counts;
   lines.push(
     "",
-    `${s.results.length} checks: ${c.pass} pass, ${c.fail} fail, ${c["not-implemented"]} not implemented — ${s.passed ? "PASS" : "FAIL"}`,
+    `${s.results.length} checks: ${c.pass} pass, ${c.fail} fail, ${c["not-configured"]} not configured, ${c["not-implemented"]} not implemented — ${s.passed ? "PASS" : "FAIL"}`,
   );
   return `${lines.join("\n")}\n`;
 }

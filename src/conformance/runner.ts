@@ -1,6 +1,7 @@
 // Runs the selected specifications' checks against one target and collects the pass table.
 // A check runs its scenario for the target's kind; one without a scenario for that kind is
-// not-implemented with the reason (a library-only check on a URL says "needs library mode").
+// not-implemented with the reason (a library-only check on a URL says "needs library mode");
+// one whose scenario finds the feature it exercises not configured is not-configured.
 // A scenario that throws is a failure showing the error: a fault is never a pass.
 import { aartsChecks, type EngineOpener } from "./aarts.js";
 import { APAE_CHECKS } from "./apae.js";
@@ -81,7 +82,7 @@ export async function runChecks(target: Target, o: RunOptions = {}): Promise<Con
     if ("notImplemented" in r)
       results.push({ ...base, result: "not-implemented", observed: r.notImplemented });
     else if (r.skipped !== undefined)
-      results.push({ ...base, result: "not-implemented", observed: r.skipped });
+      results.push({ ...base, result: "not-configured", observed: r.skipped });
     else results.push({ ...base, result: r.pass ? "pass" : "fail", observed: r.observed });
   }
   const counts = Object.fromEntries(

@@ -1,20 +1,22 @@
 // The shapes of a conformance run: the specifications it covers, one check per verification
 // procedure, and the result of running a check against a target. A result is pass, fail
-// (with what was observed) or not-implemented (with why): not-implemented is never counted
-// as a pass, and a check that could not run on this kind of target says so.
+// (with what was observed), not-configured (the check exists but the deployment does not turn
+// on the feature it exercises, or a token it needs was not given: with what is missing) or
+// not-implemented (no scenario for this kind of target: with why). Neither is ever counted as
+// a pass, and a check that could not run on this kind of target says so.
 import type { Runtime, RuntimeConfig, RuntimeDeps } from "../runtime/index.js";
 
 export const SPECS = ["dare", "oats", "aarts", "apae"] as const;
 export type Spec = (typeof SPECS)[number];
 
-export const RESULTS = ["pass", "fail", "not-implemented"] as const;
+export const RESULTS = ["pass", "fail", "not-configured", "not-implemented"] as const;
 export type ResultKind = (typeof RESULTS)[number];
 
 /** What a scenario observed: pass or not, and what it saw (shown for a failure). */
 export interface Observation {
   pass: boolean;
   observed: string;
-  /** The scenario could not run on this target (what it needs): reported not-implemented. */
+  /** The scenario could not run on this target (what it needs): reported not-configured. */
   skipped?: string;
 }
 

@@ -5,6 +5,7 @@ import type { FastifyInstance } from "fastify";
 import { ConsoleError, parseStrictJson, WardenError, type WardenErrorCode } from "../contracts/index.js";
 import type { ApprovalRequest, DecideVerdict, DeferredItem } from "../gate/index.js";
 import { validateArgs } from "../tools/index.js";
+import { approvalLinkRoute } from "./approval-link.js";
 import { approvalItem, deferredItem, diffTable } from "./approval-view.js";
 import { audit, CONSOLE_EVENTS } from "./audit.js";
 import {
@@ -165,6 +166,7 @@ ${await queueList(st, s)}`;
   });
   decideRoute(c, st);
   keyRoute(c, st);
+  approvalLinkRoute(c, st);
 }
 
 /** POST /approvals/:id: a step-up verdict (signed in the page) or a deferred release. */
@@ -189,7 +191,14 @@ function decideRoute(c: FastifyInstance, st: ConsoleState): void {
     };
     if (p === undefined) {
       const d = await st.o.runtime.deferredQueue.find(id);
-      if (d === undefined) throw await refuse("ERR_APPROVAL_NOT_FOUND", "no pending approval with that id");
+      if (d === undefined) {
+        // First valid answer wins: a later one is told who answered (or that it was never here).
+        const r = st.o.runtime.approvals.notPending(id);
+        throw await refuse(
+          r.ok ? "ERR_APPROVAL_NOT_FOUND" : r.code,
+          r.ok ? "no pending approval" : r.message,
+        );
+      }
       return releaseDeferred(st, s, d, form, refuse).then((body) =>
         sendHtml(
           reply,

@@ -82,10 +82,17 @@ export {
   INSTRUCTION_RULES,
   type InstructionRule,
   instructionFindings,
+  LANGUAGE_RULES,
   MAX_SCAN_CHARS,
   normaliseForScan,
   textOf,
 } from "./instructions.js";
+export {
+  LANGUAGE_PHRASES,
+  LANGUAGE_STRUCTURES,
+  SCREENED_LANGUAGES,
+  type ScreenedLanguage,
+} from "./instructions-lang.js";
 export {
   type BudgetLedger,
   type MaybePromise,
@@ -99,6 +106,7 @@ export {
   type Settlement,
   type SyncBudgetLedger,
 } from "./ledger.js";
+export { foldCharacters } from "./normalise.js";
 export {
   MemoryPrincipalStateStore,
   type PrincipalRecord,

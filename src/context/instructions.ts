@@ -1,140 +1,173 @@
 // Instruction-bearing text: text that addresses the agent and tells it what to do, rather
 // than data for the user's task. One detector for the whole product: the Gate screens tool
-// results with it (gate `outputScreening`), the memory firewall screens writes and the AARTS
-// hooks screen prompts and results through src/memory's `scanText`.
-//   INJECTION_RULES        generic prompt-injection phrasings ("ignore previous instructions",
-//                          system tags, exfiltration orders, hidden directives)
-//   AGENT_DIRECTED_RULES   the published attack families' phrasings: a markup block that wraps
-//                          instructions, a message addressed to the AI/assistant/model, and the
-//                          task hijack ("before you can solve the task…", "do the following first")
-// Text is normalised first (normaliseForScan): Unicode compatibility forms, invisible and tag
-// characters, common Cyrillic/Greek look-alikes, escaped line breaks and quotes, YAML folding,
-// repeated white space. Input is bounded; every pattern is linear-time (no nested quantifiers,
-// bounded gaps).
+// results and errors with it (gate `outputScreening`), the MCP gateway screens upstream
+// errors and listed metadata, the memory firewall screens writes and the AARTS hooks screen
+// prompts and results through src/memory's `scanText`. The rules match structure, not one
+// benchmark's sentences (docs/gate.md#output-screening):
+//   INJECTION_RULES        orders to drop earlier instructions, new instructions, role
+//                          overrides, role and system headers, exfiltration orders, orders to
+//                          hide something from the user
+//   AGENT_DIRECTED_RULES   text addressed to the agent (a salutation or apposition naming an
+//                          AI, assistant, agent or model), references to the reader's own
+//                          task (what to do before or instead of it), `TODO:` lines that
+//                          order an outward action at a concrete destination
+//   LANGUAGE_RULES         the same structures in de, fr, es, it, pt, nl, zh, ja, ru
+//                          (instructions-lang.ts)
+// Text is normalised first (normalise.ts: NFKC, Unicode's confusables, markup, default-
+// ignorable code points). Input is bounded; every pattern is linear-time (no nested
+// quantifiers, bounded gaps). Screening is a second signal: a paraphrase it misses is left
+// to flow control, which judges where a call's arguments came from.
+import { LANGUAGE_PHRASES, type LanguageStructure, type ScreenedLanguage } from "./instructions-lang.js";
+import { foldPattern, MAX_SCAN_CHARS, normaliseForScan } from "./normalise.js";
+
+export { MAX_SCAN_CHARS, normaliseForScan } from "./normalise.js";
 
 export interface InstructionRule {
   id: string;
   re: RegExp;
 }
 
-/** Generic prompt-injection phrasings (the memory firewall's and the hooks' rule ids). */
+const PRIOR =
+  "(?:previous|prior|above|earlier|preceding|original|initial|old|former|system|existing|current|other)";
+const ORDERS =
+  "(?:instructions?|rules|directions|directives|prompts?|guidelines|orders|commands|tasks?|guidance|constraints|programming)";
+const ROLE = "(?:system|developer|admin|administrator|assistant|operator)";
+const ROLE_NOUN = "(?:message|prompt|instructions?|note|override|directive|update|command)";
+
+/** Orders to drop earlier instructions, role headers, exfiltration and hiding orders. */
 export const INJECTION_RULES: readonly InstructionRule[] = [
   {
     id: "aarts-injection-ignore-instructions",
-    re: /\b(ignore|disregard|forget)\s+(all\s+|any\s+)?(the\s+)?(previous|prior|above|earlier|your)\s+(instructions|rules|directions|prompts?)\b/i,
+    re: new RegExp(
+      `\\b(?:ignore|disregard|forget|override|bypass|discard|abandon|skip)\\s+(?:(?:all|any|every|of|the|these|those)\\s+){0,3}(?:(?:your|my|our)\\s+(?:${PRIOR}\\s+)?|${PRIOR}\\s+|(?:all|any)\\s+)${ORDERS}\\b`,
+      "i",
+    ),
   },
-  { id: "aarts-injection-new-instructions", re: /\b(new|updated|real)\s+(system\s+)?instructions\s*:/i },
+  {
+    id: "aarts-injection-new-instructions",
+    re: /\b(?:new|updated|real|revised)\s+(?:system\s+)?instructions\s*:|\byour\s+(?:real|actual|true)\s+(?:task|goal|objective|instructions?|job|mission)\s+(?:is|are)\b/i,
+  },
   {
     id: "aarts-injection-role-override",
-    re: /\byou\s+are\s+now\s+(in\s+)?(developer|dan|jailbreak|god)\s*mode\b/i,
+    re: /\byou\s+are\s+now\s+(?:in\s+)?(?:an?\s+)?(?:[\w-]+\s+){0,2}mode\b|\bact\s+as\s+(?:an?\s+)?(?:unrestricted|jailbroken|root|system)\b|\bfrom\s+now\s+on,?\s+you\s+(?:must|shall)\s+(?:ignore|obey|only|always|never)\b/i,
   },
-  { id: "aarts-injection-system-tag", re: /<\s*\/?\s*(system|assistant)\s*>|\[\s*(system|INST)\s*\]/i },
+  {
+    // Role and system headers: <system>, [system], [INST], <|im_start|>, <<SYS>>,
+    // ###(system_message), ### System:, SYSTEM MESSAGE:.
+    id: "aarts-injection-system-tag",
+    re: new RegExp(
+      [
+        `<\\s*\\/?\\s*${ROLE}\\s*>`,
+        `\\[\\s*\\/?\\s*(?:${ROLE}|inst|sys)\\b[^\\]]{0,30}\\]`,
+        "<\\|\\s*(?:im_?start|im_?end|system|endoftext)\\s*\\|>",
+        "<<\\s*\\/?\\s*sys\\s*>>",
+        `#{1,6}\\s*[(\\[]\\s*${ROLE}\\s*${ROLE_NOUN}?\\s*[)\\]]`,
+        `#{1,6}\\s*${ROLE}\\s*${ROLE_NOUN}?\\s*:`,
+        `\\b${ROLE}\\s*${ROLE_NOUN}\\s*:`,
+      ].join("|"),
+      "i",
+    ),
+  },
   {
     id: "aarts-injection-exfiltrate",
     re: /\b(send|post|upload|exfiltrate|forward)\s+(the\s+|all\s+|your\s+)?(contents?|secrets?|credentials?|keys?|tokens?|env(ironment)?|files?)\b[^.\n]{0,80}\b(to|at)\s+(https?:\/\/|\S+@)/i,
   },
   {
     id: "aarts-injection-hidden-directive",
-    re: /\b(do\s+not|don't)\s+(tell|inform|mention\s+(this\s+)?to)\s+the\s+user\b/i,
+    re: /\b(?:do\s+not|don't|never)\s+(?:tell|inform|mention\s+(?:this\s+|it\s+|anything\s+)?to|reveal\s+(?:this\s+|it\s+)?to)\s+the\s+user\b|\bwithout\s+(?:telling|informing)\s+the\s+user\b/i,
   },
 ];
 
-const AGENT = "(?:ai|a\\.i\\.|assistant|agent|llm|chatbot|bot|(?:ai\\s+)?(?:language\\s+)?model)";
+const AGENT =
+  "(?:ai|a\\.i\\.|artificial\\s+intelligence|(?:ai\\s+)?assistant|(?:ai\\s+)?agent|llm|chatbot|(?:ai\\s+|large\\s+)?language\\s+model|ai\\s+model|gpt[\\w.-]{0,10}|chatgpt|claude|gemini|llama|mistral|copilot)";
+// "Dear AI team", "AI safety" … name a group or a field, not the reader.
+const NOT_A_GROUP =
+  "(?!\\s+(?:team|department|group|lab|committee|community|researchers?|enthusiasts?|experts?|ethics|safety|policy|act|conference|summit|news|newsletter|industry|market|companies|startups?))";
+const OUTWARD =
+  "(?:send|forward|transfer|pay|wire|e-?mail|mail|post|upload|share|invite|reply|message|grant)";
+const DESTINATION =
+  "(?:[\\w.+-]+@[\\w-]+\\.[\\w.-]+|https?:\\/\\/|www\\.|\\b[a-z]{2}\\d{2}(?:\\s?[a-z0-9]{4}){2,7})";
+const TASK = "(?:task|request|assignment|instructions?|objective|job|query|question)";
 
-/** Text addressed to the agent: instruction markup, salutations, task hijacks. */
+/** Text addressed to the agent and text about the reader's own task. */
 export const AGENT_DIRECTED_RULES: readonly InstructionRule[] = [
   {
-    id: "instruction-markup",
-    re: /<\s*\/?\s*(information|instructions?|important|admin|system[\s_-]*(message|prompt)|note[\s_-]*to[\s_-]*(the[\s_-]*)?(ai|assistant|agent))\s*>/i,
-  },
-  { id: "addressed-to-agent", re: new RegExp(`\\bto\\s+you,?\\s+(the\\s+)?${AGENT}\\b`, "i") },
-  {
-    id: "agent-salutation",
-    re: new RegExp(`\\b(dear|hey|hello|attention|note\\s+to)\\s+(the\\s+)?${AGENT}\\b`, "i"),
-  },
-  {
-    id: "task-hijack-before",
-    re: /\bbefore\s+(you\s+)?(can\s+|could\s+)?(solve|complete|finish|continue|answer|proceed|do|start)\b[^.\n]{0,40}\btask\b/i,
-  },
-  { id: "task-hijack-first", re: /\b(please\s+)?do\s+the\s+following\s+(first|instead|now|immediately)\b/i },
-  {
-    id: "task-hijack-after",
-    re: /\bafter\s+you\s+(do|did|have\s+done|complete|finish)\s+(that|this|it)\b[^.\n]{0,40}\b(task|continue|proceed)\b/i,
+    id: "addressed-to-agent",
+    re: new RegExp(
+      [
+        `\\b(?:dear|hey|hi|hello|greetings|attention|listen|note\\s+(?:to|for)|message\\s+(?:to|for)|memo\\s+to|instructions?\\s+for|psst)\\s*[,:!]?\\s+(?:the\\s+|our\\s+|my\\s+|an?\\s+)?(?:helpful\\s+|automated\\s+)?${AGENT}\\b${NOT_A_GROUP}`,
+        `\\bto\\s+you\\s*,?\\s+(?:the\\s+)?(?:helpful\\s+)?${AGENT}\\b`,
+        `\\byou\\s*,\\s*(?:the|an?|our|my)\\s+${AGENT}\\b`,
+        `\\bif\\s+you\\s+are\\s+(?:an?\\s+)?${AGENT}\\b${NOT_A_GROUP}`,
+        `\\b(?:any|every|the)\\s+${AGENT}\\s+(?:reading|processing|summari[sz]ing|parsing)\\s+this\\b`,
+      ].join("|"),
+      "i",
+    ),
   },
   {
-    id: "task-hijack-instead",
-    re: /\b(instead\s+of|forget\s+(about\s+)?|stop\s+(doing\s+)?)(the|your)\s+(original\s+|current\s+|user'?s\s+)?task\b/i,
+    id: "reader-task-reference",
+    re: new RegExp(
+      [
+        `\\b(?:before|after|instead\\s+of|rather\\s+than|then|once|until)\\b[^.!?]{0,60}?\\b(?:the|your|my|this)\\s+(?:original\\s+|current\\s+|initial\\s+|assigned\\s+|real\\s+|actual\\s+|main\\s+)?${TASK}\\s+(?:that\\s+|which\\s+)?(?:i|we|the\\s+user|your\\s+user|you)\\s+(?:have\\s+|had\\s+|originally\\s+|just\\s+)?(?:gave|give|assigned|were\\s+given|have\\s+been\\s+given|were\\s+assigned|received)\\b`,
+        `\\b(?:before|instead\\s+of|rather\\s+than)\\b[^.!?]{0,60}\\b(?:the|your)\\s+(?:user'?s|original|initial)\\s+${TASK}\\b`,
+        `\\b(?:forget\\s+(?:about\\s+)?|stop\\s+(?:doing\\s+)?|abandon\\s+)(?:the|your)\\s+(?:original\\s+|current\\s+|user'?s\\s+)${TASK}\\b`,
+      ].join("|"),
+      "i",
+    ),
+  },
+  {
+    id: "preemptive-directive",
+    re: /\b(?:do|perform|execute|complete|carry\s+out|follow)\s+(?:the\s+)?(?:following|these|below)\s+(?:steps?\s+|actions?\s+|instructions?\s+|tasks?\s+)?(?:first|instead|now|immediately|before\s+(?:anything|you|that|continuing|proceeding))\b/i,
+  },
+  {
+    id: "todo-directive",
+    re: new RegExp(
+      [
+        `\\b(?:todo|to-do|action\\s+required|action\\s+item)\\s*[:–-]\\s*(?:please\\s+)?(?:(?:you|assistant|ai|agent)\\s+(?:must|should|need\\s+to)\\s+)?${OUTWARD}\\b[\\s\\S]{0,160}?${DESTINATION}`,
+        `\\b(?:todo|to-do|task)\\s+for\\s+(?:the\\s+|you\\s*,?\\s+(?:the\\s+)?)?${AGENT}\\b`,
+      ].join("|"),
+      "i",
+    ),
   },
 ];
 
-/** Every rule the output screening applies. */
-export const INSTRUCTION_RULES: readonly InstructionRule[] = [...INJECTION_RULES, ...AGENT_DIRECTED_RULES];
-
-/** Default bound on the characters of one text that are scanned. */
-export const MAX_SCAN_CHARS = 1_000_000;
-
-// Zero-width and formatting characters that render as nothing (ZWSP/ZWNJ/ZWJ, marks,
-// word joiner and invisible operators, BOM, soft hyphen, Mongolian vowel separator).
-const INVISIBLE = /[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g;
-// Unicode tag characters (U+E0020–U+E007E) spell ASCII invisibly ("ASCII smuggling").
-const TAGS = /\udb40[\udc20-\udc7e]/g;
-// Cyrillic and Greek letters that look like Latin ones, as attackers swap them in.
-const LOOKALIKE: Readonly<Record<string, string>> = {
-  а: "a",
-  е: "e",
-  о: "o",
-  р: "p",
-  с: "c",
-  у: "y",
-  х: "x",
-  і: "i",
-  ј: "j",
-  ѕ: "s",
-  һ: "h",
-  ԁ: "d",
-  ӏ: "l",
-  А: "A",
-  В: "B",
-  Е: "E",
-  К: "K",
-  М: "M",
-  Н: "H",
-  О: "O",
-  Р: "P",
-  С: "C",
-  Т: "T",
-  Х: "X",
-  α: "a",
-  ο: "o",
-  ν: "v",
-  ι: "i",
-  ρ: "p",
-  τ: "t",
-  Α: "A",
-  Ε: "E",
-  Ι: "I",
-  Ο: "O",
-  Τ: "T",
-};
-const LOOKALIKES = new RegExp(`[${Object.keys(LOOKALIKE).join("")}]`, "g");
-
-/**
- * Undoes what printers and attackers do to text before it is matched: compatibility forms
- * (full-width, ligatures), invisible and tag characters, look-alike letters, escaped breaks
- * and quotes, folding, repeated white space. At most `max` characters in and out.
- */
-export function normaliseForScan(text: string, max = MAX_SCAN_CHARS): string {
-  return text
-    .slice(0, max)
-    .replace(TAGS, (c) => String.fromCharCode(c.charCodeAt(1) - 0xdc00))
-    .normalize("NFKC")
-    .replace(INVISIBLE, "")
-    .replace(LOOKALIKES, (c) => LOOKALIKE[c] ?? c)
-    .replace(/\\[nrt]/g, " ")
-    .replace(/\\(["'])/g, "$1")
-    .replace(/\s+/g, " ")
-    .slice(0, max);
+/** Phrases need Unicode mode (which is slower) only for property escapes or astral letters. */
+function compiled(source: string): RegExp {
+  return new RegExp(source, source.includes("\\p{") || /[\ud800-\udfff]/.test(source) ? "iu" : "i");
 }
+
+// Languages whose every phrase holds a letter outside ASCII: skipped on ASCII-only text.
+const NON_LATIN: ReadonlySet<string> = new Set(["zh", "ja", "ru"]);
+const ASCII_ONLY = /^[\u0000-\u007f]*$/;
+
+/** The structures in the languages listed in instructions-lang.ts (id `<structure>:<lang>`). */
+export const LANGUAGE_RULES: readonly InstructionRule[] = Object.entries(LANGUAGE_PHRASES).flatMap(
+  ([lang, phrases]) =>
+    Object.entries(phrases).map(([structure, source]) => {
+      const id = `${structure as LanguageStructure}:${lang as ScreenedLanguage}`;
+      return { id, re: compiled(foldPattern(source)) };
+    }),
+);
+
+// One pattern per language that matches when any of its rules does: most text matches none,
+// so each language costs one scan instead of one per structure.
+const LANGUAGE_GATES: ReadonlyMap<string, RegExp> = new Map(
+  Object.entries(LANGUAGE_PHRASES).map(([lang, phrases]) => [
+    lang,
+    compiled(
+      Object.values(phrases)
+        .map((p) => `(?:${foldPattern(p)})`)
+        .join("|"),
+    ),
+  ]),
+);
+
+/** Every rule the output screening applies. */
+export const INSTRUCTION_RULES: readonly InstructionRule[] = [
+  ...INJECTION_RULES,
+  ...AGENT_DIRECTED_RULES,
+  ...LANGUAGE_RULES,
+];
 
 /** The ids of the rules `text` matches (empty: no instructions found); `text` is normalised first. */
 export function instructionFindings(
@@ -143,7 +176,20 @@ export function instructionFindings(
   max = MAX_SCAN_CHARS,
 ): string[] {
   const t = normaliseForScan(text, max);
-  return rules.filter((r) => r.re.test(t)).map((r) => r.id);
+  const ascii = ASCII_ONLY.test(t);
+  const gates = new Map<string, boolean>();
+  const open = (id: string): boolean => {
+    const lang = id.slice(id.indexOf(":") + 1);
+    const gate = LANGUAGE_GATES.get(lang);
+    if (gate === undefined) return true;
+    let passed = gates.get(lang);
+    if (passed === undefined) {
+      passed = !(ascii && NON_LATIN.has(lang)) && gate.test(t);
+      gates.set(lang, passed);
+    }
+    return passed;
+  };
+  return rules.filter((r) => (!r.id.includes(":") || open(r.id)) && r.re.test(t)).map((r) => r.id);
 }
 
 /**

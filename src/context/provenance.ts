@@ -15,6 +15,7 @@
 // fails closed (unindexed outputs still lend their taint to any substantial argument).
 // Collisions of the 52-bit fingerprints can only add taint, never remove it.
 import type { TaintLabel } from "../contracts/index.js";
+import { soleValues, type TokenKind, wantedKinds, withoutEndorsed } from "./provenance-vouch.js";
 import { mergeTaint } from "./taint.js";
 
 export interface ProvenanceOptions {
@@ -34,6 +35,7 @@ export type ProvenanceKind =
   | "digits"
   | "token"
   | "substring"
+  | "value"
   | "overflow";
 
 /** One argument (or output) that inherits taint, and why. */
@@ -51,10 +53,31 @@ export interface ProvenanceHit {
 interface Output {
   seq: number;
   labels: TaintLabel[];
+  /**
+   * Tokens this output vouches for: the output of a call the user's request designated (every
+   * argument named in the request), where the token is the only value of its kind (one IBAN,
+   * one e-mail address, one host) in that output. Empty for any other output.
+   */
+  endorsed: Set<string>;
+  /** The output's letters and digits (bounded; undefined when the run's text cap was reached). */
+  text: string | undefined;
+  /**
+   * The whole values (letters and digits) of a structured output's fields and keys, up to
+   * `MAX_FIELD` characters: an argument equal to one is a record the tool returned (an account
+   * in a transaction list, a channel name), not something a stretch of free text chose.
+   */
+  fields: Set<string>;
+  /** A mapping or list (items of many authors) rather than one text. */
+  structured: boolean;
+}
+
+/** How an output entered the run (`designated`: the call's arguments all came from the user's request). */
+export interface OutputOrigin {
+  designated?: boolean;
 }
 
 interface Token {
-  kind: Exclude<ProvenanceKind, "substring" | "overflow">;
+  kind: Exclude<ProvenanceKind, "substring" | "value" | "overflow">;
   text: string;
 }
 
@@ -69,11 +92,18 @@ const B1 = 65599;
 const B2 = 31337;
 const LOW21 = 2 ** 21;
 const MAX_DEPTH = 64;
+/** Letters and digits of a run's outputs kept for whole-value matching. */
+const MAX_TEXT_CHARS = 8_000_000;
+/** The shortest value (letters and digits) matched whole. */
+const MIN_WHOLE = 3;
+/** The longest field value an argument can equal to count as a returned record. */
+const MAX_FIELD = 256;
 
 const SPLIT = /[\s"'<>()[\]{},;|`\\]+/u;
 const TRIM = /^[.,:;!?*#~=]+|[.,:;!?*#~=]+$/gu;
 const HOST = /^[a-z0-9-]+(?:\.[a-z0-9-]+)+$/;
 const TLD = /\.[a-z]{2,24}$/;
+const HOST_PATH = /^([a-z0-9-]+(?:\.[a-z0-9-]+)+)\/\S*$/;
 const EMAIL = /^[^@]+@([a-z0-9-]+(?:\.[a-z0-9-]+)+)$/;
 const DISTINCT = /[0-9@/:._]/;
 const IBAN = /\b[a-z]{2}\d{2}(?: ?[a-z0-9]{4}){2,7}(?: ?[a-z0-9]{1,3})?\b/g;
@@ -107,6 +137,9 @@ export class ProvenanceIndex {
   #trustedText = "";
   #trustedCompact = "";
   #trustedGrams = new Set<number>();
+  #textChars = 0;
+  /** The kinds of value the user's request asks the agent to find (`wantedKinds`). */
+  #wanted = new Set<TokenKind>();
 
   constructor(opts: ProvenanceOptions) {
     this.#opts = opts;
@@ -124,6 +157,59 @@ export class ProvenanceIndex {
     return this.#overflowed.length > 0;
   }
 
+  /**
+   * Whether every string leaf of `value` (letters and digits, at least one) occurs in the
+   * user's original request: the value was named by the user, not picked from an output.
+   */
+  fromRequest(value: unknown): boolean {
+    const { leaves, truncated } = collectLeaves(value, this.#opts.maxScanChars, false);
+    if (truncated || leaves.length === 0) return false;
+    return leaves.every((leaf) => {
+      const c = compact(normalize(leaf.text));
+      return c.length > 0 && this.#trustedCompact.includes(c);
+    });
+  }
+
+  /**
+   * Whether a call with these arguments reads what the user designated: every value leaf is
+   * in the user's request, or is a token a designated output vouches for (the user named a
+   * message, the message names one page: the page is designated too).
+   */
+  designates(value: unknown): boolean {
+    const { leaves, truncated } = collectLeaves(value, this.#opts.maxScanChars, false);
+    if (truncated || leaves.length === 0) return false;
+    return leaves.every((leaf) => {
+      const norm = normalize(leaf.text);
+      const c = compact(norm);
+      if (c.length > 0 && this.#trustedCompact.includes(c)) return true;
+      const t = norm.trim().replace(TRIM, "");
+      const ids = this.#tokens.get(t);
+      return ids !== undefined && this.#isEndorsed(t, ids);
+    });
+  }
+
+  /**
+   * Outputs that hold the whole of `value` (its letters and digits, at least `MIN_WHOLE`
+   * of them) when the user's request does not: a short name picked from an output is found
+   * here though it is too short for the substring matcher. An output whose text was not kept
+   * (the run's text cap) counts as holding it (fail closed).
+   */
+  wholeValue(path: string, value: unknown): ProvenanceHit | undefined {
+    const { leaves } = collectLeaves(value, this.#opts.maxScanChars, false);
+    const ids = new Set<number>();
+    for (const leaf of leaves) {
+      const c = compact(normalize(leaf.text));
+      if (c.length < MIN_WHOLE || this.#trustedCompact.includes(c)) continue;
+      this.#outputs.forEach((o, i) => {
+        // A whole field of a structured output is a record there, not something a stretch
+        // of its text spelled out (a sender's name in a channel that also holds an injection).
+        if (o.fields.has(c)) return;
+        if (o.text === undefined || o.text.includes(c)) ids.add(i);
+      });
+    }
+    return ids.size === 0 ? undefined : this.#hit(path, "value", "", [...ids]);
+  }
+
   /** The user's original request: values found in it never inherit taint. */
   setTrusted(text: string): void {
     const n = normalize(text);
@@ -132,17 +218,41 @@ export class ProvenanceIndex {
     const grams = new Set<number>();
     for (const leaf of compactRuns(n)) forEachGram(leaf, this.#k, (h) => grams.add(h));
     this.#trustedGrams = grams;
+    this.#wanted = wantedKinds(n);
   }
 
   /** Indexes a tool output carrying `labels`. Unlabelled outputs add nothing. */
-  addOutput(seq: number, data: unknown, labels: readonly TaintLabel[]): void {
+  addOutput(seq: number, data: unknown, labels: readonly TaintLabel[], origin: OutputOrigin = {}): void {
     if (labels.length === 0) return;
     const id = this.#outputs.length;
-    this.#outputs.push({ seq, labels: mergeTaint(labels) });
     const { leaves, truncated } = collectLeaves(data, this.#opts.maxCharsPerOutput);
+    const tokensOf = leaves.map((leaf) => extractTokens(leaf.text, this.#opts.minToken));
+    // An output that carried instructions addressed to the agent (taint `instructions`,
+    // the Gate's output screening) vouches for nothing.
+    const vouches =
+      origin.designated === true && !truncated && !labels.some((l) => l.source === "instructions");
+    const endorsed = vouches ? soleValues(tokensOf.flat()) : new Set<string>();
+    const text = leaves.map((l) => compact(normalize(l.text))).join("\u0000");
+    const keep = this.#textChars + text.length <= MAX_TEXT_CHARS;
+    if (keep) this.#textChars += text.length;
+    const fields = new Set<string>();
+    if (typeof data === "object" && data !== null)
+      for (const leaf of leaves) {
+        const c = compact(normalize(leaf.text));
+        if (c.length > 0 && c.length <= MAX_FIELD) fields.add(c);
+      }
+    const structured = typeof data === "object" && data !== null;
+    this.#outputs.push({
+      seq,
+      labels: mergeTaint(labels),
+      endorsed,
+      text: keep ? text : undefined,
+      fields,
+      structured,
+    });
     let full = truncated;
-    for (const leaf of leaves) {
-      for (const t of extractTokens(leaf.text, this.#opts.minToken)) {
+    for (const [i, leaf] of leaves.entries()) {
+      for (const t of tokensOf[i] ?? []) {
         if (this.size >= this.#opts.maxFingerprints) {
           full = true;
           break;
@@ -178,8 +288,11 @@ export class ProvenanceIndex {
   /**
    * Finds the parts of `value` that came from indexed outputs and not from the trusted
    * request. `failClosed`: a value too large to scan inherits the taint of every output.
+   * `vouched` (flow control only, src/gate/flow.ts): a value equal to a structured output's
+   * field, or a token a designated output vouches for, is not reported. Taint itself never
+   * uses it: the value still came from output.
    */
-  scan(value: unknown, failClosed = true): ProvenanceHit[] {
+  scan(value: unknown, failClosed = true, vouched = false): ProvenanceHit[] {
     if (this.#outputs.length === 0) return [];
     const { leaves, truncated } = collectLeaves(value, this.#opts.maxScanChars);
     const hits: ProvenanceHit[] = [];
@@ -197,19 +310,25 @@ export class ProvenanceIndex {
     const total = this.#outputs.length;
     for (const leaf of leaves) {
       const norm = normalize(leaf.text);
+      if (vouched && this.#isField(compact(norm))) continue;
       const seen = new Set<number>();
+      const endorsed: string[] = [];
       const tokens = extractTokens(leaf.text, this.#opts.minToken);
       for (const t of tokens) {
         if (seen.size === total) break;
         const ids = this.#tokens.get(t.text);
         if (ids === undefined || this.#isTrustedToken(t)) continue;
+        if (vouched && this.#isEndorsed(t.text, ids, true)) {
+          endorsed.push(compact(t.text));
+          continue;
+        }
         const fresh = ids.filter((i) => !seen.has(i));
         if (fresh.length === 0) continue;
         for (const i of fresh) seen.add(i);
         hits.push(this.#hit(leaf.path, t.kind, t.text, fresh));
       }
       let substantial = false;
-      for (const run of compactRuns(norm)) {
+      for (const run of withoutEndorsed(compactRuns(norm), endorsed)) {
         if (run.length >= this.#k) substantial = true;
         forEachGram(run, this.#k, (h, at) => {
           if (seen.size === total) return; // every output already found: nothing left to learn
@@ -233,6 +352,41 @@ export class ProvenanceIndex {
     return hits;
   }
 
+  /** The value is the whole of some structured output's field (see `Output.fields`). */
+  #isField(c: string): boolean {
+    return c.length > 0 && this.#outputs.some((o) => o.fields.has(c));
+  }
+
+  /**
+   * Every output holding the token vouches for it (see `Output.endorsed`). `asTarget`: only
+   * a single text the user named (a bill, a page) vouches for a call's target; free text
+   * inside a structured output (one message among a channel's) only designates further reads.
+   */
+  #isEndorsed(text: string, ids: readonly number[], asTarget = false): boolean {
+    return (
+      ids.length > 0 &&
+      ids.every((i) => {
+        const o = this.#outputs[i];
+        return o?.endorsed.has(text) === true && !(asTarget && o.structured);
+      }) &&
+      (!asTarget || this.#wantsKindOf(text))
+    );
+  }
+
+  /** The request asks for a value of the token's kind (an e-mail address of an e-mail token, …). */
+  #wantsKindOf(text: string): boolean {
+    const kinds = extractTokens(text, this.#opts.minToken)
+      .filter((t) => t.text === text)
+      .map((t) => t.kind);
+    // An account's digit run counts as the account; an address's domain as the address.
+    return kinds.some(
+      (k) =>
+        this.#wanted.has(k) ||
+        (k === "digits" && this.#wanted.has("iban")) ||
+        (k === "host" && this.#wanted.has("email")),
+    );
+  }
+
   #isTrustedToken(t: Token): boolean {
     if (this.#trustedText.includes(t.text)) return true;
     // The user may have written it with other spacing or punctuation ("DE89 3704 ...").
@@ -253,7 +407,7 @@ export class ProvenanceIndex {
 }
 
 /** String leaves (and object keys, and numbers) of a JSON-like value, within a character budget. */
-function collectLeaves(value: unknown, budget: number): { leaves: Leaf[]; truncated: boolean } {
+function collectLeaves(value: unknown, budget: number, keys = true): { leaves: Leaf[]; truncated: boolean } {
   const leaves: Leaf[] = [];
   let left = budget;
   let truncated = false;
@@ -287,7 +441,7 @@ function collectLeaves(value: unknown, budget: number): { leaves: Leaf[]; trunca
     }
     for (const [key, item] of Object.entries(v)) {
       const p = path === "" ? key : `${path}.${key}`;
-      push(p, key);
+      if (keys) push(p, key);
       walk(item, p, depth + 1);
     }
   };
@@ -320,6 +474,13 @@ export function extractTokens(text: string, minToken: number): Token[] {
       } catch {
         // not a parseable URL: the whole token is still matched
       }
+      continue;
+    }
+    const bare = HOST_PATH.exec(t);
+    if (bare !== null && TLD.test(bare[1]!)) {
+      // A link written without its scheme (`www.example.com/login`): a URL all the same.
+      add("url", t);
+      if (bare[1]!.length >= 4) add("host", bare[1]!);
       continue;
     }
     const email = EMAIL.exec(t);

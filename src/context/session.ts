@@ -51,7 +51,7 @@ import {
   type SessionFacts,
   type SessionInit,
 } from "./facts.js";
-import { ProvenanceIndex } from "./provenance.js";
+import { type ProvenanceHit, ProvenanceIndex } from "./provenance.js";
 import { boundaryLabels, checkResult, classificationOf } from "./result.js";
 import { type HoldSlot, NETWORK_REQUESTS_REFUSED, type ReserveResult, RunLedger } from "./run-ledger.js";
 import { mergeTaint, taintSources } from "./taint.js";
@@ -184,6 +184,27 @@ export class Session {
   /** Events held in memory (at most twice `limits.eventsRetained`). */
   get retainedEvents(): number {
     return this.#chain.held;
+  }
+
+  /**
+   * Whether every string leaf of `value` occurs in the run's original request (the user named
+   * it). False when the run has no original request: nothing is vouched for by the user.
+   */
+  fromRequest(value: unknown): boolean {
+    return this.#provenance.fromRequest(value);
+  }
+
+  /**
+   * Value provenance for flow control: as `prepare` computes it, except that record fields of
+   * structured outputs and values a designated output vouches for are not reported.
+   */
+  vouchedProvenance(value: unknown): ProvenanceHit[] {
+    return this.#config.provenance.enabled ? this.#provenance.scan(value, true, true) : [];
+  }
+
+  /** The outputs holding the whole of `value` when the request does not (provenance.ts `wholeValue`). */
+  wholeValue(path: string, value: unknown): ProvenanceHit | undefined {
+    return this.#config.provenance.enabled ? this.#provenance.wholeValue(path, value) : undefined;
   }
 
   /** Hash of the chain head: what `context_hash` in a decision record refers to. */
@@ -430,7 +451,9 @@ export class Session {
       at,
     );
     if (cfg.provenance.enabled && input.data !== undefined)
-      this.#provenance.addOutput(event.seq, input.data, taint);
+      this.#provenance.addOutput(event.seq, input.data, taint, {
+        designated: this.#provenance.designates(request.parameters),
+      });
     this.#setTaintSeen(mergeTaint(this.#taintSeen, taint), at);
     this.#window.push(
       defined({

@@ -206,6 +206,7 @@ export const ERROR_CODES = {
     "ERR_JOURNAL_HEAD_INVALID",
     "ERR_JOURNAL_CLOSED",
     "ERR_JOURNAL_STORE",
+    "ERR_JOURNAL_FENCED",
   ],
   policy: [
     "ERR_POLICY_FILE",
@@ -448,6 +449,8 @@ export const ERROR_CODES = {
     "ERR_CAPABILITY_CONSTRAINT",
     // A capability token issued to a principal before its grants were revoked (APAE trust below the revocation floor).
     "ERR_CAPABILITY_REVOKED",
+    // The token's use could not be counted (the ledger's store failed): nothing executed, retry (503 at the edge).
+    "ERR_CAPABILITY_UNAVAILABLE",
     // A grant request that cannot be issued: unknown run, bad constraints, ttl or uses out of bounds.
     "ERR_CAPABILITY_GRANT_INVALID",
   ],
@@ -499,6 +502,8 @@ export const ERROR_CODES = {
     "ERR_APPROVAL_WRONG_DECISION",
     // The same approver signature was presented before, or its time is outside the allowed skew.
     "ERR_APPROVAL_REPLAYED",
+    // The item was already answered (first valid answer wins); the message names who answered and how.
+    "ERR_APPROVAL_ALREADY_DECIDED",
   ],
   server: [
     "ERR_SERVER_CONFIG_INVALID",
@@ -518,6 +523,9 @@ export const ERROR_CODES = {
     "ERR_SERVER_RATE_LIMITED",
     "ERR_SERVER_NO_EXECUTOR",
     "ERR_SERVER_JOURNAL_UNAVAILABLE",
+    // Idempotency-Key (POST /v1/execute): the key's first attempt has no outcome yet / the key was used for another request.
+    "ERR_SERVER_IDEMPOTENCY_PENDING",
+    "ERR_SERVER_IDEMPOTENCY_MISMATCH",
     "ERR_SERVER_POLICY_ERROR",
     "ERR_SERVER_SHUTTING_DOWN",
     "ERR_SERVER_INTERNAL",
@@ -568,5 +576,7 @@ export const ERROR_CODES = {
     "ERR_CONSOLE_CONFIG_INVALID",
     // Too many live queue connections (console.maxStreams): retry later.
     "ERR_CONSOLE_BUSY",
+    // A one-time approval link that is unknown, malformed or expired (docs/console.md#approvals-anywhere).
+    "ERR_CONSOLE_LINK_INVALID",
   ],
 } as const;

@@ -224,5 +224,15 @@ export {
   toolResponseHash,
   UuidSchema,
 } from "./records/index.js";
+export {
+  POLICY_SHADOW_DIFF,
+  POLICY_SHADOW_DROPPED,
+  POLICY_SHADOW_PROMOTED,
+  SHADOW_EVENT_SCHEMAS,
+  ShadowDiffBody,
+  ShadowDroppedBody,
+  ShadowPromotedBody,
+  ShadowVerdict,
+} from "./shadow-events.js";
 export { parseStrictJson, type StrictJsonOptions } from "./strict-json.js";
 export { isoTime, isPlainObject } from "./values.js";

@@ -25,4 +25,12 @@ export {
   type StepReport,
   type Verdict,
 } from "./replay.js";
+export {
+  SHADOW_REPORT_FORMAT,
+  type ShadowExample,
+  type ShadowGroup,
+  type ShadowReport,
+  type ShadowReportOptions,
+  shadowReport,
+} from "./shadow-report.js";
 export { EvidenceStore, type EvidenceStoreOptions, evidenceDir, snapshotUri } from "./store.js";

@@ -15,7 +15,7 @@ import {
   type JournalEntry,
   type JournalStore,
   MalformedRecord,
-  SqliteJournalStore,
+  openEmbeddedStore,
   verifyJournal,
 } from "../journal/index.js";
 import { EVIDENCE_BUNDLE_EVENT, type EvidenceBundleBody } from "./events.js";
@@ -66,7 +66,7 @@ export async function readVerified(db: string, keys: readonly string[]): Promise
       "ERR_EVIDENCE_JOURNAL_INVALID",
       "the journal's public key is needed to verify it (--keys)",
     );
-  const store = SqliteJournalStore.open(db, { readonly: true });
+  const store = openEmbeddedStore(db, { readonly: true });
   try {
     return await readVerifiedStore(store, new Keyring(keys.map((k) => loadPublicKeyFile(k))));
   } finally {

@@ -16,7 +16,7 @@ import {
   toolResponseHash,
   UUID_PATTERN,
 } from "../contracts/index.js";
-
+import { NOTIFY_DELIVERY_EVENT, NotifyDeliveryBody } from "./notifier.js";
 import { OBLIGATIONS_EVENT, ObligationsBody } from "./obligations.js";
 
 export const EVIDENCE_SCHEMA = "warden.evidence.v1" as const;
@@ -191,6 +191,7 @@ export function parametersHash(parameters: Readonly<Record<string, unknown>>): S
 /** Journal event types written by executors, with their body schemas (register them with the journal). */
 export const EXECUTOR_EVENT_TYPES = {
   "warden.executor.evidence": EvidenceEnvelope,
+  [NOTIFY_DELIVERY_EVENT]: NotifyDeliveryBody,
   [OBLIGATIONS_EVENT]: ObligationsBody,
   "warden.executor.breaker": z.strictObject({
     tool: Str,

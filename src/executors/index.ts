@@ -90,7 +90,23 @@ export {
   McpUpstreams,
   mcpToolHash,
 } from "./mcp.js";
+export {
+  type McpMetadataKind,
+  metadataAsTool,
+  metadataKey,
+  parseMetadataKey,
+} from "./mcp-metadata.js";
 export { type McpFinding, type McpFindingKind, scanMcpTool } from "./mcp-scan.js";
+export { visibleAgentText } from "./notice-render.js";
+export {
+  NOTIFY_DELIVERY_EVENT,
+  type Notice,
+  Notifier,
+  type NotifierOptions,
+  type NotifierTarget,
+  NotifyDeliveryBody,
+  signNotice,
+} from "./notifier.js";
 export {
   checkObligations,
   maskOutput,

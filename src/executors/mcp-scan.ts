@@ -5,6 +5,10 @@
 // names another server's tool, to steer how the model uses it). It is a tripwire, not a
 // proof of innocence: findings are journaled and a flagged tool is refused unless an
 // operator approves it (or the deployment lets policy decide through its risk tier).
+// Phrases are also matched with the Gate's instruction detector (normalised: confusables,
+// markup, ignorables; structural and multilingual rules), the one results are screened with.
+import { screenText } from "../gate/index.js";
+
 export type McpFindingKind = "tag_characters" | "invisible_text" | "instruction" | "shadowing";
 
 export interface McpFinding {
@@ -84,6 +88,8 @@ function scanText(where: string, text: string, out: McpFinding[]): void {
   for (const [re, detail] of INSTRUCTIONS) {
     if (re.test(visible)) out.push({ kind: "instruction", where, detail });
   }
+  for (const rule of screenText(text, 65_536))
+    out.push({ kind: "instruction", where, detail: `addresses the model (${rule})` });
 }
 
 function mentions(text: string, name: string): boolean {

@@ -11,6 +11,7 @@ import { z } from "zod";
 import { ExecutorError, isSha256Hash, type Sha256Hash, sha256Of } from "../contracts/index.js";
 import { type ToolContract, ToolContractSchema } from "../tools/index.js";
 import { type McpConnection, type McpToolInfo, McpUpstreams } from "./mcp-connection.js";
+import { metadataAsTool, parseMetadataKey } from "./mcp-metadata.js";
 import { type McpFinding, scanMcpTool } from "./mcp-scan.js";
 import {
   abortCode,
@@ -271,8 +272,7 @@ export class McpExecutor {
 
   /** Operator action: accept a tool's current definition (after review). Returns the new pin. */
   async approve(server: string, tool: string): Promise<Sha256Hash> {
-    const tools = await (await this.#server(server)).listTools();
-    const info = tools.find((t) => t.name === tool);
+    const info = await this.#listed(server, tool);
     if (info === undefined)
       throw new ExecutorError("ERR_EXEC_MCP_TOOL_UNKNOWN", `${server} has no tool ${tool}`);
     const hash = mcpToolHash(info);
@@ -285,6 +285,18 @@ export class McpExecutor {
       previous_hash: previous,
     });
     return hash;
+  }
+
+  /** A tool, or a resource or prompt by its pin key (`resource:<uri>`, `prompt:<name>`), as listed now. */
+  async #listed(server: string, key: string): Promise<McpToolInfo | undefined> {
+    const conn = await this.#server(server);
+    const meta = parseMetadataKey(key);
+    if (meta === undefined) return (await conn.listTools()).find((t) => t.name === key);
+    const entries =
+      meta.kind === "resource"
+        ? (await conn.listResources()).map((r) => metadataAsTool("resource", r))
+        : (await conn.listPrompts()).map((p) => metadataAsTool("prompt", p));
+    return entries.find((e) => e.name === key);
   }
 
   /** Redeems a ticket for an upstream resource read or prompt get (bounded like a tool call). */

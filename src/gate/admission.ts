@@ -40,6 +40,8 @@ export interface Admission {
   session?: Session;
   /** A valid capability token presented with the call (capability.ts). */
   capability?: CapabilityFact;
+  /** The classification's target arguments (flow.ts), when the call names a contract. */
+  targets?: readonly string[];
   /** Why admission refused the call; absent when admitted. */
   refused?: GateReasonCode;
 }
@@ -107,6 +109,7 @@ function admitContract(deps: GateDeps, a: Admission, name: string): GateReasonCo
   const cls = (deps.o.classify ?? classifyContract)(tool);
   if (cls.toolClass !== a.request.toolClass || cls.action !== a.request.action)
     return "contract_class_mismatch";
+  if (cls.targets !== undefined) a.targets = cls.targets;
   const v = validateArgs(tool, a.request.parameters, deps.o.validateOptions ?? {});
   if (!v.ok) return contractViolation("contract_param_invalid", v);
   a.checked = { ...a.request, parameters: { ...v.args } as GateRequest["parameters"] };

@@ -66,7 +66,8 @@ export type DecideResult =
         | "ERR_APPROVAL_UNSIGNED"
         | "ERR_APPROVAL_SIGNATURE_INVALID"
         | "ERR_APPROVAL_WRONG_DECISION"
-        | "ERR_APPROVAL_REPLAYED";
+        | "ERR_APPROVAL_REPLAYED"
+        | "ERR_APPROVAL_ALREADY_DECIDED";
       message: string;
     };
 
@@ -109,6 +110,15 @@ export interface ApprovalQueueOptions {
 
 /** Signatures remembered against reuse (each decision id is answered once anyway). */
 const SEEN_SIGNATURES = 4096;
+/** Answered items remembered so that a later answer is told who answered first. */
+const DECIDED_REMEMBERED = 4096;
+
+/** How an answered item ended: who answered it first and how, or that it timed out / was cancelled. */
+export interface DecidedItem {
+  outcome: ApprovalVerdict["outcome"];
+  approverId?: string;
+  at: string;
+}
 
 interface Pending {
   req: ApprovalRequest;
@@ -128,6 +138,7 @@ export class InProcessApprovals implements Approvals {
   readonly #skewMs: number;
   readonly #clock: () => number;
   readonly #seen = new Set<string>();
+  readonly #decided = new Map<string, DecidedItem>();
 
   constructor(opts: ApprovalQueueOptions = {}) {
     this.#ring = opts.approverKeys;
@@ -157,6 +168,7 @@ export class InProcessApprovals implements Approvals {
         if (!p) return;
         clearTimeout(p.timer);
         this.#pending.delete(req.id);
+        this.#remember(req.id, v);
         const n = (this.#byPrincipal.get(req.principalId) ?? 1) - 1;
         if (n > 0) this.#byPrincipal.set(req.principalId, n);
         else this.#byPrincipal.delete(req.principalId);
@@ -175,6 +187,30 @@ export class InProcessApprovals implements Approvals {
     return [...this.#pending.values()].map((p) => p.req);
   }
 
+  /** How an item no longer pending ended, while remembered (the last 4096). */
+  decided(id: string): DecidedItem | undefined {
+    return this.#decided.get(id);
+  }
+
+  /** The refusal of an answer to an item that is not pending: who answered first, or not found. */
+  notPending(id: string): DecideResult {
+    const d = this.#decided.get(id);
+    if (d === undefined)
+      return { ok: false, code: "ERR_APPROVAL_NOT_FOUND", message: "no pending approval with that id" };
+    const how = d.approverId !== undefined ? `by ${d.approverId} (${d.outcome})` : `(${d.outcome})`;
+    return { ok: false, code: "ERR_APPROVAL_ALREADY_DECIDED", message: `already decided ${how} at ${d.at}` };
+  }
+
+  #remember(id: string, v: ApprovalVerdict): void {
+    if (this.#decided.size >= DECIDED_REMEMBERED)
+      this.#decided.delete(this.#decided.keys().next().value as string);
+    this.#decided.set(id, {
+      outcome: v.outcome,
+      ...("approver" in v ? { approverId: v.approver.id } : {}),
+      at: new Date(this.#clock()).toISOString(),
+    });
+  }
+
   /** Whether verdicts must carry the approver's signature. */
   get signaturesRequired(): boolean {
     return this.#ring !== undefined;
@@ -184,7 +220,7 @@ export class InProcessApprovals implements Approvals {
     if ("signed" in verdict && verdict.signed !== undefined && this.#seen.has(verdict.signed.signature))
       return { ok: false, code: "ERR_APPROVAL_REPLAYED", message: "this approver signature was used before" };
     const p = this.#pending.get(id);
-    if (!p) return { ok: false, code: "ERR_APPROVAL_NOT_FOUND", message: "no pending approval with that id" };
+    if (!p) return this.notPending(id);
     const checked = this.check(p.req, verdict);
     if (checked.ok) p.resolve(verdict);
     return checked;

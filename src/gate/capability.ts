@@ -98,6 +98,7 @@ async function admitCapability(deps: GateDeps, a: Admission): Promise<void> {
         ? (v.code as `ERR_CAPABILITY_${string}`)
         : "ERR_CAPABILITY_INVALID";
   } catch {
-    a.refused = "ERR_CAPABILITY_INVALID";
+    // The check itself failed (the use ledger's store did not answer): not an invalid token.
+    a.refused = "ERR_CAPABILITY_UNAVAILABLE";
   }
 }

@@ -110,6 +110,7 @@ interface Held {
 
 export class DeferQueue {
   readonly #held = new Map<string, Held>();
+  readonly #watchers: ((item: DeferredItem) => void)[] = [];
   /** Per-run FIFO of item ids, for in-order release. */
   readonly #order = new Map<string, string[]>();
   #share: DeferShare | undefined;
@@ -123,6 +124,11 @@ export class DeferQueue {
     readonly maxConcurrent = 16,
     readonly maxPerPrincipal = Math.max(1, Math.ceil(maxConcurrent / 4)),
   ) {}
+
+  /** Called with each item as it is held (notifiers); an observer that throws changes nothing. */
+  watch(observer: (item: DeferredItem) => void): void {
+    this.#watchers.push(observer);
+  }
 
   /** Distributed mode: every held item is also stored for the other replicas (set once). */
   share(share: DeferShare): void {
@@ -161,6 +167,13 @@ export class DeferQueue {
       this.#order.set(item.runId, q);
       signal?.addEventListener("abort", () => this.#cancel(item.id), { once: true });
       this.#share?.stored(item, timeoutMs).catch(() => this.#cancel(item.id));
+      for (const w of this.#watchers) {
+        try {
+          w(item);
+        } catch {
+          // An observer (a notifier whose queue is full) never changes the hold.
+        }
+      }
     });
   }
 

@@ -42,6 +42,11 @@ export interface ReportedResult {
   outcome?: TaskOutcome;
   /** What the execution used (network requests/bytes, filesystem writes): metered against the run's budgets. */
   usage?: ResourceUsage;
+  /**
+   * The text a failed call's caller sees (an executor's or upstream's error message): screened
+   * like `data` (output screening), since it reaches the agent just the same.
+   */
+  error?: string;
 }
 
 export class Gate {

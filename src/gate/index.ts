@@ -93,8 +93,16 @@ export {
   type ScreeningMode,
   type ScreeningResult,
   screenOutput,
+  screenText,
   UNSCREENED_EXCESS,
 } from "./screening.js";
+export {
+  SHADOW_QUEUE_DEFAULT,
+  type ShadowOptions,
+  ShadowPolicy,
+  type ShadowStats,
+  verdictOf,
+} from "./shadow.js";
 export {
   type ExecutionTicket,
   type RedeemExpectation,

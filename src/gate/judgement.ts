@@ -9,6 +9,7 @@ import type { PolicyInput, PolicyOutcome } from "../policy/index.js";
 import { validateArgs } from "../tools/index.js";
 import type { Admission } from "./admission.js";
 import { applyDrift, type DriftResult, type DriftScore } from "./drift.js";
+import { flowFacts } from "./flow.js";
 import { APPROVAL_DEFAULT_MS, type GateDeps } from "./options.js";
 import type { GateFault } from "./outcome.js";
 import { contractViolation } from "./reasons.js";
@@ -73,6 +74,7 @@ export function judge(deps: GateDeps, a: Admission, drift: DriftResult = NOT_SCO
     return { outcome: denyOutcome([...held.reasonCodes], bundleHash, "context"), session, prepared };
   }
   const input = policyInput(deps, a, prepared);
+  input.flow = flowFacts(session, prepared, a.targets);
   const score = drift.kind === "scored" ? drift.score : undefined;
   input.riskScore = riskScore({
     riskTier: a.policyTool?.riskTier,
@@ -87,8 +89,12 @@ export function judge(deps: GateDeps, a: Admission, drift: DriftResult = NOT_SCO
   try {
     outcome = deps.o.policy.evaluate(input);
   } catch {
-    return { outcome: denyOutcome(["policy_error"], bundleHash), fault: "policy_error", ...scored };
+    const failed = denyOutcome(["policy_error"], bundleHash);
+    deps.o.shadow?.offer(a, input, failed);
+    return { outcome: failed, fault: "policy_error", ...scored };
   }
+  // A shadow bundle judges the same input later, off this path (shadow.ts).
+  deps.o.shadow?.offer(a, input, outcome);
   const verdict = score !== undefined ? deps.o.drift?.verdict(score, a.policyTool?.riskTier) : undefined;
   if (verdict !== undefined) outcome = applyDrift(outcome, verdict, APPROVAL_DEFAULT_MS);
   return { outcome: contractChecks(deps, a, outcome), ...scored };

@@ -14,6 +14,7 @@ import type { DeferQueue } from "./defer.js";
 import type { DriftTracker } from "./drift.js";
 import type { PendingResults } from "./pending-results.js";
 import type { OutputScreening } from "./screening.js";
+import type { ShadowPolicy } from "./shadow.js";
 
 /** What the Gate needs from a policy engine (src/policy's engine satisfies it). */
 export interface GatePolicy {
@@ -46,6 +47,8 @@ export interface ContractLookup {
 
 export interface GateOptions {
   policy: GatePolicy;
+  /** A shadow bundle evaluated beside `policy`, deciding nothing; disagreements are journaled (shadow.ts). */
+  shadow?: ShadowPolicy;
   journal: GateJournal;
   /** Ed25519 key that signs HITL decision records (usually the journal key). */
   signer: KeyPair;

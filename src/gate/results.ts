@@ -46,7 +46,7 @@ export async function recordResult(
   if (!p) throw new Error("recordResult: unknown or already reported decision id");
   const input = reportedInput(result);
   const request = p.prepared.request;
-  const screen = screenOutput(d.o.outputScreening, request, input.data);
+  const screen = screenOutput(d.o.outputScreening, request, input.data, result.error);
   if (screen.kind === "finding") input.taintLabels = [...(input.taintLabels ?? []), screen.label];
   const now = d.clock();
   const rec = p.session.recordResult(p.prepared, input, now);

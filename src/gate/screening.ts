@@ -1,5 +1,5 @@
 // Output screening: the text of every reported result (the strings of its data, keys and
-// leaves, bounded) is scanned for instructions addressed to the agent with src/context's
+// leaves, bounded, and a failed call's error message) is scanned for instructions addressed to the agent with src/context's
 // detector before the result enters the run. What the configured mode does with a finding:
 //   off         nothing (the result is recorded as before)
 //   flag        the finding is journaled with the result (rule ids, never the text) and the
@@ -42,16 +42,20 @@ export type ScreeningResult =
 
 const CLEAN: ScreeningResult = Object.freeze({ kind: "clean" });
 
-/** Screens a result's data under `config`; `clean` when off, when there is no data, or nothing matched. */
+/**
+ * Screens a result's data and a failed call's error text under `config`; `clean` when off,
+ * when there is neither, or nothing matched.
+ */
 export function screenOutput(
   config: OutputScreening | undefined,
   request: GateRequest,
   data: unknown,
+  error?: string,
 ): ScreeningResult {
   const c = config ?? DEFAULT_OUTPUT_SCREENING;
-  if (c.instructions === "off" || data === undefined) return CLEAN;
+  if (c.instructions === "off" || (data === undefined && error === undefined)) return CLEAN;
   const max = c.maxChars ?? MAX_SCAN_CHARS;
-  const { text, truncated } = boundedTextOf(data, max);
+  const { text, truncated } = boundedTextOf(error === undefined ? data : [error, data], max);
   const rules = instructionFindings(text, INSTRUCTION_RULES, max);
   if (truncated) rules.push(UNSCREENED_EXCESS);
   if (rules.length === 0) return CLEAN;
@@ -62,6 +66,14 @@ export function screenOutput(
     truncated,
     label: { source: INSTRUCTIONS_TAINT, origin: request.tool ?? `${request.toolClass}:${request.action}` },
   };
+}
+
+/**
+ * The rule ids a text matches, for screens outside a call's result (MCP metadata, a
+ * sub-agent's answer, a notification): the same detector and normalisation.
+ */
+export function screenText(text: string, max = MAX_SCAN_CHARS): string[] {
+  return instructionFindings(text, INSTRUCTION_RULES, max);
 }
 
 /** The quarantine reason of a finding: the tool and the rule ids (never the text). */

@@ -41,6 +41,8 @@ export const ENGINE_VERSION = "0.1.0";
 export interface EngineConfig {
   /** Policy files; default: the host-tools preset (policies/host-tools.yaml). */
   policy?: readonly string[];
+  /** A shadow bundle judged beside `policy`, deciding nothing (docs/policy.md#shadow-policies). */
+  shadowPolicy?: readonly string[];
   /** The journal; default an in-memory one with a fresh key. */
   journal?: { path: string; signer?: KeyPair };
   /** A runtime composed elsewhere (the sidecar); the engine then neither builds nor closes one. */
@@ -123,6 +125,7 @@ async function runtimeFor(config: EngineConfig): Promise<Runtime> {
   return composeRuntime(
     {
       policy: config.policy ?? [hostToolsPolicyPath()],
+      ...(config.shadowPolicy !== undefined ? { shadow: { policy: config.shadowPolicy } } : {}),
       journal: { path: config.journal?.path ?? ":memory:", signer },
       gate: { principals: (id) => ({ id, roles: [] }), runs: "caller" },
     },

@@ -16,6 +16,12 @@ import {
   type GateResultBody,
   isPlainObject,
   JournalError,
+  type POLICY_SHADOW_DIFF,
+  type POLICY_SHADOW_DROPPED,
+  type POLICY_SHADOW_PROMOTED,
+  type ShadowDiffBody,
+  type ShadowDroppedBody,
+  type ShadowPromotedBody,
   TRACE_ID_PATTERN,
 } from "../contracts/index.js";
 import { EVENT_TYPE_PATTERN, RUN_ID_PATTERN } from "./entry.js";
@@ -25,6 +31,7 @@ import {
   KEY_ROTATED,
   type OATS_TYPES,
   type QuarantineBody,
+  type TailCutBody,
 } from "./event-types.js";
 import { CREDENTIAL_HINT, prepareBody } from "./prepare.js";
 import { type Redaction, redactCredentials } from "./redact.js";
@@ -48,7 +55,11 @@ export interface BuiltinBodies {
   [GATE_RESOLUTION]: z.input<typeof GateResolutionBody>;
   [GATE_RESULT]: z.input<typeof GateResultBody>;
   "warden.policy.bundle_loaded": BundleLoadedBody;
+  [POLICY_SHADOW_DIFF]: z.input<typeof ShadowDiffBody>;
+  [POLICY_SHADOW_DROPPED]: z.input<typeof ShadowDroppedBody>;
+  [POLICY_SHADOW_PROMOTED]: z.input<typeof ShadowPromotedBody>;
   "warden.system.quarantine": QuarantineBody;
+  "warden.journal.tail_cut": TailCutBody;
   LoopStarted: z.input<Oats["LoopStarted"]>;
   ReasoningComplete: z.input<Oats["ReasoningComplete"]>;
   PolicyEvaluated: z.input<Oats["PolicyEvaluated"]>;

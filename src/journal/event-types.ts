@@ -10,6 +10,7 @@ import {
   JournalError,
   PayloadRefSchema,
   RECORD_SCHEMAS,
+  SHADOW_EVENT_SCHEMAS,
   Sha256HashSchema,
 } from "../contracts/index.js";
 import { EVENT_TYPE_PATTERN, KEY_ID_PATTERN } from "./entry.js";
@@ -24,6 +25,20 @@ export const KEY_ROTATED = "warden.journal.key_rotated";
  * prove no chain lost an entry that another chain's checkpoint saw.
  */
 export const CHECKPOINT = "warden.journal.checkpoint";
+
+/**
+ * Torn tail cut back (segment store, docs/journal.md §8): bytes after the last complete
+ * batch of a segment — a batch whose write a crash interrupted, never acknowledged —
+ * were removed when the journal was opened for writing. Names what was cut.
+ */
+export const TAIL_CUT = "warden.journal.tail_cut";
+export const TailCutSchema = z.strictObject({
+  segment: z.string().min(1).max(64),
+  offset: z.number().int().min(0),
+  bytes: z.number().int().min(0),
+  reason: z.string().min(1).max(512),
+});
+export type TailCutBody = z.infer<typeof TailCutSchema>;
 /** A chain's name: printable ASCII without spaces ("" is the global chain of a journal that had one). */
 export const CHAIN_NAME_PATTERN = /^[\x21-\x7e]{0,256}$/;
 /** Most heads one checkpoint entry names (more are split over several entries). */
@@ -112,6 +127,7 @@ const SYSTEM_TYPES: Record<string, z.ZodType> = {
     new_public_key: Ed25519PublicJwk,
   }),
   [CHECKPOINT]: CheckpointSchema,
+  [TAIL_CUT]: TailCutSchema,
   "warden.system.quarantine": QuarantineSchema,
   "warden.policy.bundle_loaded": BundleLoadedSchema,
   "warden.operator.override": z.looseObject({
@@ -153,6 +169,11 @@ export class EventTypeRegistry {
     return [...this.#schemas.keys()].sort();
   }
 
+  /** The body schema registered for `type` (docs and JSON Schemas are generated from it). */
+  schemaOf(type: string): z.ZodType | undefined {
+    return this.#schemas.get(type);
+  }
+
   /**
    * Checks a body against its type's schema. Unregistered types pass only when
    * `allowUnknown` (the body must still be a JSON object, which the entry shape
@@ -180,6 +201,7 @@ export function builtinEventTypes(): EventTypeRegistry {
   for (const [t, s] of Object.entries(OATS_TYPES)) r.register(t, s);
   for (const [t, s] of Object.entries(RECORD_SCHEMAS)) r.register(t, s as z.ZodType);
   for (const [t, s] of Object.entries(GATE_EVENT_SCHEMAS)) r.register(t, s);
+  for (const [t, s] of Object.entries(SHADOW_EVENT_SCHEMAS)) r.register(t, s);
   for (const [t, s] of Object.entries(SYSTEM_TYPES)) r.register(t, s);
   return r;
 }

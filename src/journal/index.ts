@@ -26,6 +26,7 @@ export {
   type ChainsReport,
   verifyChains,
 } from "./chains.js";
+export { type EmbeddedStore, isLegacyJournal, migrateToSegments, openEmbeddedStore } from "./embedded.js";
 export {
   ED25519_SIGNATURE_PATTERN,
   ENTRY_TIME_PATTERN,
@@ -57,6 +58,9 @@ export {
   KEY_ROTATED,
   MAX_CHECKPOINT_HEADS,
   registerEventType,
+  TAIL_CUT,
+  type TailCutBody,
+  TailCutSchema,
 } from "./event-types.js";
 export {
   HEAD_KIND,
@@ -101,9 +105,18 @@ export {
   type Tip,
   type Unchained,
 } from "./sealer.js";
+export {
+  entryLine,
+  SEGMENT_MAGIC,
+  segmentHeader as segmentHeaderBytes,
+  segmentName,
+} from "./segment-format.js";
+export { SegmentLog } from "./segment-log.js";
+export { segmentRecords } from "./segment-read.js";
+export { SegmentJournalStore, type SegmentStoreOptions, segmentDir } from "./segment-store.js";
 export { applySensitive, type SensitiveMark } from "./sensitive.js";
 export { type Durability, SqliteJournalStore, type SqliteStoreOptions } from "./sqlite-store.js";
-export { type JournalQuery, type JournalStore, MalformedRecord } from "./store.js";
+export { type JournalQuery, type JournalStore, MalformedRecord, type TailCut } from "./store.js";
 export {
   type JournalSource,
   type VerifyFailure,

@@ -7,7 +7,7 @@ import { JournalError } from "../contracts/index.js";
 import { type KeyPair, keyTypeOf } from "../crypto/index.js";
 import { type AppendInput, type BuiltAppend, type InputRules, prepareAppend } from "./append-input.js";
 import type { JournalEntry, JournalHead } from "./entry.js";
-import { defaultEventTypes, type EventTypeRegistry, KEY_ROTATED } from "./event-types.js";
+import { defaultEventTypes, type EventTypeRegistry, KEY_ROTATED, TAIL_CUT } from "./event-types.js";
 import { GroupCommit } from "./group-commit.js";
 import type { Redaction } from "./redact.js";
 import { headOf, nextKeyId, type Sealer, sealerOf, tipOf } from "./sealer.js";
@@ -94,7 +94,15 @@ export class Journal {
         { details: { expected, actual: options.signer.keyId } },
       );
     }
-    return new Journal(options, last);
+    const journal = new Journal(options, last);
+    // Torn tails the store cut (segment store) are journaled; those cut on open before this returns.
+    const cuts: Promise<unknown>[] = [];
+    options.store.onTailCut?.((cut) => {
+      const p = journal.appendBuilt({ type: TAIL_CUT, run_id: null, trace_id: null, body: { ...cut } });
+      cuts.push(p.catch(() => undefined));
+    });
+    await Promise.all(cuts);
+    return journal;
   }
 
   /** The key id signing the next entry. */

@@ -20,6 +20,14 @@ export class MalformedRecord {
   ) {}
 }
 
+/** Bytes a writer cut from a torn segment tail when it opened (segment store only). */
+export interface TailCut {
+  segment: string;
+  offset: number;
+  bytes: number;
+  reason: string;
+}
+
 export interface JournalQuery {
   run_id?: string;
   type?: string;
@@ -63,4 +71,11 @@ export interface JournalStore {
   /** Entries matching every given filter; malformed rows are left out (the verifier reports them). */
   query(q: JournalQuery): Promise<JournalEntry[]>;
   close(): Promise<void>;
+  /**
+   * Optional (the segment store; PostgreSQL recovers in its own WAL and has none):
+   * calls `listener` with every torn tail this store cut — those found when it
+   * opened at once, later ones as they are found — so the journal records each one
+   * as a warden.journal.tail_cut entry.
+   */
+  onTailCut?(listener: (cut: TailCut) => void): void;
 }

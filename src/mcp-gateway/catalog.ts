@@ -10,6 +10,8 @@ import {
   type McpFinding,
   type McpPromptInfo,
   type McpToolInfo,
+  metadataAsTool,
+  metadataKey,
   scanMcpTool,
 } from "../executors/index.js";
 import {
@@ -215,12 +217,17 @@ function toolEntry(
   };
 }
 
-/** Every prompt of every upstream as a governed contract (an upstream that fails is skipped). */
+/**
+ * Every prompt of every upstream as a governed contract (an upstream that fails is skipped).
+ * A prompt's metadata is pinned and scanned like a tool's (mcp-metadata.ts): a changed or
+ * flagged prompt is refused, not served.
+ */
 export async function discoverPrompts(
   executor: McpExecutor,
   servers: readonly string[],
-): Promise<PromptEntry[]> {
+): Promise<{ prompts: PromptEntry[]; refused: Refusal[] }> {
   const out: PromptEntry[] = [];
+  const refused: Refusal[] = [];
   for (const server of servers) {
     let prompts: McpPromptInfo[];
     try {
@@ -229,9 +236,14 @@ export async function discoverPrompts(
       continue;
     }
     for (const p of prompts) {
+      const check = await executor.compare(server, metadataAsTool("prompt", p));
+      if (!check.ok) {
+        refused.push({ server, tool: metadataKey("prompt", p), code: check.code, message: check.message });
+        continue;
+      }
       const e = promptEntry(server, p);
       if (e !== undefined && !out.some((o) => o.exposed === e.exposed)) out.push(e);
     }
   }
-  return out;
+  return { prompts: out, refused };
 }

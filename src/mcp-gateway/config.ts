@@ -20,6 +20,13 @@ const PathText = z.string().min(1).max(4096);
 export const GatewayConfigSchema = z.strictObject({
   /** Policy files (.yaml/.yml/.json → YAML rules, .cedar → Cedar). */
   policies: z.array(PathText).min(1),
+  /** A shadow bundle judged beside `policies`, deciding nothing (docs/policy.md#shadow-policies). */
+  shadow: z
+    .strictObject({
+      policies: z.array(PathText).min(1),
+      maxQueue: z.number().int().min(1).max(1_000_000).optional(),
+    })
+    .optional(),
   journal: z.strictObject({
     path: PathText,
     /** Ed25519 private key file (mode 0600); `warden keys generate` writes one. */
@@ -138,6 +145,7 @@ export function parseGatewayConfig(input: unknown, baseDir: string = process.cwd
   const config: GatewayConfig = {
     ...c,
     policies: c.policies.map(abs),
+    ...(c.shadow !== undefined ? { shadow: { ...c.shadow, policies: c.shadow.policies.map(abs) } } : {}),
     journal: { path: journalPath, key: abs(c.journal.key) },
     ...(c.memory !== undefined
       ? {

@@ -58,6 +58,14 @@ export function gatewayRuntimeConfig(
   const g = loaded.gate;
   return {
     policy: c.policies,
+    ...(c.shadow !== undefined
+      ? {
+          shadow: {
+            policy: c.shadow.policies,
+            ...(c.shadow.maxQueue !== undefined ? { maxQueue: c.shadow.maxQueue } : {}),
+          },
+        }
+      : {}),
     journal: { path: c.journal.path, signer },
     gate: {
       principals: g.principals,
@@ -197,7 +205,8 @@ export class Gateway {
         }
         this.#tools = next;
         this.#refused = refused;
-        const prompts = await discoverPrompts(this.executor, servers);
+        const { prompts, refused: promptsRefused } = await discoverPrompts(this.executor, servers);
+        this.#refused = [...refused, ...promptsRefused];
         for (const name of this.#prompts.keys()) this.#contracts.delete(name);
         this.#prompts = new Map();
         for (const p of prompts) {

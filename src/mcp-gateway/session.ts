@@ -9,6 +9,7 @@ import {
   type ExecutionResult,
   type McpOutput,
   type McpRequestBinding,
+  metadataAsTool,
 } from "../executors/index.js";
 import { type ExecutionTicket, ticketOf } from "../gate/index.js";
 import type { CompiledTool } from "../tools/index.js";
@@ -98,9 +99,14 @@ export class GatewaySession {
     return this.#govern(entry.tool, args, signal, (t) => mcp.execute(t, b.binding, { signal }));
   }
 
-  /** Resources of the upstreams whose reads the principal may ever be allowed. */
+  /**
+   * Resources of the upstreams whose reads the principal may ever be allowed. Each one's
+   * metadata is pinned and scanned like a tool (mcp-metadata.ts): a changed or flagged
+   * resource is not listed and cannot be read.
+   */
   async listResources(): Promise<ListedResource[]> {
     const out: ListedResource[] = [];
+    this.#resources.clear();
     for (const server of Object.keys(this.#gw.loaded.config.upstreams)) {
       const contract = this.#gw.contract(`${server}${NAME_SEPARATOR}${GATEWAY_ACTIONS.read.action}`);
       if (contract === undefined || !this.#gw.visible(this.principalId, contract)) continue;
@@ -112,6 +118,8 @@ export class GatewaySession {
       }
       for (const r of list) {
         if (this.#resources.has(r.uri)) continue;
+        const check = await this.#gw.executor.compare(server, metadataAsTool("resource", r));
+        if (!check.ok) continue;
         this.#resources.set(r.uri, server);
         out.push(r);
       }
@@ -120,7 +128,8 @@ export class GatewaySession {
   }
 
   async readResource(uri: string, signal: AbortSignal): Promise<Governed> {
-    if (!this.#resources.has(uri)) await this.listResources();
+    // Listed again on every read: a resource whose metadata changed since it was pinned is refused.
+    await this.listResources();
     const server = this.#resources.get(uri);
     const contract =
       server === undefined
@@ -246,8 +255,10 @@ export class GatewaySession {
     }
     const r = await run(ticket, outcome.taint);
     if (!r.ok) {
-      await gate.recordResult(decisionId, {});
-      return { ok: false, code: r.code, message: r.message.slice(0, 500), decisionId };
+      // The message reaches the client: an upstream's JSON-RPC error text is screened like output.
+      const message = r.message.slice(0, 500);
+      await gate.recordResult(decisionId, { error: message });
+      return { ok: false, code: r.code, message, decisionId };
     }
     const data = r.output.result;
     const hash = r.evidence?.output_hash ?? null;

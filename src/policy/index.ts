@@ -52,6 +52,7 @@ export {
   type ModifyChange,
   type ModifySpec,
   type Obligation,
+  type PolicyFlow,
   type PolicyInput,
   type PolicyMessage,
   type PolicyOutcome,

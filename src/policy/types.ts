@@ -69,6 +69,8 @@ export interface PolicySessionFacts {
   dataClassificationsSeen: string[];
   highestClassification?: string;
   quarantined: boolean;
+  /** Every taint source observed in the run. */
+  taintSeen?: readonly TaintSource[];
   recentEvents?: readonly {
     seq: number;
     toolClass: string;
@@ -99,6 +101,28 @@ export interface PolicyInput {
   riskScore?: number;
   /** Semantic drift from the run's original request, 0..1 (src/gate/drift.ts), when scored. */
   drift?: { action: number; cumulative: number };
+  /** Where the values that direct the call's effect came from (src/gate/flow.ts); rules match it with `flow:`. */
+  flow?: PolicyFlow;
+}
+
+/** Flow facts of one call (docs/threat-model.md#flow-control). */
+export interface PolicyFlow {
+  /** The call's target arguments that carry a value (the classification names them). */
+  targets: string[];
+  /**
+   * Arguments copied from tool output and not from the user's request: a target with a
+   * token or substring provenance hit, or any argument holding an address (URL, host,
+   * e-mail, IBAN) that came from output.
+   */
+  copied: string[];
+  /** Taint sources of the copied values. */
+  copiedSources: TaintSource[];
+  /** Taint sources of the outputs that hold an argument's whole value (short names included). */
+  namedSources: TaintSource[];
+  /** Every target's value occurs in the user's request (false when there is no target or no request). */
+  fromRequest: boolean;
+  /** No target argument carries a value: nothing for flow control to judge. */
+  untargeted: boolean;
 }
 
 /** An inter-agent message as policy sees it (src/messaging; rules match it with `message:`). */

@@ -10,6 +10,7 @@ import { compileApae } from "./apae-match.js";
 import { type EvalContext, paramValue } from "./eval-context.js";
 import { compileMessageMatch } from "./message-match.js";
 import { compileSafeRegex, MAX_PATTERN_INPUT_LENGTH } from "./regex-safety.js";
+import type { PolicyFlow } from "./types.js";
 import type { NumCompare, ParamCondition, PolicyMatch } from "./yaml-schema.js";
 
 /** A condition's answer when the value is present but of a type it cannot read. */
@@ -104,8 +105,46 @@ export function compileMatch(m: PolicyMatch, where: string, options: MatchOption
   if (m.identity !== undefined) compileIdentity(m.identity, out);
   compileSession(m, where, options, out);
   if (m.message !== undefined) out.push(...compileMessageMatch(m.message));
+  if (m.flow !== undefined) out.push(...compileFlow(m.flow));
   for (const [key, cond] of Object.entries(m.parameters ?? {})) {
     out.push(...compileParam(key, cond, `${where}: match.parameters.${key}`, options));
+  }
+  return out;
+}
+
+type FlowMatch = NonNullable<PolicyMatch["flow"]>;
+
+/** Conditions on the call's flow facts; a call without them does not evaluate (fails closed). */
+function compileFlow(m: FlowMatch): Condition[] {
+  const out: Condition[] = [];
+  const srcs = m.sources;
+  const any = (have: readonly string[]) =>
+    srcs === undefined ? have.length > 0 : srcs.some((s) => have.includes(s));
+  const on = (name: string, test: (f: PolicyFlow, c: EvalContext) => boolean): void => {
+    out.push({
+      name: `flow.${name}`,
+      test: (c) => (c.input.flow === undefined ? NOT_EVALUABLE : test(c.input.flow, c)),
+    });
+  };
+  if (m.copied !== undefined) {
+    const want = m.copied;
+    on("copied", (f) => (f.copied.length > 0 && any(f.copiedSources)) === want);
+  }
+  if (m.named !== undefined) {
+    const want = m.named;
+    on("named", (f) => any(f.namedSources) === want);
+  }
+  if (m.fromRequest !== undefined) {
+    const want = m.fromRequest;
+    on("fromRequest", (f) => f.fromRequest === want);
+  }
+  if (m.untargeted !== undefined) {
+    const want = m.untargeted;
+    on("untargeted", (f) => f.untargeted === want);
+  }
+  if (m.runTaintSources !== undefined) {
+    const run = m.runTaintSources;
+    on("runTaintSources", (_f, c) => run.some((s) => c.input.session.taintSeen?.includes(s) === true));
   }
   return out;
 }

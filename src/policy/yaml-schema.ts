@@ -122,6 +122,28 @@ export const PolicyMatch = z.strictObject({
   /** An inter-agent message (src/messaging): from, to, primitive, payloadType, depth. */
   message: MessageMatch.optional(),
   /**
+   * Where the values that direct the call came from (src/gate/flow.ts,
+   * docs/threat-model.md#flow-control). Every field given must hold. `copied`: some target,
+   * or an address in any argument, was copied from tool output and not from the user's
+   * request (with `sources`: from output carrying one of them). `named`: some argument's
+   * whole value occurs in output carrying one of `sources` (any output without it) and not
+   * in the request. `fromRequest`: every target's value is (true) / is not (false) in the request.
+   * `untargeted`: no target carries a value. `runTaintSources`: the run has seen any of
+   * these taint sources. A call the Gate computed
+   * no flow for does not evaluate (the rule denies).
+   */
+  flow: z
+    .strictObject({
+      copied: z.boolean().optional(),
+      named: z.boolean().optional(),
+      sources: z.array(TaintSource).min(1).optional(),
+      fromRequest: z.boolean().optional(),
+      untargeted: z.boolean().optional(),
+      runTaintSources: z.array(TaintSource).min(1).optional(),
+    })
+    .refine((o) => Object.keys(o).length > 0, "an empty flow condition")
+    .optional(),
+  /**
    * The caller's verified AgentPin identity (request.identity): `present` false matches a
    * call without one; the other fields need one and match any of the listed values
    * (`capabilities`: the credential holds any of these capability strings).

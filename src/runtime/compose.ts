@@ -36,6 +36,7 @@ import {
   InProcessApprovals,
   localApprovalQueue,
   localDeferredQueue,
+  type ShadowPolicy,
 } from "../gate/index.js";
 import type { CapabilityService, IssuedCapability } from "../identity/capabilities/index.js";
 import {
@@ -43,11 +44,17 @@ import {
   defaultEventTypes,
   type Journal,
   type JournalStore,
+  openEmbeddedStore,
   openJournal,
-  SqliteJournalStore,
 } from "../journal/index.js";
 import { loadPolicyBundle } from "../policy/index.js";
-import { type ChainCheckpointer, type FleetRateLedger, openPgNode, type PgNode } from "../store-pg/index.js";
+import {
+  type ChainCheckpointer,
+  type FleetRateLedger,
+  openPgNode,
+  type PgIdempotencyKeys,
+  type PgNode,
+} from "../store-pg/index.js";
 import type { ContractRegistry, SharedPins, TrustStore } from "../tools/index.js";
 import { AgentPinAuthenticator } from "./agentpin.js";
 import { openApae, type RuntimeApae } from "./apae.js";
@@ -59,9 +66,11 @@ import { fleetRate, sharedApprovals, sharedDeferrals } from "./distributed.js";
 import { evictedBody, RUN_EVICTED_EVENT, registerRuntimeEventTypes } from "./events.js";
 import { composeExecutors, type RuntimeExecutors } from "./executors.js";
 import { messagingFor, type RuntimeMessaging } from "./messages.js";
+import { openNotifications, type RuntimeNotifications } from "./notifications.js";
 import { SqlitePrincipalStateStore } from "./principal-store.js";
 import { wireRevocations } from "./revocations.js";
 import { startCleanRun } from "./run-taint.js";
+import { openShadow } from "./shadow.js";
 import { sharedRuns } from "./shared-runs.js";
 import { SqlitePrincipalTaintStore } from "./taint-store.js";
 
@@ -89,6 +98,10 @@ export interface Runtime {
    */
   readonly deferredQueue: DeferredQueue;
   readonly policy: GatePolicy;
+  /** The shadow bundle and its evaluation queue, when `config.shadow` is set. */
+  readonly shadow: ShadowPolicy | undefined;
+  /** Notifiers and one-time approval links, when `config.notifications` is set. */
+  readonly notifications: RuntimeNotifications | undefined;
   readonly signer: KeyPair;
   /** The registry the trust store admitted (undefined when no contract directory is configured). */
   readonly contracts: ContractRegistry | undefined;
@@ -109,6 +122,8 @@ export interface Runtime {
   readonly agentpin: AgentPinAuthenticator | undefined;
   /** Distributed mode: the hook source TOFU pins every replica shares; undefined on one node. */
   readonly hookSourcePins: SharedPins | undefined;
+  /** Distributed mode: /v1/execute's Idempotency-Keys, shared by every replica; undefined on one node. */
+  readonly idempotency: PgIdempotencyKeys | undefined;
   /** Starts a run bound to an authenticated principal (loads its persisted state first). */
   startRun(principalId: string, options?: StartRunOptions): Promise<Session>;
   /**
@@ -153,7 +168,7 @@ async function openJournalStore(config: RuntimeConfig): Promise<{
   const node = config.store === undefined ? undefined : await openPgNode(config.store);
   const store =
     node?.journal ??
-    SqliteJournalStore.open(c.path, c.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: c.busyTimeoutMs });
+    openEmbeddedStore(c.path, c.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: c.busyTimeoutMs });
   try {
     const journal = await openJournal({
       store,
@@ -329,6 +344,7 @@ function gateFor(
     ceilings: DelegatedRuns;
     clock: () => number;
     apae: RuntimeApae | undefined;
+    shadow: ShadowPolicy | undefined;
   },
   registry: ContractRegistry | undefined,
 ): Gate {
@@ -336,6 +352,7 @@ function gateFor(
   const contracts = g.contractLookup ? g.contractLookup(registry) : registry;
   return new Gate({
     policy,
+    ...(parts.shadow !== undefined ? { shadow: parts.shadow } : {}),
     // With APAE, every decision and result also emits its ECT (grouped with the append).
     journal: parts.apae === undefined ? parts.journal : parts.apae.gateJournal(parts.journal),
     ...(parts.apae !== undefined ? { onResult: parts.apae.ects.onResult } : {}),
@@ -424,7 +441,12 @@ async function wire(
   const { journal, store } = o;
   const loaded = await loadContracts(config.contracts, journal, o.node?.tofuPins.forKind("schemapin"));
   const breakers = new BreakerRegistry(config.breaker ?? {});
-  const executorDeps = executorDepsFor(config, policy, journal, breakers, deps);
+  const notifications = openNotifications(config.notifications, journal, deps.clock ?? Date.now);
+  const notify = deps.notify ?? notifications?.obligation;
+  const executorDeps = executorDepsFor(config, policy, journal, breakers, {
+    ...deps,
+    ...(notify !== undefined ? { notify } : {}),
+  });
   const executors = composeExecutors(config.executors, executorDeps, o.node?.mcpPins);
   const clock = deps.clock ?? Date.now;
   const pinConfig = config.identity?.agentpin;
@@ -472,6 +494,7 @@ async function wire(
   });
   const shared = await sharedApprovals(o.node, approvals, clock);
   const gatePolicy = apae === undefined ? policy : apae.observe(policy);
+  const shadow = await openShadow(config.shadow, journal);
   let gate: Gate;
   let messages: RuntimeMessaging;
   let sharedDefer: Awaited<ReturnType<typeof sharedDeferrals>>;
@@ -479,9 +502,19 @@ async function wire(
     gate = gateFor(
       config,
       gatePolicy,
-      { journal, sessions, approvals: shared ?? approvals, capabilities, ceilings, clock, apae },
+      {
+        journal,
+        sessions,
+        approvals: notifications?.wrap(shared ?? approvals) ?? shared ?? approvals,
+        capabilities,
+        ceilings,
+        clock,
+        apae,
+        shadow,
+      },
       loaded.registry,
     );
+    if (notifications !== undefined) gate.deferQueue.watch((item) => notifications.deferred(item));
     sharedDefer = await sharedDeferrals(o.node, gate.deferQueue, clock);
     messages = messagingFor(config, {
       policy,
@@ -510,6 +543,8 @@ async function wire(
     approvalQueue: shared?.queue() ?? localApprovalQueue(approvals),
     deferredQueue: sharedDefer?.queue() ?? localDeferredQueue(gate.deferQueue),
     policy,
+    shadow,
+    notifications,
     signer: config.journal.signer,
     contracts: loaded.registry,
     contractsRejected: loaded.registry?.rejected ?? [],
@@ -522,6 +557,7 @@ async function wire(
     messages,
     agentpin,
     hookSourcePins: o.node?.tofuPins.forKind("hook-source"),
+    idempotency: o.node?.idempotency,
     startRun: (principalId, options) => runs.start(principalId, options),
     startCleanRun: (principalId, operatorId) =>
       startCleanRun(journal, sessions, (id, options) => runs.start(id, options), { principalId, operatorId }),
@@ -544,6 +580,9 @@ async function wire(
         await sharedDefer?.close();
         await executors.close();
         await apae?.close();
+        // The shadow's diffs of decisions already made are journaled before the journal closes.
+        await shadow?.settle();
+        await notifications?.notifier.close();
         await sessions.principals.flush();
         await sessions.carry?.flush();
         await Promise.all([...evictions]);

@@ -19,6 +19,8 @@ import type { CompiledTool, ContractRegistry, ToolClassification } from "../tool
 import type { RuntimeAgentPinConfig } from "./agentpin.js";
 import type { RuntimeApaeConfig } from "./apae.js";
 import type { RuntimeExecutorsConfig } from "./executors.js";
+import type { RuntimeNotificationsConfig } from "./notifications.js";
+import type { RuntimeShadowConfig } from "./shadow.js";
 
 export interface RuntimeJournalConfig {
   /** SQLite file (created 0600 when missing), or ":memory:". */
@@ -72,6 +74,10 @@ export interface RuntimeGateConfig {
 export interface RuntimeConfig {
   /** Policy files (.yaml/.yml/.json rules, .cedar), or an engine already built. */
   policy: readonly string[] | GatePolicy;
+  /** A shadow bundle evaluated beside `policy`, deciding nothing (docs/policy.md#shadow-policies). */
+  shadow?: RuntimeShadowConfig;
+  /** Notifiers told of step-ups and `notify` obligations, and one-time approval links (docs/console.md#approvals-anywhere). */
+  notifications?: RuntimeNotificationsConfig;
   contracts?: RuntimeContractsConfig;
   journal: RuntimeJournalConfig;
   gate: RuntimeGateConfig;

@@ -62,6 +62,20 @@ export const RunAdoptedBodySchema = z.strictObject({
   taint_labels: z.number().int().min(0),
 });
 
+export const EXECUTE_REPLAYED_EVENT = "warden.execute.replayed";
+
+/**
+ * A /v1/execute retry answered with its Idempotency-Key's stored outcome (nothing decided or
+ * executed again): the key (hashed), the first attempt's decision and status, where answered.
+ */
+export const ExecuteReplayedBodySchema = z.strictObject({
+  run_id: z.string().min(1).max(256).nullable(),
+  principal_id: z.string().min(1).max(256),
+  key_sha256: z.string().regex(/^sha256:[0-9a-f]{64}$/),
+  decision_id: z.string().min(1).max(256).nullable(),
+  status: z.number().int().min(100).max(599),
+});
+
 const RUNTIME_EVENT_TYPES: Record<string, z.ZodType> = {
   [CAPABILITY_GRANTED_EVENT]: CapabilityGrantedBodySchema,
   [DELEGATION_ACCEPTED_EVENT]: DelegationAcceptedBodySchema,
@@ -74,6 +88,7 @@ const RUNTIME_EVENT_TYPES: Record<string, z.ZodType> = {
   [RUN_ADOPTED_EVENT]: RunAdoptedBodySchema,
   [RUN_TAINT_INHERITED_EVENT]: RunTaintInheritedBodySchema,
   [RUN_CLEAN_STARTED_EVENT]: RunCleanStartedBodySchema,
+  [EXECUTE_REPLAYED_EVENT]: ExecuteReplayedBodySchema,
 };
 
 /** Registers the runtime's event types (idempotent: a type already registered is kept). */

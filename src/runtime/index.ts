@@ -67,6 +67,7 @@ export {
   type DelegatedRunRequest,
 } from "./delegation.js";
 export {
+  EXECUTE_REPLAYED_EVENT,
   evictedBody,
   journalContractEvents,
   RUN_ADOPTED_EVENT,
@@ -84,4 +85,11 @@ export {
 } from "./executors.js";
 
 export type { RuntimeMessaging } from "./messages.js";
+export {
+  ApprovalLinks,
+  openNotifications,
+  type RuntimeNotifications,
+  type RuntimeNotificationsConfig,
+} from "./notifications.js";
 export { SqlitePrincipalStateStore } from "./principal-store.js";
+export { openShadow, type RuntimeShadowConfig } from "./shadow.js";

@@ -25,6 +25,7 @@ import {
   readConfigFile,
 } from "../runtime/index.js";
 import { TrustConfigSchema } from "../tools/index.js";
+import { NotificationsConfigSchema } from "./notifications-config.js";
 import { SandboxSection } from "./sandbox-config.js";
 import { DriftSectionSchema, TelemetrySectionSchema } from "./telemetry-config.js";
 
@@ -88,6 +89,19 @@ export const SidecarConfigSchema = z.strictObject({
   tls: z.strictObject({ cert: PathText, key: PathText }).optional(),
   /** Policy files (.yaml/.yml/.json → YAML rules, .cedar → Cedar). */
   policies: z.array(PathText).min(1),
+  /**
+   * A shadow bundle (docs/policy.md#shadow-policies): evaluated beside `policies` on every
+   * decision, deciding nothing; each disagreement is journaled as `warden.policy.shadow_diff`.
+   */
+  shadow: z
+    .strictObject({
+      policies: z.array(PathText).min(1),
+      /** Decisions kept waiting for the shadow evaluation; beyond it they are dropped and journaled. */
+      maxQueue: z.number().int().min(1).max(1_000_000).optional(),
+    })
+    .optional(),
+  /** Notifiers told of step-ups and `notify` obligations; one-time approval links (docs/console.md#approvals-anywhere). */
+  notifications: NotificationsConfigSchema.optional(),
   /** Directory of `*.clad.toml` tool contracts; only contract-named calls can be executed. */
   contracts: PathText.optional(),
   /**
@@ -130,6 +144,10 @@ export const SidecarConfigSchema = z.strictObject({
           idleTimeoutMs: z.number().int().min(0).max(3_600_000).optional(),
           connectTimeoutMs: z.number().int().min(1).max(600_000).optional(),
           statementTimeoutMs: z.number().int().min(1).max(600_000).optional(),
+          /** A statement waiting this long for a row lock fails (503) instead of stalling (default 5000). */
+          lockTimeoutMs: z.number().int().min(1).max(600_000).optional(),
+          /** A session idle inside a transaction this long (a paused replica) is ended by the server (default 5000). */
+          idleInTransactionTimeoutMs: z.number().int().min(1).max(600_000).optional(),
         })
         .optional(),
       tls: z
@@ -428,6 +446,7 @@ export function parseSidecarConfig(input: unknown, baseDir: string = process.cwd
   const config: SidecarConfig = {
     ...c,
     policies: c.policies.map(abs),
+    ...(c.shadow !== undefined ? { shadow: { ...c.shadow, policies: c.shadow.policies.map(abs) } } : {}),
     journal: { ...c.journal, path: abs(c.journal.path), key: abs(c.journal.key) },
     ...(c.memory !== undefined ? { memory: { ...c.memory, path: memoryPath(c, abs) } } : {}),
   };

@@ -108,6 +108,8 @@ export function edgePlugin(app: FastifyInstance, o: EdgePluginOptions & { tls: b
   app.setErrorHandler((err, _req, reply) => {
     const e = toApiError(err);
     if (e.code === "ERR_SERVER_INTERNAL") app.log.error(err);
+    // A run dropped under a call in flight (distributed mode: adopted elsewhere) is logged.
+    else if (e.code === "ERR_CONTEXT_SESSION_CLOSED") app.log.warn({ code: e.code, msg: e.message });
     void reply.code(e.status).headers(e.headers).send(e.body());
   });
   app.setNotFoundHandler((req, reply) => {

@@ -22,6 +22,9 @@ export const ERROR_STATUS = {
   ERR_SERVER_RATE_LIMITED: 429,
   ERR_SERVER_NO_EXECUTOR: 422,
   ERR_SERVER_JOURNAL_UNAVAILABLE: 503,
+  // Idempotency-Key: the first attempt is in flight or its replica stopped mid-call (it may have executed).
+  ERR_SERVER_IDEMPOTENCY_PENDING: 409,
+  ERR_SERVER_IDEMPOTENCY_MISMATCH: 422,
   ERR_SERVER_POLICY_ERROR: 503,
   ERR_SERVER_SHUTTING_DOWN: 503,
   ERR_SERVER_INTERNAL: 500,
@@ -65,6 +68,7 @@ export const ERROR_STATUS = {
   ERR_APPROVAL_SIGNATURE_INVALID: 403,
   ERR_APPROVAL_WRONG_DECISION: 409,
   ERR_APPROVAL_REPLAYED: 409,
+  ERR_APPROVAL_ALREADY_DECIDED: 409,
   // The communication gate and sealed messages (src/messaging, docs/identity.md#inter-agent-messages).
   ERR_MESSAGE_TAMPERED: 400,
   ERR_MESSAGE_EXPIRED: 400,
@@ -130,6 +134,9 @@ export const ERROR_STATUS = {
   ERR_MEMORY_CONFIG_INVALID: 500,
   // Distributed mode: another live replica serves the run (Misdirected Request; details: node).
   ERR_RUN_ELSEWHERE: 421,
+  // The run was closed on this replica while the call was in flight (adopted by another
+  // replica, ended, evicted): refused before anything executed; retry (a 421 names the owner).
+  ERR_CONTEXT_SESSION_CLOSED: 409,
   // The approval console (src/console, docs/console.md): the console answers with this table too.
   ERR_CONSOLE_SESSION: 401,
   ERR_CONSOLE_CSRF: 403,
@@ -141,6 +148,7 @@ export const ERROR_STATUS = {
   ERR_CONSOLE_FORM_INVALID: 400,
   ERR_CONSOLE_CONFIG_INVALID: 500,
   ERR_CONSOLE_BUSY: 503,
+  ERR_CONSOLE_LINK_INVALID: 404,
   // The signed early quarantine lift (POST /v1/apae/lift, the console's /console/quarantine/lift; docs/trust.md).
   ERR_TRUST_LIFT_INVALID: 400,
   ERR_TRUST_LIFT_SCOPE: 400,
@@ -218,6 +226,9 @@ export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   if (err instanceof WardenError && err.code === "ERR_RUN_ELSEWHERE" && err.details !== undefined)
     return new ApiError(err.code, err.message, { details: err.details });
+  // The run closed under a call in flight: the executor had not run (the result path catches its own).
+  if (err instanceof WardenError && err.code === "ERR_CONTEXT_SESSION_CLOSED")
+    return new ApiError(err.code, err.message, { details: { mayHaveExecuted: false } });
   if (err instanceof WardenError && hasCode(err.code)) return new ApiError(err.code, err.message);
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code === "string" && Object.hasOwn(FASTIFY_CODES, code)) {

@@ -18,7 +18,7 @@ import {
   type Journal,
   type JournalStore,
   nextKeyId,
-  SqliteJournalStore,
+  openEmbeddedStore,
 } from "../journal/index.js";
 import { MemoryFirewall, memoryClassify, withMemoryContracts } from "../memory/index.js";
 import { loadPolicyBundle } from "../policy/index.js";
@@ -52,6 +52,7 @@ import { ToolRunner } from "./execute.js";
 import { classifyRoute } from "./execute-routes.js";
 import { checkExecutors, executorDeclarations, sidecarExecutorMedia } from "./executors-config.js";
 import { loadJournalKey } from "./journal-key.js";
+import { notificationsRuntimeConfig } from "./notifications-config.js";
 import { sandboxOptions } from "./sandbox-config.js";
 import { driftTrackerOf, type RunningTelemetry, startTelemetry } from "./telemetry-config.js";
 
@@ -140,6 +141,15 @@ export function sidecarRuntimeConfig(loaded: LoadedSidecarConfig, signer: KeyPai
   const routeClassify = (tool: CompiledTool) => classifyRoute(tool, executorDeclarations(c.executors));
   return {
     policy: c.policies,
+    ...(c.shadow !== undefined
+      ? {
+          shadow: {
+            policy: c.shadow.policies,
+            ...(c.shadow.maxQueue !== undefined ? { maxQueue: c.shadow.maxQueue } : {}),
+          },
+        }
+      : {}),
+    ...(c.notifications !== undefined ? { notifications: notificationsRuntimeConfig(c.notifications) } : {}),
     ...(c.contracts !== undefined
       ? { contracts: { dir: c.contracts, trust: c.trust, baseDir: loaded.baseDir, refuseRejected: true } }
       : {}),
@@ -376,6 +386,8 @@ export interface CheckReport {
     listen: string;
     policies: number;
     policyBundleHash?: string;
+    /** The shadow bundle's hash (`shadow:`), when one is configured. */
+    shadowBundleHash?: string;
     contracts: string[];
     principals: string[];
     approvers: string[];
@@ -417,6 +429,10 @@ export async function checkSidecarConfig(loaded: LoadedSidecarConfig): Promise<C
   const signer = attempt("journal.key", () => loadJournalKey(loaded));
   const bundle = attempt("policies", () => loadPolicyBundle(c.policies));
   if (bundle) summary.policyBundleHash = bundle.policyBundleHash;
+  if (c.shadow !== undefined) {
+    const shadow = attempt("shadow.policies", () => loadPolicyBundle(c.shadow?.policies ?? []));
+    if (shadow) summary.shadowBundleHash = shadow.policyBundleHash;
+  }
   // --check writes nothing: signatures are verified, pins are read elsewhere but not written here.
   const trust = attempt("trust", () =>
     TrustStore.fromConfig(c.trust === undefined ? undefined : { ...c.trust, pins: undefined }, {
@@ -461,7 +477,7 @@ export async function checkSidecarConfig(loaded: LoadedSidecarConfig): Promise<C
     problems.push(...localPinFiles(c));
     await checkStore(storeConfig(c.store), signer?.keyId, problems, summary);
   } else if (existsSync(c.journal.path)) {
-    const store = attempt("journal.path", () => SqliteJournalStore.open(c.journal.path, { readonly: true }));
+    const store = attempt("journal.path", () => openEmbeddedStore(c.journal.path, { readonly: true }));
     if (store) {
       try {
         const last = await store.last();

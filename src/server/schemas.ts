@@ -75,6 +75,11 @@ export const ApprovalIdParam = z.strictObject({ id: IdString });
 export const RunCreateBody = z.strictObject({
   /** One of the principal's own runs (open or ended) whose taint the new run inherits. */
   parentRun: IdString.optional(),
+  /**
+   * The user's request the run works for: the trusted origin of flow control (values found in
+   * it are the user's, docs/threat-model.md#flow-control). Pinned for the run's life.
+   */
+  originalRequest: z.string().max(1_000_000).optional(),
 });
 /** POST /v1/runs/clean: an operator starts a run of `principalId` without the taint carried at the principal. */
 export const RunCleanBody = z.strictObject({

@@ -83,6 +83,16 @@ export function createSidecarServer(
     metricsPublic: cfg.metrics.public,
   });
   mountRoutes(app, { runtime, metrics, state, shutdown: shutdown.signal, openApi: openApiDocument });
+  // Protective state is durable before the answer that caused it leaves (issue 36): the
+  // denial that quarantined its principal is sent once the quarantine is in the store (the
+  // shared one in distributed mode), so a run started on another replica right after the
+  // answer is refused. A save that failed was reported (onError); the quarantine stays in
+  // force here (fail closed).
+  const principals = runtime.gate.sessions.principals;
+  app.addHook("onSend", async (_req, _reply, payload) => {
+    await principals.flush();
+    return payload;
+  });
   if (cfg.console.enabled && runtime.consoleKeys !== undefined) {
     consolePlugin(app, {
       runtime: runtime.composed,

@@ -2,7 +2,8 @@
 // "The journal"). A replica's chain starts with a `warden.journal.checkpoint` naming the
 // chain, and every `everyMs` the replica appends one more to its own chain naming the
 // committed heads {chain, seq, hash} of the OTHER chains that moved since its previous
-// checkpoint (nothing when none moved), and a last one when it stops. Each such entry is
+// checkpoint (nothing when none moved, or moved only by checkpoints: an idle fleet stops
+// checkpointing), and a last one when it stops. Each such entry is
 // signed and chained like any other, so it proves those chains held those entries before it:
 // a chain truncated, deleted or rewritten afterwards no longer matches and `warden journal
 // verify --url` (src/journal chains.ts) fails. Heads are read from `journal_chains`, which
@@ -122,6 +123,8 @@ export class ChainCheckpointer {
       moved.push({ chain: h.chain, seq: h.seq, hash: h.hash as Head["hash"] });
     }
     if (moved.length === 0 && !always) return 0;
+    await this.#dropCheckpointOnly(moved);
+    if (moved.length === 0 && !always) return 0;
     let written = 0;
     for (let i = 0; i === 0 || i < moved.length; i += MAX_CHECKPOINT_HEADS) {
       const heads = moved.slice(i, i + MAX_CHECKPOINT_HEADS);
@@ -130,6 +133,29 @@ export class ChainCheckpointer {
       written++;
     }
     return written;
+  }
+
+  /**
+   * Leaves out the chains that moved only by checkpoints since this replica last named them:
+   * naming them would move this chain, which the other replica would name in turn, forever
+   * (an idle fleet grew by a checkpoint per chain and period). A chain never named yet is
+   * always named. What such a tail holds is checkpoints only; it is named with the next entry
+   * that is not one.
+   */
+  async #dropCheckpointOnly(moved: Head[]): Promise<void> {
+    const known = moved.filter((h) => this.#named.has(h.chain));
+    if (known.length === 0) return;
+    const after = known.map((h) => Number((this.#named.get(h.chain) as string).split(":")[0]));
+    const r = await this.#o.pool.query<{ chain: string }>(
+      "SELECT f.chain FROM unnest($1::text[], $2::bigint[]) AS f(chain, after) WHERE EXISTS " +
+        "(SELECT 1 FROM journal_entries e WHERE e.chain = f.chain AND e.seq > f.after AND e.type <> $3)",
+      [known.map((h) => h.chain), after, CHECKPOINT],
+    );
+    const real = new Set(r.rows.map((x) => x.chain));
+    for (let i = moved.length - 1; i >= 0; i--) {
+      const h = moved[i] as Head;
+      if (this.#named.has(h.chain) && !real.has(h.chain)) moved.splice(i, 1);
+    }
   }
 
   /** Stops the period; with `final`, appends a last checkpoint (what moved) first. */

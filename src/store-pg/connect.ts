@@ -18,7 +18,16 @@ export interface PgStoreConfig {
   kind: "postgres";
   /** postgres://user:pass@host:5432/db, or `env:NAME` to read it from the environment. */
   url: string;
-  pool?: { max?: number; idleTimeoutMs?: number; connectTimeoutMs?: number; statementTimeoutMs?: number };
+  pool?: {
+    max?: number;
+    idleTimeoutMs?: number;
+    connectTimeoutMs?: number;
+    statementTimeoutMs?: number;
+    /** lock_timeout: a statement that waits this long for a lock fails (default 5000). */
+    lockTimeoutMs?: number;
+    /** idle_in_transaction_session_timeout: the server ends a session idle in a transaction this long (default 5000). */
+    idleInTransactionTimeoutMs?: number;
+  };
   tls?: PgTlsOptions;
 }
 
@@ -60,6 +69,11 @@ export function openPool(config: PgStoreConfig, env: NodeJS.ProcessEnv = process
     idleTimeoutMillis: p.idleTimeoutMs ?? 30_000,
     connectionTimeoutMillis: p.connectTimeoutMs ?? 5_000,
     statement_timeout: p.statementTimeoutMs ?? 10_000,
+    // A replica paused (SIGSTOP, GC, frozen VM) inside one of the few transactions left that
+    // span round trips loses it after this long, and its locks with it; a statement waiting
+    // for a lock fails (503) rather than wait out another replica's pause.
+    lock_timeout: p.lockTimeoutMs ?? 5_000,
+    idle_in_transaction_session_timeout: p.idleInTransactionTimeoutMs ?? 5_000,
     ssl: sslOf(config.tls),
     application_name: "warden",
   });

@@ -2,8 +2,8 @@
 // session store decides synchronously on its in-memory ledger (a budget of N is exact
 // because reserve runs before any await); a principal's calls per minute, though, are
 // spread over every replica its runs live on. So before a rate-limited principal's call is
-// decided, `admit` (awaited at the edge) takes its slot in PostgreSQL in one transaction:
-// lock the principal's `principal_rate` row, count the slots of the last minute on every
+// decided, `admit` (awaited at the edge) takes its slot in PostgreSQL in one statement
+// (a function of migration 8): lock the principal's `principal_rate` row, count the slots of the last minute on every
 // replica, and insert this call's slot (with this node) only when under the limit. The
 // count of the other replicas' slots (or, when the limit is reached, the limit itself) is
 // then what this ledger adds to the in-memory count, so the Gate's synchronous check
@@ -19,7 +19,7 @@ import type {
   Settlement,
   SyncBudgetLedger,
 } from "../context/index.js";
-import { inTransaction, storeError } from "./connect.js";
+import { storeError } from "./connect.js";
 
 const WINDOW_MS = 60_000;
 
@@ -48,27 +48,18 @@ export class FleetRateLedger implements SyncBudgetLedger {
     const limit = this.#limitOf(principalId);
     if (limit === undefined) return;
     try {
-      const others = await inTransaction(this.#pool, async (c) => {
-        await c.query("INSERT INTO principal_rate (principal_id) VALUES ($1) ON CONFLICT DO NOTHING", [
-          principalId,
-        ]);
-        await c.query("SELECT 1 FROM principal_rate WHERE principal_id = $1 FOR UPDATE", [principalId]);
-        await c.query("DELETE FROM rate_slots WHERE principal_id = $1 AND at <= $2", [
-          principalId,
-          now - WINDOW_MS,
-        ]);
-        const r = await c.query<{ at: string; node: string | null }>(
-          "SELECT at, node FROM rate_slots WHERE principal_id = $1 AND at > $2",
-          [principalId, now - WINDOW_MS],
-        );
-        if (r.rows.length >= limit) return Array.from({ length: limit }, () => now);
-        await c.query("INSERT INTO rate_slots (principal_id, at, node) VALUES ($1, $2, $3)", [
-          principalId,
-          now,
-          this.#node,
-        ]);
-        return r.rows.filter((row) => row.node !== this.#node).map((row) => Number(row.at));
-      });
+      // ONE statement (migration 8's warden_rate_admit): the principal's row is locked only
+      // while it runs on the server, never across a client round trip (a paused replica
+      // cannot stall the fleet's calls for this principal).
+      const r = await this.#pool.query<{ admitted: boolean; others: string[] | null }>(
+        "SELECT admitted, others FROM warden_rate_admit($1, $2, $3, $4, $5)",
+        [principalId, now, WINDOW_MS, limit, this.#node],
+      );
+      const row = r.rows[0];
+      const others =
+        row === undefined || !row.admitted
+          ? Array.from({ length: limit }, () => now)
+          : (row.others ?? []).map((at) => Number(at));
       this.#remote.set(principalId, others);
     } catch (err) {
       throw storeError("rate slots", err);

@@ -28,6 +28,7 @@ export {
 export { DEFER_CHANNEL, type PgDeferOptions, PgDeferQueue } from "./deferred.js";
 export { PgEctIndex } from "./ect-index.js";
 export { FleetRateLedger } from "./fleet-rate.js";
+export { type IdempotencyClaim, PgIdempotencyKeys } from "./idempotency.js";
 export { PgInboxStore } from "./inbox-store.js";
 export { type PgJournalOptions, PgJournalStore } from "./journal-store.js";
 export { PgKeyPins } from "./key-pins.js";
@@ -43,7 +44,14 @@ export {
 } from "./migrations.js";
 export { openPgNode, type PgNode, type PgNodeConfig } from "./node.js";
 export { PgPrincipalTaintStore } from "./principal-taint.js";
-export { PgRunRegistry, type RebuiltRun, type RunLocation, type RunRegistryOptions } from "./runs.js";
+export {
+  PgRunRegistry,
+  type RebuiltRun,
+  type RunFence,
+  type RunLocation,
+  type RunRegistryOptions,
+} from "./runs.js";
+export { type ChainSnapshot, chainSnapshot } from "./snapshot.js";
 export { type NonceOptions, PgNonceStore, PgPrincipalStateStore } from "./state-stores.js";
 export {
   PgTofuPins,

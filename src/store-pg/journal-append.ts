@@ -37,6 +37,44 @@ export interface AppendTarget {
   node: string;
 }
 
+/** The runs a batch acts for and the epoch the writer holds each at (runs.ts RunFence). */
+export interface AppendFence {
+  node: string;
+  runs: readonly string[];
+  epochs: readonly number[];
+}
+
+/**
+ * The fence's rows, locked FOR SHARE for the statement (an adoption's UPDATE waits for it, or
+ * it waits for the adoption and re-checks the row's new epoch): every run still this node's at
+ * the epoch the writer holds.
+ */
+function fenceCte(f: AppendFence, args: unknown[]): string {
+  args.push(f.runs, f.epochs, f.node);
+  const n = args.length;
+  return (
+    `fenced AS (SELECT r.run_id FROM runs r JOIN unnest($${n - 2}::text[], $${n - 1}::int[]) AS f(run_id, epoch) ` +
+    `ON r.run_id = f.run_id AND r.epoch = f.epoch WHERE r.node = $${n} FOR SHARE OF r)`
+  );
+}
+
+/** The fence's check alone (after a conditional append stored nothing): the runs no longer held. */
+export function fenceCheck(f: AppendFence): pg.QueryConfig {
+  return {
+    text:
+      "SELECT f.run_id FROM unnest($1::text[], $2::int[]) AS f(run_id, epoch) WHERE NOT EXISTS " +
+      "(SELECT 1 FROM runs r WHERE r.run_id = f.run_id AND r.epoch = f.epoch AND r.node = $3)",
+    values: [f.runs, f.epochs, f.node],
+  };
+}
+
+/** The locked path's fence: the rows still held, locked FOR SHARE until COMMIT. */
+export function fenceLock(f: AppendFence): pg.QueryConfig {
+  const args: unknown[] = [];
+  const cte = fenceCte(f, args);
+  return { text: `WITH ${cte} SELECT run_id FROM fenced`, values: args };
+}
+
 /** INSERT of up to a chunk of entries; with `moveHead`, the same statement moves the head to the last. */
 export function insertStatement(
   rows: readonly SealedEntry[],
@@ -63,17 +101,21 @@ export function conditionalAppend(
   last: JournalEntry | null,
   rows: readonly SealedEntry[],
   to: AppendTarget,
+  fence?: AppendFence,
 ): pg.QueryConfig {
   const args: unknown[] = [to.chain];
   const values = rowValues(rows, to.node, args, true);
   const tail = rows.at(-1)?.entry as JournalEntry;
   args.push(tail.seq, tail.hash, last?.seq ?? 0, last?.hash ?? null);
   const n = args.length;
+  // Fenced: the head moves (and so anything is inserted) only if every run is still held.
+  const fenced = fence === undefined ? "" : `${fenceCte(fence, args)}, `;
+  const held = fence === undefined ? "" : ` AND (SELECT count(*) FROM fenced) = ${fence.runs.length}`;
   return {
-    name: `warden-journal-append-${rows.length}`,
+    name: `warden-journal-append-${rows.length}${fence === undefined ? "" : `-f${fence.runs.length}`}`,
     text:
-      `WITH moved AS (UPDATE journal_chains SET seq = $${n - 3}, hash = $${n - 2} ` +
-      `WHERE chain = $1 AND seq = $${n - 1} AND hash IS NOT DISTINCT FROM $${n} RETURNING 1) ` +
+      `WITH ${fenced}moved AS (UPDATE journal_chains SET seq = $${n - 3}, hash = $${n - 2} ` +
+      `WHERE chain = $1 AND seq = $${n - 1} AND hash IS NOT DISTINCT FROM $${n}${held} RETURNING 1) ` +
       `INSERT INTO journal_entries (${JOURNAL_COLUMNS}, node, chain) ` +
       `SELECT v.*, $1::text FROM (VALUES ${values}) AS v WHERE EXISTS (SELECT 1 FROM moved)`,
     values: args,

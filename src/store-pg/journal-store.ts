@@ -37,9 +37,12 @@ import {
 } from "../journal/index.js";
 import { inTransactionFrom, isUnavailable } from "./connect.js";
 import {
+  type AppendFence,
   type AppendTarget,
   CREATE_CHAIN,
   conditionalAppend,
+  fenceCheck,
+  fenceLock,
   HEAD_AND_LAST,
   insertStatement,
 } from "./journal-append.js";
@@ -78,6 +81,14 @@ export interface PgJournalOptions {
   chain?: string;
   /** Close the pool with the store (default true). */
   ownsPool?: boolean;
+  /**
+   * Distributed mode: the runs a batch acts for and the epochs this replica holds them at
+   * (PgRunRegistry.fence). A fenced batch commits only if every such run is still this
+   * replica's at that epoch; otherwise nothing is stored, `onFenced` gets the runs lost and
+   * the append fails with ERR_JOURNAL_FENCED.
+   */
+  fence?: (runIds: Iterable<string>) => AppendFence | undefined;
+  onFenced?: (runIds: string[]) => void;
 }
 
 const escapeLiteral = (s: string): string => pg.escapeLiteral(s);
@@ -100,6 +111,8 @@ export class PgJournalStore implements JournalStore {
   readonly #to: AppendTarget;
   readonly #pool: pg.Pool;
   readonly #ownsPool: boolean;
+  readonly #fence: PgJournalOptions["fence"];
+  readonly #onFenced: PgJournalOptions["onFenced"];
   /** A copy of the last entry this store committed, to skip reading it back. */
   #lastWritten: JournalEntry | null = null;
   readonly #stats: PgAppendStats = {
@@ -118,6 +131,31 @@ export class PgJournalStore implements JournalStore {
     this.node = options.node ?? `${hostname()}:${process.pid}`;
     this.chain = options.chain ?? "";
     this.#to = { chain: this.chain, node: this.node };
+    this.#fence = options.fence;
+    this.#onFenced = options.onFenced;
+  }
+
+  /** The fence of a sealed batch: the runs its entries name (undefined: nothing to fence). */
+  #fenceOf(sealed: readonly SealedEntry[]): AppendFence | undefined {
+    if (this.#fence === undefined) return undefined;
+    const ids: string[] = [];
+    for (const s of sealed) if (s.entry.run_id !== null) ids.push(s.entry.run_id);
+    return ids.length === 0 ? undefined : this.#fence(ids);
+  }
+
+  /** Throws ERR_JOURNAL_FENCED when a run of the fence is no longer this replica's. */
+  async #checkFence(fence: AppendFence | undefined, c: pg.Pool | pg.ClientBase = this.#pool): Promise<void> {
+    if (fence === undefined) return;
+    this.#stats.roundTrips++;
+    const r = await c.query<{ run_id: string }>(fenceCheck(fence));
+    if (r.rows.length === 0) return;
+    const lost = r.rows.map((row) => row.run_id);
+    this.#onFenced?.(lost);
+    throw new JournalError(
+      "ERR_JOURNAL_FENCED",
+      `another replica took run ${lost.join(", ")} over: nothing of this batch was journaled`,
+      { details: { runs: lost } },
+    );
   }
 
   /** Transactions this handle committed (one lock of the head row each); for benchmarks. */
@@ -192,13 +230,15 @@ export class PgJournalStore implements JournalStore {
       assertExtends(last, sealed);
       if (sealed.length === 0) return [];
       if (sealed.length > OPTIMISTIC_ROWS) return undefined;
+      const fence = this.#fenceOf(sealed);
       const t0 = performance.now();
       st.roundTrips++;
-      const r = await this.#pool.query(conditionalAppend(last, sealed, this.#to));
+      const r = await this.#pool.query(conditionalAppend(last, sealed, this.#to, fence));
       st.commitMs += performance.now() - t0;
       if (r.rowCount === sealed.length) return sealed.map((x) => x.entry);
       if (r.rowCount !== 0)
         throw new JournalError("ERR_JOURNAL_STORE", `a conditional append stored ${r.rowCount} entries`);
+      await this.#checkFence(fence); // nothing stored: a run taken over, or the head moved
       st.conflicts++;
     }
     return undefined;
@@ -254,6 +294,13 @@ export class PgJournalStore implements JournalStore {
     }
     const sealed = build(last);
     assertExtends(last, sealed);
+    const fence = this.#fenceOf(sealed);
+    if (fence !== undefined) {
+      // Held FOR SHARE until COMMIT: an adoption waits for this batch or this batch sees it.
+      this.#stats.roundTrips++;
+      const held = await c.query(fenceLock(fence));
+      if (held.rowCount !== fence.runs.length) await this.#checkFence(fence, c);
+    }
     for (let i = 0; i < sealed.length; i += ROWS) {
       this.#stats.roundTrips++;
       await c.query(insertStatement(sealed.slice(i, i + ROWS), this.#to, i + ROWS >= sealed.length));

@@ -8,6 +8,7 @@ import type pg from "pg";
 import { RuntimeError } from "../contracts/index.js";
 import { ECT_LEDGER_EVENT } from "../trust/index.js";
 import { inTransaction, storeError } from "./connect.js";
+import { FENCE_MIGRATION_SQL } from "./fence-sql.js";
 
 export interface Migration {
   version: number;
@@ -214,6 +215,12 @@ CREATE TABLE tofu_pins (
   },
   {
     version: 8,
+    description:
+      "reservations as single statements (no row lock across client round trips); /v1/execute idempotency keys",
+    sql: FENCE_MIGRATION_SQL,
+  },
+  {
+    version: 9,
     description:
       "taint carried at the principal and waiting inter-agent messages (issue 37), shared by every replica",
     sql: `

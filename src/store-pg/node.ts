@@ -9,6 +9,7 @@ import type { Journal } from "../journal/index.js";
 import { ChainCheckpointer } from "./checkpoint.js";
 import { openPool, type PgStoreConfig, resolveUrl, sslOf } from "./connect.js";
 import { PgEctIndex } from "./ect-index.js";
+import { PgIdempotencyKeys } from "./idempotency.js";
 import { PgInboxStore } from "./inbox-store.js";
 import { PgJournalStore } from "./journal-store.js";
 import { PgKeyPins } from "./key-pins.js";
@@ -72,6 +73,8 @@ export interface PgNode {
   readonly tofuPins: PgTofuPins;
   /** The L3 ECT ledger's jti index: a jti is recorded once across replicas. */
   readonly ects: PgEctIndex;
+  /** /v1/execute's Idempotency-Keys and their outcomes, shared by every replica. */
+  readonly idempotency: PgIdempotencyKeys;
   /** Calls `onPrincipal` for every principal whose state another node changed (LISTEN + polling). */
   watchPrincipals(onPrincipal: (principalId: string) => void, pollMs?: number): Promise<PrincipalWatcher>;
   /** LISTENs on `channel` over a dedicated connection (reconnected by its poll), closed with the node. */
@@ -110,7 +113,15 @@ export async function openPgNode(
     pool,
     node,
     approvalPollMs: config.approvalPollMs,
-    journal: new PgJournalStore(pool, { node, chain: perNode ? node : "", ownsPool: false }),
+    journal: new PgJournalStore(pool, {
+      node,
+      chain: perNode ? node : "",
+      ownsPool: false,
+      // Every batch that acts for a run commits only while this replica owns the run at
+      // the epoch it holds (docs/distributed.md, "Fenced commits").
+      fence: (ids) => runs.fence(ids),
+      onFenced: (ids) => runs.lost(ids),
+    }),
     ...(perNode
       ? {
           async startCheckpoints(journal, onError) {
@@ -137,6 +148,7 @@ export async function openPgNode(
     mcpPins: new PgMcpPins(pool),
     tofuPins: new PgTofuPins(pool),
     ects: new PgEctIndex(pool, node),
+    idempotency: new PgIdempotencyKeys(pool, { node }),
     async watchPrincipals(onPrincipal, pollMs) {
       const w = new PrincipalWatcher({
         url: resolveUrl(config.url, env),

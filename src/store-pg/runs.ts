@@ -15,7 +15,7 @@
 import type pg from "pg";
 import { mergeTaint } from "../context/index.js";
 import { GATE_DECISION, GATE_RESULT, RuntimeError, TaintLabel } from "../contracts/index.js";
-import { inTransaction, storeError } from "./connect.js";
+import { storeError } from "./connect.js";
 
 export interface RunRegistryOptions {
   /** This replica's name (the journal's `node`). */
@@ -45,12 +45,23 @@ export type RunLocation =
   | { kind: "elsewhere"; node: string }
   | { kind: "adopted"; run: RebuiltRun; previousNode: string };
 
+/** The runs a journal batch acts for, with the epoch this replica holds each at (journal-append.ts). */
+export interface RunFence {
+  node: string;
+  runs: string[];
+  epochs: number[];
+}
+
+/** A run this replica lost: its epoch here never matches a row again (epochs start at 1). */
+const LOST = 0;
+
 interface RunRow {
   principal_id: string;
   node: string;
   lease_until: string;
   ended: boolean;
   parent_run: string | null;
+  epoch: number;
 }
 
 const MAY_HAVE_RUN = new Set(["allow", "modify", "step_up", "defer"]);
@@ -64,6 +75,12 @@ export class PgRunRegistry {
   /** When this replica's last successful renewal started (its own clock); 0: never. */
   #renewedAt = 0;
   #timer: NodeJS.Timeout | undefined;
+  /**
+   * The ownership epoch this replica holds each of its runs at (registered: 1; adopted: the
+   * epoch its adoption wrote; lost: 0). Every journal batch that acts for one of these runs
+   * is fenced with it: it commits only if the run's row still names this node at that epoch.
+   */
+  readonly #epochs = new Map<string, number>();
 
   constructor(pool: pg.Pool, options: RunRegistryOptions) {
     this.#pool = pool;
@@ -91,6 +108,7 @@ export class PgRunRegistry {
     } catch (err) {
       throw storeError("run registry", err);
     }
+    this.#epochs.set(runId, 1);
     if (this.#renewedAt === 0) this.#renewedAt = now;
   }
 
@@ -106,7 +124,9 @@ export class PgRunRegistry {
         [this.node, runIds, t0 + this.leaseMs],
       );
       this.#renewedAt = Math.max(this.#renewedAt, t0);
-      return new Set(r.rows.map((row) => row.run_id));
+      const kept = new Set(r.rows.map((row) => row.run_id));
+      for (const id of runIds) if (!kept.has(id) && this.#epochs.has(id)) this.#epochs.set(id, LOST);
+      return kept;
     } catch (err) {
       throw storeError("run registry", err);
     }
@@ -131,10 +151,35 @@ export class PgRunRegistry {
     this.#timer = undefined;
   }
 
+  /**
+   * The fence of a journal batch: the runs among `runIds` this replica registered or adopted,
+   * each with its epoch here (a lost run's never matches). Undefined when none is one.
+   */
+  fence(runIds: Iterable<string>): RunFence | undefined {
+    const runs: string[] = [];
+    const epochs: number[] = [];
+    for (const id of new Set(runIds)) {
+      const epoch = this.#epochs.get(id);
+      if (epoch === undefined) continue;
+      runs.push(id);
+      epochs.push(epoch);
+    }
+    return runs.length === 0 ? undefined : { node: this.node, runs, epochs };
+  }
+
+  /** Runs a fenced append found taken by another replica: never journaled for here again. */
+  lost(runIds: Iterable<string>): void {
+    for (const id of runIds) if (this.#epochs.has(id)) this.#epochs.set(id, LOST);
+  }
+
   /** Marks a run ended: no replica serves or adopts it again. */
   async end(runId: string): Promise<void> {
     try {
-      await this.#pool.query("UPDATE runs SET ended = true WHERE run_id = $1", [runId]);
+      await this.#pool.query("UPDATE runs SET ended = true WHERE run_id = $1 AND node = $2", [
+        runId,
+        this.node,
+      ]);
+      this.#epochs.delete(runId); // an ended run is adopted nowhere: its later entries need no fence
     } catch (err) {
       throw storeError("run registry", err);
     }
@@ -155,30 +200,34 @@ export class PgRunRegistry {
 
   /**
    * Where a run this replica does not hold lives, for this principal; adopts it when its
-   * owner's lease expired (or the owner is this replica, restarted).
+   * owner's lease expired (or the owner is this replica, restarted). No row lock is held
+   * across a round trip: the row is read, then taken by ONE conditional UPDATE (the epoch
+   * read must still be the row's: of two adopters one wins), and the run's journal entries
+   * are read after that COMMIT. A fenced append of the previous owner either committed
+   * before the UPDATE (it held the row FOR SHARE; the rebuild sees it) or can never commit.
    */
   async locate(runId: string, principalId: string): Promise<RunLocation> {
     try {
-      return await inTransaction(this.#pool, async (c) => {
-        const r = await c.query<RunRow>(
-          "SELECT principal_id, node, lease_until, ended, parent_run FROM runs WHERE run_id = $1 FOR UPDATE",
-          [runId],
-        );
-        const row = r.rows[0];
-        if (row === undefined || row.ended || row.principal_id !== principalId) return { kind: "unknown" };
-        // Asked only for a run this replica does not hold: its own row is a run it lost
-        // (restarted under the same node name), rebuilt like any adoption.
-        const now = this.#clock();
-        if (row.node !== this.node && Number(row.lease_until) >= now)
-          return { kind: "elsewhere", node: row.node };
-        await c.query("UPDATE runs SET node = $2, lease_until = $3, epoch = epoch + 1 WHERE run_id = $1", [
-          runId,
-          this.node,
-          now + this.leaseMs,
-        ]);
-        const run = await rebuild(c, { runId, principalId, parentRun: row.parent_run ?? undefined });
-        return { kind: "adopted", run, previousNode: row.node };
-      });
+      const r = await this.#pool.query<RunRow>(
+        "SELECT principal_id, node, lease_until, ended, parent_run, epoch FROM runs WHERE run_id = $1",
+        [runId],
+      );
+      const row = r.rows[0];
+      if (row === undefined || row.ended || row.principal_id !== principalId) return { kind: "unknown" };
+      const now = this.#clock();
+      if (row.node !== this.node && Number(row.lease_until) >= now)
+        return { kind: "elsewhere", node: row.node };
+      const id = { runId, principalId, parentRun: row.parent_run ?? undefined };
+      await rebuild(this.#pool, id); // an unreadable entry refuses before the run is taken
+      const taken = await this.#pool.query<{ epoch: number }>(
+        "UPDATE runs SET node = $2, lease_until = $3, epoch = epoch + 1 WHERE run_id = $1 AND epoch = $4 AND NOT ended RETURNING epoch",
+        [runId, this.node, now + this.leaseMs, row.epoch],
+      );
+      const epoch = taken.rows[0]?.epoch;
+      if (epoch === undefined) return this.locate(runId, principalId); // another replica took it first
+      this.#epochs.set(runId, epoch);
+      const run = await rebuild(this.#pool, id);
+      return { kind: "adopted", run, previousNode: row.node };
     } catch (err) {
       throw storeError("run registry", err);
     }
@@ -187,7 +236,7 @@ export class PgRunRegistry {
 
 /** The run's protective state from its journal entries (fail closed: an unreadable entry refuses). */
 async function rebuild(
-  c: pg.ClientBase,
+  c: pg.Pool | pg.ClientBase,
   id: { runId: string; principalId: string; parentRun: string | undefined },
 ): Promise<RebuiltRun> {
   const r = await c.query<{ type: string; body: string }>(

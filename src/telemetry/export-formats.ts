@@ -5,7 +5,7 @@
 
 import { CliError } from "../contracts/index.js";
 import { Keyring, loadPublicKeyFile } from "../crypto/index.js";
-import { type JournalEntry, SqliteJournalStore, verifyJournal } from "../journal/index.js";
+import { type JournalEntry, openEmbeddedStore, verifyJournal } from "../journal/index.js";
 import { toCef } from "./cef.js";
 import { toOcsf } from "./ocsf.js";
 
@@ -45,7 +45,7 @@ function format(line: (e: JournalEntry) => string | undefined): ExportFormat {
     const from = bound(opts.from, "--from");
     const to = bound(opts.to, "--to");
     const keyring = new Keyring(opts.keys.map((f) => loadPublicKeyFile(f)));
-    const store = SqliteJournalStore.open(opts.db, { readonly: true });
+    const store = openEmbeddedStore(opts.db, { readonly: true });
     try {
       const report = await verifyJournal(store, keyring);
       if (!report.ok)

@@ -6,6 +6,13 @@ import type { CompiledTool } from "./compile.js";
 export interface ToolClassification {
   toolClass: string;
   action: string;
+  /**
+   * The arguments that direct the call's effect (docs/threat-model.md#flow-control): who
+   * receives, pays, is invited or removed, which place is reached, which secret is set. The
+   * Gate reports where their values came from to policy (`flow`). Absent: no argument is a
+   * target, and only addresses found inside any argument count.
+   */
+  targets?: readonly string[];
 }
 
 /** http → `http`/<method lowercased>, exec → `shell`/`exec`, mcp → `mcp`/`call`. */

@@ -181,7 +181,11 @@ export function libraryRuntime(w: World, journal = "library.db"): Promise<Runtim
 }
 
 /** HTTP mode: a real sidecar on an ephemeral loopback port over the world's directory. */
-export async function sidecar(w: World): Promise<{ server: SidecarServer; url: string }> {
+/** `approverPublicKeys`: alice's Ed25519 keys (PEM); then every step-up verdict must be signed. */
+export async function sidecar(
+  w: World,
+  opts: { approverPublicKeys?: string[] } = {},
+): Promise<{ server: SidecarServer; url: string }> {
   const key = saveKeyPair(generateKeyPair("ed25519"), w.dir, { name: "journal" });
   const loaded = parseSidecarConfig(
     {
@@ -203,7 +207,14 @@ export async function sidecar(w: World): Promise<{ server: SidecarServer; url: s
           { id: "agent-a", tokenSha256: hashToken(AGENT_TOKEN) },
           { id: "agent-b", tokenSha256: hashToken(AGENT_B_TOKEN) },
         ],
-        approvers: [{ id: "alice", roles: ["approver"], tokenSha256: hashToken(APPROVER_TOKEN) }],
+        approvers: [
+          {
+            id: "alice",
+            roles: ["approver"],
+            tokenSha256: hashToken(APPROVER_TOKEN),
+            ...(opts.approverPublicKeys !== undefined ? { publicKeys: opts.approverPublicKeys } : {}),
+          },
+        ],
       },
       executors: { http: { allowLoopback: true } },
       shutdown: { graceMs: 2000 },

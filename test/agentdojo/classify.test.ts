@@ -39,19 +39,49 @@ describe("tool classification (general rules only)", () => {
     expect(classifyTool(tool("do_it", "Send a fax to a number.", { number: s() })).class).toBe("send");
   });
 
-  it("a write with an external recipient parameter is a send", () => {
+  it("a write with an addressing parameter is a send; its targets are what it addresses", () => {
     const c = classifyTool(
-      tool("create_meeting", "Creates a meeting.", { attendees: { type: "array" }, title: s() }),
+      tool("create_meeting", "Creates a meeting.", { to: { type: "array" }, title: s(), start_time: s() }),
     );
     expect(c.class).toBe("send");
-    expect(c.roles).toEqual({ attendees: "recipient", title: "content" });
+    expect(c.roles).toEqual({ to: "recipient", title: "content", start_time: "time" });
+    expect(c.targets).toEqual(["to"]);
+    const pay = classifyTool(
+      tool("move_funds", "Transfer money.", { payee: s(), amount: n, memo: s(), id: { type: "integer" } }),
+    );
+    expect(pay.targets).toEqual(["payee", "id"]);
+    expect(classifyTool(tool("list_orders", null, { status: s() })).targets).toEqual([]);
+  });
+
+  it("a parameter description never decides a class: a search with a sender described as an e-mail address is a read", () => {
+    const c = classifyTool(
+      tool("search_mail", "Searches the mailbox.", {
+        query: s(),
+        sender: s("The e-mail address of the sender"),
+      }),
+    );
+    expect(c.class).toBe("read");
+    expect(paramRole("target", s("IBAN of the payee"))).toBe("other");
+  });
+
+  it("MCP annotations come before the general rules", () => {
+    const t = (annotations: Record<string, boolean>) => ({
+      ...tool("send_report", null, { url: s() }),
+      annotations,
+    });
+    expect(classifyTool(t({ readOnlyHint: true })).class).toBe("read");
+    expect(classifyTool(t({ readOnlyHint: true, openWorldHint: true })).class).toBe("fetch");
+    expect(classifyTool(t({ destructiveHint: true })).class).toBe("delete");
+    expect(classifyTool(t({ readOnlyHint: false, openWorldHint: false })).class).toBe("write");
+    expect(classifyTool(t({ readOnlyHint: true })).why).toBe("MCP annotations");
+    expect(classifyTool(t({})).class).toBe("send");
   });
 
   it("a read that names a destination is a fetch; other reads are reads", () => {
     expect(classifyTool(tool("open_link", null, { link: s() })).class).toBe("fetch");
-    expect(
-      classifyTool(tool("browse", "Open the page at the given URL.", { address: s("the page URL") })).class,
-    ).toBe("fetch");
+    expect(classifyTool(tool("browse", "Open the page at the given URL.", { page_url: s() })).class).toBe(
+      "fetch",
+    );
     expect(classifyTool(tool("list_orders", null, { status: s() })).class).toBe("read");
   });
 
@@ -60,16 +90,15 @@ describe("tool classification (general rules only)", () => {
     expect(c.class).toBe("write");
   });
 
-  it("personal data is recognised from the description", () => {
+  it("no word list guesses personal data: only an annotation marks it", () => {
     expect(classifyTool(tool("get_profile", "Returns the passport number and address.")).personalData).toBe(
-      true,
+      false,
     );
-    expect(classifyTool(tool("get_weather", "Returns the forecast.")).personalData).toBe(false);
   });
 
-  it("parameter roles come from names, types and descriptions", () => {
+  it("parameter roles come from names, types and formats", () => {
     expect(paramRole("recipients", { type: "array" })).toBe("recipient");
-    expect(paramRole("target", s("IBAN of the payee"))).toBe("recipient");
+    expect(paramRole("contact", { type: "string", format: "email" })).toBe("recipient");
     expect(paramRole("webhook_url", s())).toBe("destination");
     expect(paramRole("amount", { type: "string" })).toBe("other");
     expect(paramRole("total", n)).toBe("amount");

@@ -127,10 +127,10 @@ describe("APAE profile requirements", () => {
   );
 
   it(
-    "without an apae section the profile checks are not implemented for it, never passed",
+    "without an apae section the profile checks are not configured for it, never passed",
     async () => {
       const s = await runChecks(exampleTarget(), { specs: ["apae"] });
-      expect(s.results.every((r) => r.result === "not-implemented")).toBe(true);
+      expect(s.results.every((r) => r.result === "not-configured")).toBe(true);
       expect(s.counts.pass).toBe(0);
     },
     T,

@@ -40,10 +40,10 @@ describe("APAE-BEHAVIOR behaviour verification", () => {
   );
 
   it(
-    "the relaxed profile requires no behaviour verification: not implemented for it, never passed",
+    "the relaxed profile requires no behaviour verification: not configured for it, never passed",
     async () => {
       const s = await runChecks(withApae({ profile: "relaxed" }), { only: ["APAE-BEHAVIOR"] });
-      expect(s.results[0]).toMatchObject({ result: "not-implemented" });
+      expect(s.results[0]).toMatchObject({ result: "not-configured" });
       expect(s.results[0]?.observed).toMatch(/relaxed profile requires no behaviour verification/);
     },
     T,

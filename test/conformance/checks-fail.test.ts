@@ -224,10 +224,10 @@ describe("OATS E3 semantic distance", () => {
   );
 
   it(
-    "without drift scoring the check is not implemented for the deployment, never passed",
+    "without drift scoring the check is not configured for the deployment, never passed",
     async () => {
       const s = await runChecks(exampleTarget(), { only: ["E3"] });
-      expect(s.results[0]?.result).toBe("not-implemented");
+      expect(s.results[0]?.result).toBe("not-configured");
     },
     T,
   );
@@ -276,10 +276,10 @@ describe("OATS E1 contract integrity", () => {
   );
 
   it(
-    "a deployment that loads contracts unsigned: not implemented for it, never passed",
+    "a deployment that loads contracts unsigned: not configured for it, never passed",
     async () => {
       const s = await runChecks(exampleTarget(), { only: ["E1"] });
-      expect(s.results[0]).toMatchObject({ result: "not-implemented" });
+      expect(s.results[0]).toMatchObject({ result: "not-configured" });
     },
     T,
   );

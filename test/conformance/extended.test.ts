@@ -80,10 +80,10 @@ describe("OATS E4 sandbox tiers", () => {
   );
 
   it(
-    "is not implemented for a deployment that declares no sandbox settings (the example)",
+    "is not configured for a deployment that declares no sandbox settings (the example)",
     async () => {
       const r = await one("E4", exampleTarget());
-      expect(r.result).toBe("not-implemented");
+      expect(r.result).toBe("not-configured");
       expect(r.observed).toMatch(/declares no sandbox settings/);
     },
     T,

@@ -1,8 +1,9 @@
 // `warden conformance` on the full example deployment (examples/conformance: contract trust
 // enforced, APAE Standard, lexical drift, the namespace sandbox): a temp copy of it gets its
-// throwaway keys from the example's own make-keys.sh lines (run here through the CLI), then
+// throwaway keys from the example's own make-keys.sh (run with the built CLI), then
 // every check runs — E1, E3, E4 and the APAE profile checks as real scenarios — and every one
 // passes (a check with no scenario yet would be listed with its reason, never passed).
+import { execFileSync } from "node:child_process";
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,22 +16,10 @@ const FULL = join(REPO_ROOT, "examples", "conformance");
 /** The checks still without a scenario on a library target (never counted as a pass). */
 const STILL_NOT_IMPLEMENTED: string[] = [];
 
-/** The `warden …` lines of make-keys.sh, run in `dir` (the script `cd`s to its own directory). */
-async function makeKeys(dir: string): Promise<void> {
-  const lines = readFileSync(join(dir, "make-keys.sh"), "utf8")
-    .split("\n")
-    .filter((l) => l.startsWith("warden "));
-  expect(lines.length).toBeGreaterThan(0);
-  const cwd = process.cwd();
-  process.chdir(dir);
-  try {
-    for (const line of lines) {
-      const r = await runCli(...line.split(/\s+/).slice(1));
-      expect(r.code, `${line}: ${r.err}`).toBe(0);
-    }
-  } finally {
-    process.chdir(cwd);
-  }
+/** Runs the copy's make-keys.sh as a person would (a built `warden`, through $WARDEN). */
+function makeKeys(dir: string): void {
+  const warden = `${process.execPath} ${join(REPO_ROOT, "bin", "warden.js")}`;
+  execFileSync("sh", [join(dir, "make-keys.sh")], { env: { ...process.env, WARDEN: warden } });
 }
 
 describe("warden conformance on the full example deployment", () => {
@@ -38,7 +27,7 @@ describe("warden conformance on the full example deployment", () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "warden-conf-full-"));
     cpSync(FULL, dir, { recursive: true, filter: (src) => !src.startsWith(join(FULL, "keys")) });
-    await makeKeys(dir);
+    makeKeys(dir);
   });
   afterAll(() => {
     if (dir !== "") rmSync(dir, { recursive: true, force: true });

@@ -19,6 +19,7 @@ export const SummarySchema = z.strictObject({
   counts: z.strictObject({
     pass: z.number().int(),
     fail: z.number().int(),
+    "not-configured": z.number().int(),
     "not-implemented": z.number().int(),
   }),
   passed: z.boolean(),

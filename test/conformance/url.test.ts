@@ -47,6 +47,7 @@ describe("warden conformance --url", () => {
         observed: "needs library mode (--config)",
       });
       expect(result("C6")?.result).toBe("not-implemented");
+      expect(result("AARTS-L1")).toMatchObject({ result: "not-configured" });
       expect(result("AARTS-L1")?.observed).toMatch(/WARDEN_HOST_TOKEN/);
     } finally {
       delete process.env.WARDEN_AGENT_TOKEN;
@@ -58,7 +59,7 @@ describe("warden conformance --url", () => {
     const { operatorToken: _o, ...rest } = target(sidecar.url);
     const s = await runChecks(rest, { only: ["DARE-4", "C7"] });
     for (const r of s.results) {
-      expect(r.result).toBe("not-implemented");
+      expect(r.result).toBe("not-configured");
       expect(r.observed).toMatch(/operator token/);
     }
   }, 60_000);

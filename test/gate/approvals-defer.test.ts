@@ -37,15 +37,15 @@ describe("InProcessApprovals", () => {
     expect(a.pending()).toEqual([]);
   });
 
-  it("times out to a timeout verdict", async () => {
+  it("times out to a timeout verdict; a late answer is told it timed out", async () => {
     const a = new InProcessApprovals();
     expect(await a.request(req("2"), 10)).toEqual({ outcome: "timeout" });
+    const late = a.decide("2", { outcome: "approve", approver: alice, justification: "too late to matter" });
+    expect(late).toMatchObject({ ok: false, code: "ERR_APPROVAL_ALREADY_DECIDED" });
+    expect(JSON.stringify(late)).toContain("(timeout)");
     expect(
-      a.decide("2", { outcome: "approve", approver: alice, justification: "too late to matter" }),
-    ).toMatchObject({
-      ok: false,
-      code: "ERR_APPROVAL_NOT_FOUND",
-    });
+      a.decide("never-asked", { outcome: "approve", approver: alice, justification: "nothing to answer" }),
+    ).toMatchObject({ ok: false, code: "ERR_APPROVAL_NOT_FOUND" });
   });
 
   it("refuses approvers without the role, self-approval, and empty justifications", async () => {

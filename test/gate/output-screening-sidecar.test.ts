@@ -59,7 +59,7 @@ describe("sidecar output screening", () => {
     expect(flagged).toHaveLength(1);
     expect(flagged[0]?.screening).toMatchObject({
       mode: "quarantine",
-      rules: expect.arrayContaining(["aarts-injection-ignore-instructions", "agent-salutation"]),
+      rules: expect.arrayContaining(["aarts-injection-ignore-instructions", "addressed-to-agent"]),
     });
     expect(JSON.stringify(flagged[0])).not.toContain("rm -rf");
   });

@@ -1,6 +1,5 @@
 // Fail closed and shut down cleanly. A journal that cannot be written (another writer
-// holds SQLite's write lock past the busy timeout: what really makes better-sqlite3
-// appends fail in production) and a policy engine that throws both answer 503 and
+// holds the segment journal's writers' lock past the busy timeout) and a policy engine that throws both answer 503 and
 // execute nothing. Shutdown stops accepting, lets an in-flight execution finish,
 // cancels an approval wait after the grace period, and leaves a verifiable journal.
 
@@ -35,8 +34,8 @@ describe("fail closed", () => {
       expect(ok.body.decision).toBe("allow");
       const hits = s.service.hits.length;
 
-      // Another writer takes the database's write lock and keeps it.
-      const other = new Database(join(s.dir, "journal.db"));
+      // Another writer takes the segment journal's writers' lock and keeps it.
+      const other = new Database(join(s.dir, "journal.db.segments", "lock"));
       other.exec("BEGIN EXCLUSIVE");
       try {
         const r = await s.call("/v1/execute", {

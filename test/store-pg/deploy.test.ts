@@ -20,18 +20,12 @@ describe("deploy/", () => {
     const sidecars = Object.entries(compose.services).filter(([n]) => n.startsWith("sidecar-"));
     expect(sidecars).toHaveLength(3);
     for (const [, s] of sidecars) {
-      expect(s.command).toEqual(["node", "bin/warden.js", "sidecar", "--config", "deploy/sidecar.yaml"]);
+      // The image's entry point is bin/warden.js; deploy/sidecar.yaml is mounted at this path.
+      expect(s.command).toEqual(["sidecar", "--config", "/etc/warden/sidecar.yaml"]);
       expect(s.depends_on).toHaveProperty("migrate");
       expect(s.environment?.WARDEN_DB_URL).toMatch(/^postgres:\/\//);
     }
-    expect(compose.services.migrate?.command).toEqual([
-      "node",
-      "bin/warden.js",
-      "db",
-      "migrate",
-      "--url",
-      "env:WARDEN_DB_URL",
-    ]);
+    expect(compose.services.migrate?.command).toEqual(["db", "migrate", "--url", "env:WARDEN_DB_URL"]);
     const loaded = parseSidecarConfig(parseYaml(readFileSync(join(DEPLOY, "sidecar.yaml"), "utf8")), DEPLOY);
     expect(loaded.config.store).toMatchObject({ kind: "postgres", url: "env:WARDEN_DB_URL" });
   });
@@ -47,6 +41,8 @@ describe("deploy/", () => {
       "ConfigMap",
       "Deployment",
       "Job",
+      "Kustomization",
+      "NetworkPolicy",
       "PodDisruptionBudget",
       "Secret",
       "Secret",

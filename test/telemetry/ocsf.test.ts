@@ -2,6 +2,7 @@
 // carries its class's required attributes and its recommended ones (or is on the table's
 // list of recommended attributes Warden has no data for, with the reason), a tampered
 // journal exports nothing, and the CEF lines escape what CEF says to escape.
+import { cpSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -207,6 +208,8 @@ describe("ocsf export over a sidecar's journal", () => {
     const d = new Database(db, { readonly: true });
     await d.backup(copy);
     d.close();
+    // A segment journal: its segments beside the copy of its index, whose row is then altered.
+    cpSync(`${db}.segments`, `${copy}.segments`, { recursive: true });
     const t = new Database(copy);
     const changed = t
       .prepare(

@@ -14,8 +14,11 @@ from typing import Any, Dict, Optional
 
 import _path  # noqa: F401  (puts src/ on the path)
 
+from pathlib import Path
+
 from warden_client import (
     ApprovalError,
+    ApproverKey,
     AuthenticationError,
     ClientError,
     GovernedSession,
@@ -31,20 +34,39 @@ def agent(token_var: str = "WARDEN_AGENT_TOKEN", timeout: float = 30.0) -> Warde
     return WardenClient(URL, os.environ[token_var], timeout=timeout)
 
 
-def approver() -> WardenClient:
-    return WardenClient(URL, os.environ["WARDEN_APPROVER_TOKEN"])
+def approver(key: Any = "env") -> WardenClient:
+    """The approver alice; with her key file (the sidecar requires signed step-up verdicts)."""
+    token = os.environ["WARDEN_APPROVER_TOKEN"]
+    if key is None:
+        return WardenClient(URL, token)
+    given = os.environ["WARDEN_APPROVER_KEY"] if key == "env" else key
+    return WardenClient(URL, token, approver_key=given, approver_id=os.environ["WARDEN_APPROVER_ID"])
 
 
-def approve_when_pending(run_id: str, outcome: str = "approve", within: float = 10.0) -> Dict[str, Any]:
-    """Stands in for a human: waits for the run's step-up in the approvals API and decides it."""
-    ops = approver()
+def pending_of(run_id: str, within: float = 10.0) -> str:
+    ops = approver(None)
     end = time.monotonic() + within
     while time.monotonic() < end:
         for item in ops.approvals():
             if item.run_id == run_id:
-                return ops.decide_approval(item.id, outcome, "checked the amount with the customer")
+                return item.id
         time.sleep(0.02)
     raise AssertionError("no step-up appeared")
+
+
+def approve_when_pending(
+    run_id: str, outcome: str = "approve", within: float = 10.0, ops: Optional[WardenClient] = None, **kw: Any
+) -> Dict[str, Any]:
+    """Stands in for a human: waits for the run's step-up in the approvals API and decides it."""
+    item = pending_of(run_id, within)
+    return (ops or approver()).decide_approval(item, outcome, "checked the amount with the customer", **kw)
+
+
+def pay_in_background(client: WardenClient, run_id: str, amount: int) -> "tuple[threading.Thread, Dict[str, Any]]":
+    result: Dict[str, Any] = {}
+    worker = threading.Thread(target=lambda: result.update(r=client.execute(run_id, "pay", {"amount": amount})))
+    worker.start()
+    return worker, result
 
 
 @LIVE
@@ -123,6 +145,77 @@ class SidecarTests(unittest.TestCase):
         with self.assertRaises(ApprovalError) as cm:
             approver().decide_approval("no-such-approval", "approve", "nothing to approve here")
         self.assertEqual(cm.exception.code, "ERR_APPROVAL_NOT_FOUND")
+
+
+@LIVE
+class SignedApprovalTests(unittest.TestCase):
+    """The approver has an Ed25519 key configured (as on a `warden init` deployment)."""
+
+    def test_an_unsigned_verdict_is_refused_and_the_payment_does_not_run(self) -> None:
+        client = agent()
+        run_id = client.start_run()
+        worker, result = pay_in_background(client, run_id, 32)
+        item = pending_of(run_id)
+        with self.assertRaises(ApprovalError) as cm:
+            approver(None).decide_approval(item, "approve", "checked the amount with the customer")
+        self.assertEqual(cm.exception.code, "ERR_APPROVAL_UNSIGNED")
+        self.assertIn(item, [p.id for p in approver(None).approvals()])  # still waiting: nothing ran
+        approver().decide_approval(item, "deny", "refused after the unsigned attempt")
+        worker.join(20)
+        self.assertFalse(result["r"].executed)
+
+    def test_a_verdict_signed_by_another_key_is_refused_and_the_payment_does_not_run(self) -> None:
+        client = agent()
+        run_id = client.start_run()
+        worker, result = pay_in_background(client, run_id, 33)
+        item = pending_of(run_id)
+        forger = approver(ApproverKey.from_bytes(os.urandom(32)))
+        with self.assertRaises(ApprovalError) as cm:
+            forger.decide_approval(item, "approve", "checked the amount with the customer")
+        self.assertEqual(cm.exception.code, "ERR_APPROVAL_SIGNATURE_INVALID")
+        self.assertIn(item, [p.id for p in approver(None).approvals()])
+        approver().decide_approval(item, "deny", "refused after the forged attempt")
+        worker.join(20)
+        self.assertFalse(result["r"].executed)
+
+    def test_a_key_given_as_bytes_signs_like_the_file(self) -> None:
+        client = agent()
+        run_id = client.start_run()
+        worker, result = pay_in_background(client, run_id, 34)
+        key_bytes = Path(os.environ["WARDEN_APPROVER_KEY"]).read_bytes()
+        approve_when_pending(run_id, ops=approver(key_bytes))
+        worker.join(20)
+        self.assertTrue(result["r"].decision.allowed)
+        self.assertTrue(result["r"].executed)
+
+    def test_a_signed_modify_covers_the_rewritten_parameters(self) -> None:
+        client = agent()
+        run_id = client.start_run()
+        worker, result = pay_in_background(client, run_id, 90)
+        approve_when_pending(run_id, "modify", parameters={"amount": 9})
+        worker.join(20)
+        self.assertTrue(result["r"].decision.allowed)
+        self.assertTrue(result["r"].executed)
+
+
+@unittest.skipUnless(os.environ.get("WARDEN_ED25519_VECTORS"), "run through test/clients/python-client.test.ts")
+class NodeVectorTests(unittest.TestCase):
+    """Signatures Node's crypto made (test/clients/python-client.test.ts writes them)."""
+
+    def test_the_pure_python_signer_reproduces_nodes_signatures_and_key_ids(self) -> None:
+        import json
+
+        from warden_client import ed25519
+
+        vectors = json.loads(Path(os.environ["WARDEN_ED25519_VECTORS"]).read_text())
+        self.assertGreaterEqual(len(vectors), 8)
+        for v in vectors:
+            seed, message = bytes.fromhex(v["seed"]), bytes.fromhex(v["message"])
+            self.assertEqual(ed25519.public_key_pure(seed).hex(), v["public"])
+            self.assertEqual(ed25519.sign_pure(seed, message).hex(), v["signature"])
+            key = ApproverKey.from_bytes(v["pem"])
+            self.assertEqual(key.key_id, v["keyId"])
+            self.assertEqual(key.public_key.hex(), v["public"])
 
 
 @LIVE

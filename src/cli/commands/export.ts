@@ -97,6 +97,7 @@ export function registerExport(program: Command, ctx: CliContext): void {
           ? await format({ ...opts, write: (line) => ctx.io.out(line) })
           : await toFile(o.out, (write) => format({ ...opts, write }));
       ctx.io.err(`${n} records\n`);
+      if (o.out !== undefined) ctx.io.out(`wrote ${o.out} (0600): ${n} ${o.format} records\n`);
     } catch (err) {
       if (err instanceof WardenError && err.code === "ERR_EVIDENCE_JOURNAL_INVALID") {
         ctx.io.err(`${err.code}: ${err.message}\n`);

@@ -61,6 +61,11 @@ const ENGINE_OPTIONS = defineOptions({
     description: "policy files (default: the host-tools preset)",
     kind: "values",
   },
+  shadowPolicy: {
+    flags: "--shadow-policy <file...>",
+    description: "a shadow bundle judged beside the policy, deciding nothing; disagreements journaled",
+    kind: "values",
+  },
   dir: {
     flags: "--dir <dir>",
     description: "journal, key and session state (default: $WARDEN_HOOKS_DIR or ~/.warden/hooks)",
@@ -130,7 +135,7 @@ function hookJournalKey(db: string) {
 
 type EngineConfigOptions = Pick<
   EngineOptions,
-  "policy" | "dir" | "failOpen" | "failOpenMax" | "sourceTrust" | "profile" | "containment"
+  "policy" | "shadowPolicy" | "dir" | "failOpen" | "failOpenMax" | "sourceTrust" | "profile" | "containment"
 >;
 
 /**
@@ -172,6 +177,7 @@ function engineConfig(
   const containment = containmentMode(o.containment);
   return {
     ...(o.policy ? { policy: o.policy.map((p) => resolve(p)) } : {}),
+    ...(o.shadowPolicy ? { shadowPolicy: o.shadowPolicy.map((p) => resolve(p)) } : {}),
     ...(profile !== undefined ? { profile } : {}),
     ...(containment !== undefined ? { containment } : {}),
     journal: { path: db, signer: hookJournalKey(db) },
@@ -321,8 +327,18 @@ async function conformance(ctx: CliContext, o: OptionsOf<typeof CONFORMANCE_OPTI
 }
 
 /** The engine options the daemon takes (a daemon serves every workspace and host itself). */
-const { policy, dir, failOpen, failOpenMax, sourceTrust, profile, containment } = ENGINE_OPTIONS;
-const DAEMON_ENGINE_OPTIONS = { policy, dir, failOpen, failOpenMax, sourceTrust, profile, containment };
+const { policy, shadowPolicy, dir, failOpen, failOpenMax, sourceTrust, profile, containment } =
+  ENGINE_OPTIONS;
+const DAEMON_ENGINE_OPTIONS = {
+  policy,
+  shadowPolicy,
+  dir,
+  failOpen,
+  failOpenMax,
+  sourceTrust,
+  profile,
+  containment,
+};
 
 /** The daemon's engine options as arguments again (absolute paths), for its detached start. */
 function daemonArgs(o: OptionsOf<typeof DAEMON_ENGINE_OPTIONS>): string[] {
@@ -330,6 +346,7 @@ function daemonArgs(o: OptionsOf<typeof DAEMON_ENGINE_OPTIONS>): string[] {
     "--dir",
     hooksDir(o),
     ...(o.policy ? ["--policy", ...o.policy.map((p) => resolve(p))] : []),
+    ...(o.shadowPolicy ? ["--shadow-policy", ...o.shadowPolicy.map((p) => resolve(p))] : []),
     ...(o.failOpen?.length ? ["--fail-open", ...o.failOpen] : []),
     ...(o.failOpenMax !== undefined ? ["--fail-open-max", o.failOpenMax] : []),
     ...(o.sourceTrust !== undefined ? ["--source-trust", resolve(o.sourceTrust)] : []),

@@ -193,7 +193,10 @@ function runIssue(ctx: CliContext, o: OptionsOf<typeof ISSUE>): void {
     audience: o.audience,
   });
   if (o.out === undefined) ctx.io.out(`${token}\n`);
-  else writeFileSync(o.out, `${token}\n`, { mode: 0o600, flag: "wx" });
+  else {
+    writeFileSync(o.out, `${token}\n`, { mode: 0o600, flag: "wx" });
+    ctx.io.out(`wrote ${o.out} (0600): AgentPin credential for ${agentId}, valid ${o.ttl}\n`);
+  }
 }
 
 const VERIFY = defineOptions({

@@ -90,6 +90,14 @@ function contractKey(dir: string): KeyPair {
   return pair;
 }
 
+/** The operator's approval key in DIR/keys (Ed25519, 0600): created, or with --force kept. */
+function operatorKey(dir: string): string {
+  const paths = keyFilePaths(join(dir, STARTER.keys), STARTER.operatorKeyName);
+  if (!existsSync(paths.privatePem))
+    saveKeyPair(generateKeyPair("ed25519"), join(dir, STARTER.keys), { name: STARTER.operatorKeyName });
+  return loadPrivateKeyFile(paths.privatePem).publicKey.export({ format: "pem", type: "spki" }).toString();
+}
+
 /** Signs every starter contract with the deployment's contract key (a .sig.json beside each). */
 function signStarterContracts(dir: string, key: KeyPair): void {
   for (const name of Object.keys(STARTER_CONTRACTS)) {
@@ -106,7 +114,14 @@ function signStarterContracts(dir: string, key: KeyPair): void {
 function writeStarterFiles(dir: string, port: number, tokens: InitResult["tokens"]): void {
   writeFileSync(
     join(dir, STARTER.config),
-    sidecarYaml({ agentSha256: hashToken(tokens.agent), operatorSha256: hashToken(tokens.operator) }, port),
+    sidecarYaml(
+      {
+        agentSha256: hashToken(tokens.agent),
+        operatorSha256: hashToken(tokens.operator),
+        operatorPublicKey: operatorKey(dir),
+      },
+      port,
+    ),
     { mode: 0o644 },
   );
   writeFileSync(join(dir, STARTER.policy), STARTER_POLICY);
@@ -160,6 +175,7 @@ function render(r: InitResult, shell: boolean): string {
     `  ${STARTER.work}/          the tools' work directory (${SAMPLE_FILE.name})`,
     `  ${STARTER.keys}/          journal key ${r.keyId} (${r.keyCreated ? "new" : "kept"}; directory 0700, private files 0600), outside ${STARTER.work}/`,
     `                 and ${STARTER.contractKeyName}.pem, the key that signed the contracts (trust mode enforce)`,
+    `                 and ${STARTER.operatorKeyName}.pem, the operator's Ed25519 key for signing step-up verdicts (Python client, scripts)`,
     `  ${STARTER.journal}     the signed journal, created (0600) when the sidecar first starts`,
   ];
   if (shell) {

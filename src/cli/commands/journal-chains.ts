@@ -77,6 +77,13 @@ export interface SeveralOptions {
   workers: number | undefined;
   json: boolean;
   approvers: ApproverKeyring | undefined;
+  /** A database read in one snapshot: when, and each chain's head in it (what was verified). */
+  snapshot?: { takenAt: string; upTo: { chain: string; seq: number }[] };
+}
+
+function snapshotText(s: NonNullable<SeveralOptions["snapshot"]>): string {
+  const heads = s.upTo.map((h) => `${h.chain === "" ? '""' : h.chain}@${h.seq}`).join(", ");
+  return `verified up to (one snapshot at ${s.takenAt}): ${heads || "no chain"}\n`;
 }
 
 /** Verifies the opened files (or a database's chains) as chains of one journal; exit 1 unless every chain and reference checks. */
@@ -101,10 +108,11 @@ export async function verifySeveral(
       approvals.push({ input, path: f.path, report: r });
     }
   }
+  const snap = o.snapshot;
   ctx.io.out(
     o.json
-      ? `${JSON.stringify(jsonOf(report, paths, approvals), null, 2)}\n`
-      : chainsText(report, paths, approvals),
+      ? `${JSON.stringify({ ...jsonOf(report, paths, approvals), ...(snap !== undefined ? { snapshot: snap } : {}) }, null, 2)}\n`
+      : chainsText(report, paths, approvals) + (snap !== undefined ? snapshotText(snap) : ""),
   );
   if (!report.ok || approvals.some((a) => !a.report.ok)) ctx.exitCode = EXIT.failed;
 }

@@ -1,8 +1,16 @@
 // The journal files `warden journal verify` reads: a SQLite database (recognized by its
 // header) or anything else as a JSONL export.
-import { closeSync, openSync, readSync } from "node:fs";
+import { closeSync, existsSync, openSync, readSync, statSync } from "node:fs";
 import { CliError } from "../../contracts/index.js";
-import { type JournalSource, type JournalStore, readJsonl, SqliteJournalStore } from "../../journal/index.js";
+import {
+  type JournalSource,
+  type JournalStore,
+  openEmbeddedStore,
+  readJsonl,
+  SegmentLog,
+  segmentDir,
+  segmentRecords,
+} from "../../journal/index.js";
 
 const SQLITE_MAGIC = "SQLite format 3\0";
 
@@ -57,8 +65,44 @@ export interface JournalFile {
   size(): Promise<number>;
 }
 
+/**
+ * The segments directory of a journal path: `<path>.segments` beside a segment
+ * journal's index, or the path itself when it is that directory; null otherwise.
+ */
+export function segmentsOf(path: string): string | null {
+  if (existsSync(segmentDir(path))) return segmentDir(path);
+  return existsSync(path) && statSync(path).isDirectory() && path.replace(/\/+$/, "").endsWith(".segments")
+    ? path
+    : null;
+}
+
+async function* toAsync(it: Iterable<unknown>): AsyncIterable<unknown> {
+  yield* it;
+}
+
+/** A segment journal's last seq, read from its tail segment (for progress and sizing only). */
+function segmentCount(dir: string): number {
+  const log = new SegmentLog(dir, false, Number.MAX_SAFE_INTEGER);
+  try {
+    return log.last?.seq ?? 0;
+  } finally {
+    log.close();
+  }
+}
+
+/** A journal file: a segment journal (read from its segments, never its index), a SQLite file or an export. */
 export function openJournalFile(path: string): JournalFile {
-  const store = isSqliteFile(path) ? SqliteJournalStore.open(path, { readonly: true }) : null;
+  const dir = segmentsOf(path);
+  if (dir !== null) {
+    return {
+      path,
+      store: null,
+      source: () => segmentRecords(dir),
+      entries: () => toAsync(segmentRecords(dir)),
+      size: async () => segmentCount(dir),
+    };
+  }
+  const store = isSqliteFile(path) ? openEmbeddedStore(path, { readonly: true }) : null;
   return {
     path,
     store,

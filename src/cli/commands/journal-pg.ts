@@ -1,7 +1,8 @@
 // `warden journal verify|export --url URL`: the PostgreSQL journal of distributed mode. Its
 // chains (one per replica, and the legacy global chain "") are verified together by default
 // (verifyChains: each alone, names, checkpoint references); `--chain NAME` picks one chain,
-// verified or exported alone, as a SQLite file or a JSONL export is.
+// verified or exported alone, as a SQLite file or a JSONL export is. All chains are read in
+// one REPEATABLE READ snapshot, and the report says what it verified up to (each chain's seq).
 import { CliError } from "../../contracts/index.js";
 import type { Keyring } from "../../crypto/index.js";
 import type { JournalStore } from "../../journal/index.js";
@@ -36,21 +37,29 @@ export async function verifyDatabase(
   o: SeveralOptions,
   ctx: CliContext,
 ): Promise<void> {
-  const { chainInputs, openPool } = await import("../../store-pg/index.js");
+  const { chainSnapshot, openPool } = await import("../../store-pg/index.js");
   const pool = openPool({ kind: "postgres", url, pool: { max: 2 } });
   try {
-    const files: JournalFile[] = (await chainInputs(pool)).map(({ name: chain, open }) => {
-      const store = open();
-      return {
-        path: label(chain),
-        name: chain,
-        store,
-        source: () => store,
-        entries: () => store.entries(),
-        size: () => store.count(),
-      };
-    });
-    await verifySeveral(files, keyring, o, ctx);
+    // One REPEATABLE READ snapshot for every chain: a serving cluster's checkpoints are
+    // checked against the same moment of the chains they name (no false alarm).
+    const snap = await chainSnapshot(pool);
+    try {
+      const files: JournalFile[] = snap.inputs.map(({ name: chain, open }) => {
+        const store = open();
+        return {
+          path: label(chain),
+          name: chain,
+          store,
+          source: () => store,
+          entries: () => store.entries(),
+          size: () => store.count(),
+        };
+      });
+      const upTo = snap.heads.map((h) => ({ chain: h.chain, seq: h.seq }));
+      await verifySeveral(files, keyring, { ...o, snapshot: { takenAt: snap.takenAt, upTo } }, ctx);
+    } finally {
+      await snap.release();
+    }
   } finally {
     await pool.end().catch(() => undefined);
   }

@@ -15,9 +15,9 @@ import {
   type JournalEntry,
   type JournalSource,
   type JournalStore,
+  openEmbeddedStore,
   openJournal,
   readJsonl,
-  SqliteJournalStore,
   signHead,
   type VerifyReport,
   verifyApprovalSignatures,
@@ -26,7 +26,7 @@ import {
 import { type CliContext, EXIT, readJsonFile } from "../io.js";
 import { addOptions } from "../options.js";
 import { chainNameOf, verifyFiles } from "./journal-chains.js";
-import { countLines, isSqliteFile } from "./journal-files.js";
+import { countLines, isSqliteFile, openJournalFile } from "./journal-files.js";
 import {
   APPEND_OPTIONS,
   type AppendOpts,
@@ -40,6 +40,7 @@ import {
   type VerifyOpts,
 } from "./journal-options.js";
 import { openChainStore, verifyDatabase } from "./journal-pg.js";
+import { registerSegmentCommands } from "./journal-segments.js";
 import { SUMMARY } from "./summaries.js";
 
 /** Above this many entries verification uses worker threads and shows progress. */
@@ -133,7 +134,7 @@ function verifyInputs(opts: VerifyOpts): string[] {
 async function verifyStore(opts: VerifyOpts): Promise<JournalStore | null> {
   if (opts.url !== undefined) return openChainStore(opts.url, opts.chain ?? "");
   const db = opts.db[0] ?? "";
-  return isSqliteFile(db) ? SqliteJournalStore.open(db, { readonly: true }) : null;
+  return isSqliteFile(db) ? openEmbeddedStore(db, { readonly: true }) : null;
 }
 
 /** What `journal export` and `journal head` read: a SQLite file (--db) or one chain of the PostgreSQL journal (--url --chain). */
@@ -146,7 +147,7 @@ async function chainStore(
   if (opts.url === undefined) {
     if (opts.chain !== undefined)
       throw new CliError("ERR_CLI_USAGE", "--chain picks a chain of the --url journal");
-    return SqliteJournalStore.open(opts.db ?? "", { readonly: true });
+    return openEmbeddedStore(opts.db ?? "", { readonly: true });
   }
   // A distributed journal has a chain per replica: export each (`--chain`), verify them together.
   if (opts.chain === undefined)
@@ -200,6 +201,7 @@ function approverRing(specs: readonly string[]): ApproverKeyring {
 
 export function registerJournal(program: Command, ctx: CliContext): void {
   const journal = program.command("journal").description(SUMMARY.journal);
+  registerSegmentCommands(journal, ctx);
 
   addOptions(
     journal
@@ -209,7 +211,7 @@ export function registerJournal(program: Command, ctx: CliContext): void {
   ).action(async (opts: AppendOpts) => {
     const body = parseBody(opts.body);
     const signer = loadPrivateKeyFile(opts.key);
-    const store = SqliteJournalStore.open(opts.db);
+    const store = openEmbeddedStore(opts.db);
     try {
       const j = await openJournal({ store, signer, allowUnknownTypes: true });
       const e = await j.append({
@@ -254,10 +256,12 @@ export function registerJournal(program: Command, ctx: CliContext): void {
       return;
     }
     const file = files[0] ?? "";
-    const store = await verifyStore(opts);
+    // A segment journal is verified from its segment files, never through its index.
+    const f = opts.url === undefined ? openJournalFile(file) : null;
+    const store = f === null ? await verifyStore(opts) : f.store;
     try {
-      const total = store ? await store.count() : countLines(file);
-      const source: JournalSource = store ?? readJsonl(file);
+      const total = f !== null ? await f.size() : store ? await store.count() : countLines(file);
+      const source: JournalSource = f !== null ? f.source() : (store ?? readJsonl(file));
       const bar = ctx.io.isTTY && total >= LARGE && !opts.json ? progressBar() : null;
       bar?.start(total, 0);
       const report = await verifyJournal(source, keyring, {
@@ -272,9 +276,10 @@ export function registerJournal(program: Command, ctx: CliContext): void {
       const approvals =
         approvers === undefined
           ? undefined
-          : await verifyApprovalSignatures(store ? store.entries() : readJsonl(file), approvers);
+          : await verifyApprovalSignatures(f !== null ? f.entries() : store!.entries(), approvers);
       // Entry 1 of a per-replica chain names it (only once entry 1 is proven).
-      const chain = report.checked > 0 ? await chainNameOf(store ? store.entries() : readJsonl(file)) : null;
+      const chain =
+        report.checked > 0 ? await chainNameOf(f !== null ? f.entries() : store!.entries()) : null;
       ctx.io.out(
         verifyText(report, approvals, {
           json: opts.json === true,
@@ -312,6 +317,7 @@ export function registerJournal(program: Command, ctx: CliContext): void {
         file.write(c) ? undefined : new Promise<void>((res) => file.once("drain", () => res())),
       );
       await new Promise<void>((res, rej) => file.end((err?: Error | null) => (err ? rej(err) : res())));
+      ctx.io.out(`wrote ${opts.out} (0600): the journal as JSONL\n`);
     } finally {
       await store.close();
     }
@@ -327,7 +333,7 @@ export function registerJournal(program: Command, ctx: CliContext): void {
     if (opts.since !== undefined && Number.isNaN(Date.parse(opts.since))) {
       throw new CliError("ERR_CLI_USAGE", "--since must be an RFC 3339 time");
     }
-    const store = SqliteJournalStore.open(opts.db, { readonly: true });
+    const store = openEmbeddedStore(opts.db, { readonly: true });
     try {
       const entries = (
         await store.query({
@@ -368,6 +374,7 @@ export function registerJournal(program: Command, ctx: CliContext): void {
       const text = `${JSON.stringify(signHead(headOf(last), signer), null, 2)}\n`;
       if (opts.out !== undefined) writeFileSync(opts.out, text, { flag: "wx" });
       ctx.io.out(text);
+      if (opts.out !== undefined) ctx.io.err(`wrote ${opts.out}: the signed head\n`);
     } finally {
       await store.close();
     }

@@ -3,7 +3,7 @@
 // of the L3 audit ledger in the journal (docs/trust.md, Provenance). Exit 1 when the chain
 // is incomplete or nothing matched. The journal's own integrity is `warden journal verify`.
 import type { Command } from "commander";
-import { SqliteJournalStore } from "../../journal/index.js";
+import { openEmbeddedStore } from "../../journal/index.js";
 import {
   ECT_LEDGER_EVENT,
   type EctClaims,
@@ -32,7 +32,7 @@ function claimsOf(body: unknown): EctClaims | undefined {
 }
 
 async function provenance(ctx: CliContext, query: string, opts: Opts): Promise<void> {
-  const store = SqliteJournalStore.open(opts.journal, { readonly: true });
+  const store = openEmbeddedStore(opts.journal, { readonly: true });
   let ects: EctClaims[];
   try {
     ects = (await store.query({ type: ECT_LEDGER_EVENT }))

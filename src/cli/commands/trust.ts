@@ -5,7 +5,7 @@
 import type { Command } from "commander";
 import { parse as parseYaml } from "yaml";
 import { CliError } from "../../contracts/index.js";
-import { SqliteJournalStore } from "../../journal/index.js";
+import { openEmbeddedStore } from "../../journal/index.js";
 import {
   DEFAULT_TRUST_CONFIG,
   explainTrust,
@@ -62,7 +62,7 @@ interface ExplainOpts {
 
 async function explain(ctx: CliContext, agent: string, opts: ExplainOpts): Promise<void> {
   const truster = opts.truster ?? DEFAULT_TRUST_CONFIG.self_id;
-  const store = SqliteJournalStore.open(opts.journal, { readonly: true });
+  const store = openEmbeddedStore(opts.journal, { readonly: true });
   try {
     // Malformed rows are left out here; `warden journal verify` reports them.
     const d = explainTrust(await store.query({ type: TRUST_STEP_EVENT }), agent, truster);

@@ -5,7 +5,7 @@
 import { z } from "zod";
 import { agentErrorText, WardenError } from "../../contracts/index.js";
 import { Keyring } from "../../crypto/index.js";
-import { RUN_ID_PATTERN, SqliteJournalStore } from "../../journal/index.js";
+import { RUN_ID_PATTERN, SegmentJournalStore, SqliteJournalStore } from "../../journal/index.js";
 import type { Runtime } from "../../runtime/index.js";
 import { agentText, type Html, html } from "../html.js";
 import type { ConsoleViewContext } from "../page.js";
@@ -108,7 +108,7 @@ export function journalKeyring(rt: Runtime): Keyring {
 
 /** The file journal's path (export and what-if read the evidence store beside it). */
 export function journalPath(rt: Runtime): string {
-  if (rt.store instanceof SqliteJournalStore) return rt.store.path;
+  if (rt.store instanceof SegmentJournalStore || rt.store instanceof SqliteJournalStore) return rt.store.path;
   throw viewError(
     "ERR_CONSOLE_VIEW_UNAVAILABLE",
     "export and what-if in the console need a SQLite journal (use warden export / whatif against the store)",

@@ -5,7 +5,7 @@
 // ERR_RUN_UNKNOWN before the Gate sees the call, so rotating run ids cannot shed a run's
 // state and a principal cannot pile calls onto another's run.
 import { performance } from "node:perf_hooks";
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { parseGateRequest, parseId, taskOutcomeOf } from "../../contracts/index.js";
 import {
   approvalOf,
@@ -16,10 +16,12 @@ import {
   ticketOf,
   withExecutionSpan,
 } from "../../gate/index.js";
+import { EXECUTE_REPLAYED_EVENT } from "../../runtime/index.js";
 import type { CompiledTool } from "../../tools/index.js";
 import { identityOf } from "../auth-plugin.js";
 import { traceParentOf } from "../edge.js";
 import { ApiError } from "../errors.js";
+import { type IdempotencyKeys, idempotencyKeyOf, idempotent, MemoryIdempotencyKeys } from "../idempotency.js";
 import { AUTH_ERRORS, BODY_ERRORS, mount, parseInput, type RouteSpec } from "../route.js";
 import { CallBody, DecideResponse, ExecuteResponse } from "../schemas.js";
 import { callSignal, type RouteContext } from "./context.js";
@@ -59,7 +61,12 @@ export const EXECUTE = {
   body: callBody,
   response: { name: "ExecuteResponse", schema: ExecuteResponse },
   description: "Decided (and executed when allowed)",
-  errors: [...CALL_ERRORS, "ERR_SERVER_NO_EXECUTOR"],
+  errors: [
+    ...CALL_ERRORS,
+    "ERR_SERVER_NO_EXECUTOR",
+    "ERR_SERVER_IDEMPOTENCY_PENDING",
+    "ERR_SERVER_IDEMPOTENCY_MISMATCH",
+  ],
 } as const satisfies RouteSpec;
 
 function bodyInvalid(issue: { path: PropertyKey[]; message: string } | undefined): ApiError {
@@ -152,7 +159,7 @@ async function agentCall(ctx: RouteContext, req: FastifyRequest) {
 
 export function callRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const { gate } = ctx.runtime;
-  const observe = (endpoint: "execute" | "decide", o: GateOutcome, t0: number, tool: string | undefined) => {
+  const observe: Observe = (endpoint, o, t0, tool) => {
     ctx.metrics.decision(endpoint, o.decision, (performance.now() - t0) / 1000);
     ctx.metrics.outcome(tool, o.decision, o.reasonCodes);
     const fault = faultOf(o);
@@ -179,40 +186,62 @@ export function callRoutes(app: FastifyInstance, ctx: RouteContext): void {
     { parse: false },
   );
 
+  const keys: IdempotencyKeys = ctx.runtime.composed.idempotency ?? new MemoryIdempotencyKeys();
   mount(
     app,
     EXECUTE,
     async (req, reply) => {
-      const { request, tool } = await agentCall(ctx, req);
-      const runnable = executable(ctx, request.tool, tool);
-      const signal = callSignal(ctx, reply);
-      const t0 = performance.now();
-      const parent = traceParentOf(req);
-      const o = await gate.authorize(request, signal, parent !== undefined ? { parent } : undefined);
-      if (o.traceparent !== undefined) reply.header("traceparent", o.traceparent);
-      observe("execute", o, t0, request.tool);
-      const fault = faultError(o);
-      if (fault) throw fault;
-      const view = decisionView(o, ctx.runtime.composed.journalChain);
-      const approval = approvalView(o);
-      if (approval !== undefined) view.approval = approval;
-      const ticket = ticketOf(o);
-      if (ticket === undefined || runnable === undefined || o.decisionId === null) {
-        return {
-          ...view,
-          denial: { reasonCodes: o.reasonCodes, message: denialMessage(o) },
-          evidenceId: null,
-        };
-      }
-      const traceId = o.traceId ?? request.traceId ?? runTraceId(request.runId);
-      const decisionId = o.decisionId;
-      const done = await withExecutionSpan(o.traceparent, { tool: runnable.name, decisionId }, () =>
-        runAndRecord(ctx, { ticket, decisionId, tool: runnable, signal, traceId }),
+      // A retry with the key of an earlier attempt answers that attempt's outcome, wherever
+      // its run lives now (checked before the run is located).
+      const key = idempotencyKeyOf(req);
+      // A replay is journaled without an entry-level run: it decides nothing for the run.
+      const journal = (body: Record<string, unknown>) =>
+        ctx.runtime.journal.append({ type: EXECUTE_REPLAYED_EVENT, body });
+      return idempotent(keys, { principalId: identityOf(req).id, key, req, reply, journal }, () =>
+        executeCall(ctx, observe, req, reply),
       );
-      return { ...view, ...done };
     },
     { parse: false },
   );
+}
+
+type Observe = (endpoint: "execute" | "decide", o: GateOutcome, t0: number, tool: string | undefined) => void;
+
+/** One /v1/execute attempt: located, decided, executed when allowed, its result recorded. */
+async function executeCall(
+  ctx: RouteContext,
+  observe: Observe,
+  req: FastifyRequest,
+  reply: FastifyReply,
+): Promise<Record<string, unknown>> {
+  const { gate } = ctx.runtime;
+  const { request, tool } = await agentCall(ctx, req);
+  const runnable = executable(ctx, request.tool, tool);
+  const signal = callSignal(ctx, reply);
+  const t0 = performance.now();
+  const parent = traceParentOf(req);
+  const o = await gate.authorize(request, signal, parent !== undefined ? { parent } : undefined);
+  if (o.traceparent !== undefined) reply.header("traceparent", o.traceparent);
+  observe("execute", o, t0, request.tool);
+  const fault = faultError(o);
+  if (fault) throw fault;
+  const view = decisionView(o, ctx.runtime.composed.journalChain);
+  const approval = approvalView(o);
+  if (approval !== undefined) view.approval = approval;
+  const ticket = ticketOf(o);
+  if (ticket === undefined || runnable === undefined || o.decisionId === null) {
+    return {
+      ...view,
+      denial: { reasonCodes: o.reasonCodes, message: denialMessage(o) },
+      evidenceId: null,
+    };
+  }
+  const traceId = o.traceId ?? request.traceId ?? runTraceId(request.runId);
+  const decisionId = o.decisionId;
+  const done = await withExecutionSpan(o.traceparent, { tool: runnable.name, decisionId }, () =>
+    runAndRecord(ctx, { ticket, decisionId, tool: runnable, signal, traceId }),
+  );
+  return { ...view, ...done };
 }
 
 /** How a step-up or defer was resolved, as the agent sees it (no approver justification). */
@@ -269,9 +298,11 @@ async function runAndRecord(ctx: RouteContext, g: Granted): Promise<Record<strin
     // The executor could not journal its evidence: the result is withheld.
     await gate.recordResult(decisionId, {}).catch(() => undefined);
     ctx.metrics.fault("journal_unavailable");
-    throw new ApiError("ERR_SERVER_JOURNAL_UNAVAILABLE", "the execution evidence could not be recorded", {
-      details: { decisionId },
-    });
+    throw new ApiError(
+      "ERR_SERVER_JOURNAL_UNAVAILABLE",
+      "the execution evidence could not be recorded; the action may have executed (retry with the same Idempotency-Key)",
+      { details: { decisionId, mayHaveExecuted: true } },
+    );
   }
   let recorded: { taint: unknown[] };
   try {
@@ -279,6 +310,8 @@ async function runAndRecord(ctx: RouteContext, g: Granted): Promise<Record<strin
       taintLabels: run.taint,
       outcome: taskOutcomeOf(run.view.ok, run.view.ok ? undefined : run.view.code),
       ...(run.data !== undefined ? { data: run.data } : {}),
+      // A failed call's message reaches the agent too (an [mcp] upstream's JSON-RPC error): screened.
+      ...(!run.view.ok ? { error: run.view.message } : {}),
       ...(run.usage !== undefined ? { usage: run.usage } : {}),
       ...(run.outputHash !== null ? { outputHash: run.outputHash as `sha256:${string}` } : {}),
     });
@@ -286,9 +319,9 @@ async function runAndRecord(ctx: RouteContext, g: Granted): Promise<Record<strin
     ctx.metrics.fault("journal_unavailable");
     throw new ApiError(
       "ERR_SERVER_JOURNAL_UNAVAILABLE",
-      "the result could not be recorded; output withheld",
+      "the result could not be recorded; the action executed, its output is withheld (retry with the same Idempotency-Key)",
       {
-        details: { decisionId, evidenceId: run.evidenceId },
+        details: { decisionId, evidenceId: run.evidenceId, mayHaveExecuted: true },
       },
     );
   }

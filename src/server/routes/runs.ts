@@ -105,7 +105,10 @@ export function runRoutes(app: FastifyInstance, ctx: RouteContext): void {
     // here when its owner is gone), so it inherits the parent's taint.
     if (parentRun !== undefined) await ctx.runtime.ensureRun(parentRun, who.id);
     // The runtime loads the principal's persisted state (quarantine) before the run opens.
-    const session = await ctx.runtime.startRun(who.id, parentRun !== undefined ? { parentRun } : {});
+    const session = await ctx.runtime.startRun(who.id, {
+      ...(parentRun !== undefined ? { parentRun } : {}),
+      ...(body.originalRequest !== undefined ? { originalRequest: body.originalRequest } : {}),
+    });
     void reply.code(201);
     return {
       runId: session.runId,

@@ -45,7 +45,15 @@ export function faultError(o: GateOutcome): ApiError | undefined {
     return new ApiError(
       "ERR_SERVER_JOURNAL_UNAVAILABLE",
       "the decision could not be recorded; nothing was executed",
-      { details: { decisionId: o.decisionId } },
+      { details: { decisionId: o.decisionId, mayHaveExecuted: false } },
+    );
+  }
+  // The capability ledger could not count the token's use (a store failure, not a bad token).
+  if (o.decision === "deny" && o.reasonCodes.includes("ERR_CAPABILITY_UNAVAILABLE")) {
+    return new ApiError(
+      "ERR_RUNTIME_STORE_UNAVAILABLE",
+      "the capability token's use could not be counted; nothing was executed",
+      { details: { decisionId: o.decisionId, mayHaveExecuted: false } },
     );
   }
   if (fault === "policy_error") {

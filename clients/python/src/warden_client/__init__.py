@@ -6,9 +6,11 @@
 >>> session.tool("fetch_page")(page="pricing")                    # doctest: +SKIP
 """
 
+from .approver import ApproverKey
 from .client import WardenClient
 from .errors import (
     ERR_CLIENT_CONFIG_INVALID,
+    ERR_CLIENT_KEY_INVALID,
     ERR_CLIENT_RESPONSE_INVALID,
     ERR_CLIENT_TIMEOUT,
     ERR_CLIENT_UNREACHABLE,
@@ -31,10 +33,12 @@ __version__ = "0.1.0"
 
 __all__ = [
     "ERR_CLIENT_CONFIG_INVALID",
+    "ERR_CLIENT_KEY_INVALID",
     "ERR_CLIENT_RESPONSE_INVALID",
     "ERR_CLIENT_TIMEOUT",
     "ERR_CLIENT_UNREACHABLE",
     "ApprovalError",
+    "ApproverKey",
     "AuthenticationError",
     "ClientError",
     "Decision",

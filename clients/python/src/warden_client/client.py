@@ -14,7 +14,10 @@ import socket
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple, Union
+
+from .approver import ApproverKey
 
 from .errors import (
     ERR_CLIENT_CONFIG_INVALID,
@@ -32,9 +35,19 @@ _MAX_ANSWER = 16 * 1024 * 1024
 
 class WardenClient:
     """One credential against one sidecar. Use an agent token for runs and calls, an
-    operator (approver) token for approvals."""
+    operator (approver) token for approvals. ``approver_key`` (a key file path, its bytes, or
+    an :class:`ApproverKey`) and ``approver_id`` (the approver principal the token belongs
+    to) make :meth:`decide_approval` sign each step-up verdict, as a deployment with
+    approver keys requires (every ``warden init`` deployment)."""
 
-    def __init__(self, url: str, token: str, timeout: float = 60.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        token: str,
+        timeout: float = 60.0,
+        approver_key: Union[ApproverKey, bytes, str, Path, None] = None,
+        approver_id: Optional[str] = None,
+    ) -> None:
         parsed = urllib.parse.urlsplit(url)
         host = parsed.hostname or ""
         if parsed.scheme not in ("http", "https") or not host:
@@ -45,9 +58,13 @@ class WardenClient:
             raise ClientError(ERR_CLIENT_CONFIG_INVALID, "the token is empty, too long or has spaces")
         if not 0 < timeout <= 86400:
             raise ClientError(ERR_CLIENT_CONFIG_INVALID, "the timeout must be 0 to 86400 seconds")
+        if (approver_key is None) != (approver_id is None):
+            raise ClientError(ERR_CLIENT_CONFIG_INVALID, "approver_key and approver_id go together")
         self._base = url.rstrip("/")
         self._token = token
         self.timeout = timeout
+        self._approver_key = None if approver_key is None else ApproverKey.of(approver_key)
+        self._approver_id = approver_id
 
     # -- runs ---------------------------------------------------------------------------
 
@@ -104,10 +121,20 @@ class WardenClient:
         justification: str,
         parameters: Optional[Mapping[str, Any]] = None,
     ) -> Dict[str, Any]:
-        """``POST /v1/approvals/:id``: approve, deny or modify (with ``parameters``) a pending item."""
+        """``POST /v1/approvals/:id``: approve, deny or modify (with ``parameters``) a pending item.
+
+        With an approver key, a step-up verdict carries the approver's signature over the
+        approval statement (its decision id is read from ``GET /v1/approvals``); deferred
+        actions are released unsigned, as the sidecar expects."""
         body: Dict[str, Any] = {"outcome": outcome, "justification": justification}
         if parameters is not None:
             body["parameters"] = dict(parameters)
+        if self._approver_key is not None and self._approver_id is not None:
+            item = next((p for p in self.approvals() if p.id == approval_id), None)
+            if item is not None and item.kind == "step_up":
+                body["signature"] = self._approver_key.sign_statement(
+                    item.decision_id, outcome, self._approver_id, justification, parameters
+                )
         return self._request("POST", f"/v1/approvals/{urllib.parse.quote(approval_id, safe='')}", body)
 
     # -- transport ----------------------------------------------------------------------

@@ -19,6 +19,8 @@ ERR_CLIENT_TIMEOUT = "ERR_CLIENT_TIMEOUT"
 ERR_CLIENT_RESPONSE_INVALID = "ERR_CLIENT_RESPONSE_INVALID"
 #: The client was given something it will not send (a non-loopback plain-http URL, an empty token).
 ERR_CLIENT_CONFIG_INVALID = "ERR_CLIENT_CONFIG_INVALID"
+#: The approver key cannot be used (unreadable, not an Ed25519 private key).
+ERR_CLIENT_KEY_INVALID = "ERR_CLIENT_KEY_INVALID"
 
 
 class WardenError(Exception):

@@ -1,0 +1,81 @@
+// Vouching for provenance (flow control only, src/gate/flow.ts): which values an output
+// the user designated vouches for, and which kinds of value the user's request asks for.
+// Taint never uses any of this: a vouched value still came from output.
+
+/** The kinds of distinctive token value provenance extracts (provenance.ts). */
+export type TokenKind = "url" | "email" | "host" | "iban" | "digits" | "token";
+
+export interface KindedToken {
+  kind: TokenKind;
+  text: string;
+}
+
+/**
+ * The kinds of value a request asks the agent to look up, from the words it uses: an e-mail
+ * address (e-mail, address, contact, invite: an invitation goes to an address), an account (pay, bill, invoice, IBAN, transfer, refund,
+ * wire), a place on the web (link, URL, website, site, page). A designated output vouches for
+ * a target only of a kind the user asked for: "pay the bill" takes the bill's account, "read
+ * the article" takes no account from it.
+ */
+export function wantedKinds(normalizedRequest: string): Set<TokenKind> {
+  const out = new Set<TokenKind>();
+  if (/\b(e-?mails?|address(es)?|contacts?|invit(e|es|ing|ation))\b/.test(normalizedRequest))
+    out.add("email");
+  if (
+    /\b(pay|pays|paying|payments?|bills?|invoices?|iban|transfers?|refunds?|wire)\b/.test(normalizedRequest)
+  )
+    out.add("iban");
+  if (/\b(links?|urls?|websites?|sites?|pages?)\b/.test(normalizedRequest)) {
+    out.add("host");
+    out.add("url");
+  }
+  return out;
+}
+
+/** Kinds whose sole occurrence in a designated output that output vouches for. */
+const ENDORSABLE: ReadonlySet<TokenKind> = new Set(["iban", "email", "host", "digits"]);
+
+/**
+ * The tokens of a designated output that are the only value of their kind in it: one IBAN,
+ * one e-mail address, one host (with the URLs on it). Two of a kind is ambiguous, and none
+ * of them is vouched for: an attacker who adds a second account number to a bill the user
+ * named does not get to choose between them.
+ */
+export function soleValues(tokens: readonly KindedToken[]): Set<string> {
+  const byKind = new Map<string, Set<string>>();
+  for (const t of tokens) {
+    if (!ENDORSABLE.has(t.kind)) continue;
+    const set = byKind.get(t.kind) ?? new Set<string>();
+    set.add(t.text);
+    byKind.set(t.kind, set);
+  }
+  const out = new Set<string>();
+  for (const set of byKind.values()) if (set.size === 1) for (const t of set) out.add(t);
+  const hosts = byKind.get("host");
+  if (hosts?.size === 1) {
+    const [host] = [...hosts];
+    for (const t of tokens) {
+      if (t.kind !== "url") continue;
+      try {
+        if (new URL(t.text).hostname === host) out.add(t.text);
+      } catch {
+        // not a parseable URL: not vouched for
+      }
+    }
+  }
+  // An e-mail address vouches for its domain, which is a host token of the same output.
+  const emails = byKind.get("email");
+  if (emails?.size === 1) for (const e of emails) out.add(e.slice(e.indexOf("@") + 1));
+  return out;
+}
+
+/** The runs with every endorsed token cut out (the cut splits a run, so no k-gram spans it). */
+export function withoutEndorsed(runs: string[], endorsed: readonly string[]): string[] {
+  if (endorsed.length === 0) return runs;
+  let out = runs;
+  for (const e of endorsed) {
+    if (e.length === 0) continue;
+    out = out.flatMap((r) => r.split(e)).filter((r) => r.length > 0);
+  }
+  return out;
+}

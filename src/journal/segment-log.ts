@@ -1,0 +1,183 @@
+// The segment files of one journal directory: which segment is the tail, how far it
+// holds complete batches, appending a batch (one write + one fdatasync), rolling to a
+// new segment (file fsynced, then the directory), and cutting a torn tail back. It
+// knows bytes and the last entry, nothing of locks or indexes (segment-store.ts).
+import {
+  closeSync,
+  existsSync,
+  fdatasyncSync,
+  fstatSync,
+  ftruncateSync,
+  mkdirSync,
+  openSync,
+  unlinkSync,
+  writeSync,
+} from "node:fs";
+import { join } from "node:path";
+import { JournalError } from "../contracts/index.js";
+import type { JournalEntry } from "./entry.js";
+import { fsyncDir, listSegments, readWhole } from "./segment-files.js";
+import {
+  COMMIT_SIZE,
+  HEADER_SIZE,
+  headerProblem,
+  scanBatches,
+  segmentHeader,
+  segmentName,
+} from "./segment-format.js";
+import { parsePayload } from "./segment-read.js";
+import { MalformedRecord, type TailCut } from "./store.js";
+
+interface Tail {
+  firstSeq: number;
+  fd: number;
+  /** End of the last complete batch this handle knows of. */
+  size: number;
+}
+
+function lastEntryOf(payloads: readonly Buffer[], where: string): JournalEntry | null {
+  const p = payloads.at(-1);
+  if (p === undefined) return null;
+  const e = parsePayload(p, where);
+  if (e instanceof MalformedRecord) {
+    throw new JournalError("ERR_JOURNAL_STORE", `unreadable last entry in ${where}: ${e.message}`);
+  }
+  return e.entry;
+}
+
+export class SegmentLog {
+  readonly dir: string;
+  readonly #writable: boolean;
+  readonly #maxBytes: number;
+  #tail: Tail | null = null;
+  #last: JournalEntry | null = null;
+
+  constructor(dir: string, writable: boolean, maxBytes: number) {
+    this.dir = dir;
+    this.#writable = writable;
+    this.#maxBytes = maxBytes;
+    if (writable) mkdirSync(dir, { recursive: true, mode: 0o700 });
+    this.#openTail();
+  }
+
+  /** The last entry of a complete batch, as far as this handle has read. */
+  get last(): JournalEntry | null {
+    return this.#last;
+  }
+
+  #openTail(): void {
+    const segs = listSegments(this.dir);
+    const first = segs.at(-1);
+    if (first === undefined) return;
+    const fd = openSync(join(this.dir, segmentName(first)), this.#writable ? "r+" : "r");
+    this.#tail = { firstSeq: first, fd, size: HEADER_SIZE };
+    // The tail is read from its header; the entry before it (an empty tail) from the previous segment.
+    const prev = segs.at(-2);
+    if (prev !== undefined) this.#last = this.#lastOfSegment(prev);
+  }
+
+  /** The last entry of a complete segment, read back from its final commit record. */
+  #lastOfSegment(firstSeq: number): JournalEntry | null {
+    const buf = readWhole(join(this.dir, segmentName(firstSeq)));
+    if (buf.length < HEADER_SIZE + COMMIT_SIZE) return null;
+    const commitAt = buf.length - COMMIT_SIZE;
+    const start = commitAt - buf.readUInt32BE(commitAt + 17);
+    const scan = scanBatches(buf.subarray(0, buf.length), Math.max(HEADER_SIZE, start));
+    const batch = scan.batches.at(-1);
+    if (batch === undefined || scan.torn !== null) {
+      throw new JournalError(
+        "ERR_JOURNAL_STORE",
+        `segment ${segmentName(firstSeq)} does not end with a complete batch`,
+      );
+    }
+    return lastEntryOf(batch.payloads, segmentName(firstSeq));
+  }
+
+  /**
+   * Reads batches other handles completed since this one last looked (and moves to a
+   * segment another writer rolled to). Returns what follows the last complete batch
+   * when it is not one (a batch being written, or one a crash tore), else null.
+   */
+  refresh(): { offset: number; bytes: number; reason: string } | null {
+    for (;;) {
+      if (this.#tail === null) {
+        if (listSegments(this.dir).length === 0) return null;
+        this.#openTail();
+        continue;
+      }
+      const t = this.#tail;
+      const size = fstatSync(t.fd).size;
+      if (size > t.size || t.size === HEADER_SIZE) {
+        // Only the bytes after what is known are read (all of them for a fresh tail, header included).
+        const from = t.size === HEADER_SIZE ? 0 : t.size;
+        const buf = readWhole(join(this.dir, segmentName(t.firstSeq)), from);
+        if (from === 0) {
+          const bad = headerProblem(buf, t.firstSeq);
+          if (bad !== null) return { offset: 0, bytes: buf.length, reason: bad };
+        }
+        const scan = scanBatches(buf, from === 0 ? HEADER_SIZE : 0);
+        const base = from === 0 ? 0 : from;
+        const end = base + scan.validEnd;
+        const last = lastEntryOf(scan.batches.at(-1)?.payloads ?? [], segmentName(t.firstSeq));
+        t.size = end;
+        if (last !== null) this.#last = last;
+        if (scan.torn !== null) return { offset: end, bytes: base + buf.length - end, reason: scan.torn };
+      }
+      const next = (this.#last?.seq ?? 0) + 1;
+      if (next === t.firstSeq || !existsSync(join(this.dir, segmentName(next)))) return null;
+      closeSync(t.fd);
+      this.#tail = {
+        firstSeq: next,
+        fd: openSync(join(this.dir, segmentName(next)), this.#writable ? "r+" : "r"),
+        size: HEADER_SIZE,
+      };
+    }
+  }
+
+  /** Cuts the tail back to its last complete batch (or removes a segment whose header is torn). */
+  cut(torn: { offset: number; bytes: number; reason: string }): TailCut {
+    const t = this.#tail!;
+    const name = segmentName(t.firstSeq);
+    if (torn.offset === 0) {
+      // A roll the crash interrupted: the new segment holds no batch yet.
+      closeSync(t.fd);
+      unlinkSync(join(this.dir, name));
+      fsyncDir(this.dir);
+      this.#tail = null;
+      this.refresh();
+    } else {
+      ftruncateSync(t.fd, torn.offset);
+      fdatasyncSync(t.fd);
+    }
+    return { segment: name, ...torn };
+  }
+
+  /** Writes one encoded batch after the tail and makes it durable; rolls to a new segment first when full. */
+  append(batch: Buffer, last: JournalEntry): void {
+    const firstSeq = last.seq - batch.readUInt32BE(batch.length - COMMIT_SIZE + 13) + 1;
+    if (this.#tail === null || this.#tail.size >= this.#maxBytes) this.#roll(firstSeq);
+    const t = this.#tail!;
+    let off = 0;
+    while (off < batch.length) off += writeSync(t.fd, batch, off, batch.length - off, t.size + off);
+    fdatasyncSync(t.fd);
+    t.size += batch.length;
+    this.#last = last;
+  }
+
+  /** A new segment named by its first seq: header written and fsynced, then the directory. */
+  #roll(firstSeq: number): void {
+    const path = join(this.dir, segmentName(firstSeq));
+    const fd = openSync(path, "wx+", 0o600);
+    const header = segmentHeader(firstSeq);
+    writeSync(fd, header, 0, header.length, 0);
+    fdatasyncSync(fd);
+    fsyncDir(this.dir);
+    if (this.#tail !== null) closeSync(this.#tail.fd);
+    this.#tail = { firstSeq, fd, size: HEADER_SIZE };
+  }
+
+  close(): void {
+    if (this.#tail !== null) closeSync(this.#tail.fd);
+    this.#tail = null;
+  }
+}
