@@ -18,7 +18,7 @@ export const ConsoleConfigSchema = z.strictObject({
   freshSignInSeconds: z.number().int().min(10).max(3600).default(300),
   /** Sessions held at once; past it the least recently used one is ended. */
   maxSessions: z.number().int().min(1).max(10_000).default(256),
-  /** Sign-in attempts per minute per client address (and 4x that in all). */
+  /** Sign-in attempts per minute per client address and per account, with backoff (sign-in-limits.ts). */
   signInPerMinute: z.number().int().min(1).max(600).default(10),
   /** Browser keys one approver may register (and 64x that in the whole store). */
   maxKeysPerApprover: z.number().int().min(1).max(16).default(4),

@@ -24,12 +24,12 @@ import {
   MAX_FORM_BYTES,
   parseForm,
   SECURITY_HEADERS,
-  SignInLimiter,
   sameOrigin,
   sessionCookie,
   sessionIdFrom,
 } from "./security.js";
 import { ConsoleSessions } from "./sessions.js";
+import { type Admission, SignInLimits } from "./sign-in-limits.js";
 import { mountViews } from "./view-routes.js";
 import { VIEWS_CSS } from "./views/index.js";
 
@@ -167,29 +167,40 @@ const signInForm = (base: string, message?: string) =>
 </form>`,
   );
 
+function limited(a: Admission): void {
+  if (!a.ok)
+    throw new ConsoleError(
+      "ERR_CONSOLE_SIGN_IN_LIMITED",
+      `too many sign-in attempts: try again in ${a.retryAfterSeconds} s`,
+      { details: { retryAfterSeconds: a.retryAfterSeconds } },
+    );
+}
+
 function signInRoutes(c: FastifyInstance, st: ConsoleState): void {
   const { base } = st;
-  const limiter = new SignInLimiter(st.o.config.signInPerMinute);
+  const limits = new SignInLimits(st.o.config.signInPerMinute);
   const access = { config: { access: "none" as const } };
   c.get("/", access, home(st));
   c.get("/sign-in", access, async (_req, reply) => sendHtml(reply, signInForm(base)));
   c.post("/sign-in", access, async (req, reply) => {
-    if (!limiter.take(req.ip))
-      throw new ConsoleError("ERR_CONSOLE_SIGN_IN_LIMITED", "too many sign-in attempts: wait a minute");
+    limited(limits.admitAddress(req.ip));
     const form = formOf(req);
     if (!sameOrigin(req.headers)) throw new ConsoleError("ERR_CONSOLE_CSRF", "cross-origin sign-in refused");
     const who =
       typeof form.token === "string" && form.token.length <= 512 ? st.o.signIn(form.token) : undefined;
     const roles = who?.roles.filter((r) => r === "approver" || r === "auditor") ?? [];
     if (who === undefined || roles.length === 0) {
-      await audit(st.o.runtime.journal, {
-        type: CONSOLE_EVENTS.signInRefused,
-        principalId: who?.id ?? "",
-        outcome: "refused",
-        code: "ERR_CONSOLE_SIGN_IN_INVALID",
-      });
+      limits.refused(req.ip);
+      if (limits.journalRefusal())
+        await audit(st.o.runtime.journal, {
+          type: CONSOLE_EVENTS.signInRefused,
+          principalId: who?.id ?? "",
+          outcome: "refused",
+          code: "ERR_CONSOLE_SIGN_IN_INVALID",
+        });
       return sendHtml(reply, signInForm(base, "That token is not an approver or auditor credential."), 401);
     }
+    limited(limits.admitAccount(req.ip, who.id));
     const old = sessionIdFrom(req.headers.cookie);
     if (old !== undefined) st.sessions.end(old);
     const s = st.sessions.create(who.id, who.roles);

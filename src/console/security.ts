@@ -1,8 +1,7 @@
 // The console's own defences, in one place: the response headers every console answer
 // carries (a strict CSP with no inline script, no framing, no sniffing, no referrer), the
 // session cookie's flags, the form parser (urlencoded, bounded, duplicate keys refused),
-// the same-origin check of a state change, and the sign-in limiter.
-import { performance } from "node:perf_hooks";
+// the same-origin check of a state change (the sign-in limits are in sign-in-limits.ts).
 import { ConsoleError } from "../contracts/index.js";
 
 export const CONSOLE_CSP =
@@ -90,48 +89,5 @@ export function sameOrigin(headers: Readonly<Record<string, string | string[] | 
     return new URL(origin).host === host;
   } catch {
     return false;
-  }
-}
-
-interface Bucket {
-  tokens: number;
-  at: number;
-}
-
-/** Sign-in attempts: a token bucket per client address and one for all addresses together. */
-export class SignInLimiter {
-  readonly #buckets = new Map<string, Bucket>();
-  readonly #all: Bucket;
-  static readonly MAX_ADDRESSES = 4096;
-
-  constructor(
-    readonly perMinute: number,
-    readonly now: () => number = () => performance.now(),
-  ) {
-    this.#all = { tokens: perMinute * 4, at: now() };
-  }
-
-  /** Whether an attempt from `address` may proceed now (it is counted either way). */
-  take(address: string): boolean {
-    let mine = this.#buckets.get(address);
-    if (mine === undefined) {
-      if (this.#buckets.size >= SignInLimiter.MAX_ADDRESSES) {
-        const first = this.#buckets.keys().next().value;
-        if (first !== undefined) this.#buckets.delete(first);
-      }
-      mine = { tokens: this.perMinute, at: this.now() };
-      this.#buckets.set(address, mine);
-    }
-    const all = this.#take(this.#all, this.perMinute * 4);
-    return this.#take(mine, this.perMinute) && all;
-  }
-
-  #take(b: Bucket, perMinute: number): boolean {
-    const t = this.now();
-    b.tokens = Math.min(perMinute, b.tokens + ((t - b.at) * perMinute) / 60_000);
-    b.at = t;
-    if (b.tokens < 1) return false;
-    b.tokens -= 1;
-    return true;
   }
 }

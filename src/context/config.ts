@@ -141,6 +141,19 @@ const Taint = z.strictObject({
     .default({ http: "web", mcp: "mcp", retrieval: "rag", email: "email" }),
   /** Every label seen in the run joins every later call's effective taint (strict, Ari run-level). */
   sticky: z.boolean().default(false),
+  /**
+   * Where taint follows the agent (issue 37). `principal` (default): a new run starts with
+   * the taint of every run of its principal active within `carryWindowMs`, named parent
+   * or not. `explicit`: only a named `parentRun` carries taint in — for a host serving
+   * unrelated end users under one principal; an agent then sheds taint by opening a run.
+   */
+  carry: z.enum(["principal", "explicit"]).default("principal"),
+  /** How long a run's taint follows its principal after the run was last active. */
+  carryWindowMs: z
+    .number()
+    .int()
+    .min(1)
+    .default(24 * 60 * 60_000),
 });
 
 const Quarantine = z.strictObject({

@@ -46,8 +46,10 @@ export interface SessionFacts {
   taintSeen?: TaintSource[];
   /** The run this one was started from (its taint was carried in). */
   parentRun?: string;
-  /** Sources of the taint carried in from the parent run. */
+  /** Sources of the taint carried in (from the parent run, a delegation, or the principal's runs). */
   inheritedTaint?: TaintSource[];
+  /** The principal's runs whose taint was carried in at the start (`taint.carry: principal`). */
+  inheritedFrom?: string[];
 }
 
 /** Contract metadata the Gate knows about the called tool. */
@@ -123,6 +125,8 @@ export interface SessionInit {
   /** The run this one continues; its taint is carried in. */
   parentRun?: string | undefined;
   inheritedTaint?: readonly TaintLabel[] | undefined;
+  /** The principal's runs the inherited taint came from (taint carried at the principal). */
+  inheritedFrom?: readonly string[] | undefined;
   /** Data classifications a delegating run had seen (src/messaging). */
   inheritedClassifications?: readonly string[] | undefined;
 }
@@ -135,6 +139,8 @@ export interface SessionDeps {
   principals: Principals;
   /** Told of every call's activity (for idle eviction). */
   onActivity?: (session: Session, now: number) => void;
+  /** Told when a new taint source joins the run (taint carried at the principal). */
+  onTaint?: (session: Session, now: number) => void;
 }
 
 type RecentEvent = SessionFacts["recentEvents"][number];

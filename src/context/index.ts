@@ -23,6 +23,16 @@ export {
   runBudgetLimits,
 } from "./budgets.js";
 export {
+  type CarriedTaint,
+  type CarrySource,
+  carriedEntries,
+  type Inheritance,
+  MemoryPrincipalTaintStore,
+  type PrincipalTaintStore,
+  parseCarried,
+  TaintCarry,
+} from "./carry.js";
+export {
   type ChainAnchor,
   type ChainVerification,
   EventChain,

@@ -99,6 +99,7 @@ export class Session {
   readonly #originalRequest: string | undefined;
   readonly #originalRequestHash: Sha256Hash | undefined;
   readonly #inherited: TaintLabel[];
+  readonly #inheritedFrom: readonly string[] | undefined;
   #tokens = 0;
   #cost = 0;
   #calls = 0;
@@ -129,6 +130,7 @@ export class Session {
     this.#originalRequestHash =
       init.originalRequest === undefined ? undefined : sha256Of(init.originalRequest);
     this.#inherited = mergeTaint(init.inheritedTaint ?? []);
+    this.#inheritedFrom = init.inheritedFrom === undefined ? undefined : [...init.inheritedFrom];
     for (const c of init.inheritedClassifications ?? []) this.#levelsSeen.add(c);
     this.#taintSeen = this.#inherited;
     this.#provenance = new ProvenanceIndex(deps.config.provenance);
@@ -340,7 +342,7 @@ export class Session {
     else state.reservation = this.#ledger.renew(state.reservation, at);
     // Merging no labels would only copy the set (and drop its cached sources).
     if (prepared.effectiveTaint.length > 0)
-      this.#setTaintSeen(mergeTaint(this.#taintSeen, prepared.effectiveTaint));
+      this.#setTaintSeen(mergeTaint(this.#taintSeen, prepared.effectiveTaint), at);
     // Built with only its defined members (no `defined` copy): `tool` is the optional one.
     const body: DecidedBody = {
       type: "call.decided",
@@ -452,7 +454,7 @@ export class Session {
       this.#provenance.addOutput(event.seq, input.data, taint, {
         designated: this.#provenance.designates(request.parameters),
       });
-    this.#setTaintSeen(mergeTaint(this.#taintSeen, taint));
+    this.#setTaintSeen(mergeTaint(this.#taintSeen, taint), at);
     this.#window.push(
       defined({
         seq: event.seq,
@@ -511,10 +513,10 @@ export class Session {
       principalId: this.principalId,
       taintSeen: [...this.#taintSeenSources()],
     };
-    if (this.parentRun !== undefined) {
-      facts.parentRun = this.parentRun;
+    if (this.parentRun !== undefined) facts.parentRun = this.parentRun;
+    if (this.parentRun !== undefined || this.#inherited.length > 0)
       facts.inheritedTaint = taintSources(this.#inherited);
-    }
+    if (this.#inheritedFrom !== undefined) facts.inheritedFrom = [...this.#inheritedFrom];
     const highest = levels[levels.length - 1];
     if (highest !== undefined) facts.highestClassification = highest;
     if (quarantine !== undefined) facts.quarantineReason = quarantine.reason;
@@ -527,9 +529,12 @@ export class Session {
     return this.#taintSeenCache;
   }
 
-  #setTaintSeen(labels: TaintLabel[]): void {
+  #setTaintSeen(labels: TaintLabel[], now?: number): void {
+    const before = this.#taintSeenSources().length;
     this.#taintSeen = labels;
     this.#taintSeenCache = undefined;
+    // Sources only grow: a longer list is a new source, which the principal carries at once.
+    if (this.#taintSeenSources().length !== before) this.#deps.onTaint?.(this, now ?? this.#clock());
   }
 
   /** @internal */

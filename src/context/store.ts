@@ -3,12 +3,15 @@
 // only the owner and answers ERR_RUN_UNKNOWN alike for unknown, ended, evicted and foreign
 // runs (so one principal cannot probe another's run ids). Protective state outlives runs:
 // quarantine lives with the principal (Principals, persisted), rate-limit slots with the
-// principal in the ledger, and a run's taint is carried into a child run by `parentRun`.
+// principal in the ledger, and taint with the principal too (carry.ts, `taint.carry:
+// principal`, the default): a new run starts with the taint of the principal's runs active
+// within the window; `parentRun` names a run whose taint is carried in under either mode.
 // Memory is bounded: open runs per principal and in all, idle eviction (reported through
 // `onEvict` for the journal), and a bounded memory of retired runs.
 
 import { ContextError, GateRequest, type TaintLabel, uuidv4 } from "../contracts/index.js";
 import type { BudgetLimits } from "./budgets.js";
+import { type Inheritance, type PrincipalTaintStore, TaintCarry } from "./carry.js";
 import { type ContextConfig, type ContextConfigInput, parseContextConfig } from "./config.js";
 import { type BudgetLedger, MemoryBudgetLedger, type SyncBudgetLedger } from "./ledger.js";
 import { type PrincipalStateStore, Principals } from "./principals.js";
@@ -33,6 +36,8 @@ export interface SessionStoreOptions {
   onEvict?: (run: EvictedRun) => void;
   /** Told when persisting principal state fails (the in-memory state stays in force). */
   onError?: (err: unknown, principalId: string) => void;
+  /** Where taint carried at the principal is persisted (`taint.carry: principal`). Default: in memory. */
+  taintStore?: PrincipalTaintStore;
 }
 
 export interface StartRunOptions {
@@ -48,6 +53,11 @@ export interface StartRunOptions {
   delegation?: { fromRun: string; taint: readonly TaintLabel[]; classifications: readonly string[] };
   /** This run's OATS §9.2 budgets; each can only lower the configured one (src/context/budgets.ts). */
   budgets?: Partial<BudgetLimits>;
+  /**
+   * Start without the taint carried at the principal: an operator's act (an operator-only
+   * route sets it, never an agent's request). A named `parentRun` still carries its taint.
+   */
+  clean?: boolean;
 }
 
 /** A run adopted from another replica, its state rebuilt from the journal (SessionStore.adopt). */
@@ -81,6 +91,8 @@ export class SessionStore {
   readonly #perPrincipal = new Map<string, number>();
   /** Ended and evicted runs: never served again; their owner and taint serve parentRun. */
   readonly #retired = new Map<string, Retired>();
+  /** Taint at the principal; undefined with `taint.carry: explicit`. */
+  readonly carry: TaintCarry | undefined;
 
   constructor(config: ContextConfigInput | ContextConfig = {}, opts: SessionStoreOptions = {}) {
     this.config = parseContextConfig(config);
@@ -91,6 +103,14 @@ export class SessionStore {
       ...(opts.principalStore !== undefined ? { store: opts.principalStore } : {}),
       ...(opts.onError !== undefined ? { onError: opts.onError } : {}),
     });
+    this.carry =
+      this.config.taint.carry === "principal"
+        ? new TaintCarry({
+            store: opts.taintStore,
+            windowMs: this.config.taint.carryWindowMs,
+            onError: opts.onError,
+          })
+        : undefined;
   }
 
   /** The budget ledger shared by the store's runs. */
@@ -125,6 +145,12 @@ export class SessionStore {
     if (opts.parentRun !== undefined) inheritedTaint = this.#lineage(opts.parentRun, principalId);
     const d = opts.delegation;
     if (d !== undefined) inheritedTaint = [...(inheritedTaint ?? []), ...structuredClone(d.taint)];
+    const carried =
+      this.carry === undefined || opts.clean === true
+        ? undefined
+        : await this.carry.inherit(principalId, now, this.#openSessions());
+    if (carried !== undefined && carried.labels.length > 0)
+      inheritedTaint = [...(inheritedTaint ?? []), ...carried.labels];
     return this.#create(
       {
         runId: uuidv4(),
@@ -133,10 +159,20 @@ export class SessionStore {
         parentRun: opts.parentRun ?? d?.fromRun,
         ...(d !== undefined ? { inheritedClassifications: [...d.classifications] } : {}),
         ...(opts.budgets !== undefined ? { budgets: opts.budgets } : {}),
+        ...(carried !== undefined && carried.from.length > 0 ? { inheritedFrom: carried.from } : {}),
       },
       now,
       inheritedTaint,
     );
+  }
+
+  /** What a new run of the principal would carry in now (from this process's knowledge). */
+  carriedFor(principalId: string, now?: number): Inheritance | undefined {
+    return this.carry?.inheritKnown(principalId, now ?? this.#clock(), this.#openSessions());
+  }
+
+  *#openSessions(): Iterable<Session> {
+    for (const o of this.#open.values()) yield o.session;
   }
 
   /** The owner's open run; ERR_RUN_UNKNOWN for unknown, ended, evicted or another principal's. */
@@ -167,7 +203,17 @@ export class SessionStore {
     );
     if (!parsed.success)
       throw new ContextError("ERR_CONTEXT_INPUT_INVALID", "invalid run id, principal or original request");
-    return this.#create(parsed.data, now ?? this.#clock(), undefined);
+    const at = now ?? this.#clock();
+    // Caller-named runs carry the principal's taint too (what this process knows of it).
+    const carried = this.carriedFor(parsed.data.principalId, at);
+    return this.#create(
+      {
+        ...parsed.data,
+        ...(carried !== undefined && carried.from.length > 0 ? { inheritedFrom: carried.from } : {}),
+      },
+      at,
+      carried !== undefined && carried.labels.length > 0 ? carried.labels : undefined,
+    );
   }
 
   /**
@@ -242,6 +288,7 @@ export class SessionStore {
       parentRun?: string | undefined;
       inheritedClassifications?: string[];
       budgets?: Partial<BudgetLimits>;
+      inheritedFrom?: string[];
     },
     now: number,
     inheritedTaint: TaintLabel[] | undefined,
@@ -264,10 +311,14 @@ export class SessionStore {
         ledger: this.#ledger,
         principals: this.principals,
         onActivity: (s, at) => this.#touch(s, at),
+        ...(this.carry !== undefined
+          ? { onTaint: (s: Session, at: number) => this.carry?.touch(s, at, true) }
+          : {}),
       },
     );
     this.#open.set(init.runId, { session, lastActive: now });
     this.#perPrincipal.set(init.principalId, mine + 1);
+    this.carry?.touch(session, now, true);
     return session;
   }
 
@@ -287,6 +338,7 @@ export class SessionStore {
     this.#open.delete(session.runId);
     open.lastActive = Math.max(open.lastActive, at);
     this.#open.set(session.runId, open);
+    this.carry?.touch(session, at);
   }
 
   #retire(session: Session): void {
@@ -297,6 +349,7 @@ export class SessionStore {
     else this.#perPrincipal.set(session.principalId, n);
     this.#remember(session.runId, { principalId: session.principalId, taint: session.taintSeen() });
     this.#ledger.forgetRun(session.runId);
+    this.carry?.retire(session, this.#clock());
   }
 
   #remember(runId: string, retired: Retired): void {

@@ -411,6 +411,10 @@ export const ERROR_CODES = {
     "ERR_MCP_DENIED",
     // A tool, resource or prompt the calling principal cannot see.
     "ERR_MCP_NOT_FOUND",
+    // The principal holds its share of the gateway's sessions (http.maxSessionsPerPrincipal): 429.
+    "ERR_MCP_SESSION_LIMIT",
+    // The principal has its share of requests in flight (http.maxInFlightPerPrincipal): 429, retry.
+    "ERR_MCP_BUSY",
   ],
   memory: [
     // The memory firewall's configuration is malformed.

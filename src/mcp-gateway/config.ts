@@ -61,6 +61,13 @@ export const GatewayConfigSchema = z.strictObject({
         .default([]),
       /** Most concurrent sessions; a new one beyond it is refused. */
       maxSessions: z.number().int().min(1).max(100_000).default(256),
+      /**
+       * Most concurrent sessions of one principal (ERR_MCP_SESSION_LIMIT, 429, beyond it), so one
+       * credential never takes the shared pool. Default: a quarter of maxSessions (at least 1).
+       */
+      maxSessionsPerPrincipal: z.number().int().min(1).max(100_000).optional(),
+      /** Requests (POST) of one principal in flight at once, all its sessions together (ERR_MCP_BUSY, 429, beyond it). */
+      maxInFlightPerPrincipal: z.number().int().min(1).max(10_000).default(4),
       /** A session idle this long is closed (its run ended) when room is needed for a new one. */
       sessionIdleMs: z.number().int().min(1000).max(86_400_000).default(1_800_000),
       /** Largest request body (bytes). */

@@ -2,8 +2,11 @@
 // Bearer <token>`, compared by SHA-256 hash, or `AgentPin <jwt>` verified by the runtime's
 // AgentPin authenticator) before the SDK sees it; the session an `initialize` opens is
 // bound to that principal, and a later request on the session with another credential
-// is refused. Bodies are size-capped, sessions are counted, the listener is loopback by
-// default. DNS-rebinding protection is on for the configured host.
+// is refused. Bodies are size-capped, sessions are counted — in all and per principal
+// (`maxSessionsPerPrincipal`, ERR_MCP_SESSION_LIMIT 429: one credential never takes the
+// shared pool; sessions still opening count too) and a principal's requests in flight are
+// capped (`maxInFlightPerPrincipal`, ERR_MCP_BUSY 429) — the listener is loopback by default.
+// DNS-rebinding protection is on for the configured host.
 import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
 import {
   createServer,
@@ -21,7 +24,21 @@ interface Live {
   transport: StreamableHTTPServerTransport;
   /** Who opened the session: the principal and, for an AgentPin credential, the agent. */
   owner: string;
+  principal: string;
   lastSeen: number;
+}
+
+/** Sessions held or opening, per principal: the fair-share count. */
+function heldBy(sessions: Map<string, Live>, opening: Map<string, number>, principal: string): number {
+  let n = opening.get(principal) ?? 0;
+  for (const live of sessions.values()) if (live.principal === principal) n++;
+  return n;
+}
+
+function sumOf(opening: Map<string, number>): number {
+  let n = 0;
+  for (const v of opening.values()) n += v;
+  return n;
 }
 
 /** Closes sessions idle longer than `idleMs` (clients that left without a DELETE). */
@@ -108,6 +125,10 @@ export async function serveHttp(gw: Gateway, over: { port?: number } = {}): Prom
   const cfg = gw.loaded.config.http;
   if (cfg === undefined) throw new Error("the configuration has no http section");
   const sessions = new Map<string, Live>();
+  const opening = new Map<string, number>();
+  const perPrincipal = cfg.maxSessionsPerPrincipal ?? Math.max(1, Math.floor(cfg.maxSessions / 4));
+  const busyOf = new Map<string, number>();
+  const maxBusy = cfg.maxInFlightPerPrincipal;
   // The Host headers a loopback client sends (set once the port is known): DNS rebinding guard.
   let allowedHosts: string[] = [];
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -125,12 +146,38 @@ export async function serveHttp(gw: Gateway, over: { port?: number } = {}): Prom
       if (live.owner !== ownerOf(caller))
         return reply(res, 403, "ERR_MCP_AUTH", "the session belongs to another principal");
       live.lastSeen = Date.now();
+      if (req.method !== "POST") return live.transport.handleRequest(req, res, body);
+      // A fair share of the gateway's work: a principal's requests in flight are capped, so
+      // one flooding its sessions waits its turn (429) instead of starving the others.
+      const busy = busyOf.get(caller.principal) ?? 0;
+      if (busy >= maxBusy)
+        return reply(res, 429, "ERR_MCP_BUSY", `this principal has ${maxBusy} requests in flight`);
+      busyOf.set(caller.principal, busy + 1);
+      // Counted until the answer is sent (or the client left), not until the SDK returns.
+      res.once("close", () => {
+        const left = (busyOf.get(caller.principal) ?? 1) - 1;
+        if (left <= 0) busyOf.delete(caller.principal);
+        else busyOf.set(caller.principal, left);
+      });
       return live.transport.handleRequest(req, res, body);
     }
     if (req.method !== "POST" || !isInitialize(body))
       return reply(res, 400, "ERR_MCP_DENIED", "no session: send initialize first");
     await sweepIdle(sessions, cfg.sessionIdleMs);
-    if (sessions.size >= cfg.maxSessions) return reply(res, 503, "ERR_MCP_DENIED", "too many sessions");
+    if (sessions.size + sumOf(opening) >= cfg.maxSessions)
+      return reply(res, 503, "ERR_MCP_DENIED", "too many sessions");
+    if (heldBy(sessions, opening, caller.principal) >= perPrincipal)
+      return reply(res, 429, "ERR_MCP_SESSION_LIMIT", `this principal holds ${perPrincipal} sessions`);
+    opening.set(caller.principal, (opening.get(caller.principal) ?? 0) + 1);
+    try {
+      await open(caller, req, res, body);
+    } finally {
+      const left = (opening.get(caller.principal) ?? 1) - 1;
+      if (left <= 0) opening.delete(caller.principal);
+      else opening.set(caller.principal, left);
+    }
+  };
+  const open = async (caller: Caller, req: IncomingMessage, res: ServerResponse, body: unknown) => {
     let session: Awaited<ReturnType<Gateway["session"]>>;
     try {
       session = await gw.session(caller.principal, caller.identity);
@@ -144,7 +191,12 @@ export async function serveHttp(gw: Gateway, over: { port?: number } = {}): Prom
       enableDnsRebindingProtection: true,
       allowedHosts,
       onsessioninitialized: (id) => {
-        sessions.set(id, { transport, owner: ownerOf(caller), lastSeen: Date.now() });
+        sessions.set(id, {
+          transport,
+          owner: ownerOf(caller),
+          principal: caller.principal,
+          lastSeen: Date.now(),
+        });
       },
       onsessionclosed: (id) => {
         sessions.delete(id);

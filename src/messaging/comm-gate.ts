@@ -92,6 +92,11 @@ export class CommunicationGate {
     this.#inbox = new Inbox(o.sessions, o.inbox);
   }
 
+  /** Loads the waiting messages a persistent inbox store holds (call once, before serving). */
+  restore(): Promise<void> {
+    return this.#inbox.restore();
+  }
+
   /** Judges a sealed message submitted by the authenticated `principalId`. */
   async submit(value: unknown, principalId: string): Promise<SubmitOutcome> {
     const judged = await this.#judge(value, principalId);
@@ -101,8 +106,14 @@ export class CommunicationGate {
     }
     const { m, context, outcome } = judged;
     const h = m.header;
-    if (!this.#inbox.reserve(h.recipient)) {
-      const r = refusal("ERR_MESSAGE_INBOX_FULL", "the recipient's inbox is full");
+    const slot = this.#inbox.reserve(h.recipient, h.sender);
+    if (slot !== "ok") {
+      const r = refusal(
+        "ERR_MESSAGE_INBOX_FULL",
+        slot === "full"
+          ? "the recipient's inbox is full"
+          : "this sender holds its share of waiting messages (inbox.maxPerSender, maxPerSenderPerRecipient)",
+      );
       await this.#journalRefusal(value, principalId, r);
       return r;
     }
@@ -128,10 +139,10 @@ export class CommunicationGate {
           dare: envelope,
         },
       });
-      this.#inbox.deliver({ message: m, context, seq: e.seq });
+      await this.#inbox.deliver({ message: m, context, seq: e.seq });
       return { ok: true, messageId: h.message_id, seq: e.seq, envelope, context };
     } catch {
-      this.#inbox.release(h.recipient);
+      this.#inbox.release(h.recipient, h.sender);
       return refusal("ERR_MESSAGE_DENIED", "the message could not be journaled", ["journal_unavailable"]);
     }
   }

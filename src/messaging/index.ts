@@ -31,6 +31,13 @@ export {
 } from "./identity.js";
 export type { Delivered, InboxOptions } from "./inbox.js";
 export {
+  type InboxStore,
+  inboxRow,
+  parseInboxRow,
+  SqliteInboxStore,
+  type StoredInboxItem,
+} from "./inbox-store.js";
+export {
   type ClaimResult,
   DEFAULT_MAX_NONCES,
   MemoryNonceStore,

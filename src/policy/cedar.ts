@@ -79,6 +79,9 @@ export function cedarSchemaText(extraActions: readonly string[] = []): string {
     "    proposed: Long, allowed: Long, denied: Long, deferred: Long,",
     "    executed: Long, stepUps: Long, modified: Long,",
     "  };",
+    "  // The verified agent identity (AgentPin) and an inter-agent message: YAML's identity: and message:.",
+    "  type Identity = { agentId: String, domain: String, capabilities: Set<String> };",
+    "  type Message = { from: String, to: String, primitive: String, payloadType: String, depth: Long };",
     "  type RequestContext = {",
     "    principalId: String, runId: String, toolClass: String, action: String, tool?: String,",
     "    riskTier?: String, category?: String, humanApproval: Bool,",
@@ -86,6 +89,7 @@ export function cedarSchemaText(extraActions: readonly string[] = []): string {
     "    counters: Counters, classifications: Set<String>, classificationLevel: Long,",
     "    quarantined: Bool, trustScore?: Long, trustConfidence?: Long,",
     "    riskScore?: Long, drift?: Long, cumulativeDrift?: Long,",
+    "    capability: Bool, identity?: Identity, message?: Message,",
     "  };",
   ];
   for (const g of CEDAR_ACTION_GROUPS) lines.push(`  action ${JSON.stringify(g)};`);
@@ -373,7 +377,25 @@ export function buildCedarRequest(
     classifications: [...ctx.classifications],
     classificationLevel: ctx.classificationLevel,
     quarantined: ctx.quarantined,
+    // What YAML's `capability:` matches: a valid capability token came with the call.
+    capability: ctx.capability,
   };
+  const identity = ctx.input.request.identity;
+  if (identity !== undefined)
+    context.identity = {
+      agentId: identity.agentId,
+      domain: identity.domain,
+      capabilities: [...identity.capabilities],
+    };
+  const m = ctx.input.message;
+  if (m !== undefined)
+    context.message = {
+      from: m.from,
+      to: m.to,
+      primitive: m.primitive,
+      payloadType: m.payloadType,
+      depth: m.depth,
+    };
   if (ctx.tool !== undefined) context.tool = ctx.tool;
   if (ctx.riskTier !== undefined) context.riskTier = ctx.riskTier;
   if (ctx.category !== undefined) context.category = ctx.category;

@@ -9,7 +9,9 @@ import {
   type ContextConfig,
   createSessionStore,
   MemoryPrincipalStateStore,
+  MemoryPrincipalTaintStore,
   type PrincipalStateStore,
+  type PrincipalTaintStore,
   parseContextConfig,
   type Session,
   type SessionStore,
@@ -67,8 +69,10 @@ import { messagingFor, type RuntimeMessaging } from "./messages.js";
 import { openNotifications, type RuntimeNotifications } from "./notifications.js";
 import { SqlitePrincipalStateStore } from "./principal-store.js";
 import { wireRevocations } from "./revocations.js";
+import { startCleanRun } from "./run-taint.js";
 import { openShadow } from "./shadow.js";
 import { sharedRuns } from "./shared-runs.js";
+import { SqlitePrincipalTaintStore } from "./taint-store.js";
 
 export interface Runtime {
   readonly gate: Gate;
@@ -122,6 +126,11 @@ export interface Runtime {
   readonly idempotency: PgIdempotencyKeys | undefined;
   /** Starts a run bound to an authenticated principal (loads its persisted state first). */
   startRun(principalId: string, options?: StartRunOptions): Promise<Session>;
+  /**
+   * An operator's clean start: a run of the principal without the taint carried at the
+   * principal (a named operator only; journaled as `warden.run.clean_started`).
+   */
+  startCleanRun(principalId: string, operatorId: string): Promise<Session>;
   /**
    * Distributed mode: makes a named run servable by this replica before a call uses it
    * (adopts it when its owner's lease expired) or throws ERR_RUN_ELSEWHERE (details: the
@@ -193,10 +202,25 @@ function principalStore(
   return path === undefined ? new MemoryPrincipalStateStore() : SqlitePrincipalStateStore.open(path);
 }
 
+/** Where taint carried at the principal persists: PostgreSQL, or beside the principal state. */
+function taintStore(
+  config: RuntimeConfig,
+  deps: RuntimeDeps,
+  node: PgNode | undefined,
+): PrincipalTaintStore & { close?(): void } {
+  if (node !== undefined) return node.taint;
+  if (deps.principalStore !== undefined) return new MemoryPrincipalTaintStore();
+  const path =
+    config.principalState ??
+    (config.journal.path === ":memory:" ? undefined : `${config.journal.path}.principals.db`);
+  return path === undefined ? new MemoryPrincipalTaintStore() : SqlitePrincipalTaintStore.open(path);
+}
+
 interface Opened {
   store: JournalStore;
   journal: Journal;
   principals: PrincipalStateStore & { close?(): void };
+  taint?: (PrincipalTaintStore & { close?(): void }) | undefined;
   /** The shared PostgreSQL store (distributed mode), closed last. */
   node?: PgNode | undefined;
   /** This replica's cross-chain checkpoints (per-node chains): a last one before the journal closes. */
@@ -210,6 +234,7 @@ async function closeOpened(o: Opened): Promise<void> {
   } finally {
     await o.store.close();
     o.principals.close?.();
+    o.taint?.close?.();
     await o.node?.close();
   }
 }
@@ -248,6 +273,7 @@ export async function composeRuntime(config: RuntimeConfig, deps: RuntimeDeps = 
   let opened: Opened = { store, journal, node, checkpoints, principals: new MemoryPrincipalStateStore() };
   try {
     opened = { store, journal, node, checkpoints, principals: principalStore(config, deps, node) };
+    opened.taint = taintStore(config, deps, node);
     return await wire(config, deps, policy, opened);
   } catch (err) {
     await closeOpened(opened);
@@ -288,6 +314,7 @@ async function openSessions(
     clock,
     ...(fleet !== undefined ? { ledger: fleet } : {}),
     principalStore: o.principals,
+    ...(o.taint !== undefined ? { taintStore: o.taint } : {}),
     onEvict(run) {
       onGone(run.runId);
       // The run is gone either way (eviction protects memory, not access); an entry the
@@ -489,7 +516,15 @@ async function wire(
     );
     if (notifications !== undefined) gate.deferQueue.watch((item) => notifications.deferred(item));
     sharedDefer = await sharedDeferrals(o.node, gate.deferQueue, clock);
-    messages = messagingFor(config, { policy, journal, sessions, clock, sharedNonces: o.node?.nonces });
+    messages = messagingFor(config, {
+      policy,
+      journal,
+      sessions,
+      clock,
+      sharedNonces: o.node?.nonces,
+      sharedInbox: o.node?.inbox,
+    });
+    await messages.gate.restore();
   } catch (err) {
     await apae?.close();
     await shared?.close();
@@ -524,6 +559,8 @@ async function wire(
     hookSourcePins: o.node?.tofuPins.forKind("hook-source"),
     idempotency: o.node?.idempotency,
     startRun: (principalId, options) => runs.start(principalId, options),
+    startCleanRun: (principalId, operatorId) =>
+      startCleanRun(journal, sessions, (id, options) => runs.start(id, options), { principalId, operatorId }),
     ensureRun: (runId, principalId) => runs.ensure(runId, principalId),
     ensureRunAny: (runId) => runs.ensureAny(runId),
     capabilities,
@@ -547,8 +584,10 @@ async function wire(
         await shadow?.settle();
         await notifications?.notifier.close();
         await sessions.principals.flush();
+        await sessions.carry?.flush();
         await Promise.all([...evictions]);
         messages.nonces.close?.();
+        messages.inbox?.close?.();
         await closeOpened(o);
       })();
       return closing;

@@ -197,9 +197,18 @@ export async function startDelegatedRun(
     });
   // The sub-agent works for the parent run: its taint and data classifications come along,
   // so a tainted delegator cannot launder them through a fresh sub-agent run.
-  const session = await p.sessions.startRun(
-    principalId,
-    parent === undefined
+  // The grant's tokens, cost and wall-time budgets become the run's own (each can only
+  // lower the configured one), enforced by the session on every call; tool calls are
+  // counted against the ceiling (check above).
+  const { tokens, cost, wallTimeMs } = v.grant.budgets;
+  const budgets = {
+    ...(tokens !== undefined ? { tokens } : {}),
+    ...(cost !== undefined ? { cost } : {}),
+    ...(wallTimeMs !== undefined ? { wallTimeMs } : {}),
+  };
+  const session = await p.sessions.startRun(principalId, {
+    budgets,
+    ...(parent === undefined
       ? {}
       : {
           delegation: {
@@ -207,8 +216,8 @@ export async function startDelegatedRun(
             taint: parent.taintSeen(),
             classifications: [...parent.snapshot(now).dataClassificationsSeen],
           },
-        },
-  );
+        }),
+  });
   p.runs.set(session.runId, { grant: v.grant, delegate: principalId, issuedAt: v.issuedAt * 1000 });
   await p.journal.append({
     type: DELEGATION_ACCEPTED_EVENT,

@@ -27,6 +27,12 @@ import {
   DelegationAcceptedBodySchema,
   DelegationRefusedBodySchema,
 } from "./delegation.js";
+import {
+  RUN_CLEAN_STARTED_EVENT,
+  RUN_TAINT_INHERITED_EVENT,
+  RunCleanStartedBodySchema,
+  RunTaintInheritedBodySchema,
+} from "./run-taint.js";
 
 export const RUN_EVICTED_EVENT = "warden.run.evicted";
 
@@ -80,6 +86,8 @@ const RUNTIME_EVENT_TYPES: Record<string, z.ZodType> = {
   [CONTRACT_REFUSED_EVENT]: ContractRefusedBodySchema,
   [RUN_EVICTED_EVENT]: RunEvictedBodySchema,
   [RUN_ADOPTED_EVENT]: RunAdoptedBodySchema,
+  [RUN_TAINT_INHERITED_EVENT]: RunTaintInheritedBodySchema,
+  [RUN_CLEAN_STARTED_EVENT]: RunCleanStartedBodySchema,
   [EXECUTE_REPLAYED_EVENT]: ExecuteReplayedBodySchema,
 };
 

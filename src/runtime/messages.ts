@@ -5,6 +5,8 @@
 // (`store: {kind: postgres}`) the nonces are the shared store's (PgNonceStore), so a message
 // accepted by one replica is refused as a replay by every other. Without a `messaging`
 // section the directory is empty and every message is refused (ERR_MESSAGE_SENDER_UNKNOWN).
+// Waiting messages persist (issue 37): in the same file (`inbox_items`), or in the shared
+// store's `inbox_items` in distributed mode; `restoreMessaging` loads them before serving.
 import type { SessionStore } from "../context/index.js";
 import { RuntimeError } from "../contracts/index.js";
 import type { GatePolicy, PrincipalConfig } from "../gate/index.js";
@@ -12,9 +14,11 @@ import type { Journal } from "../journal/index.js";
 import {
   CommunicationGate,
   IdentityDirectory,
+  type InboxStore,
   MemoryNonceStore,
   type NonceStore,
   registerMessageEventTypes,
+  SqliteInboxStore,
   SqliteNonceStore,
 } from "../messaging/index.js";
 import type { RuntimeConfig } from "./config.js";
@@ -23,6 +27,8 @@ export interface RuntimeMessaging {
   gate: CommunicationGate;
   directory: IdentityDirectory;
   nonces: NonceStore;
+  /** Where waiting messages persist (undefined: memory only). */
+  inbox: (InboxStore & { close?(): void }) | undefined;
 }
 
 export function messagingFor(
@@ -34,6 +40,8 @@ export function messagingFor(
     clock: () => number;
     /** The shared store's nonces (distributed mode): used in place of the node-local file. */
     sharedNonces?: NonceStore | undefined;
+    /** The shared store's inbox (distributed mode): used in place of the node-local file. */
+    sharedInbox?: InboxStore | undefined;
   },
 ): RuntimeMessaging {
   registerMessageEventTypes();
@@ -57,6 +65,8 @@ export function messagingFor(
   const nonces: NonceStore =
     parts.sharedNonces ??
     (path === undefined || m === undefined ? new MemoryNonceStore() : SqliteNonceStore.open(path));
+  const inbox: RuntimeMessaging["inbox"] =
+    parts.sharedInbox ?? (path === undefined || m === undefined ? undefined : SqliteInboxStore.open(path));
   const principals = config.gate.principals;
   const principal = (id: string): PrincipalConfig | undefined =>
     typeof principals === "function"
@@ -75,7 +85,7 @@ export function messagingFor(
     ...(config.gate.tenantId !== undefined ? { tenantId: config.gate.tenantId } : {}),
     ...(m?.skewMs !== undefined ? { skewMs: m.skewMs } : {}),
     ...(m?.maxDepth !== undefined ? { maxDepth: m.maxDepth } : {}),
-    ...(m?.inbox !== undefined ? { inbox: m.inbox } : {}),
+    inbox: { ...m?.inbox, ...(inbox !== undefined ? { store: inbox } : {}) },
   });
-  return { gate, directory, nonces };
+  return { gate, directory, nonces, inbox };
 }

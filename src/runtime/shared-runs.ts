@@ -14,6 +14,7 @@ import { ContextError, RuntimeError } from "../contracts/index.js";
 import type { Journal } from "../journal/index.js";
 import type { FleetRateLedger, PgRunRegistry } from "../store-pg/index.js";
 import { RUN_ADOPTED_EVENT } from "./events.js";
+import { journalInheritance } from "./run-taint.js";
 
 export interface SharedRuns {
   /** Starts a run here and registers it (registry failure: the run is ended, the error thrown). */
@@ -46,7 +47,11 @@ export function sharedRuns(parts: SharedRunParts): SharedRuns {
   const { registry, sessions, journal, fleet, clock } = parts;
   if (registry === undefined) {
     return {
-      start: (principalId, options) => sessions.startRun(principalId, options),
+      async start(principalId, options) {
+        const session = await sessions.startRun(principalId, options);
+        await journalInheritance(journal, sessions, session);
+        return session;
+      },
       ensure: async () => undefined,
       ensureAny: async () => undefined,
       gone: () => undefined,
@@ -73,6 +78,7 @@ export function sharedRuns(parts: SharedRunParts): SharedRuns {
         sessions.end(session.runId);
         throw err;
       }
+      await journalInheritance(journal, sessions, session);
       return session;
     },
     async ensure(runId, principalId) {

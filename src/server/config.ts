@@ -208,6 +208,10 @@ export const SidecarConfigSchema = z.strictObject({
         .strictObject({
           maxPerRecipient: z.number().int().min(1).max(100_000).optional(),
           maxTotal: z.number().int().min(1).max(1_000_000).optional(),
+          /** One sender's waiting messages in all inboxes (default: an eighth of maxTotal). */
+          maxPerSender: z.number().int().min(1).max(1_000_000).optional(),
+          /** One sender's waiting messages for one recipient (default: a quarter of maxPerRecipient). */
+          maxPerSenderPerRecipient: z.number().int().min(1).max(100_000).optional(),
         })
         .optional(),
     })

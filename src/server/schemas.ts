@@ -81,6 +81,10 @@ export const RunCreateBody = z.strictObject({
    */
   originalRequest: z.string().max(1_000_000).optional(),
 });
+/** POST /v1/runs/clean: an operator starts a run of `principalId` without the taint carried at the principal. */
+export const RunCleanBody = z.strictObject({
+  principalId: IdString,
+});
 export const RunCreateResponse = z.object({
   runId: z.string(),
   principalId: z.string(),
@@ -168,6 +172,10 @@ export const RunStateResponse = z.object({
   perToolCalls: z.record(z.string(), z.number()),
   budgets: z.record(z.string(), BudgetView),
   taintSeen: z.array(z.string()),
+  /** Taint sources carried in at the start (from a parent run or the principal's runs). */
+  inheritedTaint: z.array(z.string()).optional(),
+  /** The principal's runs the carried taint came from (`taint.carry: principal`). */
+  inheritedFrom: z.array(z.string()).optional(),
   dataClassificationsSeen: z.array(z.string()),
 });
 

@@ -29,6 +29,7 @@ export { DEFER_CHANNEL, type PgDeferOptions, PgDeferQueue } from "./deferred.js"
 export { PgEctIndex } from "./ect-index.js";
 export { FleetRateLedger } from "./fleet-rate.js";
 export { type IdempotencyClaim, PgIdempotencyKeys } from "./idempotency.js";
+export { PgInboxStore } from "./inbox-store.js";
 export { type PgJournalOptions, PgJournalStore } from "./journal-store.js";
 export { PgKeyPins } from "./key-pins.js";
 export { PgBudgetLedger, type PgLedgerOptions } from "./ledger.js";
@@ -42,6 +43,7 @@ export {
   SCHEMA_VERSION,
 } from "./migrations.js";
 export { openPgNode, type PgNode, type PgNodeConfig } from "./node.js";
+export { PgPrincipalTaintStore } from "./principal-taint.js";
 export {
   PgRunRegistry,
   type RebuiltRun,

@@ -219,6 +219,29 @@ CREATE TABLE tofu_pins (
       "reservations as single statements (no row lock across client round trips); /v1/execute idempotency keys",
     sql: FENCE_MIGRATION_SQL,
   },
+  {
+    version: 9,
+    description:
+      "taint carried at the principal and waiting inter-agent messages (issue 37), shared by every replica",
+    sql: `
+CREATE TABLE principal_taint (
+  principal_id text NOT NULL,
+  source       text NOT NULL,
+  run_id       text NOT NULL,
+  label        text NOT NULL,
+  at           bigint NOT NULL,
+  PRIMARY KEY (principal_id, source)
+);
+CREATE TABLE inbox_items (
+  recipient  text NOT NULL,
+  message_id text NOT NULL,
+  message    text NOT NULL,
+  context    text NOT NULL,
+  seq        bigint NOT NULL,
+  PRIMARY KEY (recipient, message_id)
+);
+CREATE INDEX inbox_items_seq ON inbox_items (seq);`,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -10,11 +10,13 @@ import { ChainCheckpointer } from "./checkpoint.js";
 import { openPool, type PgStoreConfig, resolveUrl, sslOf } from "./connect.js";
 import { PgEctIndex } from "./ect-index.js";
 import { PgIdempotencyKeys } from "./idempotency.js";
+import { PgInboxStore } from "./inbox-store.js";
 import { PgJournalStore } from "./journal-store.js";
 import { PgKeyPins } from "./key-pins.js";
 import { PgBudgetLedger } from "./ledger.js";
 import { PgMcpPins } from "./mcp-pins.js";
 import { checkSchema } from "./migrations.js";
+import { PgPrincipalTaintStore } from "./principal-taint.js";
 import { PgRunRegistry } from "./runs.js";
 import { PgNonceStore, PgPrincipalStateStore } from "./state-stores.js";
 import { PgTofuPins } from "./tofu-pins.js";
@@ -53,6 +55,10 @@ export interface PgNode {
     onError?: (err: unknown) => void,
   ): Promise<ChainCheckpointer>;
   readonly principals: PgPrincipalStateStore;
+  /** Taint carried at the principal (issue 37). */
+  readonly taint: PgPrincipalTaintStore;
+  /** Waiting inter-agent messages (issue 37). */
+  readonly inbox: PgInboxStore;
   /** Capability use counts (and budgets where a caller drives an async ledger). */
   readonly ledger: PgBudgetLedger;
   readonly nonces: PgNonceStore;
@@ -132,6 +138,8 @@ export async function openPgNode(
         }
       : {}),
     principals: new PgPrincipalStateStore(pool),
+    taint: new PgPrincipalTaintStore(pool),
+    inbox: new PgInboxStore(pool),
     ledger: new PgBudgetLedger(pool),
     nonces: new PgNonceStore(pool),
     trust: new PgTrustStore(pool),

@@ -77,6 +77,11 @@ describe("AARTS levels over the sidecar's hook transport", () => {
           environment: "test",
           requireContract: false,
           principals: [{ id: "host-one", roles: ["host"] }],
+          // The AARTS checks run unrelated sessions (hostile ones first) under one host
+          // principal and expect each to start clean: taint carried at the principal
+          // (the default, issue 37) would deny the later benign checks for the earlier
+          // hostile ones, so this host serves them as unrelated runs.
+          context: { taint: { carry: "explicit" } },
         },
         auth: { principals: [{ id: "host-one", tokenSha256: hashToken(HOST) }], approvers: [] },
       },

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { BrowserKeyStore } from "../../src/console/keys.js";
-import { parseForm, SignInLimiter, sessionCookie, sessionIdFrom } from "../../src/console/security.js";
+import { parseForm, sessionCookie, sessionIdFrom } from "../../src/console/security.js";
 import { ConsoleSessions } from "../../src/console/sessions.js";
 import { generateKeyPair } from "../../src/crypto/index.js";
 import { ApproverKeyring } from "../../src/journal/index.js";
@@ -113,18 +113,6 @@ describe("the form parser", () => {
     expect(() => parseForm("__proto__=x")).toThrow(/forbidden/);
     expect(() => parseForm(Array.from({ length: 65 }, (_, i) => `f${i}=1`).join("&"))).toThrow(/too many/);
     expect(Object.getPrototypeOf(parseForm("a=1"))).toBeNull();
-  });
-});
-
-describe("the sign-in limiter", () => {
-  it("limits each address, refills over time, and caps all addresses together", () => {
-    let now = 0;
-    const l = new SignInLimiter(2, () => now);
-    expect([l.take("a"), l.take("a"), l.take("a")]).toEqual([true, true, false]);
-    now = 30_000;
-    expect(l.take("a")).toBe(true);
-    const many = Array.from({ length: 20 }, (_, i) => l.take(`addr-${i}`));
-    expect(many.filter((x) => !x).length).toBeGreaterThan(0);
   });
 });
 

@@ -150,8 +150,8 @@ describe("taint lineage (parentRun)", () => {
     await expect(s.startRun(AGENT, { parentRun: "nope" })).rejects.toMatchObject({ code: "ERR_RUN_UNKNOWN" });
   });
 
-  it("a run started without a parent inherits nothing", async () => {
-    const { store: s } = store();
+  it("with taint.carry: explicit, a run started without a parent inherits nothing", async () => {
+    const { store: s } = store({ taint: { carry: "explicit" } });
     const parent = await s.startRun(AGENT);
     observe(parent, call(parent.runId, { toolClass: "http", action: "get", parameters: {} }), "page", [
       web(),

@@ -126,6 +126,9 @@ describe("the harness against the sidecar's HTTP engine", () => {
           environment: "test",
           requireContract: false,
           principals: [{ id: "host-c", roles: ["host"] }],
+          // The conformance cases are unrelated sessions under one host principal, hostile
+          // ones included: each must start clean, so taint is not carried at the principal.
+          context: { taint: { carry: "explicit" } },
         },
         auth: { principals: [{ id: "host-c", tokenSha256: hashToken(token) }] },
       },

@@ -148,6 +148,25 @@ describe("delegated sub-agent runs", () => {
     expect(outs.filter((o) => o.decision === "allow")).toHaveLength(5);
   });
 
+  it("a sub-agent cannot spend past its grant's tokens or cost budget (the next call is denied)", async () => {
+    const { rt } = await runtime();
+    const grant = { tools: ["http:get"], dataClasses: ["public"], expiresAt: far() };
+    for (const [name, budgets, top, usage] of [
+      ["tokens", { tokens: 100 }, { tokens: 1000 }, { tokens: 150 }],
+      ["cost", { cost: 1 }, { cost: 10 }, { cost: 1.5 }],
+    ] as const) {
+      const run = await rt.startDelegatedRun("worker", {
+        chain: chainTo({ ...grant, budgets }, { ...grant, budgets: top }),
+      });
+      const first = await rt.gate.authorize(http(run.runId, "get"));
+      expect([name, first.decision]).toEqual([name, "allow"]);
+      await rt.gate.recordResult(first.decisionId!, { data: "page", classification: "public", ...usage });
+      const next = await rt.gate.evaluate(http(run.runId, "get"));
+      expect([name, next.decision]).toEqual([name, "deny"]);
+      expect(next.reasonCodes.join(" ")).toMatch(new RegExp(`budget_${name}_exhausted`));
+    }
+  });
+
   it("a planner that widens its worker's grant starts no run; the refusal names link 2 and is journaled", async () => {
     const { rt, journalPath } = await runtime();
     const wide = chainTo(

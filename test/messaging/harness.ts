@@ -4,7 +4,7 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { generateKeyPair } from "../../src/crypto/index.js";
+import { generateKeyPair, type KeyPair } from "../../src/crypto/index.js";
 import {
   generateMessagingKeys,
   type MessagingKeys,
@@ -50,20 +50,26 @@ export interface Agents {
   executor: MessagingKeys;
   mallory: MessagingKeys;
   now: { t: number };
+  signer: KeyPair;
 }
 
-export async function twoAgents(opts: { policy?: string; maxDepth?: number } = {}): Promise<Agents> {
-  const dir = mkdtempSync(join(tmpdir(), "warden-msg-"));
+export async function twoAgents(
+  opts: { policy?: string; maxDepth?: number; inbox?: Record<string, number>; reopen?: Agents } = {},
+): Promise<Agents> {
+  // `reopen`: the same files, keys and clock (a restart of the same deployment).
+  const was = opts.reopen;
+  const dir = was?.dir ?? mkdtempSync(join(tmpdir(), "warden-msg-"));
   const policy = join(dir, "policy.yaml");
-  writeFileSync(policy, opts.policy ?? POLICY);
-  const planner = generateMessagingKeys("planner");
-  const executor = generateMessagingKeys("executor");
-  const mallory = generateMessagingKeys("mallory");
-  const now = { t: Date.parse("2026-01-01T10:00:00.000Z") };
+  if (was === undefined) writeFileSync(policy, opts.policy ?? POLICY);
+  const planner = was?.planner ?? generateMessagingKeys("planner");
+  const executor = was?.executor ?? generateMessagingKeys("executor");
+  const mallory = was?.mallory ?? generateMessagingKeys("mallory");
+  const now = was?.now ?? { t: Date.parse("2026-01-01T10:00:00.000Z") };
+  const signer = was?.signer ?? generateKeyPair("ed25519");
   const rt = await composeRuntime(
     {
       policy: [policy],
-      journal: { path: join(dir, "journal.db"), signer: generateKeyPair("ed25519") },
+      journal: { path: join(dir, "journal.db"), signer },
       gate: {
         principals: {
           planner: { id: "planner", roles: ["agent"] },
@@ -76,11 +82,12 @@ export async function twoAgents(opts: { policy?: string; maxDepth?: number } = {
       messaging: {
         identities: Object.fromEntries([planner, executor, mallory].map((k) => [k.id, publicPem(k)])),
         ...(opts.maxDepth !== undefined ? { maxDepth: opts.maxDepth } : {}),
+        ...(opts.inbox !== undefined ? { inbox: opts.inbox } : {}),
       },
     },
     { clock: () => now.t },
   );
-  return { rt, dir, planner, executor, mallory, now };
+  return { rt, dir, planner, executor, mallory, now, signer };
 }
 
 export function sealFor(

@@ -230,6 +230,10 @@ export interface SidecarOptions {
   policy?: string;
   /** gate.requireContract; unset keeps the sidecar's default (true). */
   requireContract?: boolean;
+  /** More contract files (name → TOML), written beside the harness's own. */
+  extraContracts?: Record<string, string>;
+  /** gate.context (the session context's configuration). */
+  context?: Record<string, unknown>;
 }
 
 export async function startTestSidecar(o: SidecarOptions = {}): Promise<Sidecar> {
@@ -238,7 +242,7 @@ export async function startTestSidecar(o: SidecarOptions = {}): Promise<Sidecar>
   const key = saveKeyPair(generateKeyPair("ed25519"), dir, { name: "journal" });
   writeFileSync(join(dir, "policy.yaml"), o.policy ?? POLICY);
   mkdirSync(join(dir, "contracts"));
-  for (const [name, text] of Object.entries(contracts(service.port))) {
+  for (const [name, text] of Object.entries({ ...contracts(service.port), ...o.extraContracts })) {
     writeFileSync(join(dir, "contracts", name), text);
   }
   mkdirSync(join(dir, "work"));
@@ -256,6 +260,7 @@ export async function startTestSidecar(o: SidecarOptions = {}): Promise<Sidecar>
         { id: "agent-b", roles: ["agent"] },
       ],
       ...(o.requireContract !== undefined ? { requireContract: o.requireContract } : {}),
+      ...(o.context !== undefined ? { context: o.context } : {}),
     },
     auth: {
       principals: [

@@ -88,7 +88,7 @@ describe("runs belong to principals", () => {
     }
   });
 
-  it("a child run carries its parent's taint only when asked (parentRun)", async () => {
+  it("a child run carries its parent's taint (parentRun), and so does any new run of the principal", async () => {
     const parent = await s.run("tainted-parent");
     const r = await s.call("/v1/execute", { token: TOKENS.agentA, body: echo("data", { runId: parent }) });
     expect(r.body.decision).toBe("allow");
@@ -97,9 +97,11 @@ describe("runs belong to principals", () => {
     expect(child.body.parentRun).toBe(parent);
     const seen = await s.call(`/v1/runs/${child.body.runId}`, { token: TOKENS.agentA });
     expect(seen.body.taintSeen).toContain("tool-output");
+    // taint.carry: principal (the default): a run opened without naming a parent is no escape.
     const plain = await s.run("untainted");
-    const clean = await s.call(`/v1/runs/${plain}`, { token: TOKENS.agentA });
-    expect(clean.body.taintSeen).toEqual([]);
+    const carried = await s.call(`/v1/runs/${plain}`, { token: TOKENS.agentA });
+    expect(carried.body.taintSeen).toContain("tool-output");
+    expect(carried.body.inheritedFrom).toContain(parent);
   });
 
   it("too many open runs is a coded 429 (ERR_RUN_LIMIT), per principal", async () => {

@@ -5,11 +5,13 @@
 // `{domain}|{role}|{agent_id}|{delegatee_domain}|{delegatee_agent_id}|{caps_hash}`.
 // Depth is bounded by the smallest max_delegation_depth of every entity in the chain, and
 // capabilities only narrow: each level's declared capabilities are covered by its
-// delegator's, and a link that widens is refused by name.
+// delegator's, and a link that widens is refused by name. Every delegator's key and agent
+// is checked against its own domain's revocation document (issue 37): a maker that
+// revoked the key it attested with, or the agent, revokes every chain through it.
 
 import { capabilitiesHash, firstUncovered } from "./capability.js";
 import { done, fail, type Step } from "./codes.js";
-import { findAgent, findKey, isDomainName, keyExpiry } from "./discovery.js";
+import { findAgent, findKey, isDomainName, keyExpiry, revocationFailure } from "./discovery.js";
 import { decodeBase64Std } from "./encoding.js";
 import { publicKeyOfJwk } from "./jwk.js";
 import { verifyDerSignature } from "./jwt.js";
@@ -59,6 +61,8 @@ export async function verifyDelegationChain(
       return fail("DELEGATION_INVALID", `link ${i}: domain is not an ASCII domain`);
     const d = await source.discovery(e.domain);
     if (!d.ok) return { ...d, message: `link ${i} (${e.domain}): ${d.message}` };
+    const revoked = await delegatorRevoked(source, e, d.value);
+    if (!revoked.ok) return { ...revoked, message: `link ${i} (${e.domain}): ${revoked.message}` };
     docs.push(d.value);
   }
   const maxDepth = Math.min(issuerDoc.max_delegation_depth, ...docs.map((d) => d.max_delegation_depth));
@@ -81,6 +85,19 @@ export async function verifyDelegationChain(
   const narrowing = checkNarrowing(levels, claims.capabilities);
   if (!narrowing.ok) return narrowing;
   return done(chain.map((e) => ({ domain: e.domain, role: e.role, verified: true })));
+}
+
+/** The delegator's key and agent against its domain's revocation document (absent offline: none). */
+async function delegatorRevoked(
+  source: DocumentSource,
+  e: DelegationEntry,
+  doc: DiscoveryDocument,
+): Promise<Step<null>> {
+  const rev = await source.revocation(e.domain, doc);
+  if (!rev.ok) return rev;
+  if (rev.value === null) return done(null);
+  // No credential of the delegator's is presented here: only its agent and key can be revoked.
+  return revocationFailure(rev.value, "", e.agent_id, e.kid);
 }
 
 function checkAttestation(

@@ -20,7 +20,7 @@ import { JOURNAL_HEAD, JOURNAL_LIST, JOURNAL_VERIFY, journalRoutes } from "./jou
 import { MEMORY_ROUTES, memoryRoutes } from "./memory.js";
 import { MESSAGE_ROUTES, messageRoutes } from "./messages.js";
 import { HEALTH, METRICS, OPENAPI, opsRoutes, READY } from "./ops.js";
-import { RUN_CREATE, RUN_STATE, runRoutes } from "./runs.js";
+import { RUN_CLEAN_CREATE, RUN_CREATE, RUN_STATE, runRoutes } from "./runs.js";
 
 export type { RouteContext } from "./context.js";
 
@@ -28,6 +28,7 @@ export const ROUTES: readonly RouteSpec[] = [
   EXECUTE,
   DECIDE,
   RUN_CREATE,
+  RUN_CLEAN_CREATE,
   RUN_STATE,
   CAPABILITY_GRANT,
   APPROVAL_LIST,

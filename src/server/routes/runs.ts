@@ -1,13 +1,15 @@
 // Runs: POST /v1/runs creates a run bound to the authenticated principal (the only way
 // a run id comes to exist; optionally carrying a parent run's taint), GET /v1/runs/:id
-// shows its state. Quarantine and trust live with the principal, so a new run does not
-// shed them; an agent sees only its own runs, an operator any open run.
+// shows its state. Quarantine, trust and taint (`taint.carry: principal`) live with the
+// principal, so a new run does not shed them; POST /v1/runs/clean is an operator's (with
+// the approver role) way to start a run without the carried taint, journaled. An agent
+// sees only its own runs, an operator any open run.
 import type { FastifyInstance } from "fastify";
 import type { Session } from "../../context/index.js";
 import { identityOf } from "../auth-plugin.js";
 import { ApiError } from "../errors.js";
 import { AUTH_ERRORS, BODY_ERRORS, mount, type RouteSpec } from "../route.js";
-import { RunCreateBody, RunCreateResponse, RunIdParam, RunStateResponse } from "../schemas.js";
+import { RunCleanBody, RunCreateBody, RunCreateResponse, RunIdParam, RunStateResponse } from "../schemas.js";
 import { refuseTrustQuarantined } from "./apae.js";
 import type { RouteContext } from "./context.js";
 
@@ -25,6 +27,28 @@ export const RUN_CREATE = {
     ...BODY_ERRORS,
     "ERR_RUN_UNKNOWN",
     "ERR_RUN_ELSEWHERE",
+    "ERR_RUN_LIMIT",
+    "ERR_SERVER_SHUTTING_DOWN",
+    "ERR_TRUST_QUARANTINED",
+    "ERR_RUNTIME_STORE_UNAVAILABLE",
+  ],
+} as const satisfies RouteSpec;
+
+/** The operator role that may start a run without the taint carried at the principal. */
+export const CLEAN_RUN_ROLE = "approver";
+
+export const RUN_CLEAN_CREATE = {
+  method: "POST",
+  url: "/v1/runs/clean",
+  access: "operator",
+  summary: "Start a run of a principal without the taint carried at the principal (approver role; journaled)",
+  body: { name: "RunCleanBody", schema: RunCleanBody, required: true },
+  response: { name: "RunCreateResponse", schema: RunCreateResponse },
+  status: 201,
+  description: "The clean run's id, to hand to the principal's agent",
+  errors: [
+    ...AUTH_ERRORS,
+    ...BODY_ERRORS,
     "ERR_RUN_LIMIT",
     "ERR_SERVER_SHUTTING_DOWN",
     "ERR_TRUST_QUARANTINED",
@@ -64,6 +88,8 @@ function runState(session: Session): Record<string, unknown> {
     perToolCalls: f.perToolCalls,
     budgets,
     taintSeen: f.taintSeen ?? [],
+    ...(f.inheritedTaint !== undefined ? { inheritedTaint: f.inheritedTaint } : {}),
+    ...(f.inheritedFrom !== undefined ? { inheritedFrom: f.inheritedFrom } : {}),
     dataClassificationsSeen: f.dataClassificationsSeen,
   };
 }
@@ -89,6 +115,16 @@ export function runRoutes(app: FastifyInstance, ctx: RouteContext): void {
       principalId: session.principalId,
       ...(parentRun !== undefined ? { parentRun } : {}),
     };
+  });
+
+  mount(app, RUN_CLEAN_CREATE, async (req, reply, { body }) => {
+    const who = identityOf(req);
+    if (!who.roles.includes(CLEAN_RUN_ROLE))
+      throw new ApiError("ERR_AUTH_FORBIDDEN", `starting a clean run needs the ${CLEAN_RUN_ROLE} role`);
+    refuseTrustQuarantined(ctx, body.principalId);
+    const session = await ctx.runtime.composed.startCleanRun(body.principalId, who.id);
+    void reply.code(201);
+    return { runId: session.runId, principalId: session.principalId };
   });
 
   mount(app, RUN_STATE, async (req, _reply, { params }) => {
