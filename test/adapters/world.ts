@@ -175,6 +175,8 @@ export function libraryRuntime(w: World, journal = "library.db"): Promise<Runtim
     gate: {
       principals: { "agent-a": { id: "agent-a", roles: ["agent"] } },
       requireContract: true,
+      // Unrelated scenarios under one principal (see the sidecar below).
+      context: { taint: { carry: "explicit" } },
     },
     executors: { http: { allowLoopback: true } },
   });
@@ -201,6 +203,10 @@ export async function sidecar(
           { id: "agent-a", roles: ["agent"] },
           { id: "agent-b", roles: ["agent"] },
         ],
+        // The scenarios stand for unrelated end users served under one principal, the
+        // documented case for `explicit` (docs/context.md): one scenario's web taint must not
+        // deny the next one's payment. Carry itself is tested in test/server/taint-carry-*.
+        context: { taint: { carry: "explicit" } },
       },
       auth: {
         principals: [
