@@ -18,6 +18,7 @@ export const SYSTEM_TESTS: string[] = [
   "test/conformance/cli.test.ts",
   "test/conformance/url.test.ts",
   "test/conformance/extended.test.ts",
+  "test/conformance/full.test.ts",
   // python3
   "test/executors/sandbox-limits.test.ts",
   "test/clients/python-client.test.ts",
