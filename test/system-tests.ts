@@ -15,6 +15,11 @@ export const SYSTEM_TESTS: string[] = [
   "test/hooks/sweep-dotenv.test.ts",
   "test/hooks/sweep-git-escape.test.ts",
   "test/hooks/sweep-write-race.test.ts",
+  // hosts end to end: an allowed shell call is answered "allow, contained", which needs bwrap
+  "test/hooks/claude-code-e2e.test.ts",
+  "test/hooks/copilot-e2e.test.ts",
+  "test/hooks/gemini-e2e.test.ts",
+  "test/hooks/daemon-entry.test.ts",
   "test/conformance/cli.test.ts",
   "test/conformance/url.test.ts",
   "test/conformance/extended.test.ts",
