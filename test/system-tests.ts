@@ -20,6 +20,8 @@ export const SYSTEM_TESTS: string[] = [
   "test/hooks/copilot-e2e.test.ts",
   "test/hooks/gemini-e2e.test.ts",
   "test/hooks/daemon-entry.test.ts",
+  "test/hooks/codex-e2e.test.ts",
+  "test/hooks/cursor-e2e.test.ts",
   "test/conformance/cli.test.ts",
   "test/conformance/url.test.ts",
   "test/conformance/extended.test.ts",
