@@ -30,6 +30,7 @@ export const SYSTEM_TESTS: string[] = [
   "test/hooks/conformance.test.ts",
   "test/hooks/engine-hooks.test.ts",
   "test/hooks/host-enforcement.test.ts",
+  "test/hooks/shell-engine.test.ts",
   "test/conformance/cli.test.ts",
   "test/conformance/url.test.ts",
   "test/conformance/extended.test.ts",
