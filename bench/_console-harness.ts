@@ -2,8 +2,8 @@
 // approval round-trip bench (bench/console.ts): a real sidecar with the console on and a
 // step-up contract (`send_note`, an HTTP POST to a loopback service that records what
 // reaches it), an approver, a second approver, an auditor and an operator without console
-// roles; and the real browser: Debian's Chromium (installed by .ci/run) or WARDEN_CHROMIUM.
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+// roles; and the real browser: the Chromium build from npm (bench/_chromium.ts) or WARDEN_CHROMIUM.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -19,6 +19,7 @@ import {
   type SidecarServerOptions,
   startSidecar,
 } from "../src/server/index.js";
+import { findChromium } from "./_chromium.js";
 
 /** The loopback service the step-up tool posts to: records every request. */
 export class NoteService {
@@ -265,22 +266,17 @@ export async function startConsoleSidecar(
   };
 }
 
-const CANDIDATES = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/snap/bin/chromium"];
-
-export function chromiumPath(): string {
-  const env = process.env.WARDEN_CHROMIUM;
-  if (env !== undefined && env !== "") {
-    if (!existsSync(env)) throw new Error(`WARDEN_CHROMIUM=${env} does not exist`);
-    return env;
-  }
-  const found = CANDIDATES.find((p) => existsSync(p));
-  if (found === undefined)
-    throw new Error(
-      "the console's browser tests need Chromium: run `apt-get install chromium` (Debian) or set WARDEN_CHROMIUM to a Chromium executable",
-    );
-  return found;
+/** The executable the browser runs from (bench/_chromium.ts): WARDEN_CHROMIUM, npm's build, or the system's. */
+export async function chromiumPath(): Promise<string> {
+  return (await findChromium()).executablePath;
 }
 
-export function launchChromium(): Promise<Browser> {
-  return chromium.launch({ executablePath: chromiumPath(), headless: true, timeout: 60_000 });
+export async function launchChromium(): Promise<Browser> {
+  const { executablePath, env } = await findChromium();
+  return chromium.launch({
+    executablePath,
+    headless: true,
+    timeout: 60_000,
+    env: { ...(process.env as Record<string, string>), ...env },
+  });
 }

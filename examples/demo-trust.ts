@@ -8,9 +8,9 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { generateKeyPair } from "../src/crypto/index.js";
-import { composeRuntime, type Runtime } from "../src/runtime/index.js";
-import { TRUST_STEP_EVENT } from "../src/trust/index.js";
+import { generateKeyPair } from "warden-runtime/crypto";
+import { composeRuntime, type Runtime } from "warden-runtime/runtime";
+import { TRUST_STEP_EVENT } from "warden-runtime/trust";
 
 const AGENT = "scout";
 

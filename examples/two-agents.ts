@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { generateKeyPair, saveKeyPair } from "../src/crypto/index.js";
+import { generateKeyPair, saveKeyPair } from "warden-runtime/crypto";
 import {
   generateMessagingKeys,
   type IdentityDirectory,
@@ -24,7 +24,7 @@ import {
   type SealedMessage,
   type SealInput,
   seal,
-} from "../src/messaging/index.js";
+} from "warden-runtime/messaging";
 import {
   generateToken,
   hashToken,
@@ -32,7 +32,7 @@ import {
   parseSidecarConfig,
   type SidecarServer,
   startSidecar,
-} from "../src/server/index.js";
+} from "warden-runtime/server";
 
 const POLICY = `
 rules:

@@ -6,8 +6,8 @@
 import type { LanguageModelV3GenerateResult } from "@ai-sdk/provider";
 import { generateText, stepCountIs } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
-import { aiSdkTools } from "../../src/adapters/ai-sdk.js";
-import { type GovernedOutcome, governedTarget } from "../../src/adapters/index.js";
+import { type GovernedOutcome, governedTarget } from "warden-runtime/adapters";
+import { aiSdkTools } from "warden-runtime/adapters/ai-sdk";
 import { describeOutcome, type ExampleSummary, openExampleWorld, report, TOOLS } from "./world.js";
 
 const usage = {

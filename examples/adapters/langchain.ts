@@ -11,8 +11,8 @@ import {
   type ToolMessage,
 } from "@langchain/core/messages";
 import { FakeChatModel, FakeStreamingChatModel } from "@langchain/core/utils/testing";
-import { type GovernedOutcome, governedTarget } from "../../src/adapters/index.js";
-import { langchainTools } from "../../src/adapters/langchain.js";
+import { type GovernedOutcome, governedTarget } from "warden-runtime/adapters";
+import { langchainTools } from "warden-runtime/adapters/langchain";
 import { describeOutcome, type ExampleSummary, openExampleWorld, report, TOOLS } from "./world.js";
 
 type Call = { name: string; args: Record<string, unknown> };

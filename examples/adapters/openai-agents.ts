@@ -4,8 +4,8 @@
 // the agent; every call goes through Warden's Gate in library mode. No API key is used.
 import { Agent, Runner } from "@openai/agents";
 import { assistantMessage, functionCall, ScriptedModel } from "@openai/agents/testing";
-import { type GovernedOutcome, governedTarget } from "../../src/adapters/index.js";
-import { openAIAgentsTools } from "../../src/adapters/openai-agents.js";
+import { type GovernedOutcome, governedTarget } from "warden-runtime/adapters";
+import { openAIAgentsTools } from "warden-runtime/adapters/openai-agents";
 import { describeOutcome, type ExampleSummary, openExampleWorld, report, TOOLS } from "./world.js";
 
 export async function main(): Promise<ExampleSummary> {

@@ -1,8 +1,8 @@
-// Public face of the adapters layer (`warden/adapters`): the framework-neutral core every
+// Public face of the adapters layer (`warden-runtime/adapters`): the framework-neutral core every
 // framework adapter is built on. A governed tool is a Warden contract called through the
 // Gate in library mode (a runtime from `composeRuntime`) or HTTP mode (a sidecar), with one
 // outcome union back. The framework adapters are their own entry points
-// (`warden/adapters/langchain`, `…/ai-sdk`, `…/openai-agents`) so that none of the
+// (`warden-runtime/adapters/langchain`, `…/ai-sdk`, `…/openai-agents`) so that none of the
 // frameworks, all optional peer dependencies, is loaded unless it is used.
 
 export {

@@ -69,7 +69,12 @@ export async function phaseOrderCompiles(
 ): Promise<Observation & { ran: boolean }> {
   const tsc = tscPath();
   if (tsc === undefined)
-    return { ran: false, pass: false, observed: "the TypeScript compiler is not installed" };
+    return {
+      ran: false,
+      pass: false,
+      observed:
+        "the TypeScript compiler is not installed (an optional peer of Warden: npm install typescript beside it)",
+    };
   const dir = mkdtempSync(join(tmpdir(), "warden-conformance-c1-"));
   try {
     writeFileSync(join(dir, "illegal.ts"), source(loopModule, false));

@@ -33,9 +33,17 @@ export const ERROR_CODES = {
     "ERR_CRYPTO_SIGNATURE_ENCODING",
   ],
   // ERR_CLI_INIT_NOT_EMPTY: `warden init` refuses a non-empty directory without --force.
+  // ERR_CLI_INIT_INSIDE_CHECKOUT: `warden init` refuses a directory inside a git checkout that
+  // git does not ignore (keys and token hashes would be committable) unless --inside-checkout.
   // ERR_CLI_HOST_FAILS_OPEN: `warden hooks install HOST` refuses a host that runs the tool when
   // its hook times out or crashes, unless --accept-fail-open acknowledges it.
-  cli: ["ERR_CLI_USAGE", "ERR_CLI_INPUT", "ERR_CLI_INIT_NOT_EMPTY", "ERR_CLI_HOST_FAILS_OPEN"],
+  cli: [
+    "ERR_CLI_USAGE",
+    "ERR_CLI_INPUT",
+    "ERR_CLI_INIT_NOT_EMPTY",
+    "ERR_CLI_INIT_INSIDE_CHECKOUT",
+    "ERR_CLI_HOST_FAILS_OPEN",
+  ],
   gate: ["ERR_GATE_CONFIG_INVALID", "ERR_GATE_UNKNOWN_DECISION", "ERR_GATE_SCENARIO_INVALID"],
   // DARE evidence (src/evidence): the replay recorder, replay / what-if and the GATE export.
   evidence: [

@@ -55,7 +55,7 @@ export function runnerFiles(): { run: string; init: string; dir: string } {
 
 /**
  * Warden's own files the sandbox must not change: the whole package when it is installed
- * inside the workspace (`node_modules/warden`: the hook command and engine run from it on
+ * inside the workspace (`node_modules/warden-runtime`: the hook command and engine run from it on
  * the host); else the runner's directory (Warden's own checkout as the workspace keeps its
  * build writable — install Warden outside the workspace it guards).
  */

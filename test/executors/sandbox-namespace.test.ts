@@ -45,7 +45,7 @@ describe("sandbox tier namespace (bubblewrap)", () => {
     expect(why, `namespace tier unavailable: ${why}`).toBeUndefined();
   });
 
-  it.runIf(why === undefined)("reading a shadow-like file outside the binds fails", async () => {
+  it("reading a shadow-like file outside the binds fails", async () => {
     const work = workDir();
     const secret = secretBeside(work);
     const control = await runIn(work, {}, { argv: ["cat", secret] });
@@ -58,7 +58,7 @@ describe("sandbox tier namespace (bubblewrap)", () => {
     expect(text(etc.ok ? undefined : etc.output?.stderr)).toMatch(/No such file/);
   });
 
-  it.runIf(why === undefined)("opening a socket fails without declared destinations", async () => {
+  it("opening a socket fails without declared destinations", async () => {
     const work = workDir();
     const control = await runIn(work, {}, connect(port));
     expect(control.ok && text(control.output.stdout)).toContain("hello");
@@ -70,14 +70,14 @@ describe("sandbox tier namespace (bubblewrap)", () => {
     expect(declared.ok && text(declared.output.stdout)).toContain("hello");
   });
 
-  it.runIf(why === undefined)("a fork bomb stops at the process limit inside the namespace", async () => {
+  it("a fork bomb stops at the process limit inside the namespace", async () => {
     const spec = { argv: ["sh", "-c", "for i in $(seq 1 64); do sleep 1 & done; wait"] };
     const r = await runIn(workDir(), { ...NS, limits: { processes: 16 } }, spec);
     expect(r.ok).toBe(false);
     expect(text(r.ok ? undefined : r.output?.stderr)).toMatch(/fork/i);
   });
 
-  it.runIf(why === undefined)(
+  it(
     "writing outside the work directory fails; inside it works; /tmp is private",
     async () => {
       const work = workDir();
@@ -103,7 +103,7 @@ describe("sandbox tier namespace (bubblewrap)", () => {
     },
   );
 
-  it.runIf(why === undefined)(
+  it(
     "a high-risk contract is put in the namespace by the deployment's risk-tier rule",
     async () => {
       const spec = { argv: ["ls", "/"] };

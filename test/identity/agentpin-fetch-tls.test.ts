@@ -1,15 +1,11 @@
-// The AgentPin discovery fetcher against a real TLS server on loopback: a document is read
-// with its Cache-Control max-age; a redirect, an oversized or non-JSON body, a certificate
-// nobody trusts and (without the test opt-in) a loopback address are all refused. The
-// certificate is a throwaway one made by openssl for this run; no key is committed.
-import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:https";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { agentPinFetcher } from "../../src/runtime/index.js";
+import { throwawayCertificate } from "../helpers/tls-cert.js";
 
 const DOC = { entity: "agents.test", public_keys: [], agents: [] };
 let dir: string;
@@ -17,43 +13,9 @@ let server: Server;
 let cert: string;
 let base: string;
 
-function throwawayCertificate(): { key: string; cert: string } {
-  const r = spawnSync(
-    "openssl",
-    [
-      "req",
-      "-x509",
-      "-newkey",
-      "ec",
-      "-pkeyopt",
-      "ec_paramgen_curve:prime256v1",
-      "-nodes",
-      "-keyout",
-      join(dir, "key.pem"),
-      "-out",
-      join(dir, "cert.pem"),
-      "-days",
-      "1",
-      "-subj",
-      "/CN=agents.test",
-      "-addext",
-      "subjectAltName=DNS:agents.test",
-    ],
-    { encoding: "utf8" },
-  );
-  if (r.status !== 0)
-    throw new Error(
-      `this test makes a throwaway TLS certificate with openssl; install it (apt-get install -y openssl): ${r.error?.message ?? r.stderr}`,
-    );
-  return {
-    key: readFileSync(join(dir, "key.pem"), "utf8"),
-    cert: readFileSync(join(dir, "cert.pem"), "utf8"),
-  };
-}
-
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "warden-agentpin-tls-"));
-  const pair = throwawayCertificate();
+  const pair = await throwawayCertificate("agents.test");
   cert = pair.cert;
   server = createServer(pair, (req, res) => {
     if (req.url === "/.well-known/agent-identity.json") {

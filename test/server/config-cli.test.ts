@@ -219,7 +219,8 @@ describe("warden sidecar", () => {
   });
 
   const built = existsSync(join(ROOT, "dist/src/cli/main.js"));
-  it.skipIf(!built)("starts from the command line, serves, and stops gracefully on SIGTERM", async () => {
+  it("starts from the command line, serves, and stops gracefully on SIGTERM", async () => {
+    expect(built, "run `npm run build` first: this test spawns dist/src/cli/main.js").toBe(true);
     const d = exampleDir();
     const child = spawn(
       process.execPath,
@@ -348,7 +349,8 @@ describe("warden sidecar: a journal key that does not exist yet", () => {
   });
 
   const built = existsSync(join(ROOT, "dist/src/cli/main.js"));
-  it.skipIf(!built)("--init-keys creates the key and starts, from the command line", async () => {
+  it("--init-keys creates the key and starts, from the command line", async () => {
+    expect(built, "run `npm run build` first: this test spawns dist/src/cli/main.js").toBe(true);
     const d = keyless();
     const child = spawn(
       process.execPath,

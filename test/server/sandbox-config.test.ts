@@ -92,7 +92,7 @@ describe("sidecar executors.process.sandbox", () => {
     expect(why, `namespace tier unavailable: ${why}`).toBeUndefined();
   });
 
-  it.runIf(why === undefined)(
+  it(
     "a high-risk contract runs in the namespace tier and cannot open a socket",
     async () => {
       // Control: the same program at risk tier low (process tier) reaches the listener.

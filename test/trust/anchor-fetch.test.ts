@@ -1,11 +1,4 @@
-// A peer domain's trust anchor fetched before a cross-domain delegation (agreement with
-// fetch_anchor), against a real TLS server on loopback, through the SSRF-guarded fetch:
-// the document is read once and cached; a redirect toward the metadata address, an
-// oversized document, a name resolving to the metadata address and a document naming
-// another domain each refuse the delegation (ERR_TRUST_DOMAIN_ANCHOR_UNAVAILABLE) and
-// record nothing. The certificate is a throwaway one made by openssl for this run.
-import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:https";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -15,44 +8,20 @@ import { generateKeyPair, saveKeyPair } from "../../src/crypto/index.js";
 import type { Resolver } from "../../src/executors/index.js";
 import { composeRuntime, type Runtime } from "../../src/runtime/index.js";
 import { crossDomainTruster } from "../../src/trust/index.js";
+import { throwawayCertificate } from "../helpers/tls-cert.js";
 
 const PEER = "peer.test";
-let dir: string;
 let server: Server;
 let cert: string;
 let port: number;
 let hits = 0;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "warden-anchor-"));
-  const r = spawnSync(
-    "openssl",
-    [
-      "req",
-      "-x509",
-      "-newkey",
-      "ec",
-      "-pkeyopt",
-      "ec_paramgen_curve:prime256v1",
-      "-nodes",
-      "-keyout",
-      join(dir, "key.pem"),
-      "-out",
-      join(dir, "cert.pem"),
-      "-days",
-      "1",
-      "-subj",
-      `/CN=${PEER}`,
-      "-addext",
-      `subjectAltName=DNS:${PEER}`,
-    ],
-    { encoding: "utf8" },
-  );
-  if (r.status !== 0) throw new Error(`openssl is needed for a throwaway certificate: ${r.stderr}`);
-  cert = readFileSync(join(dir, "cert.pem"), "utf8");
+  const pair = await throwawayCertificate(PEER);
+  cert = pair.cert;
   const anchor = (domain: string) =>
     JSON.stringify({ domain, trust_anchor_type: "jwks", trust_anchor_uri: `https://${domain}/jwks.json` });
-  server = createServer({ key: readFileSync(join(dir, "key.pem")), cert }, (req, res) => {
+  server = createServer({ key: pair.key, cert }, (req, res) => {
     hits++;
     if (req.url === "/.well-known/apae/trust-anchor") {
       res.writeHead(200, { "content-type": "application/json", "cache-control": "max-age=600" });

@@ -7,6 +7,8 @@
 // (`trust: { mode: enforce }`), so a changed contract stops the sidecar from starting.
 // The tokens are printed once, with the exact next commands. A non-empty DIR is refused (ERR_CLI_INIT_NOT_EMPTY) unless --force; --force
 // rewrites the starter files and tokens but keeps an existing key (and so the journal).
+// A DIR inside a git checkout that git does not ignore is refused
+// (ERR_CLI_INIT_INSIDE_CHECKOUT, checkout.ts) unless --inside-checkout.
 import { chmodSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { basename, join, relative, resolve } from "node:path";
 import type { Command } from "commander";
@@ -20,6 +22,7 @@ import {
 } from "../../crypto/index.js";
 import { generateToken, hashToken } from "../../server/index.js";
 import { loadContract, signContractFile } from "../../tools/index.js";
+import { deploymentPlacement } from "../checkout.js";
 import { SAMPLE_FILE, STARTER, STARTER_CONTRACTS, STARTER_POLICY, sidecarYaml } from "../init-files.js";
 import type { CliContext } from "../io.js";
 import { addOptions, defineOptions, type OptionsOf } from "../options.js";
@@ -29,6 +32,11 @@ const INIT_OPTIONS = defineOptions({
   force: {
     flags: "--force",
     description: "write into a non-empty directory (rewrites the starter files; keeps an existing key)",
+    kind: "flag",
+  },
+  insideCheckout: {
+    flags: "--inside-checkout",
+    description: "write inside a git checkout even where git does not ignore the directory (keys included)",
     kind: "flag",
   },
   port: { flags: "--port <port>", description: "port the sidecar listens on (default 8787)", kind: "value" },
@@ -64,6 +72,18 @@ function prepareDir(dir: string, force: boolean): void {
     }
   }
   mkdirSync(dir, { recursive: true, mode: 0o755 });
+}
+
+/** Refuses DIR inside a git checkout unless git ignores its key and configuration (or --inside-checkout). */
+function refuseCommittable(dir: string, insideCheckout: boolean): void {
+  if (insideCheckout) return;
+  const at = deploymentPlacement(dir, [`${STARTER.keys}/${STARTER.keyName}.pem`, STARTER.config]);
+  if (at.kind !== "tracked") return;
+  throw new CliError(
+    "ERR_CLI_INIT_INSIDE_CHECKOUT",
+    `${dir} is inside the git checkout ${at.checkout} and not ignored there, so its private keys could be committed; ` +
+      `choose a directory outside the checkout (e.g. warden init ~/warden-deployment), add ${at.rel}/ to .gitignore, or pass --inside-checkout`,
+  );
 }
 
 /** The journal key in DIR/keys: created (0600, exclusive) or, with --force, kept. */
@@ -204,6 +224,7 @@ export function registerInit(program: Command, ctx: CliContext): void {
       if (opts.shell && opts.json)
         throw new CliError("ERR_CLI_USAGE", "--shell and --json exclude each other");
       const dir = resolve(dirArg);
+      refuseCommittable(dir, opts.insideCheckout === true);
       prepareDir(dir, opts.force === true);
       const key = journalKey(dir);
       const tokens = { agent: generateToken(), operator: generateToken() };
