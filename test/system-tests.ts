@@ -15,6 +15,10 @@ export const SYSTEM_TESTS: string[] = [
   "test/hooks/sweep-dotenv.test.ts",
   "test/hooks/sweep-git-escape.test.ts",
   "test/hooks/sweep-write-race.test.ts",
+  "test/hooks/contain-session-net.test.ts",
+  "test/hooks/shell-dotenv-create.test.ts",
+  "test/hooks/sweep-nested-protect.test.ts",
+  "test/hooks/egress-ask.test.ts",
   // hosts end to end: an allowed shell call is answered "allow, contained", which needs bwrap
   "test/hooks/claude-code-e2e.test.ts",
   "test/hooks/copilot-e2e.test.ts",
