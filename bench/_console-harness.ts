@@ -197,6 +197,10 @@ export async function startConsoleSidecar(
       environment: "test",
       principals: [{ id: "agent-a", roles: ["agent"] }],
       requireContract: false,
+      // Each test's run stands for an unrelated task of one agent (the documented case for
+      // `explicit`): the taint an earlier test's approved send brought in must not decide the
+      // next test's step-up. Carry itself is tested in test/server/taint-carry-*.
+      context: { taint: { carry: "explicit" } },
     },
     auth: {
       principals: [{ id: "agent-a", tokenSha256: hashToken(TOKENS.agent) }],

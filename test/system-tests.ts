@@ -19,6 +19,7 @@ export const SYSTEM_TESTS: string[] = [
   "test/hooks/shell-dotenv-create.test.ts",
   "test/hooks/sweep-nested-protect.test.ts",
   "test/hooks/egress-ask.test.ts",
+  "test/hooks/daemon-copilot.test.ts",
   // hosts end to end: an allowed shell call is answered "allow, contained", which needs bwrap
   "test/hooks/claude-code-e2e.test.ts",
   "test/hooks/copilot-e2e.test.ts",

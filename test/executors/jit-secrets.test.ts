@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFi
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateKeyPair } from "../../src/crypto/index.js";
 import {
@@ -122,10 +122,11 @@ async function callOnce(rt: Runtime, tool: CompiledTool, providers?: Record<stri
   return { r, run };
 }
 
+/** Every journal file's bytes: the index (WAL included) and every segment file. */
 function filesUnder(dir: string): string {
-  return readdirSync(dir)
-    .filter((f) => f.startsWith("journal"))
-    .map((f) => readFileSync(join(dir, f)).toString("latin1"))
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((f) => f.isFile() && relative(dir, join(f.parentPath, f.name)).startsWith("journal"))
+    .map((f) => readFileSync(join(f.parentPath, f.name)).toString("latin1"))
     .join("\n");
 }
 

@@ -64,6 +64,12 @@ export interface HarnessOptions {
   config?: Partial<GatewayConfigInput>;
   providers?: GatewayOptions["providers"];
   dir?: string;
+  /**
+   * `taint.carry: explicit`: a new session of a principal does not inherit its other
+   * sessions' taint — for tests that isolate another mechanism (value provenance, taint kept
+   * with a memory) and use a clean session as their control. Carry is tested on its own.
+   */
+  explicitCarry?: boolean;
 }
 
 export async function startGateway(o: HarnessOptions): Promise<GatewayHarness> {
@@ -80,6 +86,7 @@ export async function startGateway(o: HarnessOptions): Promise<GatewayHarness> {
         { id: "agent-a", roles: ["reader"] },
         { id: "agent-b", roles: ["writer"] },
       ],
+      ...(o.explicitCarry ? { context: { taint: { carry: "explicit" as const } } } : {}),
     },
     upstreams: o.upstreams,
     pins: "pins.json",

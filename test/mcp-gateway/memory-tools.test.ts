@@ -65,6 +65,7 @@ beforeAll(async () => {
   h = await startGateway({
     dir,
     policy: POLICY,
+    explicitCarry: true,
     upstreams: { test: node(FIXTURE) },
     providers: (rt) => [memoryProvider(MemoryFirewall.open(rt, { path: join(dir, "memory.db") })), web],
   });

@@ -50,6 +50,7 @@ beforeAll(async () => {
   writeFileSync(join(root, "notes.txt"), SECRET_LINE);
   h = await startGateway({
     policy: POLICY,
+    explicitCarry: true,
     upstreams: {
       fs: node(registryServer("server-filesystem"), [root]),
       memory: node(registryServer("server-memory"), [], { MEMORY_FILE_PATH: join(dir, "memory.jsonl") }),

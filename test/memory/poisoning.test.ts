@@ -5,7 +5,7 @@ import { statSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { Keyring } from "../../src/crypto/index.js";
-import { SqliteJournalStore, verifyJournal } from "../../src/journal/index.js";
+import { openEmbeddedStore, verifyJournal } from "../../src/journal/index.js";
 import { DAY, deployment, type MemoryDeployment } from "./helpers.js";
 
 const PAGE =
@@ -174,7 +174,7 @@ describe("memory poisoning", () => {
     expect(r).toMatchObject({ ok: false, code: "ERR_MEMORY_INSTRUCTION" });
     const s = await d.memory.search(caller, "credentials");
     expect(s.ok && s.value).toEqual([]);
-    const store = SqliteJournalStore.open(join(d.dir, "journal.db"), { readonly: true });
+    const store = openEmbeddedStore(join(d.dir, "journal.db"), { readonly: true });
     const types: string[] = [];
     for await (const e of store.entries()) if ("type" in e) types.push(e.type);
     // The journal with the memory events verifies offline (signatures, chain, bodies).

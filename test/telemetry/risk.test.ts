@@ -196,7 +196,8 @@ describe("policy acts on the risk score", () => {
 permit (principal, action, resource);
 forbid (principal, action, resource) when { context has riskScore && context.riskScore > 700 };
 `;
-    const h = await makeGate({ cedar, gate: gateWith(tool) });
+    // run-2 is an unrelated task: it must not inherit run-1's taint (carry: explicit).
+    const h = await makeGate({ cedar, gate: gateWith(tool), context: { taint: { carry: "explicit" } } });
     const tainted = await h.gate.evaluate(deployReq({ taintLabels: [taint("mcp")] }));
     expect(tainted.decision).toBe("deny");
     expect(tainted.riskScore).toBeGreaterThan(0.7);
