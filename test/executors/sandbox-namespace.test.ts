@@ -77,43 +77,37 @@ describe("sandbox tier namespace (bubblewrap)", () => {
     expect(text(r.ok ? undefined : r.output?.stderr)).toMatch(/fork/i);
   });
 
-  it(
-    "writing outside the work directory fails; inside it works; /tmp is private",
-    async () => {
-      const work = workDir();
-      const outside = join(dirname(work), "outside");
-      mkdirSync(outside, { recursive: true });
-      chmodSync(outside, 0o777);
-      const control = await runIn(work, {}, { argv: ["sh", "-c", `echo x > ${outside}/pwned`] });
-      expect(control.ok).toBe(true);
-      const script = [
-        `echo x > ${outside}/pwned2 && echo wrote-outside`,
-        "echo x > /usr/pwned && echo wrote-usr",
-        "echo kept > result.txt && echo wrote-work",
-        "echo t > /tmp/warden-sbx-private && echo wrote-tmp",
-      ].join("; ");
-      const r = await runIn(work, NS, { argv: ["sh", "-c", script] });
-      const out = text(r.ok ? r.output.stdout : r.output?.stdout);
-      expect(out).not.toContain("wrote-outside");
-      expect(out).not.toContain("wrote-usr");
-      expect(out).toContain("wrote-work");
-      expect(out).toContain("wrote-tmp");
-      expect(readFileSync(join(work, "result.txt"), "utf8")).toBe("kept\n");
-      expect(() => readFileSync("/tmp/warden-sbx-private")).toThrow();
-    },
-  );
+  it("writing outside the work directory fails; inside it works; /tmp is private", async () => {
+    const work = workDir();
+    const outside = join(dirname(work), "outside");
+    mkdirSync(outside, { recursive: true });
+    chmodSync(outside, 0o777);
+    const control = await runIn(work, {}, { argv: ["sh", "-c", `echo x > ${outside}/pwned`] });
+    expect(control.ok).toBe(true);
+    const script = [
+      `echo x > ${outside}/pwned2 && echo wrote-outside`,
+      "echo x > /usr/pwned && echo wrote-usr",
+      "echo kept > result.txt && echo wrote-work",
+      "echo t > /tmp/warden-sbx-private && echo wrote-tmp",
+    ].join("; ");
+    const r = await runIn(work, NS, { argv: ["sh", "-c", script] });
+    const out = text(r.ok ? r.output.stdout : r.output?.stdout);
+    expect(out).not.toContain("wrote-outside");
+    expect(out).not.toContain("wrote-usr");
+    expect(out).toContain("wrote-work");
+    expect(out).toContain("wrote-tmp");
+    expect(readFileSync(join(work, "result.txt"), "utf8")).toBe("kept\n");
+    expect(() => readFileSync("/tmp/warden-sbx-private")).toThrow();
+  });
 
-  it(
-    "a high-risk contract is put in the namespace by the deployment's risk-tier rule",
-    async () => {
-      const spec = { argv: ["ls", "/"] };
-      const sandbox = { byRiskTier: { high: "namespace" as const } };
-      const low = await runIn(workDir(), sandbox, spec, { riskTier: "low" });
-      expect(low.ok && text(low.output.stdout)).toContain("etc");
-      const high = await runIn(workDir(), sandbox, spec, { riskTier: "high" });
-      expect(high.ok && text(high.output.stdout)).not.toContain("etc");
-    },
-  );
+  it("a high-risk contract is put in the namespace by the deployment's risk-tier rule", async () => {
+    const spec = { argv: ["ls", "/"] };
+    const sandbox = { byRiskTier: { high: "namespace" as const } };
+    const low = await runIn(workDir(), sandbox, spec, { riskTier: "low" });
+    expect(low.ok && text(low.output.stdout)).toContain("etc");
+    const high = await runIn(workDir(), sandbox, spec, { riskTier: "high" });
+    expect(high.ok && text(high.output.stdout)).not.toContain("etc");
+  });
 
   it("a bind path that is relative or smuggles mount options is refused before anything runs", async () => {
     for (const path of ["relative/dir", "/srv/data:/etc:rw"]) {

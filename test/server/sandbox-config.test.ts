@@ -92,18 +92,15 @@ describe("sidecar executors.process.sandbox", () => {
     expect(why, `namespace tier unavailable: ${why}`).toBeUndefined();
   });
 
-  it(
-    "a high-risk contract runs in the namespace tier and cannot open a socket",
-    async () => {
-      // Control: the same program at risk tier low (process tier) reaches the listener.
-      const low = await execute("probe_low");
-      expect(low).toMatchObject({ ok: true });
-      expect(JSON.stringify(low.output)).toContain("hello");
-      const high = await execute("probe_high");
-      expect(high).toMatchObject({ ok: false, code: "ERR_EXEC_TOOL_FAILED" });
-      expect(JSON.stringify(high)).not.toContain("hello");
-    },
-  );
+  it("a high-risk contract runs in the namespace tier and cannot open a socket", async () => {
+    // Control: the same program at risk tier low (process tier) reaches the listener.
+    const low = await execute("probe_low");
+    expect(low).toMatchObject({ ok: true });
+    expect(JSON.stringify(low.output)).toContain("hello");
+    const high = await execute("probe_high");
+    expect(high).toMatchObject({ ok: false, code: "ERR_EXEC_TOOL_FAILED" });
+    expect(JSON.stringify(high)).not.toContain("hello");
+  });
 
   it("--check reports a namespace tier this machine cannot provide", async () => {
     const loaded = parseSidecarConfig(
