@@ -155,7 +155,9 @@ function postOnce(port: number, path: string, body: string, token?: string): Pro
 const COPILOT_NPM_TEST = {
   sessionId: "bench-copilot",
   timestamp: 1796465564512,
-  cwd: tmpdir(),
+  // The same small workspace as Claude Code's payloads: the containment walks the workspace
+  // for files to mask, and the temp directory itself (every test's scratch) is no workspace.
+  cwd: workspace,
   toolName: "bash",
   toolArgs: { command: "npm test", description: "Run the tests" },
 };
