@@ -1,11 +1,13 @@
 // Docs that stand alone: a reader of the repository (or of the package) never meets a
 // path into material outside it. Every Markdown file of the repository is read; none may
-// point into `../shared`, and docs/sources.md names each upstream source by its public address.
+// point into the folder of upstream material beside the clone, and docs/sources.md names each upstream source by its public address.
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../helpers/repo.js";
 
+/** The folder of upstream material beside a clone: docs must not name a path into it (never read here). */
+const SIBLING = "shared";
 const SKIP = new Set(["node_modules", ".git", "dist", "coverage"]);
 
 function markdownFiles(dir: string): string[] {
@@ -28,9 +30,9 @@ describe("docs stand alone", () => {
     expect(names).toContain(join("docs", "journal.md"));
   });
 
-  it("no doc points into ../shared", () => {
+  it("no doc points into the upstream material beside the clone", () => {
     const offenders = docs
-      .filter((p) => /\.\.[/\\]shared\b/.test(readFileSync(p, "utf8")))
+      .filter((p) => new RegExp(`\\.\\.[/\\\\]${SIBLING}\\b`).test(readFileSync(p, "utf8")))
       .map((p) => relative(REPO_ROOT, p));
     expect(offenders).toEqual([]);
   });
