@@ -32,7 +32,6 @@ import {
 import {
   type ChainAnchor,
   countDecision,
-  type EventBody,
   EventChain,
   newCounters,
   type QuarantineCause,
@@ -54,6 +53,7 @@ import {
 import { type ProvenanceHit, ProvenanceIndex } from "./provenance.js";
 import { boundaryLabels, checkResult, classificationOf } from "./result.js";
 import { type HoldSlot, NETWORK_REQUESTS_REFUSED, type ReserveResult, RunLedger } from "./run-ledger.js";
+import { callWindowEvent, decidedBody, resultWindowEvent } from "./session-records.js";
 import { mergeTaint, taintSources } from "./taint.js";
 import { copyRequest, defined, finiteNonNegative, iso } from "./util.js";
 
@@ -74,8 +74,6 @@ interface CallState {
 }
 
 const calls = new WeakMap<Prepared, CallState>();
-
-type DecidedBody = Extract<EventBody, { type: "call.decided" }>;
 
 export class Session {
   readonly runId: string;
@@ -343,22 +341,7 @@ export class Session {
     // Merging no labels would only copy the set (and drop its cached sources).
     if (prepared.effectiveTaint.length > 0)
       this.#setTaintSeen(mergeTaint(this.#taintSeen, prepared.effectiveTaint), at);
-    // Built with only its defined members (no `defined` copy): `tool` is the optional one.
-    const body: DecidedBody = {
-      type: "call.decided",
-      call,
-      toolClass: request.toolClass,
-      action: request.action,
-      principalId: request.principalId,
-      requestHash: prepared.requestHash,
-      decision,
-      reasonCodes: [...reasonCodes],
-      taint: prepared.effectiveTaint,
-      provenance: prepared.provenance.map((h) => ({ path: h.path, kind: h.kind, outputs: h.outputs })),
-      behaviour: prepared.behaviour.map((m) => m.ruleId),
-    };
-    if (request.tool !== undefined) body.tool = request.tool;
-    const event = this.#chain.append(body, at);
+    const event = this.#chain.append(decidedBody(call, prepared, decision, reasonCodes), at);
     this.#pushCall(event.seq, prepared, state, decision);
     const first = prepared.behaviour[0];
     if (first !== undefined) {
@@ -455,17 +438,7 @@ export class Session {
         designated: this.#provenance.designates(request.parameters),
       });
     this.#setTaintSeen(mergeTaint(this.#taintSeen, taint), at);
-    this.#window.push(
-      defined({
-        seq: event.seq,
-        kind: "result" as const,
-        toolClass: request.toolClass,
-        action: request.action,
-        tool: request.tool,
-        taint: taintSources(taint),
-        signals: [],
-      }),
-    );
+    this.#window.push(resultWindowEvent(event.seq, request, taint));
     this.#deps.onActivity?.(this, at);
     return { taint, classification, provenance, events: this.#chain.since(start) };
   }
@@ -612,17 +585,6 @@ export class Session {
 
   /** The behavioural window's view of a call's decision (or its resolution). */
   #pushCall(seq: number, prepared: Prepared, state: CallState, decision: Decision): void {
-    const { request } = prepared;
-    const e: WindowEvent = {
-      seq,
-      kind: "call",
-      toolClass: request.toolClass,
-      action: request.action,
-      decision,
-      taint: taintSources(prepared.effectiveTaint),
-      signals: state.signals,
-    };
-    if (request.tool !== undefined) e.tool = request.tool;
-    this.#window.push(e);
+    this.#window.push(callWindowEvent(seq, prepared, state.signals, decision));
   }
 }
