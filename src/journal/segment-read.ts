@@ -28,12 +28,15 @@ export function parsePayload(payload: Buffer, where: string): SealedEntry | Malf
 }
 
 /**
- * The raw records of a journal directory from `fromSeq` on, as parsed JSON (the
- * verifier checks their shape itself), or a MalformedRecord where the framing is
- * broken. A torn tail is reported like any other break: verify is for a journal at
- * rest; a writer cuts torn tails when it opens.
+ * The segments of a journal directory that may hold entries from `fromSeq` on (a segment
+ * wholly before it is skipped by the next one's first seq), each read whole and scanned
+ * into batches; a segment whose header is bad is a MalformedRecord, after which the
+ * caller stops.
  */
-export function* segmentRecords(dir: string, fromSeq = 1): Iterable<unknown> {
+function* segmentScans(
+  dir: string,
+  fromSeq: number,
+): Iterable<{ name: string; scan: ReturnType<typeof scanBatches> } | MalformedRecord> {
   const segs = listSegments(dir);
   for (let i = 0; i < segs.length; i++) {
     const first = segs[i]!;
@@ -42,11 +45,23 @@ export function* segmentRecords(dir: string, fromSeq = 1): Iterable<unknown> {
     const name = segmentName(first);
     const buf = readWhole(join(dir, name));
     const bad = headerProblem(buf, first);
-    if (bad !== null) {
-      yield new MalformedRecord(`segment ${name}`, bad);
+    yield bad !== null ? new MalformedRecord(`segment ${name}`, bad) : { name, scan: scanBatches(buf) };
+  }
+}
+
+/**
+ * The raw records of a journal directory from `fromSeq` on, as parsed JSON (the
+ * verifier checks their shape itself), or a MalformedRecord where the framing is
+ * broken. A torn tail is reported like any other break: verify is for a journal at
+ * rest; a writer cuts torn tails when it opens.
+ */
+export function* segmentRecords(dir: string, fromSeq = 1): Iterable<unknown> {
+  for (const seg of segmentScans(dir, fromSeq)) {
+    if (seg instanceof MalformedRecord) {
+      yield seg;
       return;
     }
-    const scan = scanBatches(buf);
+    const { name, scan } = seg;
     for (const b of scan.batches) {
       let off = b.start;
       for (const p of b.payloads) {
@@ -107,19 +122,12 @@ export function splitPayload(payload: Buffer, where: string): SealedEntry | Malf
  * being read as JSON. Stops at the first bad record.
  */
 export function* segmentEntries(dir: string, fromSeq = 1): Iterable<SealedEntry | MalformedRecord> {
-  const segs = listSegments(dir);
-  for (let i = 0; i < segs.length; i++) {
-    const first = segs[i]!;
-    const following = segs[i + 1];
-    if (following !== undefined && following <= fromSeq) continue;
-    const name = segmentName(first);
-    const buf = readWhole(join(dir, name));
-    const bad = headerProblem(buf, first);
-    if (bad !== null) {
-      yield new MalformedRecord(`segment ${name}`, bad);
+  for (const seg of segmentScans(dir, fromSeq)) {
+    if (seg instanceof MalformedRecord) {
+      yield seg;
       return;
     }
-    const scan = scanBatches(buf);
+    const { name, scan } = seg;
     for (const b of scan.batches) {
       if (b.firstSeq + b.payloads.length <= fromSeq) continue;
       for (let k = Math.max(0, fromSeq - b.firstSeq); k < b.payloads.length; k++) {
