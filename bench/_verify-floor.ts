@@ -12,34 +12,51 @@ import { batchMessage, leafHash, parseBatchSignature, rootFromPath } from "../sr
 import { listSegments, readWhole } from "../src/journal/segment-files.js";
 import { scanBatches, segmentName } from "../src/journal/segment-format.js";
 
-/** One batch, prepared: its records' bytes, each entry's hash and proof, the batch signature. */
+/** One batch, prepared: its records' bytes and each entry's hash and proof (packed), the batch signature. */
 interface FloorBatch {
-  payloads: Uint8Array[];
+  /** The entry records' payloads back to back; `ends[i]` ends entry i. */
+  data: Uint8Array;
+  ends: Uint32Array;
   hashes: string[];
-  paths: Uint8Array[][];
+  /** The inclusion paths' 32-byte elements back to back; `pathEnds[i]` ends entry i's. */
+  paths: Uint8Array;
+  pathEnds: Uint32Array;
   firstSeq: number;
   size: number;
   signature: string;
+}
+
+function prepare(payloads: readonly Buffer[]): FloorBatch {
+  const entries = payloads.map((p) => JSON.parse(p.toString("utf8")) as { hash: string; signature: string });
+  const sigs = entries.map((e) => parseBatchSignature(e.signature)!);
+  const ends = new Uint32Array(payloads.length);
+  const pathEnds = new Uint32Array(payloads.length);
+  let at = 0;
+  let pat = 0;
+  payloads.forEach((p, i) => {
+    at += p.length;
+    ends[i] = at;
+    pat += 32 * sigs[i]!.path.length;
+    pathEnds[i] = pat;
+  });
+  return {
+    data: new Uint8Array(Buffer.concat(payloads)),
+    ends,
+    hashes: entries.map((e) => e.hash),
+    paths: new Uint8Array(Buffer.concat(sigs.flatMap((s) => s.path))),
+    pathEnds,
+    firstSeq: sigs[0]!.firstSeq,
+    size: sigs[0]!.size,
+    signature: sigs[0]!.signature,
+  };
 }
 
 /** The batches of a segment journal directory, parsed ahead (the floor excludes reading and parsing). */
 export function floorBatches(dir: string): FloorBatch[] {
   const out: FloorBatch[] = [];
   for (const first of listSegments(dir)) {
-    for (const b of scanBatches(readWhole(`${dir}/${segmentName(first)}`)).batches) {
-      const entries = b.payloads.map(
-        (p) => JSON.parse(p.toString("utf8")) as { hash: string; signature: string },
-      );
-      const sig = parseBatchSignature(entries[0]!.signature)!;
-      out.push({
-        payloads: b.payloads.map((p) => new Uint8Array(p)),
-        hashes: entries.map((e) => e.hash),
-        paths: entries.map((e) => parseBatchSignature(e.signature)!.path.map((x) => new Uint8Array(x))),
-        firstSeq: sig.firstSeq,
-        size: sig.size,
-        signature: sig.signature,
-      });
-    }
+    for (const b of scanBatches(readWhole(`${dir}/${segmentName(first)}`)).batches)
+      out.push(prepare(b.payloads));
   }
   return out;
 }
@@ -48,15 +65,17 @@ export function floorBatches(dir: string): FloorBatch[] {
 function checkAll(batches: readonly FloorBatch[], key: KeyObject): void {
   const kid = keyIdOf(key);
   for (const b of batches) {
+    const data = Buffer.from(b.data.buffer, b.data.byteOffset, b.data.byteLength);
+    const paths = Buffer.from(b.paths.buffer, b.paths.byteOffset, b.paths.byteLength);
     let root: Buffer | null = null;
-    for (let i = 0; i < b.payloads.length; i++) {
-      createHash("sha256").update(b.payloads[i]!).digest();
-      const r = rootFromPath(
-        leafHash(b.hashes[i]!),
-        i,
-        b.size,
-        b.paths[i]!.map((p) => Buffer.from(p)),
-      );
+    let start = 0;
+    let pstart = 0;
+    for (let i = 0; i < b.ends.length; i++) {
+      createHash("sha256").update(data.subarray(start, b.ends[i])).digest();
+      start = b.ends[i]!;
+      const path: Buffer[] = [];
+      for (; pstart < b.pathEnds[i]!; pstart += 32) path.push(paths.subarray(pstart, pstart + 32));
+      const r = rootFromPath(leafHash(b.hashes[i]!), i, b.size, path);
       if (r === null || (root !== null && !r.equals(root))) throw new Error("floor: a proof does not fold");
       root = r;
     }
@@ -78,7 +97,7 @@ export interface VerifyFloor {
 
 /** The floor on one core (this thread) and on every core (the batches split over workers). */
 export async function verifyFloor(batches: readonly FloorBatch[], key: KeyObject): Promise<VerifyFloor> {
-  const entries = batches.reduce((n, b) => n + b.payloads.length, 0);
+  const entries = batches.reduce((n, b) => n + b.ends.length, 0);
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   checkAll(batches, key);
