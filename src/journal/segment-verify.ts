@@ -210,7 +210,7 @@ async function linkRanges(
     const j = job(r, resume);
     resume = true;
     inflight.push({ job: j, result: pool.run(j) });
-    while (inflight.length > pool.size * 3) if (!(await settle())) return null;
+    while (inflight.length >= pool.size * 4) if (!(await settle())) return null;
   }
   while (inflight.length > 0) if (!(await settle())) return null;
   replay(source, link);
@@ -262,21 +262,28 @@ function replay(source: SegmentSource, link: Link): void {
   o.skip(link.expectedSeq - 1 - position);
 }
 
-/** Worker threads that verify ranges; a job whose worker fails comes back as not ok. */
+/**
+ * Worker threads that verify ranges; each range goes to the worker with the fewest in
+ * flight (on a loaded machine one thread may get less of a core than another). A job
+ * whose worker fails comes back as not ok.
+ */
 class RangePool {
   readonly #workers: Worker[];
-  readonly #waiting = new Map<number, (r: RangeResult) => void>();
-  #turn = 0;
+  readonly #waiting = new Map<number, { worker: Worker; done: (r: RangeResult) => void }>();
+  readonly #busy = new Map<Worker, number>();
 
   constructor(size: number, file: URL) {
     this.#workers = Array.from({ length: Math.max(1, Math.min(size, availableParallelism())) }, () => {
       const w = new Worker(file);
+      this.#busy.set(w, 0);
       w.on("message", (r: RangeResult) => {
-        this.#waiting.get(r.id)?.(r);
+        const job = this.#waiting.get(r.id);
         this.#waiting.delete(r.id);
+        this.#busy.set(w, (this.#busy.get(w) ?? 1) - 1);
+        job?.done(r);
       });
       const lost = () => {
-        for (const [id, done] of this.#waiting) done({ id, ok: false, reason: "error" });
+        for (const [id, job] of this.#waiting) job.done({ id, ok: false, reason: "error" });
         this.#waiting.clear();
       };
       w.on("error", lost);
@@ -290,9 +297,12 @@ class RangePool {
   }
 
   run(job: RangeJob): Promise<RangeResult> {
+    let worker = this.#workers[0]!;
+    for (const w of this.#workers) if (this.#busy.get(w)! < this.#busy.get(worker)!) worker = w;
+    this.#busy.set(worker, this.#busy.get(worker)! + 1);
     return new Promise((done) => {
-      this.#waiting.set(job.id, done);
-      this.#workers[this.#turn++ % this.#workers.length]!.postMessage(job);
+      this.#waiting.set(job.id, { worker, done });
+      worker.postMessage(job);
     });
   }
 
