@@ -38,7 +38,7 @@ import {
 } from "./verify.js";
 
 /** A range is cut after the batch that brings it to this many bytes. */
-const RANGE_BYTES = 1 << 20;
+const RANGE_BYTES = 2 << 20;
 
 /** The compiled worker: beside this module, or (running from the TypeScript sources) in dist/. */
 function workerFile(): URL | null {
@@ -210,7 +210,7 @@ async function linkRanges(
     const j = job(r, resume);
     resume = true;
     inflight.push({ job: j, result: pool.run(j) });
-    while (inflight.length >= pool.size * 4) if (!(await settle())) return null;
+    while (inflight.length >= pool.size * 8) if (!(await settle())) return null;
   }
   while (inflight.length > 0) if (!(await settle())) return null;
   replay(source, link);

@@ -11,8 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateKeyPair, saveKeyPair } from "../../src/crypto/index.js";
 import { openJournal, SegmentJournalStore, signHead } from "../../src/journal/index.js";
 import { type Batch, fold, H, type Head, independentVerify, jcs, type Verdict } from "./docs-verifier.js";
-import { gateDecision, policyDecision, RUN, tempDir } from "./helpers.js";
+import { tempDir } from "./helpers.js";
 import {
+  appendDecisions,
   readSegmentFiles,
   type SegmentFile,
   segmentFiles,
@@ -39,17 +40,7 @@ beforeAll(async () => {
       await j.close();
       j = await openJournal({ store, signer: next, signatureMode: "batch" });
     }
-    await Promise.all(
-      Array.from({ length: 2 + (round % 5) }, (_, i) =>
-        i % 2 === 0
-          ? j.append({
-              type: "dare.policy.decision",
-              run_id: RUN,
-              body: policyDecision(i % 3 ? "allow" : "deny"),
-            })
-          : j.append({ type: "warden.gate.decision", run_id: RUN, body: gateDecision() }),
-      ),
-    );
+    await appendDecisions(j, 2 + (round % 5));
   }
   await j.close();
   await store.close();

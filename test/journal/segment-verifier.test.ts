@@ -12,8 +12,8 @@ import {
   readBatches,
   type Verdict,
 } from "./docs-verifier.js";
-import { gateDecision, policyDecision, RUN, tempDir } from "./helpers.js";
-import { type SegmentFile, tamperedCopy, wardenVerify } from "./verifier-harness.js";
+import { tempDir } from "./helpers.js";
+import { appendDecisions, type SegmentFile, tamperedCopy, wardenVerify } from "./verifier-harness.js";
 
 const independentVerify = (dir: string, pub: KeyObject, head?: Head): Verdict => docsVerify(dir, [pub], head);
 
@@ -31,17 +31,7 @@ beforeAll(async () => {
   const store = SegmentJournalStore.open(path, { segmentBytes: 8192 });
   const j = await openJournal({ store, signer: key });
   for (let round = 0; round < 8; round++) {
-    await Promise.all(
-      Array.from({ length: 1 + (round % 4) }, (_, i) =>
-        i % 2 === 0
-          ? j.append({
-              type: "dare.policy.decision",
-              run_id: RUN,
-              body: policyDecision(i % 3 ? "allow" : "deny"),
-            })
-          : j.append({ type: "warden.gate.decision", run_id: RUN, body: gateDecision() }),
-      ),
-    );
+    await appendDecisions(j, 1 + (round % 4));
   }
   await j.close();
   await store.close();

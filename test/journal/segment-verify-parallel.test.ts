@@ -22,7 +22,8 @@ import {
   verifyJournal,
   verifySource,
 } from "../../src/journal/index.js";
-import { gateDecision, KEY, keyringOf, OTHER_KEY, policyDecision, RUN, tempDir } from "./helpers.js";
+import { KEY, keyringOf, OTHER_KEY, tempDir } from "./helpers.js";
+import { appendDecisions } from "./verifier-harness.js";
 
 let t: ReturnType<typeof tempDir>;
 let batchDir: string;
@@ -46,17 +47,7 @@ async function write(
       await j.close();
       j = await openJournal({ store, signer: NEXT, signatureMode: mode });
     }
-    await Promise.all(
-      Array.from({ length: 1 + (round % 7) }, (_, i) =>
-        i % 2 === 0
-          ? j.append({
-              type: "dare.policy.decision",
-              run_id: RUN,
-              body: policyDecision(i % 3 ? "allow" : "deny"),
-            })
-          : j.append({ type: "warden.gate.decision", run_id: RUN, body: gateDecision() }),
-      ),
-    );
+    await appendDecisions(j, 1 + (round % 7));
     if (chain !== null && round % 20 === 19) await j.append({ type: CHECKPOINT, body: { chain, heads: [] } });
   }
   await j.close();

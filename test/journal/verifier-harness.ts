@@ -5,8 +5,25 @@
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import type { Journal } from "../../src/journal/index.js";
 import { REPO_ROOT } from "../helpers/repo.js";
 import { type Batch, encodeSegment, type Head, readBatches, type Verdict } from "./docs-verifier.js";
+import { gateDecision, policyDecision, RUN } from "./helpers.js";
+
+/** `n` decision entries appended together (one group commit): policy decisions, allow or deny, and Gate decisions. */
+export function appendDecisions(j: Journal, n: number): Promise<unknown> {
+  return Promise.all(
+    Array.from({ length: n }, (_, i) =>
+      i % 2 === 0
+        ? j.append({
+            type: "dare.policy.decision",
+            run_id: RUN,
+            body: policyDecision(i % 3 ? "allow" : "deny"),
+          })
+        : j.append({ type: "warden.gate.decision", run_id: RUN, body: gateDecision() }),
+    ),
+  );
+}
 
 function run(dir: string, pubFile: string, headFile: string | null, workers: number): Verdict {
   const args = [resolve(REPO_ROOT, "bin/warden.js"), "journal", "verify", "--db", dir, "--keys", pubFile];
