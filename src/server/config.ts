@@ -240,8 +240,26 @@ export const SidecarConfigSchema = z.strictObject({
       rateLimitPerMinute: z.number().int().min(1).max(1_000_000).default(600),
       /** Longest a blocked call (step-up, defer) may hold its request open. */
       requestTimeoutMs: z.number().int().min(1000).max(3_600_000).default(330_000),
+      /**
+       * Decisions (/v1/decide, POST /v1/runs) served at once, all principals together; the rest
+       * wait in per-principal queues served round-robin, each active principal holding at most
+       * an equal share of these slots (src/runtime fair-queue.ts).
+       */
+      maxConcurrent: z.number().int().min(1).max(10_000).default(32),
+      /** One principal's decisions admitted at once, served or waiting (ERR_SERVER_BUSY, 429, beyond it). */
+      maxInFlightPerPrincipal: z.number().int().min(1).max(100_000).default(64),
+      /** Decisions waiting their turn, all principals together (the memory bound; the longest queue sheds). */
+      maxQueued: z.number().int().min(1).max(1_000_000).default(1024),
     })
-    .default({ bodyBytes: 1024 * 1024, jsonDepth: 32, rateLimitPerMinute: 600, requestTimeoutMs: 330_000 }),
+    .default({
+      bodyBytes: 1024 * 1024,
+      jsonDepth: 32,
+      rateLimitPerMinute: 600,
+      requestTimeoutMs: 330_000,
+      maxConcurrent: 32,
+      maxInFlightPerPrincipal: 64,
+      maxQueued: 1024,
+    }),
   executors: z
     .strictObject({
       http: z

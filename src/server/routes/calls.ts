@@ -24,7 +24,7 @@ import { ApiError } from "../errors.js";
 import { type IdempotencyKeys, idempotencyKeyOf, idempotent, MemoryIdempotencyKeys } from "../idempotency.js";
 import { AUTH_ERRORS, BODY_ERRORS, mount, parseInput, type RouteSpec } from "../route.js";
 import { CallBody, DecideResponse, ExecuteResponse } from "../schemas.js";
-import { callSignal, type RouteContext } from "./context.js";
+import { callSignal, inTurn, type RouteContext } from "./context.js";
 import { decisionView, denialMessage, faultError } from "./views.js";
 
 const CALL_ERRORS = [
@@ -50,7 +50,7 @@ export const DECIDE = {
   body: callBody,
   response: { name: "DecideResponse", schema: DecideResponse },
   description: "The decision",
-  errors: CALL_ERRORS,
+  errors: [...CALL_ERRORS, "ERR_SERVER_BUSY"],
 } as const satisfies RouteSpec;
 
 export const EXECUTE = {
@@ -173,7 +173,10 @@ export function callRoutes(app: FastifyInstance, ctx: RouteContext): void {
       const { request } = await agentCall(ctx, req);
       const t0 = performance.now();
       const parent = traceParentOf(req);
-      const o = await gate.evaluate(request, parent !== undefined ? { parent } : undefined);
+      // Evaluation and the durable journal commit are shared work: served in the principal's fair turn.
+      const o = await inTurn(ctx, req, reply, () =>
+        gate.evaluate(request, parent !== undefined ? { parent } : undefined),
+      );
       if (o.traceparent !== undefined) reply.header("traceparent", o.traceparent);
       // A /v1/decide host executes on its own and has no result channel: nothing will
       // collect this call's pending result, so it is released now (issue 17 #9).
