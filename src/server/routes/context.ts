@@ -34,7 +34,8 @@ export async function inTurn<T>(
 ): Promise<T> {
   const r = await ctx.fair.run(identityOf(req).id, work, callSignal(ctx, reply));
   if (r.ok) return r.value;
-  if (r.reason === "aborted") throw new ApiError("ERR_SERVER_SHUTTING_DOWN", "the call was cancelled while waiting");
+  if (r.reason === "aborted")
+    throw new ApiError("ERR_SERVER_SHUTTING_DOWN", "the call was cancelled while waiting");
   throw new ApiError(
     "ERR_SERVER_BUSY",
     r.reason === "principal_full"
