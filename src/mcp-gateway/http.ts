@@ -153,10 +153,13 @@ export async function serveHttp(gw: Gateway, over: { port?: number } = {}): Prom
   const sessions = new Map<string, Live>();
   const opening = new Map<string, number>();
   const perPrincipal = cfg.maxSessionsPerPrincipal ?? Math.max(1, Math.floor(cfg.maxSessions / 4));
+  // A call still running after a second (a step-up waiting for its timeout, a slow upstream
+  // tool) gives its slot back: it waits on nothing the other principals share.
   const fair = new FairQueue({
     concurrency: cfg.maxConcurrent,
     maxPerPrincipal: cfg.maxInFlightPerPrincipal,
     maxQueued: cfg.maxQueued,
+    sliceMs: 1000,
   });
   const served = (res: ServerResponse, r: FairOutcome<unknown>) => {
     if (r.ok || r.reason === "aborted" || res.headersSent) return;

@@ -10,6 +10,9 @@
 // waiting in all (`maxQueued`, the memory bound); when that fills, the newest call of the
 // longest queue is refused, never a call of a principal holding less. The key is the
 // authenticated principal (never a client-chosen name), so many sessions share one share.
+// A call still running after `sliceMs` gives its slot back and runs on outside the count:
+// the shared work takes milliseconds, so such a call is waiting on something no one else
+// needs (a human approval, a slow upstream tool) and must not hold the others up.
 
 export interface FairQueueOptions {
   /** Calls served at once, all principals together. */
@@ -20,6 +23,8 @@ export interface FairQueueOptions {
   readonly maxQueued: number;
   /** A principal served this recently still counts as active when shares are computed (default 1000). */
   readonly recentMs?: number;
+  /** A call running this long gives its slot back (default 1000; 0 never). */
+  readonly sliceMs?: number;
   readonly now?: () => number;
 }
 
@@ -49,7 +54,7 @@ export class FairQueue {
   #queued = 0;
 
   constructor(options: FairQueueOptions) {
-    this.#o = { recentMs: 1000, now: () => Date.now(), ...options };
+    this.#o = { recentMs: 1000, sliceMs: 1000, now: () => Date.now(), ...options };
     if (this.#o.concurrency < 1 || this.#o.maxPerPrincipal < 1 || this.#o.maxQueued < 0)
       throw new RangeError("FairQueue: concurrency and maxPerPrincipal must be ≥ 1, maxQueued ≥ 0");
   }
@@ -76,10 +81,19 @@ export class FairQueue {
   async run<T>(principal: string, work: () => Promise<T>, signal?: AbortSignal): Promise<FairOutcome<T>> {
     const refused = await this.#admit(principal, signal);
     if (refused !== undefined) return { ok: false, reason: refused };
+    let held = true;
+    const release = () => {
+      if (!held) return;
+      held = false;
+      this.#finish(principal);
+    };
+    const slice = this.#o.sliceMs > 0 ? setTimeout(release, this.#o.sliceMs) : undefined;
+    slice?.unref();
     try {
       return { ok: true, value: await work() };
     } finally {
-      this.#finish(principal);
+      clearTimeout(slice);
+      release();
     }
   }
 

@@ -238,6 +238,11 @@ export const SidecarConfigSchema = z.strictObject({
       jsonDepth: z.number().int().min(2).max(256).default(32),
       /** Requests per minute per credential (HTTP layer; the Gate's own per-principal limits still apply). */
       rateLimitPerMinute: z.number().int().min(1).max(1_000_000).default(600),
+      /**
+       * A request over the rate whose turn comes within this many ms is held until then
+       * instead of refused (ERR_SERVER_RATE_LIMITED past it); 0 refuses at once.
+       */
+      rateLimitDelayMs: z.number().int().min(0).max(10_000).default(1000),
       /** Longest a blocked call (step-up, defer) may hold its request open. */
       requestTimeoutMs: z.number().int().min(1000).max(3_600_000).default(330_000),
       /**
@@ -255,6 +260,7 @@ export const SidecarConfigSchema = z.strictObject({
       bodyBytes: 1024 * 1024,
       jsonDepth: 32,
       rateLimitPerMinute: 600,
+      rateLimitDelayMs: 1000,
       requestTimeoutMs: 330_000,
       maxConcurrent: 32,
       maxInFlightPerPrincipal: 64,

@@ -80,14 +80,17 @@ export function createSidecarServer(
   authPlugin(app, {
     auth,
     agentpin: runtime.agentpin === undefined ? undefined : new AgentPinIdentities(runtime.agentpin, rolesOf),
-    limiter: new RateLimiter(limits.rateLimitPerMinute),
+    limiter: new RateLimiter(limits.rateLimitPerMinute, undefined, limits.rateLimitDelayMs),
     metricsPublic: cfg.metrics.public,
   });
   // The shared decision work is served per principal, round-robin with equal shares (issue 37).
+  // Its calls wait on nothing but the Gate and the journal (a step-up is returned, not
+  // awaited), which are the shared work itself: a slot is held to the end (no slice).
   const fair = new FairQueue({
     concurrency: limits.maxConcurrent,
     maxPerPrincipal: limits.maxInFlightPerPrincipal,
     maxQueued: limits.maxQueued,
+    sliceMs: 0,
   });
   mountRoutes(app, { runtime, metrics, state, shutdown: shutdown.signal, openApi: openApiDocument, fair });
   // Protective state is durable before the answer that caused it leaves (issue 36): the

@@ -4,7 +4,7 @@
 // before the hostile backlog drains; the hostile gets coded refusals when its share of
 // the queue is full, the honest never; the queue never holds more than its bound. Order
 // of service is observed directly (no clock).
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { FairQueue } from "../../src/runtime/index.js";
 
 /** A call whose work is held until released: records when it started. */
@@ -125,5 +125,38 @@ describe("a hostile principal floods the shared work queue", () => {
     a.release();
     await first;
     expect(order).toEqual(["a"]);
+  });
+});
+
+describe("a hostile principal parks calls that wait on something else (approval, slow tool)", () => {
+  it("a call running past its slice gives its slot back: the honest call is served while the parked calls still run", async () => {
+    vi.useFakeTimers();
+    try {
+      const q = new FairQueue({
+        concurrency: 2,
+        maxPerPrincipal: 8,
+        maxQueued: 16,
+        sliceMs: 1000,
+        now: () => 0,
+      });
+      const order: string[] = [];
+      const parked = Array.from({ length: 4 }, (_, i) => held(order, `parked-${i}`));
+      const runs = parked.map((h) => q.run("hostile", h.work));
+      const honest = held(order, "honest");
+      const honestRun = q.run("honest", honest.work);
+      await vi.advanceTimersByTimeAsync(0);
+      expect(order).toEqual(["parked-0", "parked-1"]); // both slots taken, nothing finished
+      await vi.advanceTimersByTimeAsync(1000); // the slices end; the calls go on outside the count
+      expect(order).toContain("honest");
+      expect(q.of("hostile").queued).toBeLessThanOrEqual(1);
+      honest.release();
+      expect(await honestRun).toEqual({ ok: true, value: "honest" });
+      for (const h of parked) h.release();
+      await vi.advanceTimersByTimeAsync(5000);
+      expect((await Promise.all(runs)).every((o) => o.ok)).toBe(true);
+      expect(q.active).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
