@@ -192,6 +192,12 @@ export async function serveHttp(gw: Gateway, over: { port?: number } = {}): Prom
     }
     if (req.method !== "POST" || !isInitialize(body))
       return reply(res, 400, "ERR_MCP_DENIED", "no session: send initialize first");
+    // Answered in the principal's turn, refusals included: a client that sends a refused
+    // initialize again at once is paced by its own queue instead of spinning on 429s.
+    const work = answered(res, () => initialize(caller, req, res, body));
+    served(res, await fair.run(caller.principal, work, leaving(res)));
+  };
+  const initialize = async (caller: Caller, req: IncomingMessage, res: ServerResponse, body: unknown) => {
     await sweepIdle(sessions, cfg.sessionIdleMs);
     if (sessions.size + sumOf(opening) >= cfg.maxSessions)
       return reply(res, 503, "ERR_MCP_DENIED", "too many sessions");
@@ -199,8 +205,7 @@ export async function serveHttp(gw: Gateway, over: { port?: number } = {}): Prom
       return reply(res, 429, "ERR_MCP_SESSION_LIMIT", `this principal holds ${perPrincipal} sessions`);
     opening.set(caller.principal, (opening.get(caller.principal) ?? 0) + 1);
     try {
-      const work = answered(res, () => open(caller, req, res, body));
-      served(res, await fair.run(caller.principal, work, leaving(res)));
+      await open(caller, req, res, body);
     } finally {
       const left = (opening.get(caller.principal) ?? 1) - 1;
       if (left <= 0) opening.delete(caller.principal);

@@ -89,8 +89,13 @@ describe("one credential takes every gateway session", () => {
     const accepted = statuses.filter((s) => s === 200).length;
     expect(accepted).toBe(4); // a quarter of maxSessions by default
     expect(statuses.filter((s) => s === 429)).toHaveLength(20);
-    const refused = flood.find((r) => r.status === 429);
-    expect(await refused?.text()).toContain("ERR_MCP_SESSION_LIMIT");
+    // Past its share of sessions (ERR_MCP_SESSION_LIMIT), or past its share of the request
+    // queue before its turn came (ERR_MCP_BUSY: 16 admitted at once).
+    const codes = await Promise.all(
+      flood.filter((r) => r.status === 429).map(async (r) => /ERR_MCP_[A-Z_]+/.exec(await r.text())?.[0]),
+    );
+    expect(codes.filter((c) => c === "ERR_MCP_SESSION_LIMIT").length).toBeGreaterThanOrEqual(12);
+    expect(codes.every((c) => c === "ERR_MCP_SESSION_LIMIT" || c === "ERR_MCP_BUSY")).toBe(true);
     // The other principal is not locked out: it opens a session and calls a tool.
     const b = await h.connect(TOKENS.b);
     const tools = await b.listTools();
