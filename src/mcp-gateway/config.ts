@@ -76,7 +76,7 @@ export const GatewayConfigSchema = z.strictObject({
        * rest wait in per-principal queues served round-robin, each active principal holding
        * at most an equal share of these slots.
        */
-      maxConcurrent: z.number().int().min(1).max(10_000).default(4),
+      maxConcurrent: z.number().int().min(1).max(10_000).default(2),
       /** Requests waiting their turn, all principals together (the memory bound; the longest queue sheds). */
       maxQueued: z.number().int().min(1).max(100_000).default(256),
       /** A session idle this long is closed (its run ended) when room is needed for a new one. */

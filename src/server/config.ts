@@ -250,9 +250,9 @@ export const SidecarConfigSchema = z.strictObject({
        * wait in per-principal queues served round-robin, each active principal holding at most
        * an equal share of these slots (src/runtime fair-queue.ts).
        */
-      maxConcurrent: z.number().int().min(1).max(10_000).default(32),
+      maxConcurrent: z.number().int().min(1).max(10_000).default(64),
       /** One principal's decisions admitted at once, served or waiting (ERR_SERVER_BUSY, 429, beyond it). */
-      maxInFlightPerPrincipal: z.number().int().min(1).max(100_000).default(64),
+      maxInFlightPerPrincipal: z.number().int().min(1).max(100_000).default(128),
       /** Decisions waiting their turn, all principals together (the memory bound; the longest queue sheds). */
       maxQueued: z.number().int().min(1).max(1_000_000).default(1024),
     })
@@ -262,8 +262,8 @@ export const SidecarConfigSchema = z.strictObject({
       rateLimitPerMinute: 600,
       rateLimitDelayMs: 1000,
       requestTimeoutMs: 330_000,
-      maxConcurrent: 32,
-      maxInFlightPerPrincipal: 64,
+      maxConcurrent: 64,
+      maxInFlightPerPrincipal: 128,
       maxQueued: 1024,
     }),
   executors: z

@@ -58,7 +58,7 @@ describe("one credential floods the gateway with tool calls", () => {
     const a = await h.connect(TOKENS.a);
     let done = 0;
     const calls = Array.from({ length: 20 }, () =>
-      a.callTool({ name: "test__slow", arguments: { ms: 800 } }).then(
+      a.callTool({ name: "test__slow", arguments: { ms: 500 } }).then(
         () => {
           done++;
           return "ok";
