@@ -76,9 +76,15 @@ export class FairQueue {
   /**
    * Runs `work` when `principal`'s turn comes; refused without running it when the
    * principal's share of admissions is full, when the shared queue sheds it, or when
-   * `signal` aborts while it waits (a call already started is not interrupted).
+   * `signal` aborts while it waits (a call already started is not interrupted). `sliceMs`
+   * overrides the queue's slice for this call.
    */
-  async run<T>(principal: string, work: () => Promise<T>, signal?: AbortSignal): Promise<FairOutcome<T>> {
+  async run<T>(
+    principal: string,
+    work: () => Promise<T>,
+    signal?: AbortSignal,
+    sliceMs = this.#o.sliceMs,
+  ): Promise<FairOutcome<T>> {
     const refused = await this.#admit(principal, signal);
     if (refused !== undefined) return { ok: false, reason: refused };
     let held = true;
@@ -87,7 +93,7 @@ export class FairQueue {
       held = false;
       this.#finish(principal);
     };
-    const slice = this.#o.sliceMs > 0 ? setTimeout(release, this.#o.sliceMs) : undefined;
+    const slice = sliceMs > 0 ? setTimeout(release, sliceMs) : undefined;
     slice?.unref();
     try {
       return { ok: true, value: await work() };

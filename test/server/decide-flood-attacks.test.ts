@@ -110,3 +110,41 @@ describe("one principal floods /v1/decide", () => {
     expect(honest).toEqual([200, 200, 200, 200, 200]);
   });
 });
+
+describe("one principal parks /v1/execute calls on approval waits", () => {
+  it("a call waiting for a human gives its fair-queue slot back: the other principal is answered while the approvals are still pending", async () => {
+    const p = await startTestSidecar({
+      config: { limits: { maxConcurrent: 1, maxInFlightPerPrincipal: 4 } },
+    });
+    try {
+      const hostileRun = await p.run("parked", TOKENS.agentB);
+      const honestRun = await p.run("honest", TOKENS.agentA);
+      // `publish` needs an approver (20 s step-up); nobody approves.
+      const parked = Array.from({ length: 2 }, (_, i) =>
+        p.call("/v1/execute", {
+          token: TOKENS.agentB,
+          body: { runId: hostileRun, tool: "publish", parameters: { text: `parked ${i}` } },
+        }),
+      );
+      await until(() => (p.server.runtime.approvals.pending().length > 0 ? true : undefined), 20_000);
+      const r = await p.call("/v1/decide", { token: TOKENS.agentA, body: echo("hi", { runId: honestRun }) });
+      expect([r.status, r.body.decision]).toEqual([200, "allow"]);
+      // Answered while the parked calls still wait for their approver (not after their 20 s).
+      expect(p.server.runtime.approvals.pending().length).toBeGreaterThan(0);
+      let settled = 0;
+      for (const c of parked) void c.then(() => settled++);
+      await until(async () => {
+        for (const a of p.server.runtime.approvals.pending())
+          await p.call(`/v1/approvals/${a.id}`, {
+            token: TOKENS.approver,
+            body: { outcome: "deny", justification: "nobody approves a flood" },
+          });
+        return settled === parked.length ? true : undefined;
+      }, 30_000);
+      await Promise.all(parked);
+      expect(p.service.hits).toHaveLength(0);
+    } finally {
+      await p.stop();
+    }
+  }, 60_000);
+});

@@ -42,6 +42,9 @@ const CALL_ERRORS = [
 
 const callBody = { name: "CallBody", schema: CallBody, required: true } as const;
 
+/** How long a /v1/execute call holds its fair-queue slot before giving it back (approval waits, slow tools). */
+const EXECUTE_SLICE_MS = 1000;
+
 export const DECIDE = {
   method: "POST",
   url: "/v1/decide",
@@ -64,6 +67,7 @@ export const EXECUTE = {
   errors: [
     ...CALL_ERRORS,
     "ERR_SERVER_NO_EXECUTOR",
+    "ERR_SERVER_BUSY",
     "ERR_SERVER_IDEMPOTENCY_PENDING",
     "ERR_SERVER_IDEMPOTENCY_MISMATCH",
   ],
@@ -200,8 +204,10 @@ export function callRoutes(app: FastifyInstance, ctx: RouteContext): void {
       // A replay is journaled without an entry-level run: it decides nothing for the run.
       const journal = (body: Record<string, unknown>) =>
         ctx.runtime.journal.append({ type: EXECUTE_REPLAYED_EVENT, body });
+      // In the principal's fair turn; a call still running after a second (an approval
+      // wait, a slow tool) gives its slot back, since it waits on nothing the others share.
       return idempotent(keys, { principalId: identityOf(req).id, key, req, reply, journal }, () =>
-        executeCall(ctx, observe, req, reply),
+        inTurn(ctx, req, reply, () => executeCall(ctx, observe, req, reply), EXECUTE_SLICE_MS),
       );
     },
     { parse: false },

@@ -31,8 +31,9 @@ export async function inTurn<T>(
   req: FastifyRequest,
   reply: FastifyReply,
   work: () => Promise<T>,
+  sliceMs?: number,
 ): Promise<T> {
-  const r = await ctx.fair.run(identityOf(req).id, work, callSignal(ctx, reply));
+  const r = await ctx.fair.run(identityOf(req).id, work, callSignal(ctx, reply), sliceMs);
   if (r.ok) return r.value;
   if (r.reason === "aborted")
     throw new ApiError("ERR_SERVER_SHUTTING_DOWN", "the call was cancelled while waiting");
