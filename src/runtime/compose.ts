@@ -68,6 +68,7 @@ import { composeExecutors, type RuntimeExecutors } from "./executors.js";
 import { messagingFor, type RuntimeMessaging } from "./messages.js";
 import { openNotifications, type RuntimeNotifications } from "./notifications.js";
 import { SqlitePrincipalStateStore } from "./principal-store.js";
+import { type RuntimeQuarantines, runtimeQuarantines } from "./quarantines.js";
 import { wireRevocations } from "./revocations.js";
 import { startCleanRun } from "./run-taint.js";
 import { openShadow } from "./shadow.js";
@@ -116,6 +117,8 @@ export interface Runtime {
   readonly clock: () => number;
   /** APAE trust (engine, policy-denial feed, quarantine tick) when `config.apae` is set. */
   readonly apae: RuntimeApae | undefined;
+  /** Every active quarantine, and the approver-signed lift of a principal quarantine (issue 37). */
+  readonly quarantines: RuntimeQuarantines;
   /** The communication gate, the messaging identities and the message nonce store. */
   readonly messages: RuntimeMessaging;
   /** Verifies AgentPin credentials as principals (when `identity.agentpin` is configured). */
@@ -461,12 +464,23 @@ async function wire(
     loaded.registry,
   );
   const capabilities = openCapabilities(sessions, config.journal.signer, clock, o.node?.ledger);
+  // The approvers' keys (configured, and the console's browser keys): signed step-up
+  // verdicts and signed quarantine lifts are checked against them.
+  const ring =
+    config.approvers !== undefined || deps.approverKeys !== undefined
+      ? approverKeyring(config.approvers ?? {}, deps.approverKeys)
+      : undefined;
+  const quarantines = runtimeQuarantines(
+    { principals: sessions.principals, ring, journal, store: o.principals, clock },
+    apae,
+  );
   // Distributed mode: a quarantine saved by another replica is loaded into this one's cache
   // (one already in force here needs no reload: loading never lifts one).
   await o.node?.watchPrincipals((id) => {
-    if (sessions.principals.quarantineOf(id) === undefined)
-      void sessions.principals.load(id).catch(() => undefined);
+    const held = sessions.principals.quarantineOf(id);
+    if (held === undefined) void sessions.principals.load(id).catch(() => undefined);
     // One held here may have been lifted elsewhere by an approver's signed record (verified again).
+    else if (held.type !== "trust_score") void quarantines.adopt(id).catch(() => undefined);
     else void apae?.adoptLift(id).catch(() => undefined);
   });
   const ceilings = new DelegatedRuns(sessions);
@@ -488,9 +502,7 @@ async function wire(
     ...(queue?.maxPendingPerPrincipal !== undefined
       ? { maxPendingPerPrincipal: queue.maxPendingPerPrincipal }
       : {}),
-    ...(config.approvers !== undefined || deps.approverKeys !== undefined
-      ? { approverKeys: approverKeyring(config.approvers ?? {}, deps.approverKeys), clock }
-      : {}),
+    ...(ring !== undefined ? { approverKeys: ring, clock } : {}),
   });
   const shared = await sharedApprovals(o.node, approvals, clock);
   const gatePolicy = apae === undefined ? policy : apae.observe(policy);
@@ -554,6 +566,7 @@ async function wire(
     executors,
     clock,
     apae,
+    quarantines,
     messages,
     agentpin,
     hookSourcePins: o.node?.tofuPins.forKind("hook-source"),

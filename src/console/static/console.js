@@ -209,7 +209,42 @@ async function submitLift(form, ev) {
   form.submit();
 }
 
+// A principal quarantine's lift (scope warden:principal_quarantine_lift): it names the
+// approver and the quarantine by id, so it cannot be replayed on a later one.
+async function submitPrincipalLift(form, ev) {
+  ev.preventDefault();
+  const status = form.querySelector(".status");
+  if (!signingKey) {
+    status.textContent = "No registered signing key in this browser: the lift cannot be signed.";
+    return;
+  }
+  const lift = {
+    scope: "warden:principal_quarantine_lift",
+    principal: form.dataset.principal,
+    quarantine_id: form.dataset.quarantineId,
+    approver_id: form.dataset.approverId,
+    approver_key_id: signingKey.keyId,
+    issued_at: new Date().toISOString(),
+    reason: form.elements.reason.value,
+  };
+  const bytes = new TextEncoder().encode(canonical(lift));
+  const sig = await crypto.subtle.sign({ name: "Ed25519" }, signingKey.privateKey, bytes);
+  form.elements.lift.value = JSON.stringify(lift);
+  form.elements.signature.value = b64url(sig);
+  status.textContent = "Sending…";
+  form.submit();
+}
+
 function wire(root) {
+  for (const form of root.querySelectorAll("form.lift-principal")) {
+    if (form.dataset.wired) continue;
+    form.dataset.wired = "1";
+    form.addEventListener("submit", (ev) => {
+      submitPrincipalLift(form, ev).catch((e) => {
+        form.querySelector(".status").textContent = `Could not sign: ${e.message}`;
+      });
+    });
+  }
   for (const form of root.querySelectorAll("form.lift")) {
     if (form.dataset.wired) continue;
     form.dataset.wired = "1";
