@@ -75,6 +75,11 @@ export class ApproverKeyring {
     mine.set(keyIdOf(pub), pub);
   }
 
+  /** Drops one of the approver's keys (a revoked browser key): it verifies nothing after. */
+  remove(approverId: string, keyId: string): void {
+    this.#keys.get(approverId)?.delete(keyId);
+  }
+
   /** The approver's key with that id; undefined for a key that is not this approver's. */
   key(approverId: string, keyId: string): KeyObject | undefined {
     return this.#keys.get(approverId)?.get(keyId);

@@ -52,6 +52,7 @@ import {
   type ChainCheckpointer,
   type FleetRateLedger,
   openPgNode,
+  type PgConsoleKeys,
   type PgIdempotencyKeys,
   type PgNode,
 } from "../store-pg/index.js";
@@ -62,7 +63,7 @@ import { grantCapability, openCapabilities, type RuntimeGrant } from "./capabili
 import type { RuntimeConfig, RuntimeDeps } from "./config.js";
 import { loadContracts } from "./contracts.js";
 import { type DelegatedRunRequest, DelegatedRuns, startDelegatedRun } from "./delegation.js";
-import { fleetRate, sharedApprovals, sharedDeferrals } from "./distributed.js";
+import { fleetRate, sharedApprovals, sharedConsoleKeys, sharedDeferrals } from "./distributed.js";
 import { evictedBody, RUN_EVICTED_EVENT, registerRuntimeEventTypes } from "./events.js";
 import { composeExecutors, type RuntimeExecutors } from "./executors.js";
 import { messagingFor, type RuntimeMessaging } from "./messages.js";
@@ -127,6 +128,13 @@ export interface Runtime {
   readonly hookSourcePins: SharedPins | undefined;
   /** Distributed mode: /v1/execute's Idempotency-Keys, shared by every replica; undefined on one node. */
   readonly idempotency: PgIdempotencyKeys | undefined;
+  /**
+   * Distributed mode: the console's browser approval keys shared by every replica (public
+   * halves), and a subscription to their changes on any replica; undefined on one node.
+   */
+  readonly sharedConsoleKeys:
+    | { rows: PgConsoleKeys; listen(onChange: () => void): Promise<void>; pollMs: number | undefined }
+    | undefined;
   /** Starts a run bound to an authenticated principal (loads its persisted state first). */
   startRun(principalId: string, options?: StartRunOptions): Promise<Session>;
   /**
@@ -571,6 +579,7 @@ async function wire(
     agentpin,
     hookSourcePins: o.node?.tofuPins.forKind("hook-source"),
     idempotency: o.node?.idempotency,
+    sharedConsoleKeys: sharedConsoleKeys(o.node),
     startRun: (principalId, options) => runs.start(principalId, options),
     startCleanRun: (principalId, operatorId) =>
       startCleanRun(journal, sessions, (id, options) => runs.start(id, options), { principalId, operatorId }),
