@@ -425,6 +425,7 @@ async function apaeFor(
     clock: () => number;
     node: PgNode | undefined;
     principalStore: PrincipalStateStore;
+    keyring: ApproverKeyring | undefined;
   },
   registry: ContractRegistry | undefined,
 ) {
@@ -466,18 +467,18 @@ async function wire(
   // An evicted run's capability use counts are dropped (its tokens are refused anyway).
   const gone = { forget: (_runId: string): void => undefined };
   const { sessions, evictions, fleet } = await openSessions(config, o, clock, (id) => gone.forget(id));
-  const apae = await apaeFor(
-    config,
-    { journal, sessions, clock, node: o.node, principalStore: o.principals },
-    loaded.registry,
-  );
-  const capabilities = openCapabilities(sessions, config.journal.signer, clock, o.node?.ledger);
   // The approvers' keys (configured, and the console's browser keys): signed step-up
   // verdicts and signed quarantine lifts are checked against them.
   const ring =
     config.approvers !== undefined || deps.approverKeys !== undefined
       ? approverKeyring(config.approvers ?? {}, deps.approverKeys)
       : undefined;
+  const apae = await apaeFor(
+    config,
+    { journal, sessions, clock, node: o.node, principalStore: o.principals, keyring: ring },
+    loaded.registry,
+  );
+  const capabilities = openCapabilities(sessions, config.journal.signer, clock, o.node?.ledger);
   const quarantines = runtimeQuarantines(
     { principals: sessions.principals, ring, journal, store: o.principals, clock },
     apae,
