@@ -18,6 +18,18 @@ export { QUARANTINE_LIFT_EVENT };
 
 const access = { config: { access: "none" as const } };
 
+/** A lift form's fields: the CSRF token, the record and signature the page fills in, the reason. */
+function liftFields(s: ConsoleSession, id: string): Html {
+  return html`<input type="hidden" name="csrf" value="${s.csrfToken}">
+<input type="hidden" name="lift" value="">
+<input type="hidden" name="signature" value="">
+<label for="${id}-why">Reason (required)</label>
+<input type="text" id="${id}-why" name="reason" required minlength="10" maxlength="1024" autocomplete="off">
+<p class="status" role="status"></p>
+<button type="submit">Sign and lift the quarantine</button>
+`;
+}
+
 /** A principal quarantine's facts and, unless the trust lift ends it, its signed-lift form. */
 function principalItem(st: ConsoleState, s: ConsoleSession, q: QuarantineEntry, i: number): Html {
   const matched = q.matched.map(
@@ -27,14 +39,7 @@ function principalItem(st: ConsoleState, s: ConsoleSession, q: QuarantineEntry, 
     q.liftScope !== PRINCIPAL_LIFT_SCOPE
       ? html`<p class="muted">Lifted with the agent's trust quarantine (below).</p>`
       : html`<form method="post" action="${st.base}/quarantine/lift-principal" class="lift-principal" data-principal="${q.principalId}" data-quarantine-id="${q.quarantineId ?? ""}" data-approver-id="${s.principalId}">
-<input type="hidden" name="csrf" value="${s.csrfToken}">
-<input type="hidden" name="lift" value="">
-<input type="hidden" name="signature" value="">
-<label for="p-${i}-why">Reason (required)</label>
-<input type="text" id="p-${i}-why" name="reason" required minlength="10" maxlength="1024" autocomplete="off">
-<p class="status" role="status"></p>
-<button type="submit">Sign and lift the quarantine</button>
-</form>`;
+${liftFields(s, `p-${i}`)}</form>`;
   return html`<li class="approval"><article aria-labelledby="p-${i}">
 <h2 id="p-${i}">${agentText(q.principalId)}</h2>
 <dl class="facts"><dt>Kind</dt><dd>principal quarantine (${q.trigger})</dd>
@@ -54,14 +59,7 @@ function trustItem(st: ConsoleState, s: ConsoleSession, v: QuarantineEntry, i: n
 <dt>Quarantine</dt><dd>episode ${t.quarantineCount}${t.until === null ? "" : html`, until <time datetime="${t.until}">${t.until}</time>`}</dd>
 <dt>Truster</dt><dd>${agentText(t.truster)}</dd></dl>
 <form method="post" action="${st.base}/quarantine/lift" class="lift" data-truster="${t.truster}" data-subject="${v.principalId}" data-count="${t.quarantineCount}">
-<input type="hidden" name="csrf" value="${s.csrfToken}">
-<input type="hidden" name="lift" value="">
-<input type="hidden" name="signature" value="">
-<label for="q-${i}-why">Reason (required)</label>
-<input type="text" id="q-${i}-why" name="reason" required minlength="10" maxlength="1024" autocomplete="off">
-<p class="status" role="status"></p>
-<button type="submit">Sign and lift the quarantine</button>
-</form></article></li>`;
+${liftFields(s, `q-${i}`)}</form></article></li>`;
 }
 
 /** Every active quarantine (runtime.quarantines, the listing GET /v1/quarantines serves). */

@@ -14,6 +14,7 @@ import { signApproval } from "../../src/journal/index.js";
 import { type QuarantineEntry, signPrincipalLift } from "../../src/runtime/index.js";
 import { migrate } from "../../src/store-pg/index.js";
 import {
+  approverWithKey,
   ConsoleClient,
   type ConsoleSidecar,
   POLICY,
@@ -22,6 +23,7 @@ import {
 } from "../console/harness.js";
 import { type PostgresServer, startPostgres } from "../helpers/postgres.js";
 import { until } from "../server/harness.js";
+import { call, codeOf } from "./cluster-helpers.js";
 import { freshDatabase, poolOf } from "./helpers.js";
 
 let server: PostgresServer;
@@ -53,19 +55,8 @@ afterAll(async () => {
   await server?.stop();
 });
 
-async function api(s: ConsoleSidecar, path: string, token: string, body?: unknown) {
-  const res = await fetch(`${s.url}${path}`, {
-    method: body === undefined ? "GET" : "POST",
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body !== undefined ? { "content-type": "application/json" } : {}),
-    },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-}
-const codeOf = (r: { body: Record<string, unknown> }) =>
-  (r.body.error as { code?: string } | undefined)?.code;
+const api = (n: ConsoleSidecar, path: string, token: string, body?: unknown) =>
+  call(n.url, path, token, body);
 const xOf = (k: KeyPair) => k.publicKey.export({ format: "jwk" }).x as string;
 
 /** The pending step-up of `runId`, as every replica lists it. */
@@ -161,12 +152,7 @@ describe("a principal quarantine lifted on replica A is lifted on replica B", ()
     });
     expect(refused.body.decision).toBe("deny");
 
-    const alice = new ConsoleClient(a.url);
-    await alice.signIn(TOKENS.approver);
-    const key = generateKeyPair("ed25519");
-    expect((await alice.request("/keys", { form: { csrf: alice.csrf ?? "", x: xOf(key) } })).status).toBe(
-      200,
-    );
+    const { c: alice, key } = await approverWithKey(a.url, TOKENS.approver);
     const lift = signPrincipalLift(
       {
         principal: "agent-a",

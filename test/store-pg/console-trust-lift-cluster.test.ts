@@ -5,11 +5,10 @@
 // key and releases the agent. Before issue 37, B knew only configured approver keys and kept
 // the agent quarantined.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { generateKeyPair } from "../../src/crypto/index.js";
 import { migrate } from "../../src/store-pg/index.js";
 import { signLift } from "../../src/trust/index.js";
 import {
-  ConsoleClient,
+  approverWithKey,
   type ConsoleSidecar,
   quarantineAgent,
   startConsoleSidecar,
@@ -53,11 +52,7 @@ describe("a trust lift signed in replica A's console", () => {
     await until(() =>
       b.server.runtime.sessions.principals.quarantineOf("agent-a")?.type === "trust_score" ? true : undefined,
     );
-    const alice = new ConsoleClient(a.url);
-    await alice.signIn(TOKENS.approver);
-    const key = generateKeyPair("ed25519");
-    const x = key.publicKey.export({ format: "jwk" }).x as string;
-    expect((await alice.request("/keys", { form: { csrf: alice.csrf ?? "", x } })).status).toBe(200);
+    const { c: alice, key } = await approverWithKey(a.url, TOKENS.approver);
     const view = a.server.runtime.apae?.viewOf("agent-a");
     const signed = signLift(
       {

@@ -185,6 +185,34 @@ async function submitDecision(form, ev) {
   form.submit();
 }
 
+// A quarantine lift: the record the form describes, signed with this browser's key. A trust
+// lift (apae:quarantine_lift) names the truster, subject and episode; a principal lift
+// (warden:principal_quarantine_lift) the principal, the quarantine's id and the approver —
+// each bound to one quarantine, so it cannot be replayed on a later one.
+function liftRecord(form) {
+  const d = form.dataset;
+  const common = {
+    approver_key_id: signingKey.keyId,
+    issued_at: new Date().toISOString(),
+    reason: form.elements.reason.value,
+  };
+  if (form.classList.contains("lift-principal"))
+    return {
+      scope: "warden:principal_quarantine_lift",
+      principal: d.principal,
+      quarantine_id: d.quarantineId,
+      approver_id: d.approverId,
+      ...common,
+    };
+  return {
+    scope: "apae:quarantine_lift",
+    truster: d.truster,
+    subject: d.subject,
+    quarantine_count: Number(d.count),
+    ...common,
+  };
+}
+
 async function submitLift(form, ev) {
   ev.preventDefault();
   const status = form.querySelector(".status");
@@ -192,41 +220,7 @@ async function submitLift(form, ev) {
     status.textContent = "No registered signing key in this browser: the lift cannot be signed.";
     return;
   }
-  const lift = {
-    scope: "apae:quarantine_lift",
-    truster: form.dataset.truster,
-    subject: form.dataset.subject,
-    quarantine_count: Number(form.dataset.count),
-    approver_key_id: signingKey.keyId,
-    issued_at: new Date().toISOString(),
-    reason: form.elements.reason.value,
-  };
-  const bytes = new TextEncoder().encode(canonical(lift));
-  const sig = await crypto.subtle.sign({ name: "Ed25519" }, signingKey.privateKey, bytes);
-  form.elements.lift.value = JSON.stringify(lift);
-  form.elements.signature.value = b64url(sig);
-  status.textContent = "Sending…";
-  form.submit();
-}
-
-// A principal quarantine's lift (scope warden:principal_quarantine_lift): it names the
-// approver and the quarantine by id, so it cannot be replayed on a later one.
-async function submitPrincipalLift(form, ev) {
-  ev.preventDefault();
-  const status = form.querySelector(".status");
-  if (!signingKey) {
-    status.textContent = "No registered signing key in this browser: the lift cannot be signed.";
-    return;
-  }
-  const lift = {
-    scope: "warden:principal_quarantine_lift",
-    principal: form.dataset.principal,
-    quarantine_id: form.dataset.quarantineId,
-    approver_id: form.dataset.approverId,
-    approver_key_id: signingKey.keyId,
-    issued_at: new Date().toISOString(),
-    reason: form.elements.reason.value,
-  };
+  const lift = liftRecord(form);
   const bytes = new TextEncoder().encode(canonical(lift));
   const sig = await crypto.subtle.sign({ name: "Ed25519" }, signingKey.privateKey, bytes);
   form.elements.lift.value = JSON.stringify(lift);
@@ -236,16 +230,7 @@ async function submitPrincipalLift(form, ev) {
 }
 
 function wire(root) {
-  for (const form of root.querySelectorAll("form.lift-principal")) {
-    if (form.dataset.wired) continue;
-    form.dataset.wired = "1";
-    form.addEventListener("submit", (ev) => {
-      submitPrincipalLift(form, ev).catch((e) => {
-        form.querySelector(".status").textContent = `Could not sign: ${e.message}`;
-      });
-    });
-  }
-  for (const form of root.querySelectorAll("form.lift")) {
+  for (const form of root.querySelectorAll("form.lift, form.lift-principal")) {
     if (form.dataset.wired) continue;
     form.dataset.wired = "1";
     form.addEventListener("submit", (ev) => {

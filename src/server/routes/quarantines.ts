@@ -13,6 +13,7 @@ import { QuarantineEntrySchema } from "../../runtime/index.js";
 import { identityOf } from "../auth-plugin.js";
 import { ApiError } from "../errors.js";
 import { AUTH_ERRORS, BODY_ERRORS, mount, type RouteSpec } from "../route.js";
+import { LIFT_ERRORS } from "./apae.js";
 import type { RouteContext } from "./context.js";
 
 const ListResponse = z.object({ quarantines: z.array(QuarantineEntrySchema) });
@@ -47,19 +48,7 @@ export const QUARANTINE_LIFT = {
   body: { name: "QuarantineLiftBody", schema: LiftBody, required: true },
   response: { name: "QuarantineLiftResponse", schema: LiftResponse },
   description: "The principal's quarantine ends on every replica; journaled first",
-  errors: [
-    ...AUTH_ERRORS,
-    ...BODY_ERRORS,
-    "ERR_APPROVAL_FORBIDDEN",
-    "ERR_TRUST_LIFT_INVALID",
-    "ERR_TRUST_LIFT_UNSIGNED",
-    "ERR_TRUST_LIFT_SCOPE",
-    "ERR_TRUST_LIFT_APPROVER_UNKNOWN",
-    "ERR_TRUST_LIFT_SIGNATURE_INVALID",
-    "ERR_TRUST_LIFT_STALE",
-    "ERR_TRUST_NOT_QUARANTINED",
-    "ERR_RUNTIME_STORE_UNAVAILABLE",
-  ],
+  errors: [...AUTH_ERRORS, ...BODY_ERRORS, ...LIFT_ERRORS, "ERR_RUNTIME_STORE_UNAVAILABLE"],
 } as const satisfies RouteSpec;
 
 export const QUARANTINE_ROUTES = [QUARANTINE_LIST, QUARANTINE_LIFT] as const;
