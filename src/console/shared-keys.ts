@@ -66,15 +66,21 @@ export class SharedBrowserKeyStore implements ConsoleKeyStore {
     this.#timer.unref();
   }
 
-  /** Loads the shared keys into `ring` (the start fails when the store cannot be read). */
+  /**
+   * Loads the shared keys into `ring` (the start fails when the store cannot be read).
+   * `carry`: this node's keys from before distributed mode (its key file): their live keys
+   * are added to the shared table first (a key revoked there stays revoked).
+   */
   static async open(
     rows: SharedKeyRows,
     ring: ApproverKeyring,
     maxPerApprover: number,
-    pollMs = 1000,
+    o: { pollMs?: number | undefined; carry?: readonly BrowserKey[] } = {},
   ): Promise<SharedBrowserKeyStore> {
-    const s = new SharedBrowserKeyStore(rows, ring, maxPerApprover, pollMs);
+    const s = new SharedBrowserKeyStore(rows, ring, maxPerApprover, o.pollMs ?? 1000);
     try {
+      for (const k of o.carry ?? [])
+        if (k.revokedAt === undefined) await rows.add(k, maxPerApprover, s.maxTotal);
       await s.sync();
     } catch (err) {
       s.close();

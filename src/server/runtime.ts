@@ -223,12 +223,15 @@ function definedOnly<T extends object>(o: T): { [K in keyof T]: Exclude<T[K], un
 async function openSharedKeys(
   rt: Runtime,
   ring: ApproverKeyring,
-  maxPerApprover: number,
+  c: LoadedSidecarConfig["config"],
 ): Promise<ConsoleKeyStore | undefined> {
   const shared = rt.sharedConsoleKeys;
   if (shared === undefined) return undefined;
   try {
-    const keys = await SharedBrowserKeyStore.open(shared.rows, ring, maxPerApprover, shared.pollMs);
+    const max = c.console.maxKeysPerApprover;
+    // Keys this node registered before distributed mode (its key file) are carried over.
+    const carry = BrowserKeyStore.open(browserKeyPath(c.journal.path), max).list();
+    const keys = await SharedBrowserKeyStore.open(shared.rows, ring, max, { pollMs: shared.pollMs, carry });
     await shared.listen(() => void keys.sync().catch(() => undefined));
     return keys;
   } catch (err) {
@@ -261,7 +264,7 @@ export async function openSidecarRuntime(
     ...(recorder ? { snapshots: recorder } : {}),
   });
   if (approverKeys !== undefined && consoleKeys === undefined)
-    consoleKeys = await openSharedKeys(rt, approverKeys, c.console.maxKeysPerApprover);
+    consoleKeys = await openSharedKeys(rt, approverKeys, c);
   if (recorder) {
     const sources = {
       policy: c.policies,
