@@ -242,6 +242,21 @@ CREATE TABLE inbox_items (
 );
 CREATE INDEX inbox_items_seq ON inbox_items (seq);`,
   },
+  {
+    version: 10,
+    description:
+      "the console's browser approval keys (public halves) and their revocations, shared by every replica (issue 37)",
+    sql: `
+CREATE TABLE console_keys (
+  approver_id   text NOT NULL,
+  key_id        text NOT NULL,
+  x             text NOT NULL,
+  registered_at text NOT NULL,
+  revoked_at    text,
+  revoked_by    text,
+  PRIMARY KEY (approver_id, key_id)
+);`,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
