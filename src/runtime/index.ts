@@ -83,6 +83,7 @@ export {
   type RuntimeExecutorsConfig,
   type RuntimeMcpConfig,
 } from "./executors.js";
+export { type FairOutcome, FairQueue, type FairQueueOptions, type FairRefusal } from "./fair-queue.js";
 export type { RuntimeMessaging } from "./messages.js";
 export {
   ApprovalLinks,

@@ -24,7 +24,7 @@ import { ApiError } from "../errors.js";
 import { type IdempotencyKeys, idempotencyKeyOf, idempotent, MemoryIdempotencyKeys } from "../idempotency.js";
 import { AUTH_ERRORS, BODY_ERRORS, mount, parseInput, type RouteSpec } from "../route.js";
 import { CallBody, DecideResponse, ExecuteResponse } from "../schemas.js";
-import { callSignal, type RouteContext } from "./context.js";
+import { callSignal, inTurn, type RouteContext } from "./context.js";
 import { decisionView, denialMessage, faultError } from "./views.js";
 
 const CALL_ERRORS = [
@@ -42,6 +42,9 @@ const CALL_ERRORS = [
 
 const callBody = { name: "CallBody", schema: CallBody, required: true } as const;
 
+/** How long a /v1/execute call holds its fair-queue slot before giving it back (approval waits, slow tools). */
+const EXECUTE_SLICE_MS = 1000;
+
 export const DECIDE = {
   method: "POST",
   url: "/v1/decide",
@@ -50,7 +53,7 @@ export const DECIDE = {
   body: callBody,
   response: { name: "DecideResponse", schema: DecideResponse },
   description: "The decision",
-  errors: CALL_ERRORS,
+  errors: [...CALL_ERRORS, "ERR_SERVER_BUSY"],
 } as const satisfies RouteSpec;
 
 export const EXECUTE = {
@@ -64,6 +67,7 @@ export const EXECUTE = {
   errors: [
     ...CALL_ERRORS,
     "ERR_SERVER_NO_EXECUTOR",
+    "ERR_SERVER_BUSY",
     "ERR_SERVER_IDEMPOTENCY_PENDING",
     "ERR_SERVER_IDEMPOTENCY_MISMATCH",
   ],
@@ -173,7 +177,10 @@ export function callRoutes(app: FastifyInstance, ctx: RouteContext): void {
       const { request } = await agentCall(ctx, req);
       const t0 = performance.now();
       const parent = traceParentOf(req);
-      const o = await gate.evaluate(request, parent !== undefined ? { parent } : undefined);
+      // Evaluation and the durable journal commit are shared work: served in the principal's fair turn.
+      const o = await inTurn(ctx, req, reply, () =>
+        gate.evaluate(request, parent !== undefined ? { parent } : undefined),
+      );
       if (o.traceparent !== undefined) reply.header("traceparent", o.traceparent);
       // A /v1/decide host executes on its own and has no result channel: nothing will
       // collect this call's pending result, so it is released now (issue 17 #9).
@@ -197,8 +204,10 @@ export function callRoutes(app: FastifyInstance, ctx: RouteContext): void {
       // A replay is journaled without an entry-level run: it decides nothing for the run.
       const journal = (body: Record<string, unknown>) =>
         ctx.runtime.journal.append({ type: EXECUTE_REPLAYED_EVENT, body });
+      // In the principal's fair turn; a call still running after a second (an approval
+      // wait, a slow tool) gives its slot back, since it waits on nothing the others share.
       return idempotent(keys, { principalId: identityOf(req).id, key, req, reply, journal }, () =>
-        executeCall(ctx, observe, req, reply),
+        inTurn(ctx, req, reply, () => executeCall(ctx, observe, req, reply), EXECUTE_SLICE_MS),
       );
     },
     { parse: false },
