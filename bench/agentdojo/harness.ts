@@ -79,9 +79,18 @@ export interface RunResult {
   quarantined: boolean;
 }
 
-/** The context the preset expects: `assistant:read` is the only read-only action. */
-export function assistantContext(): { quarantine: { readOnly: string[]; readOnlyCategories: string[] } } {
-  return { quarantine: { readOnly: [`${TOOL_CLASS}:read`], readOnlyCategories: [] } };
+/**
+ * The context the preset expects: `assistant:read` is the only read-only action, and what a
+ * `fetch` returns is labelled `web` (a page on the open web) besides `tool-output`.
+ */
+export function assistantContext(): {
+  quarantine: { readOnly: string[]; readOnlyCategories: string[] };
+  taint: { boundaries: Record<string, "web"> };
+} {
+  return {
+    quarantine: { readOnly: [`${TOOL_CLASS}:read`], readOnlyCategories: [] },
+    taint: { boundaries: { [`${TOOL_CLASS}:fetch`]: "web" } },
+  };
 }
 
 /** The policy bundle, with the flow facts of the last input it judged kept for the report. */

@@ -120,6 +120,7 @@ export {
   type ProvenanceKind,
   type ProvenanceOptions,
 } from "./provenance.js";
+export { isDateValue } from "./provenance-dates.js";
 export type { HoldSlot, ReserveResult } from "./run-ledger.js";
 export { Session } from "./session.js";
 export {

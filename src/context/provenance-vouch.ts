@@ -12,8 +12,9 @@ export interface KindedToken {
 
 /**
  * The kinds of value a request asks the agent to look up, from the words it uses: an e-mail
- * address (e-mail, address, contact, invite: an invitation goes to an address), an account (pay, bill, invoice, IBAN, transfer, refund,
- * wire), a place on the web (link, URL, website, site, page). A designated output vouches for
+ * address (e-mail, address, contact, invite: an invitation goes to an address), an account (the
+ * verbs pay, transfer, wire, refund, or the word IBAN; a payment, bill or invoice merely
+ * mentioned asks for none), a place on the web (link, URL, website, site, page). A designated output vouches for
  * a target only of a kind the user asked for: "pay the bill" takes the bill's account, "read
  * the article" takes no account from it.
  */
@@ -21,10 +22,9 @@ export function wantedKinds(normalizedRequest: string): Set<TokenKind> {
   const out = new Set<TokenKind>();
   if (/\b(e-?mails?|address(es)?|contacts?|invit(e|es|ing|ation))\b/.test(normalizedRequest))
     out.add("email");
-  if (
-    /\b(pay|pays|paying|payments?|bills?|invoices?|iban|transfers?|refunds?|wire)\b/.test(normalizedRequest)
-  )
-    out.add("iban");
+  // Asking to pay (a verb) asks for a payee; mentioning a payment ("adjust my rent payment")
+  // does not: a notice the user named does not get to introduce a new account.
+  if (/\b(pay|pays|paying|iban|transfer|wire|refund)\b/.test(normalizedRequest)) out.add("iban");
   if (/\b(links?|urls?|websites?|sites?|pages?)\b/.test(normalizedRequest)) {
     out.add("host");
     out.add("url");
