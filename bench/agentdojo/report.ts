@@ -37,7 +37,7 @@ export const RULES: readonly [string, string][] = [
   ],
   [
     "at-flow-link-undesignated",
-    "a fetch whose destination was copied from the output of a call the user's request did not designate (a listing nobody asked for) needs a human",
+    "a fetch whose destination was copied from the output of a call the user's request did not designate (a listing nobody asked for), when the request gives no reason to go on the web (no URL, no links/sites/pages), needs a human",
   ],
   ["at-approve-credential", "a credential change whose value is not in the user's request needs a human"],
   [

@@ -1,6 +1,7 @@
 // Text helpers of value-level provenance (provenance.ts): normalisation, the leaves of a
 // JSON-like value, distinctive tokens, and the rolling k-gram hashes winnowing uses.
-import type { TokenKind } from "./provenance-vouch.js";
+/** The kinds of distinctive token value provenance extracts. */
+export type TokenKind = "url" | "email" | "host" | "iban" | "digits" | "token";
 
 export interface Token {
   kind: TokenKind;

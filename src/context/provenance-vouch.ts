@@ -2,8 +2,9 @@
 // the user designated vouches for, and which kinds of value the user's request asks for.
 // Taint never uses any of this: a vouched value still came from output.
 
-/** The kinds of distinctive token value provenance extracts (provenance.ts). */
-export type TokenKind = "url" | "email" | "host" | "iban" | "digits" | "token";
+import { extractTokens, normalize, type TokenKind } from "./provenance-text.js";
+
+export type { TokenKind } from "./provenance-text.js";
 
 export interface KindedToken {
   kind: TokenKind;
@@ -78,4 +79,15 @@ export function withoutEndorsed(runs: string[], endorsed: readonly string[]): st
     out = out.flatMap((r) => r.split(e)).filter((r) => r.length > 0);
   }
   return out;
+}
+
+/**
+ * Whether a request gives the agent reason to go on the web: it holds a URL or a host, or
+ * asks for links, URLs, websites, sites or pages (`wantedKinds`).
+ */
+export function asksForWeb(request: string | undefined): boolean {
+  if (request === undefined) return false;
+  const n = normalize(request);
+  if (wantedKinds(n).has("url")) return true;
+  return extractTokens(request, 8).some((t) => t.kind === "url" || t.kind === "host");
 }

@@ -134,6 +134,8 @@ export interface PolicyFlow {
    * user named still counts as the web): where the destination was found at all.
    */
   foundIn: TaintSource[];
+  /** The user's request holds a URL or host, or asks for links, URLs, websites, sites or pages. */
+  webRequested: boolean;
 }
 
 /** An inter-agent message as policy sees it (src/messaging; rules match it with `message:`). */

@@ -131,6 +131,7 @@ export const PolicyMatch = z.strictObject({
    * `untargeted`: no target carries a value. `designated`: every copied value occurs in the
    * output of a call the user's request designated (true when nothing was copied). `foundIn`:
    * some target's value occurs in output carrying one of these sources, vouched for or not.
+   * `webRequested`: the request holds a URL or host, or asks for links, URLs, sites or pages.
    * `runTaintSources`: the run has seen any of
    * these taint sources. A call the Gate computed
    * no flow for does not evaluate (the rule denies).
@@ -144,6 +145,7 @@ export const PolicyMatch = z.strictObject({
       untargeted: z.boolean().optional(),
       designated: z.boolean().optional(),
       foundIn: z.array(TaintSource).min(1).optional(),
+      webRequested: z.boolean().optional(),
       runTaintSources: z.array(TaintSource).min(1).optional(),
     })
     .refine((o) => Object.keys(o).length > 0, "an empty flow condition")

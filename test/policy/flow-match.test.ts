@@ -19,7 +19,7 @@ rules:
   - id: link-undesignated
     name: listing link
     priority: 20
-    match: { toolClass: assistant, action: fetch, flow: { copied: true, designated: false } }
+    match: { toolClass: assistant, action: fetch, flow: { copied: true, designated: false, webRequested: false } }
     decision: require-approval
     reason: listing link
   - id: allow-fetch
@@ -42,6 +42,7 @@ const flow = (over: Partial<PolicyFlow>): PolicyFlow => ({
   untargeted: false,
   designated: true,
   foundIn: [],
+  webRequested: false,
   ...over,
 });
 const decide = (f: PolicyFlow | undefined) =>
@@ -55,6 +56,16 @@ describe("flow: designated and foundIn", () => {
   it("a destination copied from output the user did not designate needs a human", () => {
     const f = flow({ copied: ["url"], copiedSources: ["tool-output"], designated: false });
     expect(decide(f).decision).toBe("step_up");
+  });
+
+  it("an undesignated link is followed when the request itself asks for the web", () => {
+    const f = flow({
+      copied: ["url"],
+      copiedSources: ["tool-output"],
+      designated: false,
+      webRequested: true,
+    });
+    expect(decide(f).decision).toBe("allow");
   });
 
   it("a link copied from a designated record, found on no page, is fetched", () => {
