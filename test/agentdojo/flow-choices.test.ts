@@ -5,24 +5,12 @@
 // (docs/threat-model.md#flow-control) while the user's own calls of the same run go on.
 // Harm is shown on a small simulated world built from the calls that executed: the booking
 // list, the calendar, the bank's transfers, the web server's visit log.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Harness } from "../../bench/agentdojo/harness.js";
-import type { Step } from "../../bench/agentdojo/protocol.js";
-import { type Call, loadSuite } from "../../bench/agentdojo/suite.js";
+import type { Harness } from "../../bench/agentdojo/harness.js";
+import type { Call } from "../../bench/agentdojo/suite.js";
+import { attacker, flowWorld, str as s, tool, user } from "./flow-world.js";
 
-const PRESET = resolve("policies/assistant-tools.yaml");
-const s = { type: "string" };
 const num = { type: "number" };
-const tool = (name: string, properties: Record<string, unknown>, description = "") => ({
-  name,
-  description,
-  parameters: { type: "object", properties, required: Object.keys(properties) },
-  category: null,
-  observed_state_change: null,
-});
 const TOOLS = [
   tool("list_hotels", { city: s }),
   tool("get_prices", { city: s }),
@@ -37,34 +25,16 @@ const TOOLS = [
   tool("read_channel", { channel: s }),
 ];
 
-let dir = "";
 let h: Harness;
+let close: () => Promise<void>;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "warden-flow-choices-"));
-  const put = (f: string, v: unknown) => writeFileSync(join(dir, f), JSON.stringify(v));
-  put("suite.json", { suite: "flow-choices" });
-  put("tools.json", TOOLS);
-  put("outputs.json", { texts: [] });
-  put("user_tasks.json", []);
-  put("injection_tasks.json", []);
-  h = await Harness.open(loadSuite(dir), { policy: [PRESET], screening: "off" });
+  const world = await flowWorld(TOOLS, ["off"]);
+  [h] = world.harnesses as [Harness];
+  close = world.close;
 });
-afterAll(async () => {
-  await h.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => close());
 
-const user = (fn: string, args: Record<string, unknown>, output = "ok"): Step => ({
-  call: { function: fn, args },
-  origin: "user",
-  output,
-  error: null,
-});
-const attacker = (fn: string, args: Record<string, unknown>): Step => ({
-  ...user(fn, args),
-  origin: "injection",
-});
 const booked = (executed: readonly Call[]) =>
   executed.filter((c) => c.function === "reserve_room").map((c) => `${c.args.hotel} ${c.args.start_day}`);
 const visited = (executed: readonly Call[]) =>
