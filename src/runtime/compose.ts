@@ -460,7 +460,13 @@ async function wire(
     { journal, sessions, clock, node: o.node, principalStore: o.principals },
     loaded.registry,
   );
-  const capabilities = openCapabilities(sessions, config.journal.signer, clock, o.node?.ledger);
+  const capabilities = openCapabilities(
+    sessions,
+    config.journal.signer,
+    clock,
+    o.node?.ledger,
+    o.node?.revocations,
+  );
   // Distributed mode: a quarantine saved by another replica is loaded into this one's cache
   // (one already in force here needs no reload: loading never lifts one).
   await o.node?.watchPrincipals((id) => {
@@ -472,10 +478,12 @@ async function wire(
   const ceilings = new DelegatedRuns(sessions);
   // Below APAE's revocation floor: the subject's tokens and delegated chains are void.
   if (apae !== undefined)
-    await wireRevocations(apae, o.store, [capabilities, ceilings]).catch(async (err: unknown) => {
-      await apae.close();
-      throw err;
-    });
+    await wireRevocations(apae, o.store, [capabilities, ceilings], o.node?.revocations).catch(
+      async (err: unknown) => {
+        await apae.close();
+        throw err;
+      },
+    );
   const runs = sharedRuns({ registry: o.node?.runs, sessions, journal, fleet, clock });
   gone.forget = (id) => {
     runs.gone(id);

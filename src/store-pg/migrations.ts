@@ -9,6 +9,7 @@ import { RuntimeError } from "../contracts/index.js";
 import { ECT_LEDGER_EVENT } from "../trust/index.js";
 import { inTransaction, storeError } from "./connect.js";
 import { FENCE_MIGRATION_SQL } from "./fence-sql.js";
+import { PROTECT_MIGRATION_SQL } from "./protect-sql.js";
 
 export interface Migration {
   version: number;
@@ -241,6 +242,12 @@ CREATE TABLE inbox_items (
   PRIMARY KEY (recipient, message_id)
 );
 CREATE INDEX inbox_items_seq ON inbox_items (seq);`,
+  },
+  {
+    version: 10,
+    description:
+      "APAE revocation floors every replica's token check reads; the ECT jti reservation as one statement (issue 36)",
+    sql: PROTECT_MIGRATION_SQL,
   },
 ];
 
