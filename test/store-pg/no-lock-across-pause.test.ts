@@ -1,6 +1,6 @@
 // Issue 36, "no row lock held across client round trips", for the stores that still spanned
-// several round trips: trust rows (and the shared approval and deferred queues, whose rows were
-// already single statements: kept so by these tests). Two replicas on one real PostgreSQL,
+// several round trips: trust rows, AgentPin first pins and ECT jti reservations (and the shared
+// approval and deferred queues, whose rows were already single statements: kept so by these tests). Two replicas on one real PostgreSQL,
 // simulated by their own pools; replica A reaches the database through the pause proxy
 // (pause-proxy.ts), which freezes A's connection right after a statement of the operation went
 // out — A paused in the middle of it, as by SIGSTOP. Replica B's operations on the same row and
@@ -8,7 +8,8 @@
 // lock A held would fail B's statement with a lock timeout instead.
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { migrate, PgTrustStore } from "../../src/store-pg/index.js";
+import type { AgentPinJwk } from "../../src/identity/index.js";
+import { migrate, PgEctIndex, PgKeyPins, PgTrustStore } from "../../src/store-pg/index.js";
 import { VerdictRows } from "../../src/store-pg/verdict-rows.js";
 import type { TrustRow } from "../../src/trust/index.js";
 import { type PostgresServer, startPostgres } from "../helpers/postgres.js";
@@ -117,4 +118,41 @@ describe("a replica paused mid-operation holds no lock the others wait on", () =
       await b.close();
     }, 60_000);
   }
+
+  it("AgentPin first pin: while A is paused right after pinning a domain, B's use of the same domain and key is answered (pinned), not held", async () => {
+    const jwk = {
+      kty: "EC",
+      crv: "P-256",
+      x: "x-pause",
+      y: "y-pause",
+      kid: "k-pause",
+    } as unknown as AgentPinJwk;
+    const at = new Date(T0).toISOString();
+    const frozen = proxy.freezeOn(/agentpin_domains|warden_pin_use/, "after");
+    const onA = new PgKeyPins(viaProxy).use("pause.example", jwk, at);
+    await frozen;
+    try {
+      expect(await new PgKeyPins(direct).use("pause.example", jwk, at)).toEqual({ ok: true, event: null });
+    } finally {
+      proxy.thaw();
+    }
+    expect((await onA).ok).toBe(true);
+  }, 60_000);
+
+  it("ECT jti reservation: while A is paused right after reserving a jti, B's reservation of the same jti is refused as a duplicate at once, not held", async () => {
+    const node = { jti: "jti-pause", iat: T0 / 1000, par: [] };
+    const frozen = proxy.freezeOn(/INSERT INTO ect_ledger/, "after");
+    const onA = new PgEctIndex(viaProxy, "a").reserve([node]);
+    await frozen;
+    try {
+      expect(await new PgEctIndex(direct, "b").reserve([node])).toMatchObject({
+        ok: false,
+        code: "ERR_TRUST_ECT_DUPLICATE",
+        jti: "jti-pause",
+      });
+    } finally {
+      proxy.thaw();
+    }
+    expect((await onA).ok).toBe(true);
+  }, 60_000);
 });
