@@ -29,7 +29,8 @@ beforeAll(async () => {
   await migrate(admin);
   await admin.end();
   proxy = await startPauseProxy(url);
-  viaProxy = poolOf(proxy.url, 4);
+  viaProxy = new pg.Pool({ connectionString: proxy.url, max: 4, application_name: "replica-a" });
+  viaProxy.on("error", () => undefined);
   direct = new pg.Pool({ connectionString: url, max: 4, lock_timeout: 2000, statement_timeout: 10_000 });
   direct.on("error", () => undefined);
 }, 120_000);
@@ -57,6 +58,22 @@ const row = (subject: string, interactions: number): TrustRow => ({
   propagatedHops: null,
 });
 
+/**
+ * Until the server has run A's frozen statement (its backend no longer `active` on a statement
+ * matching `pattern`): the freeze holds the answer, not the execution, which may lag behind it.
+ */
+async function ranOnA(pattern: RegExp): Promise<void> {
+  for (let i = 0; i < 400; i++) {
+    const r = await direct.query(
+      "SELECT 1 FROM pg_stat_activity WHERE application_name = 'replica-a' AND query ~ $1 AND state <> 'active'",
+      [pattern.source],
+    );
+    if ((r.rowCount ?? 0) > 0) return;
+    await new Promise((res) => setTimeout(res, 25));
+  }
+  throw new Error(`A's statement ${pattern} never ran`);
+}
+
 const bump = (subject: string) => (r: TrustRow | undefined) => ({
   row: row(subject, (r?.interactions ?? 0) + 1),
   result: undefined,
@@ -68,9 +85,11 @@ describe("a replica paused mid-operation holds no lock the others wait on", () =
     const b = new PgTrustStore(direct);
     await b.update("deployment", "agent-p", bump("agent-p"));
     // A's update goes out; its connection freezes right after (the row read, or the lock taken).
-    const frozen = proxy.freezeOn(/pg_advisory_xact_lock|FROM trust_rows WHERE truster/, "after");
+    const sent = /pg_advisory_xact_lock|FROM trust_rows WHERE truster/;
+    const frozen = proxy.freezeOn(sent, "after");
     const onA = a.update("deployment", "agent-p", bump("agent-p"));
     await frozen;
+    await ranOnA(sent);
     try {
       for (let i = 0; i < 3; i++) await b.update("deployment", "agent-p", bump("agent-p"));
       expect((await b.get("deployment", "agent-p"))?.interactions).toBe(4);
@@ -101,9 +120,11 @@ describe("a replica paused mid-operation holds no lock the others wait on", () =
       const held = (id: string) => ({ id, decisionId: `d-${id}`, runId: "run-p", principalId: "agent-p" });
       await b.stored(held(`${table}-1`), { n: 1 }, 60_000);
       await b.stored(held(`${table}-2`), { n: 2 }, 60_000);
-      const frozen = proxy.freezeOn(new RegExp(`UPDATE ${table} SET verdict`), "after");
+      const sent = new RegExp(`UPDATE ${table} SET verdict`);
+      const frozen = proxy.freezeOn(sent, "after");
       const onA = a.claim(`${table}-1`, { outcome: "deny" }, "approver-a");
       await frozen;
+      await ranOnA(sent);
       try {
         await b.stored(held(`${table}-3`), { n: 3 }, 60_000);
         expect(await b.claim(`${table}-2`, { outcome: "allow" }, "approver-b")).toBe(true);
@@ -128,9 +149,11 @@ describe("a replica paused mid-operation holds no lock the others wait on", () =
       kid: "k-pause",
     } as unknown as AgentPinJwk;
     const at = new Date(T0).toISOString();
-    const frozen = proxy.freezeOn(/agentpin_domains|warden_pin_use/, "after");
+    const sent = /agentpin_domains|warden_pin_use/;
+    const frozen = proxy.freezeOn(sent, "after");
     const onA = new PgKeyPins(viaProxy).use("pause.example", jwk, at);
     await frozen;
+    await ranOnA(sent);
     try {
       expect(await new PgKeyPins(direct).use("pause.example", jwk, at)).toEqual({ ok: true, event: null });
     } finally {
@@ -141,9 +164,11 @@ describe("a replica paused mid-operation holds no lock the others wait on", () =
 
   it("ECT jti reservation: while A is paused right after reserving a jti, B's reservation of the same jti is refused as a duplicate at once, not held", async () => {
     const node = { jti: "jti-pause", iat: T0 / 1000, par: [] };
-    const frozen = proxy.freezeOn(/INSERT INTO ect_ledger/, "after");
+    const sent = /INSERT INTO ect_ledger/;
+    const frozen = proxy.freezeOn(sent, "after");
     const onA = new PgEctIndex(viaProxy, "a").reserve([node]);
     await frozen;
+    await ranOnA(sent);
     try {
       expect(await new PgEctIndex(direct, "b").reserve([node])).toMatchObject({
         ok: false,
