@@ -108,6 +108,7 @@ export {
 } from "./ledger.js";
 export { foldCharacters } from "./normalise.js";
 export {
+  MAX_LISTED_QUARANTINES,
   MemoryPrincipalStateStore,
   type PrincipalRecord,
   type PrincipalStateStore,

@@ -27,6 +27,7 @@ import {
   DelegationAcceptedBodySchema,
   DelegationRefusedBodySchema,
 } from "./delegation.js";
+import { PRINCIPAL_LIFT_EVENT, PrincipalLiftBodySchema } from "./principal-lift.js";
 import {
   RUN_CLEAN_STARTED_EVENT,
   RUN_TAINT_INHERITED_EVENT,
@@ -91,6 +92,7 @@ const RUNTIME_EVENT_TYPES: Record<string, z.ZodType> = {
   [RUN_TAINT_INHERITED_EVENT]: RunTaintInheritedBodySchema,
   [RUN_CLEAN_STARTED_EVENT]: RunCleanStartedBodySchema,
   [EXECUTE_REPLAYED_EVENT]: ExecuteReplayedBodySchema,
+  [PRINCIPAL_LIFT_EVENT]: PrincipalLiftBodySchema,
 };
 
 /** Registers the runtime's event types (idempotent: a type already registered is kept). */

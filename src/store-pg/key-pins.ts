@@ -1,5 +1,5 @@
 // AgentPin TOFU pins shared by every replica (src/identity KeyPins port). A domain is
-// pinned by the one function call (migration 10, protect-sql.ts: no lock held across a client
+// pinned by the one function call (migration 11, protect-sql.ts: no lock held across a client
 // round trip) that inserts its row in `agentpin_domains` (primary key):
 // two replicas pinning one domain at once with different keys get one winner, the other
 // waits for its commit, finds the conflict and then judges its key against the winner's

@@ -246,7 +246,22 @@ CREATE INDEX inbox_items_seq ON inbox_items (seq);`,
   {
     version: 10,
     description:
-      "APAE revocation floors every replica's token check reads; the ECT jti reservation as one statement (issue 36)",
+      "the console's browser approval keys (public halves) and their revocations, shared by every replica (issue 37)",
+    sql: `
+CREATE TABLE console_keys (
+  approver_id   text NOT NULL,
+  key_id        text NOT NULL,
+  x             text NOT NULL,
+  registered_at text NOT NULL,
+  revoked_at    text,
+  revoked_by    text,
+  PRIMARY KEY (approver_id, key_id)
+);`,
+  },
+  {
+    version: 11,
+    description:
+      "APAE revocation floors every replica's token check reads; AgentPin first pins as one statement (issue 36)",
     sql: PROTECT_MIGRATION_SQL,
   },
 ];

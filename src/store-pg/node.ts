@@ -8,6 +8,7 @@ import { RuntimeError } from "../contracts/index.js";
 import type { Journal } from "../journal/index.js";
 import { ChainCheckpointer } from "./checkpoint.js";
 import { openPool, type PgStoreConfig, resolveUrl, sslOf } from "./connect.js";
+import { PgConsoleKeys } from "./console-keys.js";
 import { PgEctIndex } from "./ect-index.js";
 import { PgIdempotencyKeys } from "./idempotency.js";
 import { PgInboxStore } from "./inbox-store.js";
@@ -60,6 +61,8 @@ export interface PgNode {
   readonly taint: PgPrincipalTaintStore;
   /** Waiting inter-agent messages (issue 37). */
   readonly inbox: PgInboxStore;
+  /** The console's browser approval keys and their revocations (issue 37). */
+  readonly consoleKeys: PgConsoleKeys;
   /** Capability use counts (and budgets where a caller drives an async ledger). */
   readonly ledger: PgBudgetLedger;
   readonly nonces: PgNonceStore;
@@ -143,6 +146,7 @@ export async function openPgNode(
     principals: new PgPrincipalStateStore(pool),
     taint: new PgPrincipalTaintStore(pool),
     inbox: new PgInboxStore(pool),
+    consoleKeys: new PgConsoleKeys(pool),
     ledger: new PgBudgetLedger(pool),
     nonces: new PgNonceStore(pool),
     trust: new PgTrustStore(pool),
