@@ -157,7 +157,6 @@ async function agentCall(ctx: RouteContext, req: FastifyRequest) {
 }
 
 export function callRoutes(app: FastifyInstance, ctx: RouteContext): void {
-  const { gate } = ctx.runtime;
   const observe: Observe = (endpoint, o, t0, tool) => {
     ctx.metrics.decision(endpoint, o.decision, (performance.now() - t0) / 1000);
     ctx.metrics.outcome(tool, o.decision, o.reasonCodes);
