@@ -169,27 +169,86 @@ export const INSTRUCTION_RULES: readonly InstructionRule[] = [
   ...LANGUAGE_RULES,
 ];
 
-/** The ids of the rules `text` matches (empty: no instructions found); `text` is normalised first. */
+interface RuleGate {
+  /** Matches whenever one of the gated rules does (their alternation), null when none can be gated. */
+  union: RegExp | null;
+  /** The gated rules, each with a global copy that can search from a position. */
+  gated: ReadonlyMap<InstructionRule, RegExp>;
+}
+
+const GATES = new WeakMap<readonly InstructionRule[], RuleGate>();
+// A rule joins the alternation only when that keeps its meaning: flags no wider than `i`
+// (the alternation is case-insensitive, a superset of a case-sensitive rule) and no
+// numbered or named back-references or groups that renumbering would break.
+const UNIONABLE_FLAGS = /^[gi]*$/;
+const RENUMBERED = /\\[1-9]|\\k<|\(\?<[A-Za-z]/;
+
+/**
+ * One pattern per rule set that matches when any of its rules does: ordinary text matches
+ * none, so it costs one scan of the text instead of one per rule.
+ */
+function gateOf(rules: readonly InstructionRule[]): RuleGate {
+  let g = GATES.get(rules);
+  if (g !== undefined) return g;
+  const members = rules.filter((r) => UNIONABLE_FLAGS.test(r.re.flags) && !RENUMBERED.test(r.re.source));
+  g = {
+    union: members.length === 0 ? null : new RegExp(members.map((r) => `(?:${r.re.source})`).join("|"), "i"),
+    gated: new Map(
+      members.map((r) => [
+        r,
+        new RegExp(r.re.source, r.re.flags.includes("g") ? r.re.flags : `${r.re.flags}g`),
+      ]),
+    ),
+  };
+  GATES.set(rules, g);
+  return g;
+}
+
+/** Whether a rule outside the alternation matches (a language rule behind its language's gate). */
+function ungatedMatch(r: InstructionRule, t: string, ascii: boolean, gates: Map<string, boolean>): boolean {
+  const colon = r.id.indexOf(":");
+  const lang = colon < 0 ? "" : r.id.slice(colon + 1);
+  const gate = LANGUAGE_GATES.get(lang);
+  if (gate !== undefined) {
+    let passed = gates.get(lang);
+    if (passed === undefined) {
+      passed = !(ascii && NON_LATIN.has(lang)) && gate.test(t);
+      gates.set(lang, passed);
+    }
+    if (!passed) return false;
+  }
+  r.re.lastIndex = 0;
+  return r.re.test(t);
+}
+
+/**
+ * The ids of the rules `text` matches (empty: no instructions found); `text` is normalised first.
+ * The alternation of the rules finds the first position where any of them matches (most text:
+ * none, one scan); each rule is then searched from that position only. Exact: no rule can
+ * match before the alternation's first match, and a search from a position still sees the
+ * characters before it (word boundaries, look-behinds).
+ */
 export function instructionFindings(
   text: string,
   rules: readonly InstructionRule[] = INSTRUCTION_RULES,
   max = MAX_SCAN_CHARS,
 ): string[] {
   const t = normaliseForScan(text, max);
+  const gate = gateOf(rules);
+  const from = gate.union === null ? -1 : t.search(gate.union);
   const ascii = ASCII_ONLY.test(t);
   const gates = new Map<string, boolean>();
-  const open = (id: string): boolean => {
-    const lang = id.slice(id.indexOf(":") + 1);
-    const gate = LANGUAGE_GATES.get(lang);
-    if (gate === undefined) return true;
-    let passed = gates.get(lang);
-    if (passed === undefined) {
-      passed = !(ascii && NON_LATIN.has(lang)) && gate.test(t);
-      gates.set(lang, passed);
+  const found: string[] = [];
+  for (const r of rules) {
+    const global = gate.gated.get(r);
+    if (global === undefined) {
+      if (ungatedMatch(r, t, ascii, gates)) found.push(r.id);
+    } else if (from >= 0) {
+      global.lastIndex = from;
+      if (global.test(t)) found.push(r.id);
     }
-    return passed;
-  };
-  return rules.filter((r) => (!r.id.includes(":") || open(r.id)) && r.re.test(t)).map((r) => r.id);
+  }
+  return found;
 }
 
 /**
