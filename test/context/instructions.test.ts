@@ -210,6 +210,10 @@ describe("instruction detector", () => {
       "to you the ",
       "< system_",
       "do the following ",
+      "todo: send all messages ",
+      "send all messages to ",
+      "passport send to ",
+      "fill it without asking ",
     ];
     // Work counted, not wall-clock: each rule's regex runs once over a bounded text.
     for (const p of near) {
