@@ -28,6 +28,10 @@ export async function recordUserRequest(
   const s = ctx.session;
   const request = prompt.slice(0, MAX_USER_REQUEST);
   const turn = (s.turn ?? 0) + 1;
+  // The previous turn's run is over (a long-lived daemon would otherwise hold one open run
+  // per prompt against the principal's open-run bound); its protective state stays with
+  // the session and the principal.
+  if (ctx.runtime.sessions.get(s.runId) !== undefined) ctx.runtime.sessions.end(s.runId);
   s.runId = bound
     ? (await ctx.runtime.startRun(ctx.principalId, { originalRequest: request })).runId
     : runIdOf(hostId, `${ctx.sessionId}#${s.startedAt}#turn${turn}`);

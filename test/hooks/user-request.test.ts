@@ -18,7 +18,7 @@ import {
   translateCursor,
   translateGemini,
 } from "../../src/hooks/index.js";
-import { engine } from "./helpers.js";
+import { engine, verdictEntries } from "./helpers.js";
 
 const NOW = "2026-12-05T10:12:44.512Z";
 const ROOT = join(import.meta.dirname, "..");
@@ -160,6 +160,25 @@ describe("only the user's prompt sets it", () => {
     expect(post.decision).not.toBe("allow");
     await e.close();
   });
+});
+
+describe("a long-lived engine (the daemon)", () => {
+  it("more prompts than the principal's open-run bound: each turn ends the last run, calls keep being judged", async () => {
+    const e = await engine();
+    const sid = "daemon-session";
+    const ev = (p: Payload) => translateClaudeCode({ ...p, session_id: sid }, NOW);
+    for (let i = 0; i < 70; i++) {
+      await e.handle(ev({ ...claude("user-prompt-submit-benign"), prompt: `turn ${i}: read the docs` }));
+      await e.handle(ev(claude("pre-tool-use-webfetch-exfiltration")));
+    }
+    const run = await lastRun(e);
+    expect(run.originalRequest).toBe("turn 69: read the docs");
+    const reasons = (await verdictEntries(e)).flatMap(
+      (x) => JSON.stringify(x.body).match(/ERR_RUN_LIMIT/g) ?? [],
+    );
+    expect(reasons).toEqual([]);
+    await e.close();
+  }, 60_000);
 });
 
 describe("hook state merge", () => {
