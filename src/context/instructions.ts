@@ -157,9 +157,10 @@ export const AGENT_DIRECTED_RULES: readonly InstructionRule[] = [
   },
   {
     // An order to act without asking the user: confirmation suppressed ("fill them in
-    // without asking me", "do not ask the user for confirmation").
+    // without asking me", "do not ask the user for confirmation"). Anchored on "without":
+    // the look-behind for the verb runs only there.
     id: "unconfirmed-action",
-    re: /\b(?:fill|complete|proceed|go\s+ahead|do\s+(?:it|this|that|so)|act|make|send|pay|transfer|book|reserve|decide|choose|pick)\b[^.!?\n]{0,60}\bwithout\s+(?:asking|confirming\s+with|checking\s+with|consulting)\s+(?:me|the\s+user|them|anyone|first)\b|\b(?:do\s+not|don't|never)\s+(?:ask|check\s+with|confirm\s+with)\s+(?:me|the\s+user)\s+(?:first|before|for\s+(?:confirmation|permission|approval))/i,
+    re: /\bwithout(?<=\b(?:fill|complete|proceed|go\s+ahead|do\s+(?:it|this|that|so)|act|make|send|pay|transfer|book|reserve|decide|choose|pick)\b[^.!?\n]{0,60}\bwithout)\s+(?:asking|confirming\s+with|checking\s+with|consulting)\s+(?:me|the\s+user|them|anyone|first)\b|\b(?:do\s+not|don't|never)\s+(?:ask|check\s+with|confirm\s+with)\s+(?:me|the\s+user)\s+(?:first|before|for\s+(?:confirmation|permission|approval))/i,
   },
 ];
 
