@@ -152,16 +152,22 @@ export class SegmentLog {
     return { segment: name, ...torn };
   }
 
-  /** Writes one encoded batch after the tail and makes it durable; rolls to a new segment first when full. */
-  append(batch: Buffer, last: JournalEntry): void {
+  /**
+   * Writes one encoded batch after the tail and makes it durable; rolls to a new
+   * segment first when full. Returns where the batch went: the segment (its first
+   * seq) and the batch's offset in it.
+   */
+  append(batch: Buffer, last: JournalEntry): { segment: number; at: number } {
     const firstSeq = last.seq - batch.readUInt32BE(batch.length - COMMIT_SIZE + 13) + 1;
     if (this.#tail === null || this.#tail.size >= this.#maxBytes) this.#roll(firstSeq);
     const t = this.#tail!;
+    const at = t.size;
     let off = 0;
-    while (off < batch.length) off += writeSync(t.fd, batch, off, batch.length - off, t.size + off);
+    while (off < batch.length) off += writeSync(t.fd, batch, off, batch.length - off, at + off);
     fdatasyncSync(t.fd);
     t.size += batch.length;
     this.#last = last;
+    return { segment: t.firstSeq, at };
   }
 
   /** A new segment named by its first seq: header written and fsynced, then the directory. */

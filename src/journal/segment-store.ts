@@ -2,19 +2,22 @@
 // index. An append batch, holding the writers' lock, reads what other writers
 // completed, checks the batch extends the head, writes it as one batch (entry records
 // + commit record) with one write and one fdatasync, and resolves only then. The index
-// (`<path>`, the same table readers have always read, synchronous=OFF) is written
-// after the append resolved, and is never the only copy of anything: it is cross-
-// checked against the segments on open and rebuilt from them when missing, behind or
-// different (docs/journal.md §8). Segments live in `<path>.segments/`.
+// (`<path>`, synchronous=OFF) holds each entry's fields and position, never the entry:
+// it is written after the append resolved (one transaction for what ~20 ms of appends
+// wrote), cross-checked against the segments on open and rebuilt from them when
+// missing, behind, of another format or different (docs/journal.md §8.6); reads get
+// their entries from the segments at the positions it gives. Segments live in
+// `<path>.segments/`.
 import { existsSync, rmSync } from "node:fs";
 import { JournalError } from "../contracts/index.js";
 import type { JournalEntry, JournalHead, SealedEntry } from "./entry.js";
 import { assertExtends } from "./rows.js";
-import { encodeBatch } from "./segment-format.js";
+import { SegmentBodies } from "./segment-bodies.js";
+import { encodeBatch, FRAME_SIZE } from "./segment-format.js";
+import { decisionOf, type IndexRow, SegmentIndex } from "./segment-index.js";
+import { indexFeed } from "./segment-index-feed.js";
 import { SegmentLock } from "./segment-lock.js";
 import { SegmentLog } from "./segment-log.js";
-import { segmentEntries } from "./segment-read.js";
-import { SqliteJournalStore } from "./sqlite-store.js";
 import { type JournalQuery, type JournalStore, MalformedRecord, type TailCut } from "./store.js";
 
 export interface SegmentStoreOptions {
@@ -29,31 +32,29 @@ export interface SegmentStoreOptions {
 /** Where a journal's segments live: next to its index file. */
 export const segmentDir = (path: string): string => `${path}.segments`;
 
-/** Entries indexed per index transaction when catching up from the segments. */
-const CATCH_UP = 8192;
+/** Index rows read per page (entries, replay, export). */
+const PAGE = 2000;
 /** The index is written this long after an append (appends in between share its transaction). */
 const INDEX_DELAY_MS = 20;
 
 export class SegmentJournalStore implements JournalStore {
-  /** The index file (what readers of the SQLite table open). */
+  /** The index file. */
   readonly path: string;
   readonly dir: string;
   readonly #log: SegmentLog;
   readonly #lock: SegmentLock | null;
   readonly #busyTimeoutMs: number;
-  #index: SqliteJournalStore;
-  /** Entries this handle wrote that the index does not hold yet, in seq order. */
-  #pending: SealedEntry[] = [];
+  readonly #bodies: SegmentBodies;
+  #index!: SegmentIndex;
+  /** Index rows of entries this handle wrote that the index does not hold yet, in seq order. */
+  #pending: IndexRow[] = [];
   #cuts: TailCut[] = [];
   #listener: ((cut: TailCut) => void) | null = null;
   #timer: NodeJS.Timeout | null = null;
-  #indexing: Promise<void> | null = null;
   /** A failed write or fdatasync: the file's state is unknown, so nothing more is appended. */
   #failed: Error | null = null;
   #commits = 0;
   #closed = false;
-  /** A pass over the segments the index is catching up from (kept between index transactions). */
-  #reader: { next: number; it: Iterator<SealedEntry | MalformedRecord> } | null = null;
 
   private constructor(path: string, o: SegmentStoreOptions) {
     this.path = path;
@@ -66,7 +67,7 @@ export class SegmentJournalStore implements JournalStore {
     this.#lock = o.readonly ? null : new SegmentLock(this.dir, this.#busyTimeoutMs);
     if (this.#lock === null) this.#log.refresh();
     else this.#lock.hold(() => this.#cutTorn());
-    this.#index = this.#openIndex();
+    this.#bodies = new SegmentBodies(this.dir);
   }
 
   /** Opens (creating unless readonly) the journal whose index is `path`; cuts a torn tail; checks the index. */
@@ -81,10 +82,6 @@ export class SegmentJournalStore implements JournalStore {
         cause: err,
       });
     }
-  }
-
-  #openIndex(): SqliteJournalStore {
-    return SqliteJournalStore.open(this.path, { index: true, busyTimeoutMs: this.#busyTimeoutMs });
   }
 
   /** Cuts whatever follows the last complete batch (a write a crash tore), holding the lock. */
@@ -122,149 +119,141 @@ export class SegmentJournalStore implements JournalStore {
       assertExtends(last, batch);
       const tail = batch.at(-1);
       if (tail === undefined) return batch;
+      const lengths: number[] = [];
+      let pos: { segment: number; at: number };
       try {
-        this.#log.append(encodeBatch(batch), tail.entry);
+        pos = this.#log.append(encodeBatch(batch, lengths), tail.entry);
       } catch (err) {
         this.#failed = err as Error;
         throw new JournalError("ERR_JOURNAL_STORE", `append failed: ${(err as Error).message}`, {
           cause: err,
         });
       }
+      this.#remember(batch, lengths, pos);
       return batch;
     });
     this.#commits++;
-    // The index gets its own copy of the fields: callers own the entries they get back.
-    for (const s of sealed) this.#pending.push({ entry: { ...s.entry }, bodyJson: s.bodyJson });
     this.#scheduleIndex();
     return sealed.map((s) => s.entry);
+  }
+
+  /** The index rows of a batch just written (its fields and where each record's payload is). */
+  #remember(batch: readonly SealedEntry[], lengths: readonly number[], pos: { segment: number; at: number }) {
+    let at = pos.at;
+    for (let i = 0; i < batch.length; i++) {
+      const e = batch[i]!.entry;
+      const length = lengths[i]!;
+      at += FRAME_SIZE;
+      const decision = decisionOf(e.type, e.body);
+      this.#pending.push({
+        seq: e.seq,
+        time: e.time,
+        type: e.type,
+        run_id: e.run_id,
+        decision: decision ?? null,
+        hash: e.hash,
+        segment: pos.segment,
+        offset: at,
+        length,
+        body: decision === undefined ? batch[i]!.bodyJson : null,
+      });
+      at += length;
+    }
   }
 
   #scheduleIndex(): void {
     if (this.#timer !== null) return;
     this.#timer = setTimeout(() => {
       this.#timer = null;
-      void this.#indexNow().catch(() => undefined);
+      try {
+        this.#indexNow();
+      } catch {
+        // Left for the next read, which catches the index up from the segments.
+      }
     }, INDEX_DELAY_MS);
     this.#timer.unref();
   }
 
-  /** Brings the index up to the segments (this handle's pending entries, then other writers'). */
-  #indexNow(): Promise<void> {
-    const run = async () => {
-      for (;;) {
-        let wrote = 0;
-        await this.#index.appendBatch((last) => {
-          const batch = this.#after(last);
-          wrote = batch.length;
-          return batch;
-        });
-        const done = this.#index.lastSync()?.seq ?? 0;
-        const keep = this.#pending.findIndex((s) => s.entry.seq > done);
-        this.#pending = keep === -1 ? [] : this.#pending.slice(keep);
-        if (wrote === 0) return;
-      }
-    };
-    const p = (this.#indexing ?? Promise.resolve()).then(run, run);
-    this.#indexing = p;
-    return p;
-  }
-
-  /** The entries after the index's head: from this handle's pending ones, else read from the segments. */
-  #after(last: JournalEntry | null): SealedEntry[] {
-    const from = (last?.seq ?? 0) + 1;
+  /**
+   * Brings the index up to the segments: this handle's rows when they follow the
+   * index's head, else (another writer appended in between) rows read from the
+   * segments. Each step is one index transaction that reads the head inside it.
+   */
+  #indexNow(): void {
     const head = this.#log.last?.seq ?? 0;
-    if (from > head) return [];
-    // Pending entries are consecutive unless another writer appended in between.
-    const pending = this.#pending;
-    let i = from - (pending[0]?.entry.seq ?? from);
-    if (pending[i]?.entry.seq !== from) i = pending.findIndex((s) => s.entry.seq === from);
-    if (i >= 0) {
-      let end = i + 1;
-      while (end < pending.length && pending[end]!.entry.seq === pending[end - 1]!.entry.seq + 1) end++;
-      return pending.slice(i, end);
+    for (;;) {
+      let done = 0;
+      const wrote = this.#index.extend((h) => {
+        done = h;
+        if (h >= head) return [];
+        const pending = this.#pending;
+        const i = h + 1 - (pending[0]?.seq ?? 0);
+        if (i >= 0 && i < pending.length && pending[i]!.seq === h + 1) {
+          let end = i + 1;
+          while (end < pending.length && pending[end]!.seq === pending[end - 1]!.seq + 1) end++;
+          return pending.slice(i, end);
+        }
+        const rows: IndexRow[] = [];
+        for (const b of indexFeed(this.dir, h + 1, head)) for (const r of b) rows.push(r);
+        return rows;
+      });
+      done += wrote;
+      const keep = this.#pending.findIndex((r) => r.seq > done);
+      this.#pending = keep === -1 ? [] : keep === 0 ? this.#pending : this.#pending.slice(keep);
+      if (wrote === 0 || done >= head) return;
     }
-    return this.#fromSegments(from, head);
-  }
-
-  /** Up to CATCH_UP entries from `from` read from the segments, continuing one pass when asked in order. */
-  #fromSegments(from: number, head: number): SealedEntry[] {
-    if (this.#reader === null || this.#reader.next !== from) {
-      this.#reader = { next: from, it: segmentEntries(this.dir, from)[Symbol.iterator]() };
-    }
-    const r = this.#reader;
-    const out: SealedEntry[] = [];
-    while (out.length < CATCH_UP && r.next <= head) {
-      const n = r.it.next();
-      if (n.done === true) {
-        this.#reader = null;
-        break;
-      }
-      const s = n.value;
-      if (s instanceof MalformedRecord) {
-        this.#reader = null;
-        throw new JournalError("ERR_JOURNAL_STORE", `segments unreadable at ${s.where}: ${s.message}`);
-      }
-      out.push(s);
-      r.next = s.entry.seq + 1;
-    }
-    // Caught up: the pass (and the segment it holds in memory) is dropped.
-    if (out.length < CATCH_UP) this.#reader = null;
-    return out;
   }
 
   /**
-   * On open: the index's head must be an entry of the segments (same seq, same hash);
-   * an index that is ahead or differs is rebuilt, one that is behind catches up.
+   * On open: an index of another format, or whose head is not an entry of the segments
+   * (same seq, same hash), is rebuilt; an empty one is built in bulk; one behind catches up.
    */
   #crossCheck(): void {
-    let head: JournalEntry | null;
-    try {
-      head = this.#index.lastSync();
-    } catch {
-      head = null;
+    const index = SegmentIndex.open(this.path, this.#busyTimeoutMs);
+    if (index !== null) this.#index = index;
+    const head = index?.head() ?? null;
+    if (index === null || (head === null ? this.#log.last !== null : !this.#agrees(head))) {
       this.#rebuildFile();
+    } else {
+      this.#indexNow();
     }
-    if (head !== null && !this.#agrees(head)) this.#rebuildFile();
-    this.#catchUpSync();
   }
 
-  #agrees(head: JournalEntry): boolean {
+  #agrees(head: { seq: number; hash: string }): boolean {
     const last = this.#log.last;
     if (last === null || head.seq > last.seq) return false;
     if (head.seq === last.seq) return head.hash === last.hash;
-    for (const s of segmentEntries(this.dir, head.seq)) {
-      return !(s instanceof MalformedRecord) && s.entry.seq === head.seq && s.entry.hash === head.hash;
+    for (const rows of indexFeed(this.dir, head.seq, head.seq)) {
+      return rows[0]?.seq === head.seq && rows[0].hash === head.hash;
     }
     return false;
   }
 
-  #rebuildFile(): void {
-    this.#index.closeSync();
+  /** Deletes the index file and builds it again from the segments in one transaction. */
+  #rebuildFile(): number {
+    if (this.#index !== undefined) this.#index.close();
     for (const suffix of ["", "-wal", "-shm"]) rmSync(`${this.path}${suffix}`, { force: true });
-    this.#index = this.#openIndex();
-  }
-
-  #catchUpSync(): void {
-    for (;;) {
-      const batch = this.#index.appendSync((last) => this.#after(last));
-      if (batch.length === 0) return;
-    }
+    const index = SegmentIndex.open(this.path, this.#busyTimeoutMs, true);
+    if (index === null) throw new JournalError("ERR_JOURNAL_STORE", `cannot create the index ${this.path}`);
+    this.#index = index;
+    const head = this.#log.last?.seq ?? 0;
+    const n = index.bulk(indexFeed(this.dir, 1, head));
+    this.#pending = this.#pending.filter((r) => r.seq > n);
+    return n;
   }
 
   /** Drops the index and builds it again from the segments (`warden journal reindex`). */
   async reindex(): Promise<number> {
     this.#usable();
-    await this.#indexing;
-    this.#rebuildFile();
-    this.#catchUpSync();
-    return this.#index.lastSync()?.seq ?? 0;
+    this.#log.refresh();
+    return this.#rebuildFile();
   }
 
   /** Reads what other writers completed and brings the index up to date, so a read sees every durable entry. */
-  async #sync(): Promise<void> {
+  #sync(): void {
     this.#usable();
     this.#log.refresh();
-    if ((this.#log.last?.seq ?? 0) !== (this.#index.lastSync()?.seq ?? 0)) await this.#indexNow();
+    if ((this.#log.last?.seq ?? 0) !== (this.#index.head()?.seq ?? 0)) this.#indexNow();
   }
 
   #usable(): void {
@@ -286,34 +275,64 @@ export class SegmentJournalStore implements JournalStore {
     return l === null ? null : { seq: l.seq, hash: l.hash, time: l.time, key_id: l.key_id };
   }
 
+  /** Entries of index rows, read from the segments; a row that does not read back is an error. */
+  #entries(rows: readonly IndexRow[]): (JournalEntry | MalformedRecord)[] {
+    return this.#bodies.read(rows);
+  }
+
   async get(seq: number): Promise<JournalEntry | null> {
-    await this.#sync();
-    return this.#index.get(seq);
+    this.#sync();
+    const row = this.#index.get(seq);
+    if (row === undefined) return null;
+    const e = this.#entries([row])[0]!;
+    if (e instanceof MalformedRecord) {
+      throw new JournalError("ERR_JOURNAL_STORE", `unreadable entry at ${e.where}: ${e.message}`, {
+        details: { seq },
+      });
+    }
+    return e;
   }
 
   async count(): Promise<number> {
-    await this.#sync();
+    this.#sync();
     return this.#index.count();
   }
 
-  async *entries(fromSeq?: number, toSeq?: number): AsyncIterable<JournalEntry | MalformedRecord> {
-    await this.#sync();
-    yield* this.#index.entries(fromSeq, toSeq);
+  async *entries(
+    fromSeq = 1,
+    toSeq = Number.MAX_SAFE_INTEGER,
+  ): AsyncIterable<JournalEntry | MalformedRecord> {
+    this.#sync();
+    let next = fromSeq;
+    for (;;) {
+      const rows = this.#index.page(next, toSeq, PAGE);
+      yield* this.#entries(rows);
+      const lastRow = rows.at(-1);
+      if (rows.length < PAGE || lastRow === undefined) return;
+      next = lastRow.seq + 1;
+    }
   }
 
   async query(q: JournalQuery): Promise<JournalEntry[]> {
-    await this.#sync();
-    return this.#index.query(q);
+    this.#sync();
+    return this.#entries(this.#index.query(q)).filter(
+      (e): e is JournalEntry => !(e instanceof MalformedRecord),
+    );
   }
 
   async close(): Promise<void> {
     if (this.#closed) return;
     if (this.#timer !== null) clearTimeout(this.#timer);
     this.#timer = null;
-    if (this.#failed === null) await this.#indexNow().catch(() => undefined);
+    try {
+      if (this.#failed === null) this.#indexNow();
+    } catch {
+      // The next open catches the index up from the segments.
+    }
     this.#closed = true;
     this.#log.close();
     this.#lock?.close();
-    await this.#index.close();
+    this.#bodies.close();
+    this.#index.close();
   }
 }
