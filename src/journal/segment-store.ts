@@ -8,7 +8,7 @@
 // missing, behind, of another format or different (docs/journal.md §8.6); reads get
 // their entries from the segments at the positions it gives. Segments live in
 // `<path>.segments/`.
-import { existsSync, rmSync } from "node:fs";
+import { existsSync, fdatasync, rmSync } from "node:fs";
 import { JournalError } from "../contracts/index.js";
 import type { JournalEntry, JournalHead, SealedEntry } from "./entry.js";
 import { assertExtends } from "./rows.js";
@@ -32,10 +32,21 @@ export interface SegmentStoreOptions {
 /** Where a journal's segments live: next to its index file. */
 export const segmentDir = (path: string): string => `${path}.segments`;
 
+/** fdatasync on a thread of libuv's pool. */
+const datasync = (fd: number): Promise<void> =>
+  new Promise((resolve, reject) => fdatasync(fd, (err) => (err === null ? resolve() : reject(err))));
+
 /** Index rows read per page (entries, replay, export). */
 const PAGE = 2000;
 /** The index is written this long after an append (appends in between share its transaction). */
 const INDEX_DELAY_MS = 20;
+/**
+ * Rows waiting for the index beyond which it is written as soon as an append is
+ * durable: a writer whose appends follow each other without a turn of the event
+ * loop (appends awaited in a loop) never lets the timer run, and its rows must not
+ * pile up in memory.
+ */
+const INDEX_MAX_PENDING = 2048;
 
 export class SegmentJournalStore implements JournalStore {
   /** The index file. */
@@ -51,6 +62,8 @@ export class SegmentJournalStore implements JournalStore {
   #cuts: TailCut[] = [];
   #listener: ((cut: TailCut) => void) | null = null;
   #timer: NodeJS.Timeout | null = null;
+  /** Settles when this handle's append in progress (if any) is over. */
+  #writing: Promise<void> = Promise.resolve();
   /** A failed write or fdatasync: the file's state is unknown, so nothing more is appended. */
   #failed: Error | null = null;
   #commits = 0;
@@ -108,33 +121,60 @@ export class SegmentJournalStore implements JournalStore {
     return this.#commits;
   }
 
+  /**
+   * Appends one batch: holding the writers' lock, cuts a torn tail, builds the batch
+   * on the head, writes it, and fdatasyncs it on a thread of the pool (the event loop
+   * goes on — the next batch gathers meanwhile); resolves only once it is durable.
+   * Appends of this handle run one at a time; a failed write or fdatasync refuses
+   * every later one.
+   */
   async appendBatch(build: (last: JournalEntry | null) => SealedEntry[]): Promise<JournalEntry[]> {
     this.#usable();
     if (this.#lock === null)
       throw new JournalError("ERR_JOURNAL_STORE", "the journal is open for reading only");
-    const sealed = this.#lock.hold(() => {
+    const turn = this.#writing;
+    let release!: () => void;
+    this.#writing = new Promise<void>((r) => {
+      release = r;
+    });
+    try {
+      await turn;
+      this.#usable();
+      const entries = await this.#appendLocked(this.#lock, build);
+      if (this.#pending.length >= INDEX_MAX_PENDING) this.#indexSoon();
+      else this.#scheduleIndex();
+      return entries;
+    } finally {
+      release();
+    }
+  }
+
+  async #appendLocked(lock: SegmentLock, build: (last: JournalEntry | null) => SealedEntry[]) {
+    lock.begin();
+    try {
       this.#cutTorn();
       const last = this.#log.last;
       const batch = build(last);
       assertExtends(last, batch);
       const tail = batch.at(-1);
-      if (tail === undefined) return batch;
+      if (tail === undefined) return [];
       const lengths: number[] = [];
-      let pos: { segment: number; at: number };
       try {
-        pos = this.#log.append(encodeBatch(batch, lengths), tail.entry);
+        const w = this.#log.write(encodeBatch(batch, lengths));
+        await datasync(w.fd);
+        this.#log.written(w, tail.entry);
+        this.#remember(batch, lengths, w);
       } catch (err) {
         this.#failed = err as Error;
         throw new JournalError("ERR_JOURNAL_STORE", `append failed: ${(err as Error).message}`, {
           cause: err,
         });
       }
-      this.#remember(batch, lengths, pos);
-      return batch;
-    });
-    this.#commits++;
-    this.#scheduleIndex();
-    return sealed.map((s) => s.entry);
+      this.#commits++;
+      return batch.map((s) => s.entry);
+    } finally {
+      lock.end();
+    }
   }
 
   /** The index rows of a batch just written (its fields and where each record's payload is). */
@@ -163,15 +203,19 @@ export class SegmentJournalStore implements JournalStore {
 
   #scheduleIndex(): void {
     if (this.#timer !== null) return;
-    this.#timer = setTimeout(() => {
-      this.#timer = null;
-      try {
-        this.#indexNow();
-      } catch {
-        // Left for the next read, which catches the index up from the segments.
-      }
-    }, INDEX_DELAY_MS);
+    this.#timer = setTimeout(() => this.#indexSoon(), INDEX_DELAY_MS);
     this.#timer.unref();
+  }
+
+  /** Writes the index now (after the appends it holds resolved); a failure is left to the next read. */
+  #indexSoon(): void {
+    if (this.#timer !== null) clearTimeout(this.#timer);
+    this.#timer = null;
+    try {
+      this.#indexNow();
+    } catch {
+      // The next read catches the index up from the segments.
+    }
   }
 
   /**
@@ -244,13 +288,18 @@ export class SegmentJournalStore implements JournalStore {
 
   /** Drops the index and builds it again from the segments (`warden journal reindex`). */
   async reindex(): Promise<number> {
+    await this.#writing;
     this.#usable();
     this.#log.refresh();
     return this.#rebuildFile();
   }
 
-  /** Reads what other writers completed and brings the index up to date, so a read sees every durable entry. */
-  #sync(): void {
+  /**
+   * Reads what other writers completed and brings the index up to date, so a read sees
+   * every durable entry (after this handle's append in progress, if any).
+   */
+  async #sync(): Promise<void> {
+    await this.#writing;
     this.#usable();
     this.#log.refresh();
     if ((this.#log.last?.seq ?? 0) !== (this.#index.head()?.seq ?? 0)) this.#indexNow();
@@ -264,6 +313,7 @@ export class SegmentJournalStore implements JournalStore {
   }
 
   async last(): Promise<JournalEntry | null> {
+    await this.#writing;
     this.#usable();
     this.#log.refresh();
     const l = this.#log.last;
@@ -281,7 +331,7 @@ export class SegmentJournalStore implements JournalStore {
   }
 
   async get(seq: number): Promise<JournalEntry | null> {
-    this.#sync();
+    await this.#sync();
     const row = this.#index.get(seq);
     if (row === undefined) return null;
     const e = this.#entries([row])[0]!;
@@ -294,7 +344,7 @@ export class SegmentJournalStore implements JournalStore {
   }
 
   async count(): Promise<number> {
-    this.#sync();
+    await this.#sync();
     return this.#index.count();
   }
 
@@ -302,7 +352,7 @@ export class SegmentJournalStore implements JournalStore {
     fromSeq = 1,
     toSeq = Number.MAX_SAFE_INTEGER,
   ): AsyncIterable<JournalEntry | MalformedRecord> {
-    this.#sync();
+    await this.#sync();
     let next = fromSeq;
     for (;;) {
       const rows = this.#index.page(next, toSeq, PAGE);
@@ -314,13 +364,15 @@ export class SegmentJournalStore implements JournalStore {
   }
 
   async query(q: JournalQuery): Promise<JournalEntry[]> {
-    this.#sync();
+    await this.#sync();
     return this.#entries(this.#index.query(q)).filter(
       (e): e is JournalEntry => !(e instanceof MalformedRecord),
     );
   }
 
   async close(): Promise<void> {
+    if (this.#closed) return;
+    await this.#writing;
     if (this.#closed) return;
     if (this.#timer !== null) clearTimeout(this.#timer);
     this.#timer = null;
