@@ -8,14 +8,14 @@
 // missing, behind, of another format or different (docs/journal.md §8.6); reads get
 // their entries from the segments at the positions it gives. Segments live in
 // `<path>.segments/`.
-import { existsSync, fdatasync, rmSync } from "node:fs";
+import { existsSync, fdatasync } from "node:fs";
 import { JournalError } from "../contracts/index.js";
 import type { JournalEntry, JournalHead, SealedEntry } from "./entry.js";
 import { assertExtends } from "./rows.js";
 import { SegmentBodies } from "./segment-bodies.js";
-import { encodeBatch, FRAME_SIZE } from "./segment-format.js";
-import { decisionOf, type IndexRow, SegmentIndex } from "./segment-index.js";
-import { indexFeed } from "./segment-index-feed.js";
+import { encodeBatch } from "./segment-format.js";
+import type { IndexRow } from "./segment-index.js";
+import { IndexKeeper } from "./segment-index-keeper.js";
 import { SegmentLock } from "./segment-lock.js";
 import { SegmentLog } from "./segment-log.js";
 import { type JournalQuery, type JournalStore, MalformedRecord, type TailCut } from "./store.js";
@@ -38,16 +38,6 @@ const datasync = (fd: number): Promise<void> =>
 
 /** Index rows read per page (entries, replay, export). */
 const PAGE = 2000;
-/** The index is written this long after an append (appends in between share its transaction). */
-const INDEX_DELAY_MS = 20;
-/**
- * Rows waiting for the index beyond which it is written as soon as an append is
- * durable: a writer whose appends follow each other without a turn of the event
- * loop (appends awaited in a loop) never lets the timer run, and its rows must not
- * pile up in memory.
- */
-const INDEX_MAX_PENDING = 2048;
-
 export class SegmentJournalStore implements JournalStore {
   /** The index file. */
   readonly path: string;
@@ -56,12 +46,9 @@ export class SegmentJournalStore implements JournalStore {
   readonly #lock: SegmentLock | null;
   readonly #busyTimeoutMs: number;
   readonly #bodies: SegmentBodies;
-  #index!: SegmentIndex;
-  /** Index rows of entries this handle wrote that the index does not hold yet, in seq order. */
-  #pending: IndexRow[] = [];
+  #keeper!: IndexKeeper;
   #cuts: TailCut[] = [];
   #listener: ((cut: TailCut) => void) | null = null;
-  #timer: NodeJS.Timeout | null = null;
   /** Settles when this handle's append in progress (if any) is over. */
   #writing: Promise<void> = Promise.resolve();
   /** A failed write or fdatasync: the file's state is unknown, so nothing more is appended. */
@@ -87,7 +74,14 @@ export class SegmentJournalStore implements JournalStore {
   static open(path: string, options: SegmentStoreOptions = {}): SegmentJournalStore {
     try {
       const store = new SegmentJournalStore(path, options);
-      store.#crossCheck();
+      try {
+        store.#keeper = new IndexKeeper(path, store.dir, store.#busyTimeoutMs, store.#log);
+      } catch (err) {
+        store.#log.close();
+        store.#lock?.close();
+        store.#bodies.close();
+        throw err;
+      }
       return store;
     } catch (err) {
       if (err instanceof JournalError) throw err;
@@ -140,10 +134,7 @@ export class SegmentJournalStore implements JournalStore {
     try {
       await turn;
       this.#usable();
-      const entries = await this.#appendLocked(this.#lock, build);
-      if (this.#pending.length >= INDEX_MAX_PENDING) this.#indexSoon();
-      else this.#scheduleIndex();
-      return entries;
+      return await this.#appendLocked(this.#lock, build);
     } finally {
       release();
     }
@@ -163,7 +154,7 @@ export class SegmentJournalStore implements JournalStore {
         const w = this.#log.write(encodeBatch(batch, lengths));
         await datasync(w.fd);
         this.#log.written(w, tail.entry);
-        this.#remember(batch, lengths, w);
+        this.#keeper.remember(batch, lengths, w);
       } catch (err) {
         this.#failed = err as Error;
         throw new JournalError("ERR_JOURNAL_STORE", `append failed: ${(err as Error).message}`, {
@@ -177,121 +168,12 @@ export class SegmentJournalStore implements JournalStore {
     }
   }
 
-  /** The index rows of a batch just written (its fields and where each record's payload is). */
-  #remember(batch: readonly SealedEntry[], lengths: readonly number[], pos: { segment: number; at: number }) {
-    let at = pos.at;
-    for (let i = 0; i < batch.length; i++) {
-      const e = batch[i]!.entry;
-      const length = lengths[i]!;
-      at += FRAME_SIZE;
-      const decision = decisionOf(e.type, e.body);
-      this.#pending.push({
-        seq: e.seq,
-        time: e.time,
-        type: e.type,
-        run_id: e.run_id,
-        decision: decision ?? null,
-        hash: e.hash,
-        segment: pos.segment,
-        offset: at,
-        length,
-        body: decision === undefined ? batch[i]!.bodyJson : null,
-      });
-      at += length;
-    }
-  }
-
-  #scheduleIndex(): void {
-    if (this.#timer !== null) return;
-    this.#timer = setTimeout(() => this.#indexSoon(), INDEX_DELAY_MS);
-    this.#timer.unref();
-  }
-
-  /** Writes the index now (after the appends it holds resolved); a failure is left to the next read. */
-  #indexSoon(): void {
-    if (this.#timer !== null) clearTimeout(this.#timer);
-    this.#timer = null;
-    try {
-      this.#indexNow();
-    } catch {
-      // The next read catches the index up from the segments.
-    }
-  }
-
-  /**
-   * Brings the index up to the segments: this handle's rows when they follow the
-   * index's head, else (another writer appended in between) rows read from the
-   * segments. Each step is one index transaction that reads the head inside it.
-   */
-  #indexNow(): void {
-    const head = this.#log.last?.seq ?? 0;
-    for (;;) {
-      let done = 0;
-      const wrote = this.#index.extend((h) => {
-        done = h;
-        if (h >= head) return [];
-        const pending = this.#pending;
-        const i = h + 1 - (pending[0]?.seq ?? 0);
-        if (i >= 0 && i < pending.length && pending[i]!.seq === h + 1) {
-          let end = i + 1;
-          while (end < pending.length && pending[end]!.seq === pending[end - 1]!.seq + 1) end++;
-          return pending.slice(i, end);
-        }
-        const rows: IndexRow[] = [];
-        for (const b of indexFeed(this.dir, h + 1, head)) for (const r of b) rows.push(r);
-        return rows;
-      });
-      done += wrote;
-      const keep = this.#pending.findIndex((r) => r.seq > done);
-      this.#pending = keep === -1 ? [] : keep === 0 ? this.#pending : this.#pending.slice(keep);
-      if (wrote === 0 || done >= head) return;
-    }
-  }
-
-  /**
-   * On open: an index of another format, or whose head is not an entry of the segments
-   * (same seq, same hash), is rebuilt; an empty one is built in bulk; one behind catches up.
-   */
-  #crossCheck(): void {
-    const index = SegmentIndex.open(this.path, this.#busyTimeoutMs);
-    if (index !== null) this.#index = index;
-    const head = index?.head() ?? null;
-    if (index === null || (head === null ? this.#log.last !== null : !this.#agrees(head))) {
-      this.#rebuildFile();
-    } else {
-      this.#indexNow();
-    }
-  }
-
-  #agrees(head: { seq: number; hash: string }): boolean {
-    const last = this.#log.last;
-    if (last === null || head.seq > last.seq) return false;
-    if (head.seq === last.seq) return head.hash === last.hash;
-    for (const rows of indexFeed(this.dir, head.seq, head.seq)) {
-      return rows[0]?.seq === head.seq && rows[0].hash === head.hash;
-    }
-    return false;
-  }
-
-  /** Deletes the index file and builds it again from the segments in one transaction. */
-  #rebuildFile(): number {
-    if (this.#index !== undefined) this.#index.close();
-    for (const suffix of ["", "-wal", "-shm"]) rmSync(`${this.path}${suffix}`, { force: true });
-    const index = SegmentIndex.open(this.path, this.#busyTimeoutMs, true);
-    if (index === null) throw new JournalError("ERR_JOURNAL_STORE", `cannot create the index ${this.path}`);
-    this.#index = index;
-    const head = this.#log.last?.seq ?? 0;
-    const n = index.bulk(indexFeed(this.dir, 1, head));
-    this.#pending = this.#pending.filter((r) => r.seq > n);
-    return n;
-  }
-
   /** Drops the index and builds it again from the segments (`warden journal reindex`). */
   async reindex(): Promise<number> {
     await this.#writing;
     this.#usable();
     this.#log.refresh();
-    return this.#rebuildFile();
+    return this.#keeper.rebuild();
   }
 
   /**
@@ -302,7 +184,7 @@ export class SegmentJournalStore implements JournalStore {
     await this.#writing;
     this.#usable();
     this.#log.refresh();
-    if ((this.#log.last?.seq ?? 0) !== (this.#index.head()?.seq ?? 0)) this.#indexNow();
+    if ((this.#log.last?.seq ?? 0) !== (this.#keeper.index.head()?.seq ?? 0)) this.#keeper.catchUp();
   }
 
   #usable(): void {
@@ -332,7 +214,7 @@ export class SegmentJournalStore implements JournalStore {
 
   async get(seq: number): Promise<JournalEntry | null> {
     await this.#sync();
-    const row = this.#index.get(seq);
+    const row = this.#keeper.index.get(seq);
     if (row === undefined) return null;
     const e = this.#entries([row])[0]!;
     if (e instanceof MalformedRecord) {
@@ -345,7 +227,7 @@ export class SegmentJournalStore implements JournalStore {
 
   async count(): Promise<number> {
     await this.#sync();
-    return this.#index.count();
+    return this.#keeper.index.count();
   }
 
   async *entries(
@@ -355,7 +237,7 @@ export class SegmentJournalStore implements JournalStore {
     await this.#sync();
     let next = fromSeq;
     for (;;) {
-      const rows = this.#index.page(next, toSeq, PAGE);
+      const rows = this.#keeper.index.page(next, toSeq, PAGE);
       yield* this.#entries(rows);
       const lastRow = rows.at(-1);
       if (rows.length < PAGE || lastRow === undefined) return;
@@ -365,7 +247,7 @@ export class SegmentJournalStore implements JournalStore {
 
   async query(q: JournalQuery): Promise<JournalEntry[]> {
     await this.#sync();
-    return this.#entries(this.#index.query(q)).filter(
+    return this.#entries(this.#keeper.index.query(q)).filter(
       (e): e is JournalEntry => !(e instanceof MalformedRecord),
     );
   }
@@ -374,17 +256,10 @@ export class SegmentJournalStore implements JournalStore {
     if (this.#closed) return;
     await this.#writing;
     if (this.#closed) return;
-    if (this.#timer !== null) clearTimeout(this.#timer);
-    this.#timer = null;
-    try {
-      if (this.#failed === null) this.#indexNow();
-    } catch {
-      // The next open catches the index up from the segments.
-    }
     this.#closed = true;
+    this.#keeper.close(this.#failed === null);
     this.#log.close();
     this.#lock?.close();
     this.#bodies.close();
-    this.#index.close();
   }
 }
