@@ -8,7 +8,14 @@
 import { join } from "node:path";
 import { JournalError } from "../contracts/index.js";
 import { listSegments, readWhole } from "./segment-files.js";
-import { FRAME_SIZE, headerProblem, scanBatches, segmentName } from "./segment-format.js";
+import {
+  COMMIT_KIND,
+  COMMIT_SIZE,
+  FRAME_SIZE,
+  headerProblem,
+  scanBatches,
+  segmentName,
+} from "./segment-format.js";
 import { DECISION_PATHS, type IndexRow } from "./segment-index.js";
 
 const HASH_MEMBER = Buffer.from(',"hash":"sha256:', "latin1");
@@ -59,13 +66,45 @@ function rowOf(payload: Buffer, segment: number, offset: number, where: () => st
   };
 }
 
+/** Where the index's last entry ends: its segment and the end of its payload. */
+export interface FeedStart {
+  segment: number;
+  end: number;
+}
+
+/**
+ * The batches of one segment to read: all of it, or — when `start` says where the
+ * entry before `fromSeq` ends and a commit record follows it there (the index is
+ * extended by whole batches) — only the batches after that commit record.
+ */
+function scanOf(dir: string, first: number, start: FeedStart | undefined) {
+  const name = segmentName(first);
+  if (start !== undefined && start.segment === first) {
+    const tail = readWhole(join(dir, name), start.end);
+    if (tail[0] === COMMIT_KIND && tail.length >= COMMIT_SIZE) {
+      const base = start.end + COMMIT_SIZE;
+      return { base, scan: scanBatches(tail.subarray(COMMIT_SIZE), 0) };
+    }
+  }
+  const buf = readWhole(join(dir, name));
+  const bad = headerProblem(buf, first);
+  if (bad !== null) throw new JournalError("ERR_JOURNAL_STORE", `segment ${name}: ${bad}`);
+  return { base: 0, scan: scanBatches(buf) };
+}
+
 /**
  * Index rows of the entries `fromSeq`..`toSeq` in seq order, a batch at a time (whole
  * segments before `fromSeq` skipped by the next one's first seq, whole batches by their
- * commit record). Stops at the end of the complete batches; a bad header or an
- * unreadable entry record throws ERR_JOURNAL_STORE.
+ * commit record, and with `start` the bytes before it not read at all). Stops at the
+ * end of the complete batches; a bad header or an unreadable entry record throws
+ * ERR_JOURNAL_STORE.
  */
-export function* indexFeed(dir: string, fromSeq = 1, toSeq = SEQ_MAX): Iterable<IndexRow[]> {
+export function* indexFeed(
+  dir: string,
+  fromSeq = 1,
+  toSeq = SEQ_MAX,
+  start?: FeedStart,
+): Iterable<IndexRow[]> {
   const segs = listSegments(dir);
   for (let i = 0; i < segs.length; i++) {
     const first = segs[i]!;
@@ -73,15 +112,12 @@ export function* indexFeed(dir: string, fromSeq = 1, toSeq = SEQ_MAX): Iterable<
     if (following !== undefined && following <= fromSeq) continue;
     if (first > toSeq) return;
     const name = segmentName(first);
-    const buf = readWhole(join(dir, name));
-    const bad = headerProblem(buf, first);
-    if (bad !== null) throw new JournalError("ERR_JOURNAL_STORE", `segment ${name}: ${bad}`);
-    const scan = scanBatches(buf);
+    const { base, scan } = scanOf(dir, first, start);
     for (const b of scan.batches) {
       if (b.firstSeq + b.payloads.length <= fromSeq) continue;
       if (b.firstSeq > toSeq) return;
       const rows: IndexRow[] = [];
-      let at = b.start;
+      let at = base + b.start;
       for (let k = 0; k < b.payloads.length; k++) {
         const p = b.payloads[k]!;
         at += FRAME_SIZE;

@@ -129,7 +129,9 @@ export class IndexKeeper {
           return pending.slice(i, end);
         }
         const rows: IndexRow[] = [];
-        for (const b of indexFeed(this.#dir, h + 1, head)) {
+        const at = h === 0 ? undefined : this.#index.get(h);
+        const start = at === undefined ? undefined : { segment: at.segment, end: at.offset + at.length };
+        for (const b of indexFeed(this.#dir, h + 1, head, start)) {
           for (const r of b) rows.push(r);
           if (rows.length >= CATCH_UP) break;
         }

@@ -71,7 +71,7 @@ describe("segment index: fields and positions only", () => {
     t.cleanup();
   });
 
-  it("an index behind the segments is caught up on open, one deleted is rebuilt, both with the same rows", async () => {
+  it("an index behind the segments (at a batch's end or inside one) is caught up on open, one deleted is rebuilt, all with the same rows", async () => {
     const t = tempDir();
     const path = join(t.dir, "j.db");
     await fill(path, 15);
@@ -84,18 +84,47 @@ describe("segment index: fields and positions only", () => {
       }
     };
     const whole = rows();
-    const db = new Database(path);
-    db.prepare("DELETE FROM journal_index WHERE seq > 6").run();
-    db.close();
-    let store = SegmentJournalStore.open(path);
-    expect(await store.count()).toBe(15);
-    await store.close();
-    expect(rows()).toEqual(whole);
+    // Batches of 3: seq 6 ends one (read on from its commit record), seq 5 does not (its segment read whole).
+    for (const keep of [6, 5]) {
+      const db = new Database(path);
+      db.prepare("DELETE FROM journal_index WHERE seq > ?").run(keep);
+      db.close();
+      const store = SegmentJournalStore.open(path);
+      expect(await store.count()).toBe(15);
+      await store.close();
+      expect(rows()).toEqual(whole);
+    }
     for (const s of ["", "-wal", "-shm"]) rmSync(`${path}${s}`, { force: true });
-    store = SegmentJournalStore.open(path);
+    const store = SegmentJournalStore.open(path);
     expect((await store.get(15))?.seq).toBe(15);
     await store.close();
     expect(rows()).toEqual(whole);
+    t.cleanup();
+  });
+
+  it("two writers of one journal: each handle's index takes the other's batches from the segments, no row lost or doubled", async () => {
+    const t = tempDir();
+    const path = join(t.dir, "j.db");
+    const a = SegmentJournalStore.open(path, { segmentBytes: 4096 });
+    const b = SegmentJournalStore.open(path, { segmentBytes: 4096 });
+    const ja = await openJournal({ store: a, signer: KEY, signatureMode: "batch" });
+    const jb = await openJournal({ store: b, signer: KEY, signatureMode: "batch" });
+    for (let i = 0; i < 8; i++) {
+      const j = i % 2 === 0 ? ja : jb;
+      await Promise.all(
+        [0, 1].map(() =>
+          j.append({ type: "ObservationsCollected", run_id: RUN, body: { observation_count: i } }),
+        ),
+      );
+      expect(await (i % 2 === 0 ? b : a).count()).toBe(2 * (i + 1));
+    }
+    await ja.close();
+    await jb.close();
+    const seqs: number[] = [];
+    for await (const x of a.entries()) if (!("where" in x)) seqs.push(x.seq);
+    expect(seqs).toEqual(Array.from({ length: 16 }, (_, i) => i + 1));
+    await a.close();
+    await b.close();
     t.cleanup();
   });
 
