@@ -6,7 +6,7 @@
 import { closeSync, fchmodSync, openSync } from "node:fs";
 import Database from "better-sqlite3";
 import { GATE_DECISION, JournalError } from "../contracts/index.js";
-import { normalizeTime } from "./rows.js";
+import { sqliteQuery } from "./rows.js";
 import type { JournalQuery } from "./store.js";
 
 /** The table whose presence marks a file as a segment journal's derived index. */
@@ -245,22 +245,8 @@ export class SegmentIndex {
   }
 
   query(q: JournalQuery): IndexRow[] {
-    const where: string[] = [];
-    const args: (string | number)[] = [];
-    const add = (sql: string, v: string | undefined) => {
-      if (v === undefined) return;
-      where.push(sql);
-      args.push(v);
-    };
-    add("run_id = ?", q.run_id);
-    add("type = ?", q.type);
-    add("time >= ?", q.since === undefined ? undefined : normalizeTime(q.since));
-    add("time < ?", q.until === undefined ? undefined : normalizeTime(q.until));
-    add("decision = ?", q.decision);
-    const limit = q.limit === undefined ? -1 : Math.max(0, Math.floor(q.limit));
-    const sql =
-      `SELECT ${COLUMNS} FROM journal_index${where.length ? ` WHERE ${where.join(" AND ")}` : ""}` +
-      ` ORDER BY seq ${q.descending ? "DESC" : "ASC"} LIMIT ${limit}`;
+    const { sql: filter, args } = sqliteQuery(q);
+    const sql = `SELECT ${COLUMNS} FROM journal_index${filter}`;
     return this.#db.prepare(sql).all(...args) as IndexRow[];
   }
 

@@ -16,8 +16,8 @@ import {
   entryOrThrow,
   JOURNAL_COLUMNS,
   type JournalRow,
-  normalizeTime,
   rowToEntry,
+  sqliteQuery,
 } from "./rows.js";
 import { type JournalQuery, type JournalStore, MalformedRecord } from "./store.js";
 
@@ -291,22 +291,8 @@ export class SqliteJournalStore implements JournalStore {
 
   async query(q: JournalQuery): Promise<JournalEntry[]> {
     this.#open();
-    const where: string[] = [];
-    const args: (string | number)[] = [];
-    const add = (sql: string, v: string | undefined) => {
-      if (v === undefined) return;
-      where.push(sql);
-      args.push(v);
-    };
-    add("run_id = ?", q.run_id);
-    add("type = ?", q.type);
-    add("time >= ?", q.since === undefined ? undefined : normalizeTime(q.since));
-    add("time < ?", q.until === undefined ? undefined : normalizeTime(q.until));
-    add("decision = ?", q.decision);
-    const limit = q.limit === undefined ? -1 : Math.max(0, Math.floor(q.limit));
-    const sql =
-      `SELECT ${JOURNAL_COLUMNS} FROM journal_entries${where.length ? ` WHERE ${where.join(" AND ")}` : ""}` +
-      ` ORDER BY seq ${q.descending ? "DESC" : "ASC"} LIMIT ${limit}`;
+    const { sql: filter, args } = sqliteQuery(q);
+    const sql = `SELECT ${JOURNAL_COLUMNS} FROM journal_entries${filter}`;
     const out: JournalEntry[] = [];
     for (const row of this.#db.prepare(sql).all(...args) as JournalRow[]) {
       const e = rowToEntry(row);
