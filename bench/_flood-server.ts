@@ -1,7 +1,8 @@
-// Child process for bench/flood.ts: the sidecar (durable SQLite journal, default limits)
-// and the MCP gateway over Streamable HTTP (the reference test upstream), each with two
-// principals — `hostile` and `honest` — on loopback. Prints {"sidecar", "gateway"} URLs once
-// both listen; exits when the parent disconnects. Its RSS is read by the parent from /proc.
+// Child process for bench/flood.ts: argv[2] `sidecar` (durable journal, default limits) or
+// `gateway` (the MCP gateway over Streamable HTTP, the reference test upstream), each with
+// two principals — `hostile` and `honest` — on loopback, each in its own process as
+// deployed (`warden sidecar`, `warden mcp serve`). Prints {"url"} once it listens; exits
+// when the parent disconnects. Its RSS is read by the parent from /proc.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -76,14 +77,12 @@ async function gateway(dir: string): Promise<{ url: string; close(): Promise<voi
 }
 
 const dir = mkdtempSync(join(tmpdir(), "warden-bench-flood-"));
-const s = await sidecar(dir);
-const g = await gateway(dir);
+const served = process.argv[2] === "gateway" ? await gateway(dir) : await sidecar(dir);
 process.on("disconnect", () => {
   void (async () => {
-    await g.close().catch(() => undefined);
-    await s.close().catch(() => undefined);
+    await served.close().catch(() => undefined);
     rmSync(dir, { recursive: true, force: true });
     process.exit(0);
   })();
 });
-process.stdout.write(`${JSON.stringify({ sidecar: s.url, gateway: g.url })}\n`);
+process.stdout.write(`${JSON.stringify({ url: served.url })}\n`);

@@ -1,5 +1,5 @@
-// Floods as users feel them (issue 37): the sidecar and the MCP gateway (one child
-// process, durable journals, default limits) serve an honest principal working one call
+// Floods as users feel them (issue 37): the sidecar and the MCP gateway (a child process
+// each, as deployed; durable journals, default limits) serve an honest principal working one call
 // at a time — /v1/decide on the sidecar, tools/call through the gateway — first alone
 // (the baseline, measured in the same run), then while a hostile principal floods both
 // from another process for `--seconds` (default 60): /v1/decide and POST /v1/runs on the
@@ -40,8 +40,9 @@ function rssMb(pid: number | undefined): number {
   }
 }
 
-async function startServer(): Promise<{ child: ChildProcess; sidecar: string; gateway: string }> {
-  const child = fork(join(here, "_flood-server.js"), [], { stdio: ["ignore", "pipe", "inherit", "ipc"] });
+/** One server process: the sidecar or the gateway, each its own process as deployed. */
+async function startServer(what: "sidecar" | "gateway"): Promise<{ child: ChildProcess; url: string }> {
+  const child = fork(join(here, "_flood-server.js"), [what], { stdio: ["ignore", "pipe", "inherit", "ipc"] });
   const line = await new Promise<string>((resolve, reject) => {
     let out = "";
     child.stdout?.on("data", (b: Buffer) => {
@@ -51,7 +52,7 @@ async function startServer(): Promise<{ child: ChildProcess; sidecar: string; ga
     });
     child.once("exit", (code) => reject(new Error(`flood server exited ${code}`)));
   });
-  return { child, ...(JSON.parse(line) as { sidecar: string; gateway: string }) };
+  return { child, url: (JSON.parse(line) as { url: string }).url };
 }
 
 async function newRun(sidecar: string, token: string): Promise<string> {
@@ -137,8 +138,9 @@ function rows(label: string, s: Sample, base?: Sample): string[] {
 }
 
 async function main(): Promise<void> {
-  const server = await startServer();
-  const { sidecar, gateway } = server;
+  const servers = [await startServer("sidecar"), await startServer("gateway")] as const;
+  const [sidecar, gateway] = [servers[0].url, servers[1].url];
+  const rss = () => servers.map((s) => rssMb(s.child.pid));
   const client = new Client({ name: "honest", version: "1" });
   try {
     await client.connect(
@@ -152,7 +154,7 @@ async function main(): Promise<void> {
     const sid = await hostileSession(gateway);
     log("runs and sessions open; baseline");
     await honest(sidecar, honestRun, client, 1); // warm-up
-    const rssStart = rssMb(server.child.pid);
+    const rssStart = rss();
     const base = await honest(sidecar, honestRun, client, BASELINE_SECONDS);
     const mcpHeaders = { ...json(FLOOD_TOKENS.hostile), ...MCP_HEADERS };
     const spec = {
@@ -197,7 +199,7 @@ async function main(): Promise<void> {
     const flood = stdoutOf(process.execPath, [join(here, "_flood-client.js"), JSON.stringify(spec)]);
     const loaded = await honest(sidecar, honestRun, client, SECONDS);
     const hostile = JSON.parse(await flood) as Record<string, Record<string, number>>;
-    const rssEnd = rssMb(server.child.pid);
+    const rssEnd = rss();
     process.stdout.write(
       `Honest principal, one call at a time; baseline ${BASELINE_SECONDS} s alone, then ${SECONDS} s beside the hostile flood.\n\n` +
         "| phase | target | n | p50 ms | p99 ms | p99 vs baseline | honest errors |\n|---|---|---:|---:|---:|---:|---:|\n" +
@@ -211,7 +213,7 @@ async function main(): Promise<void> {
                 .join(", ")} |`,
           )
           .join("\n") +
-        `\n\nServer RSS: ${rssStart.toFixed(1)} MB at start, ${rssEnd.toFixed(1)} MB at end.\n`,
+        `\n\nServer RSS: sidecar ${rssStart[0]?.toFixed(1)} → ${rssEnd[0]?.toFixed(1)} MB, gateway ${rssStart[1]?.toFixed(1)} → ${rssEnd[1]?.toFixed(1)} MB (start → end).\n`,
     );
     const worst = Math.max(
       pct(loaded.decide, 0.99) / pct(base.decide, 0.99),
@@ -222,7 +224,7 @@ async function main(): Promise<void> {
     );
   } finally {
     await client.close().catch(() => undefined);
-    server.child.disconnect();
+    for (const s of servers) s.child.disconnect();
   }
 }
 

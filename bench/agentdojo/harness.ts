@@ -13,7 +13,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { generateKeyPair } from "../../src/crypto/index.js";
-import type { ScreeningMode } from "../../src/gate/index.js";
+import type { GatePolicy, ScreeningMode } from "../../src/gate/index.js";
+import { loadPolicyBundle, type PolicyFlow } from "../../src/policy/index.js";
 import { composeRuntime, type Runtime } from "../../src/runtime/index.js";
 import { buildCatalog, type Catalog, TOOL_CLASS } from "./catalog.js";
 import type { Annotations } from "./classify.js";
@@ -67,6 +68,8 @@ export interface StepResult {
   origin: Step["origin"];
   decision: string;
   reasons: readonly string[];
+  /** The flow facts the policy saw for this call (absent when refused before policy). */
+  flow?: PolicyFlow;
 }
 
 export interface RunResult {
@@ -76,29 +79,65 @@ export interface RunResult {
   quarantined: boolean;
 }
 
-/** The context the preset expects: `assistant:read` is the only read-only action. */
-export function assistantContext(): { quarantine: { readOnly: string[]; readOnlyCategories: string[] } } {
-  return { quarantine: { readOnly: [`${TOOL_CLASS}:read`], readOnlyCategories: [] } };
+/**
+ * The context the preset expects: `assistant:read` is the only read-only action, and what a
+ * `fetch` returns is labelled `web` (a page on the open web) besides `tool-output`.
+ */
+export function assistantContext(): {
+  quarantine: { readOnly: string[]; readOnlyCategories: string[] };
+  taint: { boundaries: Record<string, "web"> };
+} {
+  return {
+    quarantine: { readOnly: [`${TOOL_CLASS}:read`], readOnlyCategories: [] },
+    taint: { boundaries: { [`${TOOL_CLASS}:fetch`]: "web" } },
+  };
+}
+
+/** The policy bundle, with the flow facts of the last input it judged kept for the report. */
+function observedPolicy(paths: readonly string[]): { policy: GatePolicy; take(): PolicyFlow | undefined } {
+  const bundle = loadPolicyBundle(paths);
+  let last: PolicyFlow | undefined;
+  const policy: GatePolicy = {
+    evaluate: (input) => {
+      last = input.flow;
+      return bundle.evaluate(input);
+    },
+    policyBundleHash: bundle.policyBundleHash,
+    summary: bundle.summary,
+  };
+  return {
+    policy,
+    take: () => {
+      const f = last;
+      last = undefined;
+      return f;
+    },
+  };
 }
 
 export class Harness {
   readonly catalog: Catalog;
   readonly #runtime: Runtime;
   readonly #dir: string;
+  readonly #flow: () => PolicyFlow | undefined;
   #n = 0;
 
-  private constructor(catalog: Catalog, runtime: Runtime, dir: string) {
+  private constructor(catalog: Catalog, runtime: Runtime, dir: string, flow: () => PolicyFlow | undefined) {
     this.catalog = catalog;
     this.#runtime = runtime;
     this.#dir = dir;
+    this.#flow = flow;
   }
 
   static async open(suite: Suite, options: HarnessOptions): Promise<Harness> {
     const catalog = buildCatalog(suite, options.annotations);
     const dir = mkdtempSync(join(tmpdir(), "warden-agentdojo-"));
     try {
+      const observed = observedPolicy(
+        options.withoutFlowRules === true ? withoutFlow(options.policy, dir) : options.policy,
+      );
       const runtime = await composeRuntime({
-        policy: options.withoutFlowRules === true ? withoutFlow(options.policy, dir) : options.policy,
+        policy: observed.policy,
         journal: {
           path: join(dir, "journal.db"),
           signer: generateKeyPair("ed25519"),
@@ -114,7 +153,7 @@ export class Harness {
           outputScreening: { instructions: options.screening ?? "flag" },
         },
       });
-      return new Harness(catalog, runtime, dir);
+      return new Harness(catalog, runtime, dir, observed.take);
     } catch (err) {
       rmSync(dir, { recursive: true, force: true });
       throw err;
@@ -133,6 +172,7 @@ export class Harness {
     const gate = this.#runtime.gate;
     const out: RunResult = { executed: [], steps: [], stepUps: 0, quarantined: false };
     for (const s of steps) {
+      this.#flow();
       const entry = this.catalog.entries.get(s.call.function);
       const action = entry?.cls.class ?? "write";
       const o = await gate.evaluate({
@@ -145,7 +185,14 @@ export class Harness {
         originalRequest: prompt,
       });
       const reasons = [...o.reasonCodes, ...o.matchedRules.map((r) => r.id)];
-      out.steps.push({ call: s.call, origin: s.origin, decision: o.decision, reasons });
+      const flow = this.#flow();
+      out.steps.push({
+        call: s.call,
+        origin: s.origin,
+        decision: o.decision,
+        reasons,
+        ...(flow ? { flow } : {}),
+      });
       if (o.decision === "step_up") out.stepUps++;
       if (o.decision !== "allow" && o.decision !== "modify") {
         if (o.decisionId !== null) gate.release(o.decisionId);

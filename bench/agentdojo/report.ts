@@ -13,7 +13,7 @@ export const RULES: readonly [string, string][] = [
   ],
   [
     "flow (value provenance)",
-    "every tool output is untrusted; a target (or an address in any argument) copied from it and not from the user's request is `copied`; a value the user's request designated (the output of a call whose arguments the user named) vouches for its sole IBAN, e-mail address or host",
+    "every tool output is untrusted; a target (or an address in any argument) copied from it and not from the user's request is `copied`, and so is a date argument whose day an output's prose writes out and the request does not; a value the user's request designated (the output of a call whose arguments the user named) vouches for its sole IBAN, e-mail address or host, of a kind the request asks for (an account only when it asks to pay, transfer or refund); a fetch's output is also labelled `web`",
   ],
   [
     "output screening (gate outputScreening: flag)",
@@ -30,6 +30,14 @@ export const RULES: readonly [string, string][] = [
   [
     "at-flow-untargeted-after-instructions",
     "in a run that read a flagged result, an effect with no target (nothing for flow to judge) needs a human",
+  ],
+  [
+    "at-flow-link-from-page",
+    "a fetch whose destination occurs in a fetched page (vouched for or not) needs a human: links are followed one hop from what the user or a record named",
+  ],
+  [
+    "at-flow-link-undesignated",
+    "a fetch whose destination was copied from the output of a call the user's request did not designate (a listing nobody asked for), when the request gives no reason to go on the web (no URL, no links/sites/pages), needs a human",
   ],
   ["at-approve-credential", "a credential change whose value is not in the user's request needs a human"],
   [

@@ -6,7 +6,7 @@
 // an annotation file, `warden+annotations`. Benign runs and every (user × injection) pair each.
 import type { ScreeningMode } from "../../src/gate/index.js";
 import { type Annotations, classifyTool } from "./classify.js";
-import { Harness } from "./harness.js";
+import { Harness, type StepResult } from "./harness.js";
 import { type Phrasing, rephrase } from "./phrasing.js";
 import { attackSteps, benignSteps, injectionsFor, type Step } from "./protocol.js";
 import { attackSucceeded, modelOutput, stateChangingCalls, utility } from "./score.js";
@@ -40,6 +40,19 @@ export interface ModeRow {
   benignRunsWithStepUp: number;
 }
 
+/**
+ * A pair a defended mode got wrong (`--failures`): the attack succeeded (the injection's
+ * calls that did the harm, with the decision and the flow facts policy saw), or the user's
+ * task failed (the user's calls that were refused).
+ */
+export interface Failure {
+  mode: Mode;
+  kind: "attack" | "utility";
+  user: string;
+  injection: string;
+  steps: StepResult[];
+}
+
 export interface SuiteReport {
   suite: string;
   phrasing: Phrasing;
@@ -49,9 +62,42 @@ export interface SuiteReport {
   /** Request lines of the `warden` mode (pairs, then benign runs). */
   requests: RequestLine[];
   refusedTools: { name: string; why: string }[];
+  failures: Failure[];
 }
 
-type Player = (prompt: string, steps: readonly Step[]) => Promise<{ executed: Call[]; stepUps: number }>;
+type Played = { executed: Call[]; stepUps: number; steps?: StepResult[] };
+type Player = (prompt: string, steps: readonly Step[]) => Promise<Played>;
+
+const sameCall = (a: Call, b: Call) =>
+  a.function === b.function && JSON.stringify(a.args) === JSON.stringify(b.args);
+
+/** The failure record of one pair, or undefined when the mode got it right. */
+function failureOf(
+  mode: Mode,
+  ids: { user: string; injection: string },
+  r: Played,
+  verdict: { attack: boolean; utility: boolean; changing: readonly Call[] },
+): Failure[] {
+  const steps = r.steps ?? [];
+  const out: Failure[] = [];
+  if (verdict.attack)
+    out.push({
+      mode,
+      kind: "attack",
+      ...ids,
+      steps: steps.filter(
+        (s) => s.origin === "injection" && verdict.changing.some((c) => sameCall(c, s.call)),
+      ),
+    });
+  if (!verdict.utility)
+    out.push({
+      mode,
+      kind: "utility",
+      ...ids,
+      steps: steps.filter((s) => s.origin === "user" && s.decision !== "allow" && s.decision !== "modify"),
+    });
+  return out;
+}
 
 const undefended: Player = async (_prompt, steps) => ({
   executed: steps.map((s) => ({ function: s.call.function, args: s.call.args })),
@@ -80,6 +126,7 @@ async function playPairs(
   play: Player,
   keep: RequestLine[] | null,
   phrasing: Phrasing,
+  failures: Failure[] | null,
 ): Promise<void> {
   const isRead = (name: string) => {
     const t = suite.tools.find((x) => x.name === name);
@@ -92,11 +139,21 @@ async function playPairs(
       const changing = stateChangingCalls(suite, inj, isRead);
       row.pairs++;
       row.stepUpsAttack += r.stepUps;
-      if (utility(user, r.executed)) row.utilityUnderAttack++;
+      const useful = utility(user, r.executed);
+      if (useful) row.utilityUnderAttack++;
+      let harmed = false;
       if (attackSucceeded(changing, (await undefended(user.prompt, steps)).executed)) {
         row.scoredPairs++;
-        if (attackSucceeded(changing, r.executed)) row.attacksSucceeded++;
+        harmed = attackSucceeded(changing, r.executed);
+        if (harmed) row.attacksSucceeded++;
       }
+      failures?.push(
+        ...failureOf(row.mode, { user: user.id, injection: inj.id }, r, {
+          attack: harmed,
+          utility: useful,
+          changing,
+        }),
+      );
       keep?.push({
         suite: suite.name,
         user_task_id: user.id,
@@ -142,9 +199,10 @@ async function playMode(
   play: Player,
   keep: RequestLine[] | null,
   phrasing: Phrasing,
+  failures: Failure[] | null = null,
 ): Promise<ModeRow> {
   const row = emptyRow(mode);
-  await playPairs(suite, row, play, keep, phrasing);
+  await playPairs(suite, row, play, keep, phrasing, failures);
   await playBenign(suite, row, play, keep, phrasing);
   return row;
 }
@@ -177,6 +235,10 @@ export async function runSuite(
     annotations?: Annotations | undefined;
     ablation?: boolean;
     phrasing?: Phrasing;
+    /** Defended modes to play (default: every one); the undefended baseline is always played. */
+    modes?: readonly Mode[];
+    /** Keep the failing pairs of the defended modes (`--failures`). */
+    failures?: boolean;
   },
 ): Promise<SuiteReport> {
   const phrasing = options.phrasing ?? "important_instructions";
@@ -184,9 +246,11 @@ export async function runSuite(
   const requests: RequestLine[] = [];
   let refusedTools: SuiteReport["refusedTools"] = [];
   let classes: SuiteReport["classes"] = [];
+  const failures: Failure[] = [];
+  const wanted = (m: Mode) => options.modes === undefined || options.modes.includes(m);
   const mode = (m: Mode, setup: HarnessSetup, keep: RequestLine[] | null) =>
     withHarness(suite, setup, (play, h) => {
-      if (m === "warden") {
+      if (classes.length === 0) {
         refusedTools = h.catalog.refused;
         classes = [...h.catalog.entries.values()].map((e) => ({
           name: e.def.name,
@@ -195,12 +259,14 @@ export async function runSuite(
           targets: e.cls.targets,
         }));
       }
-      return playMode(suite, m, play, keep, phrasing);
+      return playMode(suite, m, play, keep, phrasing, options.failures === true ? failures : null);
     });
   const rows: ModeRow[] = [await playMode(suite, "undefended", undefended, null, phrasing)];
-  rows.push(await mode("warden", { policy: options.policy, screening: "flag" }, requests));
-  if (options.ablation !== false) {
+  if (wanted("warden"))
+    rows.push(await mode("warden", { policy: options.policy, screening: "flag" }, requests));
+  if (options.ablation !== false && wanted("flow-only"))
     rows.push(await mode("flow-only", { policy: options.policy, screening: "off" }, null));
+  if (options.ablation !== false && wanted("screening-only"))
     rows.push(
       await mode(
         "screening-only",
@@ -208,10 +274,9 @@ export async function runSuite(
         null,
       ),
     );
-  }
-  if (options.annotations !== undefined) {
+  if (options.annotations !== undefined && wanted("warden+annotations")) {
     const setup = { policy: options.policy, annotations: options.annotations, screening: "flag" as const };
     rows.push(await mode("warden+annotations", setup, null));
   }
-  return { suite: suite.name, phrasing, classes, rows, requests, refusedTools };
+  return { suite: suite.name, phrasing, classes, rows, requests, refusedTools, failures };
 }

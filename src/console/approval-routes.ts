@@ -19,6 +19,9 @@ import {
 } from "./context.js";
 import { type Html, html } from "./html.js";
 import { browserPublicKey } from "./keys.js";
+
+const REVOKED_KEY_CODE = "ERR_CONSOLE_KEY_INVALID";
+
 import { page } from "./layout.js";
 import { liveQueue } from "./live-queue.js";
 import type { ConsoleSession } from "./sessions.js";
@@ -245,13 +248,15 @@ function keyRoute(c: FastifyInstance, st: ConsoleState): void {
     if (ring === undefined) throw new ConsoleError("ERR_CONSOLE_KEY_INVALID", "approver signing is off");
     const x = form.x ?? "";
     const known = st.o.keys.list(s.principalId).find((k) => k.x === x);
+    if (known?.revokedAt !== undefined)
+      throw new ConsoleError(REVOKED_KEY_CODE, "this browser key was revoked");
     if (known !== undefined) return reply.send({ keyId: known.keyId, registered: false });
     if (st.now() - s.signedInAt > st.o.config.freshSignInSeconds * 1000)
       throw new ConsoleError(
         "ERR_CONSOLE_NOT_FRESH",
         "registering a key needs a fresh sign-in: sign in again",
       );
-    const added = st.o.keys.add(s.principalId, x, new Date(st.now()));
+    const added = await st.o.keys.add(s.principalId, x, new Date(st.now()));
     if (!added.ok) throw new ConsoleError(added.code, added.message);
     const pub = browserPublicKey(x);
     if (pub !== undefined) ring.add(s.principalId, pub);

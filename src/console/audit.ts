@@ -10,6 +10,7 @@ export const CONSOLE_EVENTS = {
   signOut: "warden.console.sign_out",
   approval: "warden.console.approval",
   keyRegistered: "warden.console.key_registered",
+  keyRevoked: "warden.console.key_revoked",
 } as const;
 
 /** The shape every console audit body has; the rest are the action's own details. */

@@ -5,7 +5,7 @@ import { ConsoleError } from "../contracts/index.js";
 import type { ApproverKeyring } from "../journal/index.js";
 import type { Runtime } from "../runtime/index.js";
 import type { ConsoleConfig } from "./config.js";
-import type { BrowserKeyStore } from "./keys.js";
+import type { ConsoleKeyStore } from "./keys.js";
 import type { ConsoleAction, ConsolePage, ConsoleRole, ConsoleViewContext } from "./page.js";
 import { sameOrigin, sessionIdFrom } from "./security.js";
 import { type ConsoleSession, type ConsoleSessions, sameSecret } from "./sessions.js";
@@ -26,7 +26,7 @@ export interface ConsoleOptions {
   /** Checks a bearer token; an operator credential or undefined (agents never sign in). */
   readonly signIn: (token: string) => ConsoleCredential | undefined;
   /** Browser keys (registered keys are added to `ring`). */
-  readonly keys: BrowserKeyStore;
+  readonly keys: ConsoleKeyStore;
   /** The approval queue's keyring; undefined means decisions are not signed (no console keys possible). */
   readonly ring: ApproverKeyring | undefined;
   /** Read-only pages and their actions (src/console/views). */

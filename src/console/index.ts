@@ -5,7 +5,14 @@ export { CONSOLE_EVENTS, registerConsoleEventTypes } from "./audit.js";
 export { CONSOLE_DEFAULTS, type ConsoleConfig, ConsoleConfigSchema } from "./config.js";
 export type { ConsoleCredential, ConsoleOptions } from "./context.js";
 export { agentText, escapeText, type Html, html, isHtml, MAX_SHOWN_CHARS, trusted } from "./html.js";
-export { type BrowserKey, BrowserKeyStore, browserKeyPath, browserPublicKey } from "./keys.js";
+export {
+  type BrowserKey,
+  BrowserKeyStore,
+  browserKeyPath,
+  browserPublicKey,
+  type ConsoleKeyStore,
+  type KeyRevoked,
+} from "./keys.js";
 export type {
   ConsoleAction,
   ConsoleActionResult,
@@ -16,6 +23,7 @@ export type {
 } from "./page.js";
 export { consolePlugin } from "./plugin.js";
 export { CONSOLE_CSP, SECURITY_HEADERS, SESSION_COOKIE } from "./security.js";
+export { SharedBrowserKeyStore, type SharedKeyRow, type SharedKeyRows } from "./shared-keys.js";
 export {
   type AuditViewOptions,
   type AuditViews,

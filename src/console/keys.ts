@@ -1,8 +1,11 @@
 // Browser keys: the Ed25519 public keys approvers created in the console (a non-extractable
-// WebCrypto key pair stays in the browser; only the public half comes here). Persisted
-// beside the journal (`<journal>.console-keys.json`, 0600, replaced atomically), bounded
+// WebCrypto key pair stays in the browser; only the public half comes here). On one node
+// they are persisted beside the journal (`<journal>.console-keys.json`, 0600, replaced
+// atomically); in distributed mode in the shared PostgreSQL store (shared-keys.ts). Bounded
 // per approver and in all, and loaded into the approval queue's ApproverKeyring at start
-// so a registered key verifies signed approvals exactly like a configured one.
+// so a registered key verifies signed approvals exactly like a configured one. An approver
+// revokes a key of theirs: it is kept, marked revoked, dropped from the keyring and never
+// registered again.
 import { createPublicKey, type KeyObject } from "node:crypto";
 import { chmodSync, existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { z } from "zod";
@@ -16,6 +19,8 @@ const Entry = z.strictObject({
   /** The raw 32-byte Ed25519 public key, base64url. */
   x: z.string().regex(/^[A-Za-z0-9_-]{43}$/),
   registeredAt: z.string().max(64),
+  revokedAt: z.string().max(64).optional(),
+  revokedBy: z.string().max(128).optional(),
 });
 export type BrowserKey = z.infer<typeof Entry>;
 const FileSchema = z.strictObject({ version: z.literal(1), keys: z.array(Entry).max(100_000) });
@@ -61,7 +66,40 @@ export type KeyAdded =
   | { readonly ok: true; readonly key: BrowserKey; readonly fresh: boolean }
   | { readonly ok: false; readonly code: "ERR_CONSOLE_KEY_INVALID"; readonly message: string };
 
-export class BrowserKeyStore {
+export type KeyRevoked =
+  | { readonly ok: true }
+  | { readonly ok: false; readonly code: "ERR_CONSOLE_KEY_INVALID"; readonly message: string };
+
+/** Where the console's browser keys live: this node's file, or the shared store (shared-keys.ts). */
+export interface ConsoleKeyStore {
+  /** The keys (live and revoked) of one approver, or all. */
+  list(approverId?: string): readonly BrowserKey[];
+  /** Adds every live key to the approval queue's keyring. */
+  loadInto(ring: ApproverKeyring): void;
+  /** Registers a browser's public key for an approver (idempotent), persisted first. */
+  add(approverId: string, x: string, now: Date): KeyAdded | Promise<KeyAdded>;
+  /** Revokes one of the approver's live keys, persisted first, and drops it from `ring`. */
+  revoke(
+    approverId: string,
+    keyId: string,
+    now: Date,
+    ring: ApproverKeyring | undefined,
+  ): KeyRevoked | Promise<KeyRevoked>;
+  close?(): void;
+}
+
+export const REVOKED_KEY: KeyAdded = {
+  ok: false,
+  code: "ERR_CONSOLE_KEY_INVALID",
+  message: "this browser key was revoked: it cannot be registered again",
+};
+export const NO_SUCH_KEY: KeyRevoked = {
+  ok: false,
+  code: "ERR_CONSOLE_KEY_INVALID",
+  message: "no live browser key of yours with that id",
+};
+
+export class BrowserKeyStore implements ConsoleKeyStore {
   readonly #keys: BrowserKey[];
 
   private constructor(
@@ -97,9 +135,10 @@ export class BrowserKeyStore {
     return approverId === undefined ? [...this.#keys] : this.#keys.filter((k) => k.approverId === approverId);
   }
 
-  /** Adds every stored key to the approval queue's keyring. */
+  /** Adds every live stored key to the approval queue's keyring. */
   loadInto(ring: ApproverKeyring): void {
     for (const k of this.#keys) {
+      if (k.revokedAt !== undefined) continue;
       const pub = browserPublicKey(k.x);
       if (pub !== undefined) ring.add(k.approverId, pub);
     }
@@ -112,8 +151,9 @@ export class BrowserKeyStore {
       return { ok: false, code: "ERR_CONSOLE_KEY_INVALID", message: "not an Ed25519 public key" };
     const keyId = keyIdOf(pub);
     const known = this.#keys.find((k) => k.approverId === approverId && k.keyId === keyId);
+    if (known?.revokedAt !== undefined) return REVOKED_KEY;
     if (known !== undefined) return { ok: true, key: known, fresh: false };
-    if (this.list(approverId).length >= this.maxPerApprover)
+    if (this.list(approverId).filter((k) => k.revokedAt === undefined).length >= this.maxPerApprover)
       return {
         ok: false,
         code: "ERR_CONSOLE_KEY_INVALID",
@@ -125,6 +165,20 @@ export class BrowserKeyStore {
     this.#save([...this.#keys, key]);
     this.#keys.push(key);
     return { ok: true, key, fresh: true };
+  }
+
+  revoke(approverId: string, keyId: string, now: Date, ring: ApproverKeyring | undefined): KeyRevoked {
+    const i = this.#keys.findIndex(
+      (k) => k.approverId === approverId && k.keyId === keyId && k.revokedAt === undefined,
+    );
+    const k = this.#keys[i];
+    if (k === undefined) return NO_SUCH_KEY;
+    const revoked: BrowserKey = { ...k, revokedAt: now.toISOString(), revokedBy: approverId };
+    const next = this.#keys.map((x, j) => (j === i ? revoked : x));
+    this.#save(next);
+    this.#keys[i] = revoked;
+    ring?.remove(approverId, keyId);
+    return { ok: true };
   }
 
   #save(keys: readonly BrowserKey[]): void {

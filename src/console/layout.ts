@@ -29,6 +29,7 @@ function nav(s: Shell): Html {
       ? [
           html`<li><a href="${s.base}/approvals">Approvals</a></li>`,
           html`<li><a href="${s.base}/quarantine">Quarantine</a></li>`,
+          html`<li><a href="${s.base}/keys">Keys</a></li>`,
         ]
       : []),
     ...who.pages

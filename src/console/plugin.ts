@@ -18,6 +18,7 @@ import {
   sessionOf,
 } from "./context.js";
 import { html } from "./html.js";
+import { keyRoutes } from "./key-routes.js";
 import { errorPage, hasRole, page } from "./layout.js";
 import { QUARANTINE_LIFT_EVENT, quarantineRoutes } from "./quarantine.js";
 import {
@@ -129,6 +130,7 @@ export function consolePlugin(app: FastifyInstance, o: ConsoleOptions): void {
       signInRoutes(c, st);
       approvalRoutes(c, st);
       quarantineRoutes(c, st);
+      keyRoutes(c, st);
       mountViews(c, st, o.pages ?? [], o.actions ?? []);
     },
     { prefix: base },

@@ -103,6 +103,7 @@ export function mountViews(
     "/approvals/queue",
     "/approvals/events",
     "/keys",
+    "/keys/revoke",
   ]);
   for (const p of pages) {
     if (own.has(p.path) || p.path.startsWith("/static/"))

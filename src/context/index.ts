@@ -108,6 +108,7 @@ export {
 } from "./ledger.js";
 export { foldCharacters } from "./normalise.js";
 export {
+  MAX_LISTED_QUARANTINES,
   MemoryPrincipalStateStore,
   type PrincipalRecord,
   type PrincipalStateStore,
@@ -120,6 +121,8 @@ export {
   type ProvenanceKind,
   type ProvenanceOptions,
 } from "./provenance.js";
+export { isDateValue } from "./provenance-dates.js";
+export { asksForWeb } from "./provenance-vouch.js";
 export type { HoldSlot, ReserveResult } from "./run-ledger.js";
 export { Session } from "./session.js";
 export {

@@ -25,7 +25,12 @@ export interface PrincipalRecord {
 export interface PrincipalStateStore {
   load(principalId: string): MaybePromise<PrincipalRecord | undefined>;
   save(record: PrincipalRecord): MaybePromise<void>;
+  /** The records that hold a quarantine (at most `limit`), for the operators' listing. */
+  listQuarantined?(limit: number): MaybePromise<PrincipalRecord[]>;
 }
+
+/** At most this many quarantines are listed at once. */
+export const MAX_LISTED_QUARANTINES = 1000;
 
 /** The in-process store: state survives a store reset, not a process restart. */
 export class MemoryPrincipalStateStore implements PrincipalStateStore {
@@ -38,6 +43,13 @@ export class MemoryPrincipalStateStore implements PrincipalStateStore {
 
   save(record: PrincipalRecord): void {
     this.#records.set(record.principalId, structuredClone(record));
+  }
+
+  listQuarantined(limit: number): PrincipalRecord[] {
+    return [...this.#records.values()]
+      .filter((r) => r.quarantine !== undefined)
+      .slice(0, limit)
+      .map((r) => structuredClone(r));
   }
 }
 
@@ -68,8 +80,20 @@ export class Principals {
       this.#cache.set(principalId, { principalId, quarantine: rec.quarantine });
   }
 
-  quarantineOf(principalId: string): QuarantineTrigger | undefined {
+  quarantineOf(principalId: string): (QuarantineTrigger & { runId: string }) | undefined {
     return this.#cache.get(principalId)?.quarantine;
+  }
+
+  /**
+   * Every quarantined principal: the store's records (every replica's in distributed mode)
+   * and this cache's (one whose save is still pending or failed stays listed), by principal.
+   */
+  async listQuarantined(limit = MAX_LISTED_QUARANTINES): Promise<PrincipalRecord[]> {
+    const out = new Map<string, PrincipalRecord>();
+    for (const r of this.#cache.values()) if (r.quarantine !== undefined) out.set(r.principalId, r);
+    for (const r of (await this.#store.listQuarantined?.(limit)) ?? [])
+      if (!out.has(r.principalId)) out.set(r.principalId, r);
+    return [...out.values()].slice(0, limit).map((r) => structuredClone(r));
   }
 
   /** Quarantines the principal (first trigger wins) and persists it. */

@@ -2,8 +2,9 @@
 // the user designated vouches for, and which kinds of value the user's request asks for.
 // Taint never uses any of this: a vouched value still came from output.
 
-/** The kinds of distinctive token value provenance extracts (provenance.ts). */
-export type TokenKind = "url" | "email" | "host" | "iban" | "digits" | "token";
+import { extractTokens, normalize, type TokenKind } from "./provenance-text.js";
+
+export type { TokenKind } from "./provenance-text.js";
 
 export interface KindedToken {
   kind: TokenKind;
@@ -12,8 +13,9 @@ export interface KindedToken {
 
 /**
  * The kinds of value a request asks the agent to look up, from the words it uses: an e-mail
- * address (e-mail, address, contact, invite: an invitation goes to an address), an account (pay, bill, invoice, IBAN, transfer, refund,
- * wire), a place on the web (link, URL, website, site, page). A designated output vouches for
+ * address (e-mail, address, contact, invite: an invitation goes to an address), an account (the
+ * verbs pay, transfer, wire, refund, or the word IBAN; a payment, bill or invoice merely
+ * mentioned asks for none), a place on the web (link, URL, website, site, page). A designated output vouches for
  * a target only of a kind the user asked for: "pay the bill" takes the bill's account, "read
  * the article" takes no account from it.
  */
@@ -21,10 +23,9 @@ export function wantedKinds(normalizedRequest: string): Set<TokenKind> {
   const out = new Set<TokenKind>();
   if (/\b(e-?mails?|address(es)?|contacts?|invit(e|es|ing|ation))\b/.test(normalizedRequest))
     out.add("email");
-  if (
-    /\b(pay|pays|paying|payments?|bills?|invoices?|iban|transfers?|refunds?|wire)\b/.test(normalizedRequest)
-  )
-    out.add("iban");
+  // Asking to pay (a verb) asks for a payee; mentioning a payment ("adjust my rent payment")
+  // does not: a notice the user named does not get to introduce a new account.
+  if (/\b(pay|pays|paying|iban|transfer|wire|refund)\b/.test(normalizedRequest)) out.add("iban");
   if (/\b(links?|urls?|websites?|sites?|pages?)\b/.test(normalizedRequest)) {
     out.add("host");
     out.add("url");
@@ -78,4 +79,15 @@ export function withoutEndorsed(runs: string[], endorsed: readonly string[]): st
     out = out.flatMap((r) => r.split(e)).filter((r) => r.length > 0);
   }
   return out;
+}
+
+/**
+ * Whether a request gives the agent reason to go on the web: it holds a URL or a host, or
+ * asks for links, URLs, websites, sites or pages (`wantedKinds`).
+ */
+export function asksForWeb(request: string | undefined): boolean {
+  if (request === undefined) return false;
+  const n = normalize(request);
+  if (wantedKinds(n).has("url")) return true;
+  return extractTokens(request, 8).some((t) => t.kind === "url" || t.kind === "host");
 }

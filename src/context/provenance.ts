@@ -15,112 +15,39 @@
 // fails closed (unindexed outputs still lend their taint to any substantial argument).
 // Collisions of the 52-bit fingerprints can only add taint, never remove it.
 import type { TaintLabel } from "../contracts/index.js";
+import { type DayKey, dayOfValue, daysIn, proseDays } from "./provenance-dates.js";
+import {
+  clip,
+  collectLeaves,
+  compact,
+  compactRuns,
+  extractTokens,
+  forEachGram,
+  type Leaf,
+  normalize,
+  type Token,
+  TRIM,
+  winnow,
+} from "./provenance-text.js";
+import type {
+  Output,
+  OutputOrigin,
+  ProvenanceHit,
+  ProvenanceKind,
+  ProvenanceOptions,
+} from "./provenance-types.js";
 import { soleValues, type TokenKind, wantedKinds, withoutEndorsed } from "./provenance-vouch.js";
 import { mergeTaint } from "./taint.js";
 
-export interface ProvenanceOptions {
-  minSubstring: number;
-  winnowWindow: number;
-  minToken: number;
-  maxCharsPerOutput: number;
-  maxFingerprints: number;
-  maxScanChars: number;
-}
+export { extractTokens } from "./provenance-text.js";
+export type { OutputOrigin, ProvenanceHit, ProvenanceKind, ProvenanceOptions } from "./provenance-types.js";
 
-export type ProvenanceKind =
-  | "url"
-  | "email"
-  | "host"
-  | "iban"
-  | "digits"
-  | "token"
-  | "substring"
-  | "value"
-  | "overflow";
-
-/** One argument (or output) that inherits taint, and why. */
-export interface ProvenanceHit {
-  /** Where in the scanned value: `to`, `body.lines[2]`, or `(parameters)` for the overflow rule. */
-  path: string;
-  kind: ProvenanceKind;
-  /** The normalized matched text, truncated to 64 characters (empty for overflow). */
-  match: string;
-  /** Session sequence numbers of the outputs the value was found in. */
-  outputs: number[];
-  labels: TaintLabel[];
-}
-
-interface Output {
-  seq: number;
-  labels: TaintLabel[];
-  /**
-   * Tokens this output vouches for: the output of a call the user's request designated (every
-   * argument named in the request), where the token is the only value of its kind (one IBAN,
-   * one e-mail address, one host) in that output. Empty for any other output.
-   */
-  endorsed: Set<string>;
-  /** The output's letters and digits (bounded; undefined when the run's text cap was reached). */
-  text: string | undefined;
-  /**
-   * The whole values (letters and digits) of a structured output's fields and keys, up to
-   * `MAX_FIELD` characters: an argument equal to one is a record the tool returned (an account
-   * in a transaction list, a channel name), not something a stretch of free text chose.
-   */
-  fields: Set<string>;
-  /** A mapping or list (items of many authors) rather than one text. */
-  structured: boolean;
-}
-
-/** How an output entered the run (`designated`: the call's arguments all came from the user's request). */
-export interface OutputOrigin {
-  designated?: boolean;
-}
-
-interface Token {
-  kind: Exclude<ProvenanceKind, "substring" | "value" | "overflow">;
-  text: string;
-}
-
-interface Leaf {
-  path: string;
-  text: string;
-}
-
-const P1 = 2147483647; // 2^31 - 1
-const P2 = 2147483629; // 2^31 - 19
-const B1 = 65599;
-const B2 = 31337;
-const LOW21 = 2 ** 21;
-const MAX_DEPTH = 64;
 /** Letters and digits of a run's outputs kept for whole-value matching. */
 const MAX_TEXT_CHARS = 8_000_000;
 /** The shortest value (letters and digits) matched whole. */
 const MIN_WHOLE = 3;
 /** The longest field value an argument can equal to count as a returned record. */
 const MAX_FIELD = 256;
-
-const SPLIT = /[\s"'<>()[\]{},;|`\\]+/u;
-const TRIM = /^[.,:;!?*#~=]+|[.,:;!?*#~=]+$/gu;
-const HOST = /^[a-z0-9-]+(?:\.[a-z0-9-]+)+$/;
-const TLD = /\.[a-z]{2,24}$/;
-const HOST_PATH = /^([a-z0-9-]+(?:\.[a-z0-9-]+)+)\/\S*$/;
-const EMAIL = /^[^@]+@([a-z0-9-]+(?:\.[a-z0-9-]+)+)$/;
-const DISTINCT = /[0-9@/:._]/;
-const IBAN = /\b[a-z]{2}\d{2}(?: ?[a-z0-9]{4}){2,7}(?: ?[a-z0-9]{1,3})?\b/g;
-const DIGITS = /\d(?:[ -]?\d){7,}/g;
-const NOT_ALNUM = /[^\p{L}\p{N}]+/gu;
-
-// Format characters (zero-width spaces, joiners, bidi controls) are invisible: a copier
-// can insert them freely, so they are removed before anything is compared. So are the
-// invisible characters outside Cf that the contract layer also refuses: Hangul fillers
-// (letters, so they would survive the alphanumeric compaction and split every k-gram),
-// the combining grapheme joiner, Khmer inherent vowels, Mongolian and other variation
-// selectors, and the braille blank.
-const FORMAT_CHARS =
-  /(?:[\p{Cf}\u115f\u1160\u17b4\u17b5\u2800\u3164\uffa0]|\u034f|[\u180b-\u180f]|[\ufe00-\ufe0f]|[\u{e0100}-\u{e01ef}])+/gu;
-const normalize = (s: string) => s.normalize("NFKC").replace(FORMAT_CHARS, "").toLowerCase();
-const compact = (normalized: string) => normalized.replace(NOT_ALNUM, "");
-const clip = (s: string) => (s.length > 64 ? s.slice(0, 64) : s);
 
 export class ProvenanceIndex {
   readonly #opts: ProvenanceOptions;
@@ -140,6 +67,8 @@ export class ProvenanceIndex {
   #textChars = 0;
   /** The kinds of value the user's request asks the agent to find (`wantedKinds`). */
   #wanted = new Set<TokenKind>();
+  /** The days the user's request names (provenance-dates.ts). */
+  #trustedDays = new Set<DayKey>();
 
   constructor(opts: ProvenanceOptions) {
     this.#opts = opts;
@@ -219,6 +148,7 @@ export class ProvenanceIndex {
     for (const leaf of compactRuns(n)) forEachGram(leaf, this.#k, (h) => grams.add(h));
     this.#trustedGrams = grams;
     this.#wanted = wantedKinds(n);
+    this.#trustedDays = new Set(daysIn(text));
   }
 
   /** Indexes a tool output carrying `labels`. Unlabelled outputs add nothing. */
@@ -249,6 +179,8 @@ export class ProvenanceIndex {
       text: keep ? text : undefined,
       fields,
       structured,
+      designated: origin.designated === true,
+      days: proseDays(leaves.map((l) => l.text)),
     });
     let full = truncated;
     for (const [i, leaf] of leaves.entries()) {
@@ -294,7 +226,8 @@ export class ProvenanceIndex {
    */
   scan(value: unknown, failClosed = true, vouched = false): ProvenanceHit[] {
     if (this.#outputs.length === 0) return [];
-    const { leaves, truncated } = collectLeaves(value, this.#opts.maxScanChars);
+    // Flow control judges values: the argument names of the object it passes are not values.
+    const { leaves, truncated } = collectLeaves(value, this.#opts.maxScanChars, !vouched);
     const hits: ProvenanceHit[] = [];
     if (truncated && failClosed) {
       hits.push(
@@ -310,6 +243,10 @@ export class ProvenanceIndex {
     const total = this.#outputs.length;
     for (const leaf of leaves) {
       const norm = normalize(leaf.text);
+      if (vouched) {
+        const dated = this.#datedHit(leaf);
+        if (dated !== undefined) hits.push(dated);
+      }
       if (vouched && this.#isField(compact(norm))) continue;
       const seen = new Set<number>();
       const endorsed: string[] = [];
@@ -325,7 +262,7 @@ export class ProvenanceIndex {
         const fresh = ids.filter((i) => !seen.has(i));
         if (fresh.length === 0) continue;
         for (const i of fresh) seen.add(i);
-        hits.push(this.#hit(leaf.path, t.kind, t.text, fresh));
+        hits.push(this.#hit(leaf.path, t.kind, t.text, fresh, vouched));
       }
       let substantial = false;
       for (const run of withoutEndorsed(compactRuns(norm), endorsed)) {
@@ -339,7 +276,7 @@ export class ProvenanceIndex {
           if (more !== undefined) for (const i of more) if (!seen.has(i)) ids.push(i);
           if (ids.length === 0) return;
           for (const i of ids) seen.add(i);
-          hits.push(this.#hit(leaf.path, "substring", run.slice(at, at + this.#k), ids));
+          hits.push(this.#hit(leaf.path, "substring", run.slice(at, at + this.#k), ids, vouched));
         });
       }
       if (failClosed && (substantial || tokens.length > 0)) {
@@ -350,6 +287,20 @@ export class ProvenanceIndex {
       }
     }
     return hits;
+  }
+
+  /**
+   * A leaf that is a date alone whose day some output's prose writes out and the user's
+   * request does not: the output chose when the effect happens (provenance-dates.ts).
+   */
+  #datedHit(leaf: Leaf): ProvenanceHit | undefined {
+    const days = dayOfValue(leaf.text).filter((d) => !this.#trustedDays.has(d));
+    if (days.length === 0) return undefined;
+    const ids: number[] = [];
+    this.#outputs.forEach((o, i) => {
+      if (days.some((d) => o.days.has(d))) ids.push(i);
+    });
+    return ids.length === 0 ? undefined : this.#hit(leaf.path, "date", days.join(","), ids, true);
   }
 
   /** The value is the whole of some structured output's field (see `Output.fields`). */
@@ -394,7 +345,7 @@ export class ProvenanceIndex {
     return c.length >= this.#opts.minToken && this.#trustedCompact.includes(c);
   }
 
-  #hit(path: string, kind: ProvenanceKind, match: string, ids: number[]): ProvenanceHit {
+  #hit(path: string, kind: ProvenanceKind, match: string, ids: number[], flow = false): ProvenanceHit {
     const outs = ids.map((i) => this.#outputs[i]!);
     return {
       path,
@@ -402,148 +353,7 @@ export class ProvenanceIndex {
       match: clip(match),
       outputs: outs.map((o) => o.seq),
       labels: mergeTaint(...outs.map((o) => o.labels)),
+      ...(flow ? { designated: outs.some((o) => o.designated) } : {}),
     };
-  }
-}
-
-/** String leaves (and object keys, and numbers) of a JSON-like value, within a character budget. */
-function collectLeaves(value: unknown, budget: number, keys = true): { leaves: Leaf[]; truncated: boolean } {
-  const leaves: Leaf[] = [];
-  let left = budget;
-  let truncated = false;
-  const seen = new WeakSet<object>();
-  const push = (path: string, text: string) => {
-    if (text.length === 0) return;
-    if (text.length > left) {
-      truncated = true;
-      if (left > 0) leaves.push({ path, text: text.slice(0, left) });
-      left = 0;
-      return;
-    }
-    left -= text.length;
-    leaves.push({ path, text });
-  };
-  const walk = (v: unknown, path: string, depth: number): void => {
-    if (truncated) return;
-    if (typeof v === "string" || typeof v === "number" || typeof v === "bigint") {
-      push(path, String(v));
-      return;
-    }
-    if (v === null || typeof v !== "object") return;
-    if (depth >= MAX_DEPTH || seen.has(v)) {
-      truncated = true;
-      return;
-    }
-    seen.add(v);
-    if (Array.isArray(v)) {
-      for (let i = 0; i < v.length; i++) walk(v[i], `${path}[${i}]`, depth + 1);
-      return;
-    }
-    for (const [key, item] of Object.entries(v)) {
-      const p = path === "" ? key : `${path}.${key}`;
-      if (keys) push(p, key);
-      walk(item, p, depth + 1);
-    }
-  };
-  walk(value, "", 0);
-  return { leaves, truncated };
-}
-
-/** Distinctive tokens of a text, normalized; see the header for what qualifies. */
-export function extractTokens(text: string, minToken: number): Token[] {
-  const norm = normalize(text);
-  const out: Token[] = [];
-  const have = new Set<string>();
-  const add = (kind: Token["kind"], t: string) => {
-    if (have.has(t)) return;
-    have.add(t);
-    out.push({ kind, text: t });
-  };
-  // Structured kinds first, so a value is reported as what it most specifically is.
-  for (const m of norm.matchAll(IBAN)) add("iban", m[0].replace(/ /g, ""));
-  for (const m of norm.matchAll(DIGITS)) add("digits", m[0].replace(/[ -]/g, ""));
-  for (const raw of norm.split(SPLIT)) {
-    const t = raw.replace(TRIM, "");
-    if (t.length < 4) continue;
-    if (t.includes("://")) {
-      add("url", t);
-      try {
-        const u = new URL(t);
-        add("url", `${u.protocol}//${u.host}${u.pathname}`);
-        if (u.hostname.length >= 4) add("host", u.hostname);
-      } catch {
-        // not a parseable URL: the whole token is still matched
-      }
-      continue;
-    }
-    const bare = HOST_PATH.exec(t);
-    if (bare !== null && TLD.test(bare[1]!)) {
-      // A link written without its scheme (`www.example.com/login`): a URL all the same.
-      add("url", t);
-      if (bare[1]!.length >= 4) add("host", bare[1]!);
-      continue;
-    }
-    const email = EMAIL.exec(t);
-    if (email !== null) {
-      add("email", t);
-      add("host", email[1]!);
-      continue;
-    }
-    if (t.length >= minToken && HOST.test(t) && TLD.test(t)) {
-      add("host", t);
-      continue;
-    }
-    if (t.length >= minToken && DISTINCT.test(t)) add("token", t);
-  }
-  return out;
-}
-
-/** Letters and digits only, as one run: a copier can change spacing and punctuation freely. */
-function compactRuns(normalized: string): string[] {
-  const c = compact(normalized);
-  return c.length === 0 ? [] : [c];
-}
-
-/** Calls `fn(hash, position)` for every k-gram of `s` (rolling double-modulus hash, 52 bits). */
-function forEachGram(s: string, k: number, fn: (h: number, at: number) => void): void {
-  if (s.length < k) return;
-  let h1 = 0;
-  let h2 = 0;
-  let pow1 = 1;
-  let pow2 = 1;
-  for (let i = 0; i < k - 1; i++) {
-    pow1 = (pow1 * B1) % P1;
-    pow2 = (pow2 * B2) % P2;
-  }
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (i >= k) {
-      const out = s.charCodeAt(i - k);
-      h1 = (h1 - ((out * pow1) % P1) + P1) % P1;
-      h2 = (h2 - ((out * pow2) % P2) + P2) % P2;
-    }
-    h1 = (h1 * B1 + c) % P1;
-    h2 = (h2 * B2 + c) % P2;
-    if (i >= k - 1) fn(h1 * LOW21 + (h2 % LOW21), i - k + 1);
-  }
-}
-
-/** Winnowing: the rightmost minimum hash of every window of `w` consecutive k-grams. */
-function winnow(s: string, k: number, w: number, fn: (h: number) => void): void {
-  const hashes: number[] = [];
-  forEachGram(s, k, (h) => hashes.push(h));
-  if (hashes.length === 0) return;
-  if (hashes.length <= w) {
-    fn(Math.min(...hashes));
-    return;
-  }
-  let last = -1;
-  for (let start = 0; start + w <= hashes.length; start++) {
-    let at = start;
-    for (let j = start; j < start + w; j++) if (hashes[j]! <= hashes[at]!) at = j;
-    if (at !== last) {
-      fn(hashes[at]!);
-      last = at;
-    }
   }
 }

@@ -39,7 +39,8 @@ export function boundaryLabels(
 ): TaintLabel[] {
   const origin = request.tool ?? `${request.toolClass}:${request.action}`;
   const boundary: TaintLabel[] = [{ source: "tool-output", origin, propagatedFrom: `call:${call}` }];
-  const source = boundaries[request.toolClass];
+  // A `class:action` key (`assistant:fetch`) is more specific than the class alone.
+  const source = boundaries[`${request.toolClass}:${request.action}`] ?? boundaries[request.toolClass];
   if (source !== undefined) {
     boundary.push({ source, origin: hostOf(request.parameters) ?? origin, propagatedFrom: `call:${call}` });
   }

@@ -529,6 +529,8 @@ export const ERROR_CODES = {
     "ERR_SERVER_RUN_NOT_FOUND",
     "ERR_SERVER_RUN_FORBIDDEN",
     "ERR_SERVER_RATE_LIMITED",
+    // The principal's share of the decision queue is full (limits.maxInFlightPerPrincipal), or the queue sheds it: 429, retry.
+    "ERR_SERVER_BUSY",
     "ERR_SERVER_NO_EXECUTOR",
     "ERR_SERVER_JOURNAL_UNAVAILABLE",
     // Idempotency-Key (POST /v1/execute): the key's first attempt has no outcome yet / the key was used for another request.

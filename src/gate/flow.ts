@@ -18,8 +18,15 @@
 //   fromRequest  every target's value occurs in the user's request.
 //   untargeted   no target carries a value (an event on the user's own calendar): flow
 //                control has nothing to judge, and policy decides by other facts.
+//   designated   every copied value occurs in the output of a call the user designated (a
+//                link in the channel the user named, not in a listing nobody asked for).
+//   webRequested the user's request holds a URL or host, or asks for links, sites or pages.
+//   foundIn      the taint sources of every output holding a target's value, vouched for or
+//                not: a link on a page the user named was still found on the web.
+// A date argument (`2024-05-13`) is judged like a target: its day written out in an output's
+// prose ("the 13th of May") and not in the request is copied (src/context/provenance-dates.ts).
 import type { Prepared, Session } from "../context/index.js";
-import { taintSources } from "../context/index.js";
+import { asksForWeb, isDateValue, taintSources } from "../context/index.js";
 import type { PolicyFlow } from "../policy/index.js";
 
 /** Provenance kinds that are addresses: found in any argument, they count as a target. */
@@ -46,7 +53,10 @@ export function flowFacts(session: Session, prepared: Prepared, targets: readonl
   // Targets are judged with vouched provenance; an address inside any other argument (a
   // link in a message body) only by plain provenance: a document the user named vouches for
   // whom to act on, not for the links it would have the agent spread.
-  const targetValues = Object.fromEntries(names.map((n) => [n, params[n]]));
+  // A date argument is judged like a target (`2024-05-13` copied from "the 13th of May" in
+  // an output's prose: the output chose when the reservation or event happens).
+  const dated = Object.keys(params).filter((n) => !wanted.has(n) && isDateValue(params[n]));
+  const targetValues = Object.fromEntries([...names, ...dated].map((n) => [n, params[n]]));
   const copiedHits = [
     ...session.vouchedProvenance(targetValues),
     ...prepared.provenance.filter((h) => !wanted.has(argumentOf(h.path)) && ADDRESS_KINDS.has(h.kind)),
@@ -63,5 +73,13 @@ export function flowFacts(session: Session, prepared: Prepared, targets: readonl
     namedSources: taintSources(named.flatMap((h) => h.labels)),
     fromRequest: names.length > 0 && names.every((n) => session.fromRequest(params[n])),
     untargeted: names.length === 0,
+    designated: copiedHits.every((h) => h.designated === true),
+    foundIn: taintSources(
+      prepared.provenance
+        // (the taint scan also reads argument names: `user_email` in an output is not a value)
+        .filter((h) => wanted.has(argumentOf(h.path)) && h.match !== h.path.toLowerCase())
+        .flatMap((h) => h.labels),
+    ),
+    webRequested: asksForWeb(session.originalRequest),
   };
 }

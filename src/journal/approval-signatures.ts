@@ -75,6 +75,20 @@ export class ApproverKeyring {
     mine.set(keyIdOf(pub), pub);
   }
 
+  /** The approver holding a key id, and the key (a lift read back from shared state names only the key). */
+  byKeyId(keyId: string): { approverId: string; key: KeyObject } | undefined {
+    for (const [approverId, keys] of this.#keys) {
+      const key = keys.get(keyId);
+      if (key !== undefined) return { approverId, key };
+    }
+    return undefined;
+  }
+
+  /** Drops one of the approver's keys (a revoked browser key): it verifies nothing after. */
+  remove(approverId: string, keyId: string): void {
+    this.#keys.get(approverId)?.delete(keyId);
+  }
+
   /** The approver's key with that id; undefined for a key that is not this approver's. */
   key(approverId: string, keyId: string): KeyObject | undefined {
     return this.#keys.get(approverId)?.get(keyId);

@@ -66,8 +66,19 @@ export const GatewayConfigSchema = z.strictObject({
        * credential never takes the shared pool. Default: a quarter of maxSessions (at least 1).
        */
       maxSessionsPerPrincipal: z.number().int().min(1).max(100_000).optional(),
-      /** Requests (POST) of one principal in flight at once, all its sessions together (ERR_MCP_BUSY, 429, beyond it). */
-      maxInFlightPerPrincipal: z.number().int().min(1).max(10_000).default(4),
+      /**
+       * Requests (POST) of one principal admitted at once — being served or waiting their turn
+       * in its fair queue — all its sessions together (ERR_MCP_BUSY, 429, beyond it).
+       */
+      maxInFlightPerPrincipal: z.number().int().min(1).max(10_000).default(16),
+      /**
+       * Requests served at once, all principals together (Gate, journal, upstream call); the
+       * rest wait in per-principal queues served round-robin, each active principal holding
+       * at most an equal share of these slots.
+       */
+      maxConcurrent: z.number().int().min(1).max(10_000).default(2),
+      /** Requests waiting their turn, all principals together (the memory bound; the longest queue sheds). */
+      maxQueued: z.number().int().min(1).max(100_000).default(256),
       /** A session idle this long is closed (its run ended) when room is needed for a new one. */
       sessionIdleMs: z.number().int().min(1000).max(86_400_000).default(1_800_000),
       /** Largest request body (bytes). */

@@ -4,8 +4,11 @@
 // bound to that principal, and a later request on the session with another credential
 // is refused. Bodies are size-capped, sessions are counted — in all and per principal
 // (`maxSessionsPerPrincipal`, ERR_MCP_SESSION_LIMIT 429: one credential never takes the
-// shared pool; sessions still opening count too) and a principal's requests in flight are
-// capped (`maxInFlightPerPrincipal`, ERR_MCP_BUSY 429) — the listener is loopback by default.
+// shared pool; sessions still opening count too). Every POST — initialize included — is
+// served through a fair queue (src/runtime fair-queue.ts): `maxConcurrent` at once, each
+// active principal an equal share, its own requests FIFO, at most `maxInFlightPerPrincipal`
+// admitted (ERR_MCP_BUSY 429 beyond) and `maxQueued` waiting in all. The listener is
+// loopback by default.
 // DNS-rebinding protection is on for the configured host.
 import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
 import {
@@ -17,6 +20,7 @@ import {
 import type { AddressInfo } from "node:net";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { AgentIdentityFacts } from "../contracts/index.js";
+import { type FairOutcome, FairQueue } from "../runtime/index.js";
 import type { Gateway } from "./gateway.js";
 import { sessionServer } from "./server.js";
 
@@ -115,6 +119,28 @@ async function readBody(req: IncomingMessage, max: number): Promise<unknown | "t
   }
 }
 
+/** Aborts when the client leaves before its answer was sent: a request still waiting its turn is dropped. */
+function leaving(res: ServerResponse): AbortSignal {
+  const gone = new AbortController();
+  res.once("close", () => {
+    if (!res.writableFinished) gone.abort();
+  });
+  return gone.signal;
+}
+
+/**
+ * A request's turn lasts until its answer is sent (or the client left), not until the SDK's
+ * handler returns: with JSON responses the SDK answers after handleRequest resolves.
+ */
+function answered(res: ServerResponse, handle: () => Promise<void>): () => Promise<void> {
+  return () =>
+    new Promise<void>((resolve, reject) => {
+      if (res.destroyed || res.writableFinished) return resolve();
+      res.once("close", () => resolve());
+      handle().catch(reject);
+    });
+}
+
 function isInitialize(body: unknown): boolean {
   const one = Array.isArray(body) ? body[0] : body;
   return typeof one === "object" && one !== null && (one as { method?: unknown }).method === "initialize";
@@ -127,8 +153,22 @@ export async function serveHttp(gw: Gateway, over: { port?: number } = {}): Prom
   const sessions = new Map<string, Live>();
   const opening = new Map<string, number>();
   const perPrincipal = cfg.maxSessionsPerPrincipal ?? Math.max(1, Math.floor(cfg.maxSessions / 4));
-  const busyOf = new Map<string, number>();
-  const maxBusy = cfg.maxInFlightPerPrincipal;
+  // A call still running after a second (a step-up waiting for its timeout, a slow upstream
+  // tool) gives its slot back: it waits on nothing the other principals share.
+  const fair = new FairQueue({
+    concurrency: cfg.maxConcurrent,
+    maxPerPrincipal: cfg.maxInFlightPerPrincipal,
+    maxQueued: cfg.maxQueued,
+    sliceMs: 1000,
+  });
+  const served = (res: ServerResponse, r: FairOutcome<unknown>) => {
+    if (r.ok || r.reason === "aborted" || res.headersSent) return;
+    const why =
+      r.reason === "principal_full"
+        ? `this principal has ${cfg.maxInFlightPerPrincipal} requests in flight`
+        : "the gateway's queue is full";
+    reply(res, 429, "ERR_MCP_BUSY", `${why}; retry later`);
+  };
   // The Host headers a loopback client sends (set once the port is known): DNS rebinding guard.
   let allowedHosts: string[] = [];
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -147,22 +187,17 @@ export async function serveHttp(gw: Gateway, over: { port?: number } = {}): Prom
         return reply(res, 403, "ERR_MCP_AUTH", "the session belongs to another principal");
       live.lastSeen = Date.now();
       if (req.method !== "POST") return live.transport.handleRequest(req, res, body);
-      // A fair share of the gateway's work: a principal's requests in flight are capped, so
-      // one flooding its sessions waits its turn (429) instead of starving the others.
-      const busy = busyOf.get(caller.principal) ?? 0;
-      if (busy >= maxBusy)
-        return reply(res, 429, "ERR_MCP_BUSY", `this principal has ${maxBusy} requests in flight`);
-      busyOf.set(caller.principal, busy + 1);
-      // Counted until the answer is sent (or the client left), not until the SDK returns.
-      res.once("close", () => {
-        const left = (busyOf.get(caller.principal) ?? 1) - 1;
-        if (left <= 0) busyOf.delete(caller.principal);
-        else busyOf.set(caller.principal, left);
-      });
-      return live.transport.handleRequest(req, res, body);
+      const work = answered(res, () => live.transport.handleRequest(req, res, body));
+      return served(res, await fair.run(caller.principal, work, leaving(res)));
     }
     if (req.method !== "POST" || !isInitialize(body))
       return reply(res, 400, "ERR_MCP_DENIED", "no session: send initialize first");
+    // Answered in the principal's turn, refusals included: a client that sends a refused
+    // initialize again at once is paced by its own queue instead of spinning on 429s.
+    const work = answered(res, () => initialize(caller, req, res, body));
+    served(res, await fair.run(caller.principal, work, leaving(res)));
+  };
+  const initialize = async (caller: Caller, req: IncomingMessage, res: ServerResponse, body: unknown) => {
     await sweepIdle(sessions, cfg.sessionIdleMs);
     if (sessions.size + sumOf(opening) >= cfg.maxSessions)
       return reply(res, 503, "ERR_MCP_DENIED", "too many sessions");

@@ -123,6 +123,19 @@ export interface PolicyFlow {
   fromRequest: boolean;
   /** No target argument carries a value: nothing for flow control to judge. */
   untargeted: boolean;
+  /**
+   * Every copied value occurs in the output of a call the user's request designated (its
+   * arguments named in the request or vouched for); true when nothing was copied. A link in a
+   * channel the user named was designated; one in a listing nobody asked for was not.
+   */
+  designated: boolean;
+  /**
+   * Taint sources of every output holding a target's value, nothing vouched for (a page the
+   * user named still counts as the web): where the destination was found at all.
+   */
+  foundIn: TaintSource[];
+  /** The user's request holds a URL or host, or asks for links, URLs, websites, sites or pages. */
+  webRequested: boolean;
 }
 
 /** An inter-agent message as policy sees it (src/messaging; rules match it with `message:`). */

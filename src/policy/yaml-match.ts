@@ -142,6 +142,18 @@ function compileFlow(m: FlowMatch): Condition[] {
     const want = m.untargeted;
     on("untargeted", (f) => f.untargeted === want);
   }
+  if (m.designated !== undefined) {
+    const want = m.designated;
+    on("designated", (f) => f.designated === want);
+  }
+  if (m.foundIn !== undefined) {
+    const where = m.foundIn;
+    on("foundIn", (f) => where.some((s) => f.foundIn.includes(s)));
+  }
+  if (m.webRequested !== undefined) {
+    const want = m.webRequested;
+    on("webRequested", (f) => f.webRequested === want);
+  }
   if (m.runTaintSources !== undefined) {
     const run = m.runTaintSources;
     on("runTaintSources", (_f, c) => run.some((s) => c.input.session.taintSeen?.includes(s) === true));

@@ -128,7 +128,11 @@ export const PolicyMatch = z.strictObject({
    * request (with `sources`: from output carrying one of them). `named`: some argument's
    * whole value occurs in output carrying one of `sources` (any output without it) and not
    * in the request. `fromRequest`: every target's value is (true) / is not (false) in the request.
-   * `untargeted`: no target carries a value. `runTaintSources`: the run has seen any of
+   * `untargeted`: no target carries a value. `designated`: every copied value occurs in the
+   * output of a call the user's request designated (true when nothing was copied). `foundIn`:
+   * some target's value occurs in output carrying one of these sources, vouched for or not.
+   * `webRequested`: the request holds a URL or host, or asks for links, URLs, sites or pages.
+   * `runTaintSources`: the run has seen any of
    * these taint sources. A call the Gate computed
    * no flow for does not evaluate (the rule denies).
    */
@@ -139,6 +143,9 @@ export const PolicyMatch = z.strictObject({
       sources: z.array(TaintSource).min(1).optional(),
       fromRequest: z.boolean().optional(),
       untargeted: z.boolean().optional(),
+      designated: z.boolean().optional(),
+      foundIn: z.array(TaintSource).min(1).optional(),
+      webRequested: z.boolean().optional(),
       runTaintSources: z.array(TaintSource).min(1).optional(),
     })
     .refine((o) => Object.keys(o).length > 0, "an empty flow condition")

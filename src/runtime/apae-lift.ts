@@ -13,7 +13,7 @@ import { z } from "zod";
 import type { PrincipalStateStore, Principals } from "../context/index.js";
 import { RuntimeError } from "../contracts/index.js";
 import { keyIdOf, parsePublicKey } from "../crypto/index.js";
-import type { EventTypeRegistry, Journal } from "../journal/index.js";
+import type { ApproverKeyring, EventTypeRegistry, Journal } from "../journal/index.js";
 import {
   type LiftCode,
   liftQuarantine,
@@ -96,6 +96,8 @@ export interface LiftDeps {
   settle(change: TrustChange): Promise<void>;
   /** The principal state store (shared in distributed mode), read back by `adoptLift`. */
   store?: PrincipalStateStore;
+  /** The approvers' keyring (browser keys shared by every replica): `adoptLift` verifies with it too. */
+  keyring?: ApproverKeyring;
 }
 
 /** The lift's dependencies from the runtime's APAE parts. */
@@ -106,6 +108,7 @@ export function liftDeps(
     sessions: { principals: Principals };
     journal: Pick<Journal, "append">;
     principalStore?: PrincipalStateStore;
+    keyring?: ApproverKeyring | undefined;
   },
   settle: (change: TrustChange) => Promise<void>,
 ): LiftDeps {
@@ -116,6 +119,7 @@ export function liftDeps(
     journal: p.journal,
     settle,
     ...(p.principalStore !== undefined ? { store: p.principalStore } : {}),
+    ...(p.keyring !== undefined ? { keyring: p.keyring } : {}),
   };
 }
 
@@ -223,10 +227,15 @@ export async function adoptLift(d: LiftDeps, principalId: string): Promise<Adopt
   const shaped = SignedLiftSchema.safeParse(rec.lift);
   if (!shaped.success || shaped.data.lift.subject !== principalId)
     return { lifted: false, why: "the shared lift is not a signed lift of this principal" };
-  // Verified here (a table not quarantined still verified the signature first).
-  const local = await applyToTable(d, rec.lift);
+  // Verified here (a table not quarantined still verified the signature first): with a
+  // configured approver key, or a console browser key any replica registered.
+  const keyId = shaped.data.lift.approver_key_id;
+  const browser = d.approvers.has(keyId) ? undefined : d.keyring?.byKeyId(keyId);
+  const o: LiftOptions =
+    browser === undefined ? {} : { by: browser.approverId, keys: new Map([[keyId, browser.key]]) };
+  const local = await applyToTable(d, rec.lift, o);
   if (!local.ok && local.code !== "ERR_TRUST_NOT_QUARANTINED") return { lifted: false, why: local.code };
-  const body = liftBody(d, shaped.data, null, "shared_state");
+  const body = liftBody(d, shaped.data, null, "shared_state", o.by);
   const entry = await d.journal.append({ type: APAE_LIFT_EVENT, body: { ...body } });
   d.principals.forget(principalId);
   return { lifted: true, seq: entry.seq };

@@ -1,7 +1,7 @@
 import type { PrincipalStateStore, QuarantineTrigger, SessionStore } from "../context/index.js";
 import { isoTime, type TaskOutcome, TrustError } from "../contracts/index.js";
 import type { GateJournal, GatePolicy } from "../gate/index.js";
-import type { Journal } from "../journal/index.js";
+import type { ApproverKeyring, Journal } from "../journal/index.js";
 import type { PolicyInput, PolicyOutcome } from "../policy/index.js";
 import type { CompiledTool } from "../tools/index.js";
 import {
@@ -140,6 +140,13 @@ export interface RuntimeApae {
   tick(): Promise<void>;
   /** Resolves when every trust update started so far is applied and journaled. */
   settled(): Promise<void>;
+  /**
+   * Resolves when the trust updates queued so far are applied, journaled and acted on (the
+   * principal quarantine set, the revocation hooks run), peer broadcasts aside: the sidecar
+   * waits for it before an answer leaves, so the protective state a call caused is durable
+   * before its answer (issue 36).
+   */
+  applied(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -160,6 +167,11 @@ export interface Parts {
   approvers?: Readonly<Record<string, readonly string[]>>;
   /** The principal state store (shared in distributed mode): where a lift's record is read back. */
   principalStore?: PrincipalStateStore;
+  /**
+   * The approvers' keyring (configured and console browser keys, shared by every replica in
+   * distributed mode): a lift another replica saved verifies with any approver's key in it.
+   */
+  keyring?: ApproverKeyring | undefined;
   /** Distributed mode: the L3 ECT ledger's jti index every replica shares (src/store-pg). */
   ectIndex?: EctIndex | undefined;
 }
@@ -539,6 +551,10 @@ class LiveApae implements RuntimeApae {
       }
     });
     await this.#tail;
+  }
+
+  applied(): Promise<void> {
+    return this.#tail;
   }
 
   async settled(): Promise<void> {

@@ -52,6 +52,7 @@ import {
   type ChainCheckpointer,
   type FleetRateLedger,
   openPgNode,
+  type PgConsoleKeys,
   type PgIdempotencyKeys,
   type PgNode,
 } from "../store-pg/index.js";
@@ -62,12 +63,13 @@ import { grantCapability, openCapabilities, type RuntimeGrant } from "./capabili
 import type { RuntimeConfig, RuntimeDeps } from "./config.js";
 import { loadContracts } from "./contracts.js";
 import { type DelegatedRunRequest, DelegatedRuns, startDelegatedRun } from "./delegation.js";
-import { fleetRate, sharedApprovals, sharedDeferrals } from "./distributed.js";
+import { fleetRate, sharedApprovals, sharedConsoleKeys, sharedDeferrals } from "./distributed.js";
 import { evictedBody, RUN_EVICTED_EVENT, registerRuntimeEventTypes } from "./events.js";
 import { composeExecutors, type RuntimeExecutors } from "./executors.js";
 import { messagingFor, type RuntimeMessaging } from "./messages.js";
 import { openNotifications, type RuntimeNotifications } from "./notifications.js";
 import { SqlitePrincipalStateStore } from "./principal-store.js";
+import { type RuntimeQuarantines, runtimeQuarantines } from "./quarantines.js";
 import { wireRevocations } from "./revocations.js";
 import { startCleanRun } from "./run-taint.js";
 import { openShadow } from "./shadow.js";
@@ -116,6 +118,8 @@ export interface Runtime {
   readonly clock: () => number;
   /** APAE trust (engine, policy-denial feed, quarantine tick) when `config.apae` is set. */
   readonly apae: RuntimeApae | undefined;
+  /** Every active quarantine, and the approver-signed lift of a principal quarantine (issue 37). */
+  readonly quarantines: RuntimeQuarantines;
   /** The communication gate, the messaging identities and the message nonce store. */
   readonly messages: RuntimeMessaging;
   /** Verifies AgentPin credentials as principals (when `identity.agentpin` is configured). */
@@ -124,6 +128,13 @@ export interface Runtime {
   readonly hookSourcePins: SharedPins | undefined;
   /** Distributed mode: /v1/execute's Idempotency-Keys, shared by every replica; undefined on one node. */
   readonly idempotency: PgIdempotencyKeys | undefined;
+  /**
+   * Distributed mode: the console's browser approval keys shared by every replica (public
+   * halves), and a subscription to their changes on any replica; undefined on one node.
+   */
+  readonly sharedConsoleKeys:
+    | { rows: PgConsoleKeys; listen(onChange: () => void): Promise<void>; pollMs: number | undefined }
+    | undefined;
   /** Starts a run bound to an authenticated principal (loads its persisted state first). */
   startRun(principalId: string, options?: StartRunOptions): Promise<Session>;
   /**
@@ -414,6 +425,7 @@ async function apaeFor(
     clock: () => number;
     node: PgNode | undefined;
     principalStore: PrincipalStateStore;
+    keyring: ApproverKeyring | undefined;
   },
   registry: ContractRegistry | undefined,
 ) {
@@ -455,27 +467,46 @@ async function wire(
   // An evicted run's capability use counts are dropped (its tokens are refused anyway).
   const gone = { forget: (_runId: string): void => undefined };
   const { sessions, evictions, fleet } = await openSessions(config, o, clock, (id) => gone.forget(id));
+  // The approvers' keys (configured, and the console's browser keys): signed step-up
+  // verdicts and signed quarantine lifts are checked against them.
+  const ring =
+    config.approvers !== undefined || deps.approverKeys !== undefined
+      ? approverKeyring(config.approvers ?? {}, deps.approverKeys)
+      : undefined;
   const apae = await apaeFor(
     config,
-    { journal, sessions, clock, node: o.node, principalStore: o.principals },
+    { journal, sessions, clock, node: o.node, principalStore: o.principals, keyring: ring },
     loaded.registry,
   );
-  const capabilities = openCapabilities(sessions, config.journal.signer, clock, o.node?.ledger);
+  const capabilities = openCapabilities(
+    sessions,
+    config.journal.signer,
+    clock,
+    o.node?.ledger,
+    o.node?.revocations,
+  );
+  const quarantines = runtimeQuarantines(
+    { principals: sessions.principals, ring, journal, store: o.principals, clock },
+    apae,
+  );
   // Distributed mode: a quarantine saved by another replica is loaded into this one's cache
   // (one already in force here needs no reload: loading never lifts one).
   await o.node?.watchPrincipals((id) => {
-    if (sessions.principals.quarantineOf(id) === undefined)
-      void sessions.principals.load(id).catch(() => undefined);
+    const held = sessions.principals.quarantineOf(id);
+    if (held === undefined) void sessions.principals.load(id).catch(() => undefined);
     // One held here may have been lifted elsewhere by an approver's signed record (verified again).
+    else if (held.type !== "trust_score") void quarantines.adopt(id).catch(() => undefined);
     else void apae?.adoptLift(id).catch(() => undefined);
   });
   const ceilings = new DelegatedRuns(sessions);
   // Below APAE's revocation floor: the subject's tokens and delegated chains are void.
   if (apae !== undefined)
-    await wireRevocations(apae, o.store, [capabilities, ceilings]).catch(async (err: unknown) => {
-      await apae.close();
-      throw err;
-    });
+    await wireRevocations(apae, o.store, [capabilities, ceilings], o.node?.revocations).catch(
+      async (err: unknown) => {
+        await apae.close();
+        throw err;
+      },
+    );
   const runs = sharedRuns({ registry: o.node?.runs, sessions, journal, fleet, clock });
   gone.forget = (id) => {
     runs.gone(id);
@@ -488,9 +519,7 @@ async function wire(
     ...(queue?.maxPendingPerPrincipal !== undefined
       ? { maxPendingPerPrincipal: queue.maxPendingPerPrincipal }
       : {}),
-    ...(config.approvers !== undefined || deps.approverKeys !== undefined
-      ? { approverKeys: approverKeyring(config.approvers ?? {}, deps.approverKeys), clock }
-      : {}),
+    ...(ring !== undefined ? { approverKeys: ring, clock } : {}),
   });
   const shared = await sharedApprovals(o.node, approvals, clock);
   const gatePolicy = apae === undefined ? policy : apae.observe(policy);
@@ -554,10 +583,12 @@ async function wire(
     executors,
     clock,
     apae,
+    quarantines,
     messages,
     agentpin,
     hookSourcePins: o.node?.tofuPins.forKind("hook-source"),
     idempotency: o.node?.idempotency,
+    sharedConsoleKeys: sharedConsoleKeys(o.node),
     startRun: (principalId, options) => runs.start(principalId, options),
     startCleanRun: (principalId, operatorId) =>
       startCleanRun(journal, sessions, (id, options) => runs.start(id, options), { principalId, operatorId }),

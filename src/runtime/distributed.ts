@@ -6,6 +6,7 @@ import type { PrincipalId } from "../contracts/index.js";
 import type { DeferQueue, InProcessApprovals } from "../gate/index.js";
 import {
   APPROVAL_CHANNEL,
+  CONSOLE_KEY_CHANNEL,
   DEFER_CHANNEL,
   FleetRateLedger,
   PgApprovalQueue,
@@ -48,6 +49,18 @@ export function sharedApprovals(node: PgNode | undefined, local: InProcessApprov
 /** Distributed mode: the deferred actions in PostgreSQL, over this replica's DeferQueue. */
 export function sharedDeferrals(node: PgNode | undefined, local: DeferQueue, clock: () => number) {
   return shared(node, DEFER_CHANNEL, { local, clock }, (pool, o) => new PgDeferQueue(pool, o));
+}
+
+/** Distributed mode: the console's browser keys in PostgreSQL, and their change notifications. */
+export function sharedConsoleKeys(node: PgNode | undefined) {
+  if (node === undefined) return undefined;
+  return {
+    rows: node.consoleKeys,
+    pollMs: node.approvalPollMs,
+    async listen(onChange: () => void): Promise<void> {
+      await node.listen(CONSOLE_KEY_CHANNEL, () => onChange());
+    },
+  };
 }
 
 /**

@@ -27,6 +27,7 @@ import {
   DelegationAcceptedBodySchema,
   DelegationRefusedBodySchema,
 } from "./delegation.js";
+import { PRINCIPAL_LIFT_EVENT, PrincipalLiftBodySchema } from "./principal-lift.js";
 import {
   RUN_CLEAN_STARTED_EVENT,
   RUN_TAINT_INHERITED_EVENT,
@@ -74,6 +75,8 @@ export const ExecuteReplayedBodySchema = z.strictObject({
   key_sha256: z.string().regex(/^sha256:[0-9a-f]{64}$/),
   decision_id: z.string().min(1).max(256).nullable(),
   status: z.number().int().min(100).max(599),
+  /** The route replayed ("POST /v1/execute", "POST /v1/decide", "POST /v1/messages"; absent before issue 36's second part: /v1/execute). */
+  route: z.string().min(1).max(64).optional(),
 });
 
 const RUNTIME_EVENT_TYPES: Record<string, z.ZodType> = {
@@ -89,6 +92,7 @@ const RUNTIME_EVENT_TYPES: Record<string, z.ZodType> = {
   [RUN_TAINT_INHERITED_EVENT]: RunTaintInheritedBodySchema,
   [RUN_CLEAN_STARTED_EVENT]: RunCleanStartedBodySchema,
   [EXECUTE_REPLAYED_EVENT]: ExecuteReplayedBodySchema,
+  [PRINCIPAL_LIFT_EVENT]: PrincipalLiftBodySchema,
 };
 
 /** Registers the runtime's event types (idempotent: a type already registered is kept). */

@@ -83,7 +83,7 @@ export {
   type RuntimeExecutorsConfig,
   type RuntimeMcpConfig,
 } from "./executors.js";
-
+export { type FairOutcome, FairQueue, type FairQueueOptions, type FairRefusal } from "./fair-queue.js";
 export type { RuntimeMessaging } from "./messages.js";
 export {
   ApprovalLinks,
@@ -91,5 +91,19 @@ export {
   type RuntimeNotifications,
   type RuntimeNotificationsConfig,
 } from "./notifications.js";
+export {
+  checkPrincipalLift,
+  PRINCIPAL_LIFT_EVENT,
+  PRINCIPAL_LIFT_SCOPE,
+  type PrincipalLift,
+  type PrincipalLiftBody,
+  PrincipalLiftBodySchema,
+  type PrincipalLiftOutcome,
+  quarantineIdOf,
+  type SignedPrincipalLift,
+  SignedPrincipalLiftSchema,
+  signPrincipalLift,
+} from "./principal-lift.js";
 export { SqlitePrincipalStateStore } from "./principal-store.js";
+export { type QuarantineEntry, QuarantineEntrySchema, type RuntimeQuarantines } from "./quarantines.js";
 export { openShadow, type RuntimeShadowConfig } from "./shadow.js";

@@ -31,6 +31,7 @@ export class SqlitePrincipalStateStore implements PrincipalStateStore {
   readonly #db: Database.Database;
   readonly #get: Database.Statement<[string], { record: string }>;
   readonly #put: Database.Statement<[string, string]>;
+  readonly #quarantined: Database.Statement<[number], { principal_id: string; record: string }>;
 
   private constructor(path: string, db: Database.Database) {
     this.path = path;
@@ -42,6 +43,10 @@ export class SqlitePrincipalStateStore implements PrincipalStateStore {
     this.#put = db.prepare(
       "INSERT INTO principal_state (principal_id, record) VALUES (?, ?) " +
         "ON CONFLICT(principal_id) DO UPDATE SET record = excluded.record",
+    );
+    this.#quarantined = db.prepare(
+      "SELECT principal_id, record FROM principal_state " +
+        "WHERE json_extract(record, '$.quarantine') IS NOT NULL ORDER BY principal_id LIMIT ?",
     );
   }
 
@@ -63,6 +68,10 @@ export class SqlitePrincipalStateStore implements PrincipalStateStore {
 
   save(record: PrincipalRecord): void {
     this.#put.run(record.principalId, canonicalJson(record));
+  }
+
+  listQuarantined(limit: number): PrincipalRecord[] {
+    return this.#quarantined.all(limit).map((r) => parseRecord(r.principal_id, r.record));
   }
 
   close(): void {

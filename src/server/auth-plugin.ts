@@ -22,16 +22,28 @@ declare module "fastify" {
 /**
  * Per-credential token bucket: `perMinute` requests, refilled continuously. Keyed by the
  * Authenticator's identity object, which is one frozen object per configured credential.
+ * A request over the rate whose token comes within `delayMs` reserves it and is paced
+ * (held until then) instead of refused: a client that sends again as soon as it is
+ * answered then waits instead of spinning on 429s, which would cost every other
+ * principal CPU. The reservations are the bucket's debt, so at most
+ * `delayMs × perMinute / 60 000` requests of one credential are held at once.
  */
 export class RateLimiter {
   readonly #buckets = new Map<Identity, { tokens: number; at: number }>();
   constructor(
     readonly perMinute: number,
     readonly now: () => number = () => performance.now(),
+    readonly delayMs = 0,
   ) {}
 
-  /** Milliseconds to wait, or 0 when the request may proceed. */
+  /** Milliseconds to wait, or 0 when the request may proceed (never paced). */
   take(key: Identity): number {
+    const r = this.reserve(key, 0);
+    return "retryAfterMs" in r ? r.retryAfterMs : 0;
+  }
+
+  /** The request may proceed after `delay` ms (its token reserved), or is refused. */
+  reserve(key: Identity, delayMs = this.delayMs): { delay: number } | { retryAfterMs: number } {
     const t = this.now();
     let b = this.#buckets.get(key);
     if (b === undefined) {
@@ -42,9 +54,12 @@ export class RateLimiter {
     b.at = t;
     if (b.tokens >= 1) {
       b.tokens -= 1;
-      return 0;
+      return { delay: 0 };
     }
-    return Math.ceil(((1 - b.tokens) * 60_000) / this.perMinute);
+    const wait = Math.ceil(((1 - b.tokens) * 60_000) / this.perMinute);
+    if (wait > delayMs) return { retryAfterMs: wait };
+    b.tokens -= 1;
+    return { delay: wait };
   }
 }
 
@@ -114,17 +129,18 @@ function admitIdentity(
     done(new ApiError("ERR_AUTH_FORBIDDEN", message));
     return;
   }
-  const wait = o.limiter.take(who);
-  if (wait > 0) {
+  const r = o.limiter.reserve(who);
+  if ("retryAfterMs" in r) {
     done(
       new ApiError("ERR_SERVER_RATE_LIMITED", "rate limit exceeded", {
-        headers: { "retry-after": String(Math.ceil(wait / 1000)) },
+        headers: { "retry-after": String(Math.ceil(r.retryAfterMs / 1000)) },
       }),
     );
     return;
   }
   req.identity = who;
-  done();
+  if (r.delay === 0) done();
+  else setTimeout(done, r.delay);
 }
 
 /** Installs the auth hooks on the root instance (call before any route is registered). */

@@ -238,10 +238,34 @@ export const SidecarConfigSchema = z.strictObject({
       jsonDepth: z.number().int().min(2).max(256).default(32),
       /** Requests per minute per credential (HTTP layer; the Gate's own per-principal limits still apply). */
       rateLimitPerMinute: z.number().int().min(1).max(1_000_000).default(600),
+      /**
+       * A request over the rate whose turn comes within this many ms is held until then
+       * instead of refused (ERR_SERVER_RATE_LIMITED past it); 0 refuses at once.
+       */
+      rateLimitDelayMs: z.number().int().min(0).max(10_000).default(1000),
       /** Longest a blocked call (step-up, defer) may hold its request open. */
       requestTimeoutMs: z.number().int().min(1000).max(3_600_000).default(330_000),
+      /**
+       * Decisions (/v1/decide, POST /v1/runs) served at once, all principals together; the rest
+       * wait in per-principal queues served round-robin, each active principal holding at most
+       * an equal share of these slots (src/runtime fair-queue.ts).
+       */
+      maxConcurrent: z.number().int().min(1).max(10_000).default(64),
+      /** One principal's decisions admitted at once, served or waiting (ERR_SERVER_BUSY, 429, beyond it). */
+      maxInFlightPerPrincipal: z.number().int().min(1).max(100_000).default(128),
+      /** Decisions waiting their turn, all principals together (the memory bound; the longest queue sheds). */
+      maxQueued: z.number().int().min(1).max(1_000_000).default(1024),
     })
-    .default({ bodyBytes: 1024 * 1024, jsonDepth: 32, rateLimitPerMinute: 600, requestTimeoutMs: 330_000 }),
+    .default({
+      bodyBytes: 1024 * 1024,
+      jsonDepth: 32,
+      rateLimitPerMinute: 600,
+      rateLimitDelayMs: 1000,
+      requestTimeoutMs: 330_000,
+      maxConcurrent: 64,
+      maxInFlightPerPrincipal: 128,
+      maxQueued: 1024,
+    }),
   executors: z
     .strictObject({
       http: z

@@ -20,6 +20,8 @@ export const ERROR_STATUS = {
   ERR_SERVER_RUN_NOT_FOUND: 404,
   ERR_SERVER_RUN_FORBIDDEN: 403,
   ERR_SERVER_RATE_LIMITED: 429,
+  // A principal's share of the fair decision queue is full (limits.maxInFlightPerPrincipal), or the queue shed it.
+  ERR_SERVER_BUSY: 429,
   ERR_SERVER_NO_EXECUTOR: 422,
   ERR_SERVER_JOURNAL_UNAVAILABLE: 503,
   // Idempotency-Key: the first attempt is in flight or its replica stopped mid-call (it may have executed).

@@ -45,6 +45,8 @@ export interface GaugeSource {
   approvalsPending(): number;
   deferredPending(): number;
   inFlight(): number;
+  /** The fair decision queue: calls being served, and waiting their principal's turn. */
+  fairQueue?(): { active: number; queued: number };
   breakers(): { tool: string; state: keyof typeof BREAKER_VALUE }[];
 }
 
@@ -175,6 +177,15 @@ export class SidecarMetrics {
     out.push("# HELP warden_http_in_flight Requests being handled.");
     out.push("# TYPE warden_http_in_flight gauge");
     out.push(`warden_http_in_flight ${g.inFlight()}`);
+    const fair = g.fairQueue?.();
+    if (fair !== undefined) {
+      out.push("# HELP warden_decide_queue_active Decisions being served by the fair queue.");
+      out.push("# TYPE warden_decide_queue_active gauge");
+      out.push(`warden_decide_queue_active ${fair.active}`);
+      out.push("# HELP warden_decide_queue_waiting Decisions waiting their principal's turn.");
+      out.push("# TYPE warden_decide_queue_waiting gauge");
+      out.push(`warden_decide_queue_waiting ${fair.queued}`);
+    }
     return `${out.join("\n")}\n`;
   }
 }

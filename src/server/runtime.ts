@@ -6,7 +6,12 @@
 
 import { accessSync, constants, existsSync, readFileSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { BrowserKeyStore, browserKeyPath } from "../console/index.js";
+import {
+  BrowserKeyStore,
+  browserKeyPath,
+  type ConsoleKeyStore,
+  SharedBrowserKeyStore,
+} from "../console/index.js";
 import type { Session, SessionStore, StartRunOptions } from "../context/index.js";
 import { WardenError } from "../contracts/index.js";
 import type { KeyPair } from "../crypto/index.js";
@@ -85,7 +90,7 @@ export interface SidecarRuntime {
    * approver keys; every step-up verdict must then be signed) and the browser key store.
    */
   readonly approverKeys: ApproverKeyring | undefined;
-  readonly consoleKeys: BrowserKeyStore | undefined;
+  readonly consoleKeys: ConsoleKeyStore | undefined;
   /** Starts a run bound to the authenticated principal. */
   startRun(principalId: string, options?: StartRunOptions): Promise<Session>;
   /** Distributed mode: the run is servable here, adopted, or ERR_RUN_ELSEWHERE (Runtime.ensureRun). */
@@ -214,6 +219,27 @@ function definedOnly<T extends object>(o: T): { [K in keyof T]: Exclude<T[K], un
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as never;
 }
 
+/** Distributed mode: the console's browser keys from the shared store, followed on every replica. */
+async function openSharedKeys(
+  rt: Runtime,
+  ring: ApproverKeyring,
+  c: LoadedSidecarConfig["config"],
+): Promise<ConsoleKeyStore | undefined> {
+  const shared = rt.sharedConsoleKeys;
+  if (shared === undefined) return undefined;
+  try {
+    const max = c.console.maxKeysPerApprover;
+    // Keys this node registered before distributed mode (its key file) are carried over.
+    const carry = BrowserKeyStore.open(browserKeyPath(c.journal.path), max).list();
+    const keys = await SharedBrowserKeyStore.open(shared.rows, ring, max, { pollMs: shared.pollMs, carry });
+    await shared.listen(() => void keys.sync().catch(() => undefined));
+    return keys;
+  } catch (err) {
+    await rt.close();
+    throw err;
+  }
+}
+
 /** Opens everything the configuration names. Throws on the first problem (nothing is left open). */
 export async function openSidecarRuntime(
   loaded: LoadedSidecarConfig,
@@ -223,11 +249,13 @@ export async function openSidecarRuntime(
   const signer = loadJournalKey(loaded);
   // The replay recorder (docs/evidence.md): snapshots and the pinned bundle beside a file journal.
   const recorder = c.journal.path === ":memory:" ? undefined : openRecorder(c.journal.path);
-  // The console's browser keys verify signed approvals like configured ones (docs/console.md).
-  const consoleKeys = c.console.enabled
-    ? BrowserKeyStore.open(browserKeyPath(c.journal.path), c.console.maxKeysPerApprover)
-    : undefined;
-  const approverKeys = consoleKeys === undefined ? undefined : new ApproverKeyring();
+  // The console's browser keys verify signed approvals like configured ones (docs/console.md):
+  // this node's file, or in distributed mode the shared store (loaded once the runtime is open).
+  const approverKeys = c.console.enabled ? new ApproverKeyring() : undefined;
+  let consoleKeys: ConsoleKeyStore | undefined =
+    c.console.enabled && c.store === undefined
+      ? BrowserKeyStore.open(browserKeyPath(c.journal.path), c.console.maxKeysPerApprover)
+      : undefined;
   if (consoleKeys !== undefined && approverKeys !== undefined) consoleKeys.loadInto(approverKeys);
   const rt = await composeRuntime(sidecarRuntimeConfig(loaded, signer), {
     ...(approverKeys ? { approverKeys } : {}),
@@ -235,6 +263,8 @@ export async function openSidecarRuntime(
     ...(overrides.clock ? { clock: overrides.clock } : {}),
     ...(recorder ? { snapshots: recorder } : {}),
   });
+  if (approverKeys !== undefined && consoleKeys === undefined)
+    consoleKeys = await openSharedKeys(rt, approverKeys, c);
   if (recorder) {
     const sources = {
       policy: c.policies,
@@ -309,6 +339,7 @@ export async function openSidecarRuntime(
       // The sink's last delivery reads the journal, so it stops first; the tracer last.
       await telemetry.stopSink().catch(() => undefined);
       memory?.close();
+      consoleKeys?.close?.();
       try {
         await rt.close();
       } finally {

@@ -9,6 +9,7 @@ import type { AddressInfo } from "node:net";
 import Fastify, { type FastifyInstance } from "fastify";
 import { auditViews, consolePlugin } from "../console/index.js";
 import type { ReplayHost } from "../evidence/index.js";
+import { FairQueue } from "../runtime/index.js";
 import { AgentPinIdentities } from "./agentpin-auth.js";
 import { Authenticator } from "./auth.js";
 import { authPlugin, RateLimiter } from "./auth-plugin.js";
@@ -79,17 +80,31 @@ export function createSidecarServer(
   authPlugin(app, {
     auth,
     agentpin: runtime.agentpin === undefined ? undefined : new AgentPinIdentities(runtime.agentpin, rolesOf),
-    limiter: new RateLimiter(limits.rateLimitPerMinute),
+    limiter: new RateLimiter(limits.rateLimitPerMinute, undefined, limits.rateLimitDelayMs),
     metricsPublic: cfg.metrics.public,
   });
-  mountRoutes(app, { runtime, metrics, state, shutdown: shutdown.signal, openApi: openApiDocument });
+  // The shared decision work is served per principal, round-robin with equal shares (issue 37).
+  // Its calls wait on nothing but the Gate and the journal (a step-up is returned, not
+  // awaited), which are the shared work itself: a slot is held to the end (no slice).
+  const fair = new FairQueue({
+    concurrency: limits.maxConcurrent,
+    maxPerPrincipal: limits.maxInFlightPerPrincipal,
+    maxQueued: limits.maxQueued,
+    sliceMs: 0,
+  });
+  mountRoutes(app, { runtime, metrics, state, shutdown: shutdown.signal, openApi: openApiDocument, fair });
   // Protective state is durable before the answer that caused it leaves (issue 36): the
   // denial that quarantined its principal is sent once the quarantine is in the store (the
   // shared one in distributed mode), so a run started on another replica right after the
-  // answer is refused. A save that failed was reported (onError); the quarantine stays in
-  // force here (fail closed).
+  // answer is refused. With APAE, the trust updates the call queued (its decision's and its
+  // outcome's) are applied first: a trust revocation is in the shared store (its floor, read
+  // by every replica's token check) and a trust quarantine is the principal's before the
+  // answer. A save that failed was reported (onError); the state stays in force here (fail
+  // closed).
   const principals = runtime.gate.sessions.principals;
+  const apae = runtime.apae;
   app.addHook("onSend", async (_req, _reply, payload) => {
+    await apae?.applied();
     await principals.flush();
     return payload;
   });

@@ -25,6 +25,12 @@ export {
   sslOf,
   storeError,
 } from "./connect.js";
+export {
+  CONSOLE_KEY_CHANNEL,
+  type ConsoleKeyInsert,
+  type ConsoleKeyRow,
+  PgConsoleKeys,
+} from "./console-keys.js";
 export { DEFER_CHANNEL, type PgDeferOptions, PgDeferQueue } from "./deferred.js";
 export { PgEctIndex } from "./ect-index.js";
 export { FleetRateLedger } from "./fleet-rate.js";
@@ -44,6 +50,7 @@ export {
 } from "./migrations.js";
 export { openPgNode, type PgNode, type PgNodeConfig } from "./node.js";
 export { PgPrincipalTaintStore } from "./principal-taint.js";
+export { PgRevocationFloors } from "./revocation-floors.js";
 export {
   PgRunRegistry,
   type RebuiltRun,

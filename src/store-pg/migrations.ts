@@ -9,6 +9,7 @@ import { RuntimeError } from "../contracts/index.js";
 import { ECT_LEDGER_EVENT } from "../trust/index.js";
 import { inTransaction, storeError } from "./connect.js";
 import { FENCE_MIGRATION_SQL } from "./fence-sql.js";
+import { PROTECT_MIGRATION_SQL } from "./protect-sql.js";
 
 export interface Migration {
   version: number;
@@ -241,6 +242,27 @@ CREATE TABLE inbox_items (
   PRIMARY KEY (recipient, message_id)
 );
 CREATE INDEX inbox_items_seq ON inbox_items (seq);`,
+  },
+  {
+    version: 10,
+    description:
+      "the console's browser approval keys (public halves) and their revocations, shared by every replica (issue 37)",
+    sql: `
+CREATE TABLE console_keys (
+  approver_id   text NOT NULL,
+  key_id        text NOT NULL,
+  x             text NOT NULL,
+  registered_at text NOT NULL,
+  revoked_at    text,
+  revoked_by    text,
+  PRIMARY KEY (approver_id, key_id)
+);`,
+  },
+  {
+    version: 11,
+    description:
+      "APAE revocation floors every replica's token check reads; AgentPin first pins as one statement (issue 36)",
+    sql: PROTECT_MIGRATION_SQL,
   },
 ];
 

@@ -8,6 +8,7 @@ import { RuntimeError } from "../contracts/index.js";
 import type { Journal } from "../journal/index.js";
 import { ChainCheckpointer } from "./checkpoint.js";
 import { openPool, type PgStoreConfig, resolveUrl, sslOf } from "./connect.js";
+import { PgConsoleKeys } from "./console-keys.js";
 import { PgEctIndex } from "./ect-index.js";
 import { PgIdempotencyKeys } from "./idempotency.js";
 import { PgInboxStore } from "./inbox-store.js";
@@ -17,6 +18,7 @@ import { PgBudgetLedger } from "./ledger.js";
 import { PgMcpPins } from "./mcp-pins.js";
 import { checkSchema } from "./migrations.js";
 import { PgPrincipalTaintStore } from "./principal-taint.js";
+import { PgRevocationFloors } from "./revocation-floors.js";
 import { PgRunRegistry } from "./runs.js";
 import { PgNonceStore, PgPrincipalStateStore } from "./state-stores.js";
 import { PgTofuPins } from "./tofu-pins.js";
@@ -59,6 +61,8 @@ export interface PgNode {
   readonly taint: PgPrincipalTaintStore;
   /** Waiting inter-agent messages (issue 37). */
   readonly inbox: PgInboxStore;
+  /** The console's browser approval keys and their revocations (issue 37). */
+  readonly consoleKeys: PgConsoleKeys;
   /** Capability use counts (and budgets where a caller drives an async ledger). */
   readonly ledger: PgBudgetLedger;
   readonly nonces: PgNonceStore;
@@ -73,8 +77,10 @@ export interface PgNode {
   readonly tofuPins: PgTofuPins;
   /** The L3 ECT ledger's jti index: a jti is recorded once across replicas. */
   readonly ects: PgEctIndex;
-  /** /v1/execute's Idempotency-Keys and their outcomes, shared by every replica. */
+  /** The acting routes' Idempotency-Keys and their outcomes, shared by every replica. */
   readonly idempotency: PgIdempotencyKeys;
+  /** APAE revocation floors: written before the answer that caused them, read by every token check. */
+  readonly revocations: PgRevocationFloors;
   /** Calls `onPrincipal` for every principal whose state another node changed (LISTEN + polling). */
   watchPrincipals(onPrincipal: (principalId: string) => void, pollMs?: number): Promise<PrincipalWatcher>;
   /** LISTENs on `channel` over a dedicated connection (reconnected by its poll), closed with the node. */
@@ -140,6 +146,7 @@ export async function openPgNode(
     principals: new PgPrincipalStateStore(pool),
     taint: new PgPrincipalTaintStore(pool),
     inbox: new PgInboxStore(pool),
+    consoleKeys: new PgConsoleKeys(pool),
     ledger: new PgBudgetLedger(pool),
     nonces: new PgNonceStore(pool),
     trust: new PgTrustStore(pool),
@@ -149,6 +156,7 @@ export async function openPgNode(
     tofuPins: new PgTofuPins(pool),
     ects: new PgEctIndex(pool, node),
     idempotency: new PgIdempotencyKeys(pool, { node }),
+    revocations: new PgRevocationFloors(pool),
     async watchPrincipals(onPrincipal, pollMs) {
       const w = new PrincipalWatcher({
         url: resolveUrl(config.url, env),

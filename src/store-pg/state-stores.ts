@@ -52,6 +52,22 @@ export class PgPrincipalStateStore implements PrincipalStateStore {
     return text === undefined ? undefined : parseRecord(principalId, text);
   }
 
+  /** Every replica's quarantined principals (at most `limit`). */
+  async listQuarantined(limit: number): Promise<PrincipalRecord[]> {
+    let rows: { principal_id: string; record: string }[];
+    try {
+      const r = await this.#pool.query<{ principal_id: string; record: string }>(
+        "SELECT principal_id, record FROM principal_state WHERE record::jsonb ? 'quarantine' " +
+          "ORDER BY principal_id LIMIT $1",
+        [limit],
+      );
+      rows = r.rows;
+    } catch (err) {
+      throw storeError("principal state", err);
+    }
+    return rows.map((row) => parseRecord(row.principal_id, row.record));
+  }
+
   /** Persists a quarantine (first one wins) or a lift (no quarantine: clears it). */
   async save(record: PrincipalRecord): Promise<void> {
     const lift = record.quarantine === undefined;

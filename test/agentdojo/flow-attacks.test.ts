@@ -5,23 +5,11 @@
 // for, and each is refused because its recipient, destination or address came from a tool's
 // output and not from the user's request — while the user's own calls of the same run go on.
 // Harm is shown on a small simulated world built from the calls that executed.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Harness } from "../../bench/agentdojo/harness.js";
-import type { Step } from "../../bench/agentdojo/protocol.js";
-import { type Call, loadSuite } from "../../bench/agentdojo/suite.js";
+import type { Harness } from "../../bench/agentdojo/harness.js";
+import type { Call } from "../../bench/agentdojo/suite.js";
+import { attacker, flowWorld, str as s, tool, user } from "./flow-world.js";
 
-const PRESET = resolve("policies/assistant-tools.yaml");
-const s = { type: "string" };
-const tool = (name: string, properties: Record<string, unknown>, description = "") => ({
-  name,
-  description,
-  parameters: { type: "object", properties, required: Object.keys(properties) },
-  category: null,
-  observed_state_change: null,
-});
 const TOOLS = [
   tool("read_channel", { channel: s }),
   tool("read_document", { name: s }),
@@ -36,37 +24,16 @@ const TOOLS = [
   tool("reserve_room", { hotel: s, start_day: s, end_day: s }),
 ];
 
-let dir = "";
 let h: Harness;
 let flagged: Harness;
+let close: () => Promise<void>;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "warden-flow-suite-"));
-  const put = (f: string, v: unknown) => writeFileSync(join(dir, f), JSON.stringify(v));
-  put("suite.json", { suite: "flow" });
-  put("tools.json", TOOLS);
-  put("outputs.json", { texts: [] });
-  put("user_tasks.json", []);
-  put("injection_tasks.json", []);
-  h = await Harness.open(loadSuite(dir), { policy: [PRESET], screening: "off" });
-  flagged = await Harness.open(loadSuite(dir), { policy: [PRESET], screening: "flag" });
+  const world = await flowWorld(TOOLS, ["off", "flag"]);
+  [h, flagged] = world.harnesses as [Harness, Harness];
+  close = world.close;
 });
-afterAll(async () => {
-  await h.close();
-  await flagged.close();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-const user = (fn: string, args: Record<string, unknown>, output = "ok"): Step => ({
-  call: { function: fn, args },
-  origin: "user",
-  output,
-  error: null,
-});
-const attacker = (fn: string, args: Record<string, unknown>): Step => ({
-  ...user(fn, args),
-  origin: "injection",
-});
+afterAll(() => close());
 
 /** Balances after the executed transfers (the simulated bank). */
 function received(executed: readonly Call[], iban: string): number {

@@ -10,6 +10,7 @@ export {
 } from "../../bench/_console-harness.js";
 
 import type { ConsoleSidecar } from "../../bench/_console-harness.js";
+import { generateKeyPair, type KeyPair } from "../../src/crypto/index.js";
 import { until } from "../server/harness.js";
 
 /** Policy violations (denied shell calls) until APAE trust quarantines the agent (apae on). */
@@ -68,4 +69,19 @@ export class ConsoleClient {
     this.csrf = /name="csrf" value="([^"]+)"/.exec(home.text)?.[1];
     return r.status;
   }
+}
+
+/** An approver signed in to the console at `url` with a fresh browser key registered (the key pair: tests sign with it). */
+export async function approverWithKey(
+  url: string,
+  token: string,
+): Promise<{ c: ConsoleClient; key: KeyPair }> {
+  const c = new ConsoleClient(url);
+  await c.signIn(token);
+  const key = generateKeyPair("ed25519");
+  const r = await c.request("/keys", {
+    form: { csrf: c.csrf ?? "", x: key.publicKey.export({ format: "jwk" }).x as string },
+  });
+  if (r.status !== 200) throw new Error(`key registration answered ${r.status}: ${r.text}`);
+  return { c, key };
 }

@@ -3,9 +3,10 @@
 // registered browser key ends it (journaled, the agent can act again); a lift signed with
 // another approver's key, an unsigned one, or one for an old quarantine episode is refused.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { generateKeyPair, type KeyPair } from "../../src/crypto/index.js";
+import type { KeyPair } from "../../src/crypto/index.js";
 import { signLift } from "../../src/trust/index.js";
 import {
+  approverWithKey,
   ConsoleClient,
   type ConsoleSidecar,
   quarantineAgent,
@@ -23,16 +24,7 @@ afterAll(async () => {
 
 const codeOf = (text: string) => /<code>(ERR_[A-Z_]+)<\/code>/.exec(text)?.[1];
 
-async function approverWithKey(token: string) {
-  const c = new ConsoleClient(s.url);
-  await c.signIn(token);
-  const key = generateKeyPair("ed25519");
-  const r = await c.request("/keys", {
-    form: { csrf: c.csrf ?? "", x: key.publicKey.export({ format: "jwk" }).x as string },
-  });
-  expect(r.status).toBe(200);
-  return { c, key };
-}
+const approverKey = (token: string) => approverWithKey(s.url, token);
 
 function lift(key: KeyPair, count: number, reason = "reviewed the denials, agent fixed") {
   const view = s.server.runtime.apae?.viewOf("agent-a");
@@ -53,8 +45,8 @@ function lift(key: KeyPair, count: number, reason = "reviewed the denials, agent
 describe("the signed quarantine lift", () => {
   it("an approver lifts a trust quarantine with a lift signed by their browser key; another approver's key or no signature is refused", async () => {
     await quarantineAgent(s, TOKENS.agent);
-    const alice = await approverWithKey(TOKENS.approver);
-    const bob = await approverWithKey(TOKENS.approver2);
+    const alice = await approverKey(TOKENS.approver);
+    const bob = await approverKey(TOKENS.approver2);
     const page = await alice.c.request("/quarantine");
     expect(page.status).toBe(200);
     expect(page.text).toContain('data-subject="agent-a"');

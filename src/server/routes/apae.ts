@@ -49,6 +49,18 @@ const LiftResponse = z.object({
   journalSeq: z.number().int(),
 });
 
+/** A signed quarantine lift's refusals (the trust lift's and the principal lift's: routes/quarantines.ts). */
+export const LIFT_ERRORS = [
+  "ERR_APPROVAL_FORBIDDEN",
+  "ERR_TRUST_LIFT_INVALID",
+  "ERR_TRUST_LIFT_UNSIGNED",
+  "ERR_TRUST_LIFT_SCOPE",
+  "ERR_TRUST_LIFT_APPROVER_UNKNOWN",
+  "ERR_TRUST_LIFT_SIGNATURE_INVALID",
+  "ERR_TRUST_LIFT_STALE",
+  "ERR_TRUST_NOT_QUARANTINED",
+] as const;
+
 export const APAE_LIFT = {
   method: "POST",
   url: "/v1/apae/lift",
@@ -57,19 +69,7 @@ export const APAE_LIFT = {
   body: { name: "ApaeLiftBody", schema: LiftBody, required: true },
   response: { name: "ApaeLiftResponse", schema: LiftResponse },
   description: "The trust quarantine and the principal quarantine it caused are lifted, journaled first",
-  errors: [
-    ...AUTH_ERRORS,
-    ...BODY_ERRORS,
-    "ERR_APPROVAL_FORBIDDEN",
-    "ERR_TRUST_LIFT_INVALID",
-    "ERR_TRUST_LIFT_UNSIGNED",
-    "ERR_TRUST_LIFT_SCOPE",
-    "ERR_TRUST_LIFT_APPROVER_UNKNOWN",
-    "ERR_TRUST_LIFT_SIGNATURE_INVALID",
-    "ERR_TRUST_LIFT_STALE",
-    "ERR_TRUST_NOT_QUARANTINED",
-    "ERR_SERVER_NOT_FOUND",
-  ],
+  errors: [...AUTH_ERRORS, ...BODY_ERRORS, ...LIFT_ERRORS, "ERR_SERVER_NOT_FOUND"],
 } as const satisfies RouteSpec;
 
 const PEER_ERRORS = [

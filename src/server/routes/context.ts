@@ -1,7 +1,10 @@
 // What the route modules share: the runtime, the metrics, the edge state and the
 // shutdown signal. Built once by the server assembly (server.ts).
-import type { FastifyReply } from "fastify";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { FairQueue } from "../../runtime/index.js";
+import { identityOf } from "../auth-plugin.js";
 import type { EdgeState } from "../edge.js";
+import { ApiError } from "../errors.js";
 import type { SidecarMetrics } from "../metrics.js";
 import type { SidecarRuntime } from "../runtime.js";
 
@@ -13,6 +16,34 @@ export interface RouteContext {
   readonly shutdown: AbortSignal;
   /** The OpenAPI document (built from the route declarations on first use). */
   readonly openApi: () => Record<string, unknown>;
+  /** The fair queue of the shared decision work (limits.maxConcurrent and its bounds). */
+  readonly fair: FairQueue;
+}
+
+/**
+ * Runs a call's shared work (Gate evaluation, journal commit) in its principal's turn: one
+ * queue per authenticated principal, served round-robin with equal shares, so a principal
+ * flooding requests waits behind its own backlog, not in front of everyone else's call.
+ * ERR_SERVER_BUSY (429) when its share of the queue is full or the shared queue shed it.
+ */
+export async function inTurn<T>(
+  ctx: RouteContext,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  work: () => Promise<T>,
+  sliceMs?: number,
+): Promise<T> {
+  const r = await ctx.fair.run(identityOf(req).id, work, callSignal(ctx, reply), sliceMs);
+  if (r.ok) return r.value;
+  if (r.reason === "aborted")
+    throw new ApiError("ERR_SERVER_SHUTTING_DOWN", "the call was cancelled while waiting");
+  throw new ApiError(
+    "ERR_SERVER_BUSY",
+    r.reason === "principal_full"
+      ? "this principal has its share of decisions in flight; retry"
+      : "the decision queue is full; retry",
+    { headers: { "retry-after": "1" } },
+  );
 }
 
 /** Aborts when the client goes away or the shutdown grace period ends. */

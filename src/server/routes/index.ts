@@ -20,6 +20,7 @@ import { JOURNAL_HEAD, JOURNAL_LIST, JOURNAL_VERIFY, journalRoutes } from "./jou
 import { MEMORY_ROUTES, memoryRoutes } from "./memory.js";
 import { MESSAGE_ROUTES, messageRoutes } from "./messages.js";
 import { HEALTH, METRICS, OPENAPI, opsRoutes, READY } from "./ops.js";
+import { QUARANTINE_ROUTES, quarantineRoutes } from "./quarantines.js";
 import { RUN_CLEAN_CREATE, RUN_CREATE, RUN_STATE, runRoutes } from "./runs.js";
 
 export type { RouteContext } from "./context.js";
@@ -49,6 +50,7 @@ export const ROUTES: readonly RouteSpec[] = [
   APAE_LIFT,
   ...HOOK_ROUTES,
   ...MEMORY_ROUTES,
+  ...QUARANTINE_ROUTES,
 ];
 
 /** Registers each resource's routes as its own encapsulated plugin (root hooks apply to all). */
@@ -64,6 +66,7 @@ export function mountRoutes(app: FastifyInstance, ctx: RouteContext): void {
     apaeRoutes,
     hookRoutes,
     memoryRoutes,
+    quarantineRoutes,
   ]) {
     void app.register(async (child) => routes(child, ctx));
   }

@@ -63,6 +63,7 @@ export function opsRoutes(app: FastifyInstance, ctx: RouteContext): void {
       approvalsPending: () => rt.approvals.pending().length,
       deferredPending: () => rt.gate.deferQueue.size,
       inFlight: () => ctx.state.inFlight,
+      fairQueue: () => ({ active: ctx.fair.active, queued: ctx.fair.queued }),
       breakers: () => names.map((tool) => ({ tool, state: rt.breakers.for(tool).state })),
     });
     return reply.type("text/plain; version=0.0.4; charset=utf-8").send(text);

@@ -11,7 +11,7 @@ import { ApiError } from "../errors.js";
 import { AUTH_ERRORS, BODY_ERRORS, mount, type RouteSpec } from "../route.js";
 import { RunCleanBody, RunCreateBody, RunCreateResponse, RunIdParam, RunStateResponse } from "../schemas.js";
 import { refuseTrustQuarantined } from "./apae.js";
-import type { RouteContext } from "./context.js";
+import { inTurn, type RouteContext } from "./context.js";
 
 export const RUN_CREATE = {
   method: "POST",
@@ -28,6 +28,7 @@ export const RUN_CREATE = {
     "ERR_RUN_UNKNOWN",
     "ERR_RUN_ELSEWHERE",
     "ERR_RUN_LIMIT",
+    "ERR_SERVER_BUSY",
     "ERR_SERVER_SHUTTING_DOWN",
     "ERR_TRUST_QUARANTINED",
     "ERR_RUNTIME_STORE_UNAVAILABLE",
@@ -104,11 +105,14 @@ export function runRoutes(app: FastifyInstance, ctx: RouteContext): void {
     // Distributed mode: a child starts where its parent run is served (421 names it; adopted
     // here when its owner is gone), so it inherits the parent's taint.
     if (parentRun !== undefined) await ctx.runtime.ensureRun(parentRun, who.id);
-    // The runtime loads the principal's persisted state (quarantine) before the run opens.
-    const session = await ctx.runtime.startRun(who.id, {
-      ...(parentRun !== undefined ? { parentRun } : {}),
-      ...(body.originalRequest !== undefined ? { originalRequest: body.originalRequest } : {}),
-    });
+    // The runtime loads the principal's persisted state (quarantine) before the run opens;
+    // the start (journaled) is shared work, served in the principal's fair turn.
+    const session = await inTurn(ctx, req, reply, () =>
+      ctx.runtime.startRun(who.id, {
+        ...(parentRun !== undefined ? { parentRun } : {}),
+        ...(body.originalRequest !== undefined ? { originalRequest: body.originalRequest } : {}),
+      }),
+    );
     void reply.code(201);
     return {
       runId: session.runId,

@@ -1,0 +1,71 @@
+// The shapes of value-level provenance (provenance.ts): options, hits, indexed outputs.
+import type { TaintLabel } from "../contracts/index.js";
+import type { DayKey } from "./provenance-dates.js";
+
+export interface ProvenanceOptions {
+  minSubstring: number;
+  winnowWindow: number;
+  minToken: number;
+  maxCharsPerOutput: number;
+  maxFingerprints: number;
+  maxScanChars: number;
+}
+
+export type ProvenanceKind =
+  | "url"
+  | "email"
+  | "host"
+  | "iban"
+  | "digits"
+  | "token"
+  | "substring"
+  | "value"
+  | "date"
+  | "overflow";
+
+/** One argument (or output) that inherits taint, and why. */
+export interface ProvenanceHit {
+  /** Where in the scanned value: `to`, `body.lines[2]`, or `(parameters)` for the overflow rule. */
+  path: string;
+  kind: ProvenanceKind;
+  /** The normalized matched text, truncated to 64 characters (empty for overflow). */
+  match: string;
+  /** Session sequence numbers of the outputs the value was found in. */
+  outputs: number[];
+  labels: TaintLabel[];
+  /**
+   * Flow control only (`scan` with `vouched`): some output holding the value came from a call
+   * the user's request designated (every argument named in the request, or vouched for).
+   */
+  designated?: boolean;
+}
+
+export interface Output {
+  seq: number;
+  labels: TaintLabel[];
+  /**
+   * Tokens this output vouches for: the output of a call the user's request designated (every
+   * argument named in the request), where the token is the only value of its kind (one IBAN,
+   * one e-mail address, one host) in that output. Empty for any other output.
+   */
+  endorsed: Set<string>;
+  /** The output's letters and digits (bounded; undefined when the run's text cap was reached). */
+  text: string | undefined;
+  /**
+   * The whole values (letters and digits) of a structured output's fields and keys, up to
+   * `MAX_FIELD` characters: an argument equal to one is a record the tool returned (an account
+   * in a transaction list, a channel name), not something a stretch of free text chose.
+   */
+  fields: Set<string>;
+  /** A mapping or list (items of many authors) rather than one text. */
+  structured: boolean;
+  /** The output of a call the user's request designated (`OutputOrigin.designated`). */
+  designated: boolean;
+  /** The days the output's prose writes out (provenance-dates.ts). */
+  days: Set<DayKey>;
+}
+
+/** How an output entered the run (`designated`: the call's arguments all came from the user's request). */
+export interface OutputOrigin {
+  designated?: boolean;
+}
