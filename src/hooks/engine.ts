@@ -98,8 +98,13 @@ export interface EngineConfig {
 export interface Engine {
   readonly engineId: string;
   readonly runtime: Runtime;
-  /** §4.2; until a compatible check, every event is refused (ERR_HOOK_HANDSHAKE_REQUIRED). */
-  versionCheck(request: unknown): Promise<VersionCheckResponse>;
+  /**
+   * §4.2; until a compatible check, every event is refused (ERR_HOOK_HANDSHAKE_REQUIRED).
+   * `selfCheck`: the engine's own process checks its own constant version (a one-shot
+   * host hook): a compatible result is not journaled, it would say nothing an entry of
+   * every event does not (an incompatible one is).
+   */
+  versionCheck(request: unknown, options?: { selfCheck?: boolean }): Promise<VersionCheckResponse>;
   handle(event: unknown): Promise<Verdict>;
   close(): Promise<void>;
 }
@@ -186,10 +191,13 @@ class HooksEngine implements Engine {
     await this.runtime.journal.append({ type, body, ...(runId ? { run_id: runId } : {}) });
   }
 
-  async versionCheck(request: unknown): Promise<VersionCheckResponse> {
+  async versionCheck(request: unknown, options?: { selfCheck?: boolean }): Promise<VersionCheckResponse> {
     const r = VersionCheckRequestSchema.safeParse(request);
     const version = r.success ? r.data.aarts_version : "";
     this.#compatible = r.success && supportsVersion(version);
+    if (options?.selfCheck === true && this.#compatible) {
+      return { compatible: true, engine_id: ENGINE_ID, engine_version: ENGINE_VERSION };
+    }
     await this.#journal(HOOK_HANDSHAKE_EVENT, {
       aarts_version: version.slice(0, 256) || "(missing)",
       compatible: this.#compatible,

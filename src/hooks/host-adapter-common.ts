@@ -80,8 +80,9 @@ export async function answerHostEvent(
   input: unknown,
   now: string,
 ): Promise<HostAnswer> {
-  // The handshake runs in process; an incompatible one makes the engine refuse the event.
-  await engine.versionCheck({ aarts_version: AARTS_VERSION });
+  // The handshake runs in process, on the adapter's own constant version: journaled only
+  // if incompatible (which makes the engine refuse the event, and journal that too).
+  await engine.versionCheck({ aarts_version: AARTS_VERSION }, { selfCheck: true });
   const event = isObject(input) ? adapter.translate(input, now) : input;
   const verdict = await engine.handle(event);
   return adapter.render(adapter.eventName(input), verdict);

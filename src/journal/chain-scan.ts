@@ -9,6 +9,7 @@
 import { canonicalJson } from "../contracts/index.js";
 import { entryHash, JournalEntrySchema, type JournalHead } from "./entry.js";
 import { CHECKPOINT, type CheckpointBody, CheckpointSchema } from "./event-types.js";
+import { type RecordObserver, SegmentSource } from "./segment-read.js";
 import { MalformedRecord } from "./store.js";
 import { isStore, iterate, type JournalSource } from "./verify.js";
 
@@ -29,7 +30,7 @@ export interface ScanProblem {
 }
 
 /** What the tap learned from one chain's records. */
-export class ChainScan {
+export class ChainScan implements RecordObserver {
   /** Entry 1's checkpoint `chain`; "" when entry 1 is something else; null before entry 1 or when unreadable. */
   claimed: string | null = null;
   /** Checkpoint entries seen (entry 1's included). */
@@ -38,12 +39,25 @@ export class ChainScan {
   problem: ScanProblem | null = null;
   #position = 0;
 
-  /** Passes a source's records through, looking at each (verifyJournal reads what this yields). */
-  async *tap(source: JournalSource): AsyncIterable<unknown> {
+  /**
+   * Passes a source's records through, looking at each (verifyJournal reads what this
+   * yields); a segment directory stays one, observed by this scan, so that its parallel
+   * verifier can show this scan only the records it needs (skipping the others).
+   */
+  tap(source: JournalSource): JournalSource {
+    return source instanceof SegmentSource ? source.observedBy(this) : this.#tapped(source);
+  }
+
+  async *#tapped(source: JournalSource): AsyncIterable<unknown> {
     for await (const raw of iterate(source)) {
       this.observe(raw);
       yield raw;
     }
+  }
+
+  /** Passes over `n` records that are not checkpoints (and not entry 1). */
+  skip(n: number): void {
+    this.#position += n;
   }
 
   observe(raw: unknown): void {

@@ -9,7 +9,8 @@
 import type { Keyring } from "../crypto/index.js";
 import { ChainScan, lookUpHashes, type Reference } from "./chain-scan.js";
 import type { JournalHead } from "./entry.js";
-import { type JournalSource, type VerifyFailureReason, type VerifyOptions, verifyJournal } from "./verify.js";
+import { verifySource } from "./segment-verify.js";
+import type { JournalSource, VerifyFailureReason, VerifyOptions } from "./verify.js";
 
 /** One chain to verify. `open` is called once per pass (at most twice). */
 export interface ChainInput {
@@ -111,7 +112,7 @@ async function scanChain(
   options: VerifyOptions,
 ): Promise<Scanned> {
   const scan = new ChainScan();
-  const report = await verifyJournal(scan.tap(input.open()), keyring, options);
+  const report = await verifySource(scan.tap(input.open()), keyring, options);
   const name = input.name ?? (report.checked === 0 && report.ok ? "" : scan.claimed);
   const summary: ChainSummary = { input: index, name, checked: report.checked, head: report.head };
   const fail = (f: { seq: number; reason: ChainFailureReason; message: string }): Scanned => ({

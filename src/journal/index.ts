@@ -112,8 +112,9 @@ export {
   segmentName,
 } from "./segment-format.js";
 export { SegmentLog } from "./segment-log.js";
-export { segmentRecords } from "./segment-read.js";
+export { SegmentSource, segmentRecords } from "./segment-read.js";
 export { SegmentJournalStore, type SegmentStoreOptions, segmentDir } from "./segment-store.js";
+export { verifyInParallel, verifySource } from "./segment-verify.js";
 export { applySensitive, type SensitiveMark } from "./sensitive.js";
 export { type Durability, SqliteJournalStore, type SqliteStoreOptions } from "./sqlite-store.js";
 export { type JournalQuery, type JournalStore, MalformedRecord, type TailCut } from "./store.js";

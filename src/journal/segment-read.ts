@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { canonicalJson, parseStrictJson } from "../contracts/index.js";
 import { type JournalEntry, JournalEntrySchema, type SealedEntry } from "./entry.js";
 import { listSegments, readWhole } from "./segment-files.js";
-import { headerProblem, scanBatches, segmentName } from "./segment-format.js";
+import { headerProblem, type ScanResult, scanBatches, segmentName } from "./segment-format.js";
 import { MalformedRecord } from "./store.js";
 
 /** An entry record's payload as a sealed entry (its body's canonical text recomputed). */
@@ -61,27 +61,63 @@ export function* segmentRecords(dir: string, fromSeq = 1): Iterable<unknown> {
       yield seg;
       return;
     }
-    const { name, scan } = seg;
-    for (const b of scan.batches) {
-      let off = b.start;
-      for (const p of b.payloads) {
-        const where = `segment ${name} offset ${off}`;
-        off += p.length + 5;
-        let raw: unknown;
-        try {
-          raw = parseStrictJson(p.toString("utf8"));
-        } catch (err) {
-          yield new MalformedRecord(where, `entry is not strict JSON: ${(err as Error).message}`);
-          return;
-        }
-        const seq = (raw as { seq?: unknown } | null)?.seq;
-        if (typeof seq === "number" && seq < fromSeq) continue;
-        yield raw;
-      }
+    for (const raw of scanRecords(seg.name, seg.scan, fromSeq)) {
+      yield raw;
+      if (raw instanceof MalformedRecord) return;
     }
-    if (scan.torn !== null) {
-      yield new MalformedRecord(`segment ${name} offset ${scan.validEnd}`, scan.torn);
-      return;
+  }
+}
+
+/**
+ * The raw records of one scanned part of a segment (every batch `scanBatches` found,
+ * then its torn rest as a MalformedRecord); entries before `fromSeq` are left out.
+ */
+export function* scanRecords(name: string, scan: ScanResult, fromSeq = 1): Iterable<unknown> {
+  for (const b of scan.batches) {
+    let off = b.start;
+    for (const p of b.payloads) {
+      const where = `segment ${name} offset ${off}`;
+      off += p.length + 5;
+      let raw: unknown;
+      try {
+        raw = parseStrictJson(p.toString("utf8"));
+      } catch (err) {
+        yield new MalformedRecord(where, `entry is not strict JSON: ${(err as Error).message}`);
+        return;
+      }
+      const seq = (raw as { seq?: unknown } | null)?.seq;
+      if (typeof seq === "number" && seq < fromSeq) continue;
+      yield raw;
+    }
+  }
+  if (scan.torn !== null) yield new MalformedRecord(`segment ${name} offset ${scan.validEnd}`, scan.torn);
+}
+
+/** Sees each record a walk reads (verifyChains' ChainScan); `skip` passes over records it need not see. */
+export interface RecordObserver {
+  observe(raw: unknown): void;
+  skip(n: number): void;
+}
+
+/**
+ * A segment journal directory as a verifier's source: iterated, its records in order
+ * (each shown to the observer first); `verifySegments` (segment-verify.ts) recognises it
+ * and checks its segments on worker threads that read the files themselves.
+ */
+export class SegmentSource implements Iterable<unknown> {
+  constructor(
+    readonly dir: string,
+    readonly observer: RecordObserver | null = null,
+  ) {}
+
+  observedBy(observer: RecordObserver): SegmentSource {
+    return new SegmentSource(this.dir, observer);
+  }
+
+  *[Symbol.iterator](): Iterator<unknown> {
+    for (const raw of segmentRecords(this.dir)) {
+      this.observer?.observe(raw);
+      yield raw;
     }
   }
 }

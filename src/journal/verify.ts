@@ -61,6 +61,12 @@ export interface VerifyOptions {
   workers?: number;
   /** Called every 1000 entries with the number walked so far. */
   onProgress?: (walked: number) => void;
+  /**
+   * Verify a part of a chain (segment-verify.ts): the first record sets the expected
+   * seq, `prev_hash` and chain key instead of seq 1 and the genesis hash. What the first
+   * record claims is trusted only once its caller links it to the part before.
+   */
+  resume?: boolean;
 }
 
 const BATCH = 256;
@@ -184,6 +190,11 @@ export async function verifyJournal(
         break;
       }
       const e = parsed.data as JournalEntry;
+      if (options.resume === true && head === null) {
+        expectedSeq = e.seq;
+        prevHash = e.prev_hash;
+        chainKey = e.key_id;
+      }
       if (e.seq !== expectedSeq) {
         fail("seq_gap", `expected seq ${expectedSeq}, found seq ${e.seq}`);
         break;
@@ -346,9 +357,22 @@ export async function verifyJournal(
   const f = failure as VerifyFailure | null;
   if (f !== null) return { ok: false, checked: f.seq - 1, head, failure: f };
 
-  const checked = expectedSeq - 1;
-  if (options.expectHead !== undefined) {
-    const h = verifyHead(options.expectHead, (id) => trusted.get(id)?.key);
+  return finishReport(expectedSeq - 1, head, hashAtExpectedSeq, options.expectHead, trusted);
+}
+
+/**
+ * The report of a chain that verified up to `checked`: with an expected head, the head's
+ * signature, that the chain reaches it and that the entry at its seq is the one it names.
+ */
+export function finishReport(
+  checked: number,
+  head: JournalHead | null,
+  hashAtExpectedSeq: string | null,
+  expectHead: unknown,
+  trusted: ReadonlyMap<string, { key: KeyObject }>,
+): VerifyReport {
+  if (expectHead !== undefined) {
+    const h = verifyHead(expectHead, (id) => trusted.get(id)?.key);
     const failWith = (seq: number, reason: VerifyFailureReason, message: string): VerifyReport => ({
       ok: false,
       checked,

@@ -8,6 +8,7 @@ import {
   openEmbeddedStore,
   readJsonl,
   SegmentLog,
+  SegmentSource,
   segmentDir,
   segmentRecords,
 } from "../../journal/index.js";
@@ -97,7 +98,7 @@ export function openJournalFile(path: string): JournalFile {
     return {
       path,
       store: null,
-      source: () => segmentRecords(dir),
+      source: () => new SegmentSource(dir),
       entries: () => toAsync(segmentRecords(dir)),
       size: async () => segmentCount(dir),
     };

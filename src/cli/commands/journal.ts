@@ -21,7 +21,7 @@ import {
   signHead,
   type VerifyReport,
   verifyApprovalSignatures,
-  verifyJournal,
+  verifySource,
 } from "../../journal/index.js";
 import { type CliContext, EXIT, readJsonFile } from "../io.js";
 import { addOptions } from "../options.js";
@@ -264,7 +264,7 @@ export function registerJournal(program: Command, ctx: CliContext): void {
       const source: JournalSource = f !== null ? f.source() : (store ?? readJsonl(file));
       const bar = ctx.io.isTTY && total >= LARGE && !opts.json ? progressBar() : null;
       bar?.start(total, 0);
-      const report = await verifyJournal(source, keyring, {
+      const report = await verifySource(source, keyring, {
         workers: workers ?? (total >= LARGE ? availableParallelism() : 0),
         ...(expectHead === undefined ? {} : { expectHead }),
         ...(bar ? { onProgress: (n: number) => bar.update(n) } : {}),
