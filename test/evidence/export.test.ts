@@ -3,12 +3,12 @@
 // ledger event id; LedgerEvents chained and signed; a journal that does not verify or a
 // key that is not the journal's exports nothing.
 import { readFileSync, statSync } from "node:fs";
-import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { ledgerEventHash, ledgerSigningInput, parseGateRecord } from "../../src/contracts/index.js";
 import { loadPublicKeyFile, verify } from "../../src/crypto/index.js";
 import { exportGate } from "../../src/evidence/index.js";
 import { runCli } from "../helpers/cli.js";
+import { tamperSegmentEntry } from "../helpers/tamper-segments.js";
 import { recordedFileRun, recordedHitlRun } from "./fixture.js";
 import { gateKindOf } from "./kinds.js";
 
@@ -97,16 +97,7 @@ describe("warden export --format gate", () => {
 
   it("an edited journal entry exports nothing (ERR_EVIDENCE_JOURNAL_INVALID, exit 1)", async () => {
     const f = await recordedFileRun();
-    const sql = new Database(f.db);
-    const row = sql
-      .prepare(
-        "select seq, body from journal_entries where type = 'warden.gate.decision' order by seq limit 1",
-      )
-      .get() as { seq: number; body: string };
-    sql
-      .prepare("update journal_entries set body = ? where seq = ?")
-      .run(row.body.replace('"notes.txt"', '"other.txt"'), row.seq);
-    sql.close();
+    tamperSegmentEntry(f.db, '"notes.txt"', '"other.txt"', (t) => t.includes('"warden.gate.decision"'));
     await expect(exported(f.db, [f.key], f.runId)).rejects.toMatchObject({
       code: "ERR_EVIDENCE_JOURNAL_INVALID",
     });

@@ -11,6 +11,7 @@ import { openRecorder, pinBundle } from "../../src/evidence/index.js";
 import { ticketOf } from "../../src/gate/index.js";
 import { signApproval } from "../../src/journal/index.js";
 import { composeRuntime } from "../../src/runtime/index.js";
+import { until } from "../helpers/until.js";
 
 export const POLICY = `
 rules:
@@ -115,11 +116,7 @@ export async function recordedHitlRun(): Promise<Recorded> {
       action: "transfer",
       parameters: { amount: 5 },
     });
-    let id: string | undefined;
-    for (let i = 0; i < 200 && id === undefined; i++) {
-      id = rt.approvals.pending()[0]?.decisionId;
-      if (id === undefined) await new Promise((r) => setImmediate(r));
-    }
+    const id: string | undefined = await until(() => rt.approvals.pending()[0]?.decisionId, 10_000);
     const statement = {
       decision_id: id!,
       action: "approve" as const,

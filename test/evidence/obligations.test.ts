@@ -12,6 +12,7 @@ import { checkObligations, OBLIGATIONS_EVENT, RateWindows } from "../../src/exec
 import { type ExecutionTicket, ticketOf } from "../../src/gate/index.js";
 import { signApproval } from "../../src/journal/index.js";
 import { composeRuntime, type Runtime } from "../../src/runtime/index.js";
+import { until } from "../helpers/until.js";
 
 async function entries(store: Runtime["store"], type: string): Promise<Record<string, unknown>[]> {
   const out: Record<string, unknown>[] = [];
@@ -139,11 +140,7 @@ async function approvedTicket(sign: boolean) {
     action: "transfer",
     parameters: { amount: 5 },
   });
-  let id: string | undefined;
-  for (let i = 0; i < 200 && id === undefined; i++) {
-    id = rt.approvals.pending()[0]?.decisionId;
-    if (id === undefined) await new Promise((r) => setImmediate(r));
-  }
+  const id: string | undefined = await until(() => rt.approvals.pending()[0]?.decisionId, 10_000);
   const justification = "invoice matched";
   const statement = {
     decision_id: id!,

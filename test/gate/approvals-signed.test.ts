@@ -17,6 +17,7 @@ import {
 } from "../../src/journal/index.js";
 import { composeRuntime, type Runtime } from "../../src/runtime/index.js";
 import { runCli } from "../helpers/cli.js";
+import { until } from "../helpers/until.js";
 
 const POLICY = `
 rules:
@@ -59,12 +60,9 @@ async function setup(approvers = true) {
       action: "transfer",
       parameters: { amount },
     });
-    for (let i = 0; i < 200; i++) {
-      const p = r.approvals.pending().find((x) => !before.has(x.id));
-      if (p) return { req: p, outcome };
-      await new Promise((res) => setImmediate(res));
-    }
-    throw new Error("no pending approval");
+    // The step-up is pending once its decision is journaled (a durable batch: real time, not ticks).
+    const p = await until(() => r.approvals.pending().find((x) => !before.has(x.id)), 10_000);
+    return { req: p, outcome };
   }
   return { rt: r, keys, propose, dir, signer };
 }

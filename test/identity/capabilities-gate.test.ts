@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { generateKeyPair, Keyring } from "../../src/crypto/index.js";
 import { CapabilityService } from "../../src/identity/capabilities/index.js";
-import { SqliteJournalStore, verifyJournal } from "../../src/journal/index.js";
+import { openEmbeddedStore, verifyJournal } from "../../src/journal/index.js";
 import { CAPABILITY_GRANTED_EVENT, composeRuntime, type Runtime } from "../../src/runtime/index.js";
 
 // Mail may go out only with a capability; reads are allowed without one.
@@ -63,7 +63,7 @@ const GRANT = {
 
 async function journalText(path: string, rt: Runtime): Promise<{ types: string[]; raw: string }> {
   await rt.close();
-  const store = SqliteJournalStore.open(path, { readonly: true });
+  const store = openEmbeddedStore(path, { readonly: true });
   try {
     const types: string[] = [];
     const bodies: unknown[] = [];
@@ -177,7 +177,7 @@ describe("capability tokens at the Gate", () => {
     expect(raw.split(cap.id).length - 1).toBeGreaterThanOrEqual(2);
     expect(raw).toContain(`"capability_id":"${cap.id}"`);
     expect(raw).not.toContain(cap.token.split(".")[2]!);
-    const store = SqliteJournalStore.open(journalPath, { readonly: true });
+    const store = openEmbeddedStore(journalPath, { readonly: true });
     try {
       expect((await verifyJournal(store, new Keyring([signer.publicKey]))).ok).toBe(true);
     } finally {

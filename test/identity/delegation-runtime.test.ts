@@ -12,7 +12,7 @@ import {
   type DelegationLink,
   issueLink,
 } from "../../src/identity/delegation/index.js";
-import { SqliteJournalStore } from "../../src/journal/index.js";
+import { openEmbeddedStore } from "../../src/journal/index.js";
 import {
   composeRuntime,
   DELEGATION_ACCEPTED_EVENT,
@@ -88,7 +88,7 @@ const http = (runId: string, action: string) => ({
 
 async function types(path: string, rt: Runtime): Promise<string[]> {
   await rt.close();
-  const store = SqliteJournalStore.open(path, { readonly: true });
+  const store = openEmbeddedStore(path, { readonly: true });
   try {
     const out: string[] = [];
     for await (const e of store.entries()) if ("type" in e) out.push(e.type);

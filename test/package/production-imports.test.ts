@@ -41,7 +41,8 @@ function uses(): Use[] {
     [/\bimport\(\s*"([^"]+)"\s*\)/g, true],
     [/\brequire\(\s*"([^"]+)"\s*\)/g, true],
     [/\)\(\s*"([^"]+)"\s*\)/g, true],
-    [/\.resolve\(\s*"([^"]+)"\s*\)/g, true],
+    // require.resolve("pkg"), import.meta.resolve("pkg") — not Promise.resolve("a value").
+    [/(?<!\bPromise)\.resolve\(\s*"([^"]+)"\s*\)/g, true],
   ];
   for (const file of files(DIST)) {
     const text = readFileSync(file, "utf8");

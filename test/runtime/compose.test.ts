@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { generateKeyPair, type KeyPair, Keyring } from "../../src/crypto/index.js";
-import { SqliteJournalStore, verifyJournal } from "../../src/journal/index.js";
+import { openEmbeddedStore, verifyJournal } from "../../src/journal/index.js";
 import { composeRuntime, RUN_EVICTED_EVENT, type RuntimeConfig } from "../../src/runtime/index.js";
 import { loadContract, signContractFile } from "../../src/tools/index.js";
 
@@ -40,7 +40,7 @@ function deployment(extra: Partial<RuntimeConfig> = {}) {
 }
 
 async function entryTypes(path: string, signer: KeyPair): Promise<string[]> {
-  const store = SqliteJournalStore.open(path, { readonly: true });
+  const store = openEmbeddedStore(path, { readonly: true });
   try {
     const report = await verifyJournal(store, new Keyring([signer.publicKey]));
     expect(report.ok).toBe(true);

@@ -7,13 +7,13 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { Keyring } from "../../src/crypto/index.js";
-import { SqliteJournalStore, verifyJournal } from "../../src/journal/index.js";
+import { openEmbeddedStore, verifyJournal } from "../../src/journal/index.js";
 import { echo, type Sidecar, startTestSidecar, TOKENS, until } from "./harness.js";
 
 const code = (r: { body: Record<string, unknown> }) => (r.body.error as { code?: string } | undefined)?.code;
 
 async function verifyFile(s: Sidecar) {
-  const store = SqliteJournalStore.open(join(s.dir, "journal.db"), { readonly: true });
+  const store = openEmbeddedStore(join(s.dir, "journal.db"), { readonly: true });
   try {
     const report = await verifyJournal(store, new Keyring([s.server.runtime.signer.publicKey]));
     const entries = await store.query({});

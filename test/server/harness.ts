@@ -342,12 +342,4 @@ export const echo = (msg: string, over: Record<string, unknown> = {}) => ({
   ...over,
 });
 
-export async function until<T>(fn: () => Promise<T | undefined> | T | undefined, ms = 5000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error("condition not reached in time");
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+export { until } from "../helpers/until.js";

@@ -15,6 +15,7 @@ import {
   toCef,
   toOcsf,
 } from "../../src/telemetry/index.js";
+import { tamperSegmentEntry } from "../helpers/tamper-segments.js";
 import { echo, type Sidecar, startTestSidecar, TOKENS } from "../server/harness.js";
 
 /**
@@ -208,16 +209,11 @@ describe("ocsf export over a sidecar's journal", () => {
     const d = new Database(db, { readonly: true });
     await d.backup(copy);
     d.close();
-    // A segment journal: its segments beside the copy of its index, whose row is then altered.
+    // A segment journal: its segments beside the copy of its index; one entry is edited and re-framed.
     cpSync(`${db}.segments`, `${copy}.segments`, { recursive: true });
-    const t = new Database(copy);
-    const changed = t
-      .prepare(
-        `UPDATE journal_entries SET body = replace(body, '"decision":"deny"', '"decision":"allow"') WHERE type = 'warden.gate.decision' AND body LIKE '%"decision":"deny"%'`,
-      )
-      .run();
-    t.close();
-    expect(changed.changes).toBe(1);
+    tamperSegmentEntry(copy, '"decision":"deny"', '"decision":"DENY"', (t) =>
+      t.includes('"warden.gate.decision"'),
+    );
     const lines: string[] = [];
     await expect(ocsfFormat({ db: copy, keys, write: (l) => lines.push(l) })).rejects.toMatchObject({
       code: "ERR_CLI_INPUT",

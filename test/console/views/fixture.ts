@@ -10,6 +10,7 @@ import { type DecisionId, type GateRequest, isoTime } from "../../../src/contrac
 import { generateKeyPair, type KeyPair } from "../../../src/crypto/index.js";
 import { signApproval } from "../../../src/journal/index.js";
 import { composeRuntime, type Runtime, type RuntimeApaeConfig } from "../../../src/runtime/index.js";
+import { until } from "../../helpers/until.js";
 
 export const IMG = "<img src=x onerror=alert(1)>";
 export const JS_URL = "javascript:alert(1)";
@@ -137,11 +138,7 @@ export async function approvedPayment(d: Deployment, runId: string, justificatio
     action: "transfer",
     parameters: { amount: 5, to: IMG },
   });
-  let id: string | undefined;
-  for (let i = 0; i < 200 && id === undefined; i++) {
-    id = d.rt.approvals.pending()[0]?.decisionId;
-    if (id === undefined) await new Promise((r) => setImmediate(r));
-  }
+  const id: string | undefined = await until(() => d.rt.approvals.pending()[0]?.decisionId, 10_000);
   if (id === undefined) throw new Error("the payment did not step up");
   const statement = {
     decision_id: id,

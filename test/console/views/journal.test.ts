@@ -2,7 +2,6 @@
 // marked text; verify names the first tampered row by its seq after the SQLite file is
 // edited behind the runtime's back; exports are the real GATE / OCSF records, and a
 // journal that does not verify exports nothing.
-import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { MAX_SHOWN_CHARS } from "../../../src/console/html.js";
 import type { ConsoleActionResult } from "../../../src/console/page.js";
@@ -11,6 +10,7 @@ import { VIEW_ACTIONS, VIEW_PAGES } from "../../../src/console/views/index.js";
 import { GATE_DECISION, parseGateRecord } from "../../../src/contracts/index.js";
 import { entryJson } from "../../../src/journal/index.js";
 import { gateKindOf } from "../../evidence/kinds.js";
+import { tamperSegmentEntry } from "../../helpers/tamper-segments.js";
 import { call, type Deployment, deployments, expectInert, HOSTILE_RUN, hostileRun, IMG } from "./fixture.js";
 
 const fresh = deployments();
@@ -35,15 +35,13 @@ const pageOf = (r: ConsoleActionResult): string => {
 
 /** Edits the journal file through a second connection, as an attacker with file access would. */
 function tamper(d: Deployment, seq: number): void {
-  const db = new Database(d.db);
-  try {
-    const n = db
-      .prepare("UPDATE journal_entries SET body = replace(body, 'fetch', 'fetcH') WHERE seq = ?")
-      .run(seq).changes;
-    expect(n).toBe(1);
-  } finally {
-    db.close();
-  }
+  const edited = tamperSegmentEntry(
+    d.db,
+    "fetch",
+    "fetcH",
+    (t) => (JSON.parse(t) as { seq: number }).seq === seq,
+  );
+  expect(edited).toBe(seq);
 }
 
 async function firstDecisionSeq(d: Deployment): Promise<number> {

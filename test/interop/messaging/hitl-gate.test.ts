@@ -8,6 +8,7 @@ import { isoTime, sha256Of, toGateNamespace } from "../../../src/contracts/index
 import { generateKeyPair } from "../../../src/crypto/index.js";
 import { signApproval } from "../../../src/journal/index.js";
 import { composeRuntime } from "../../../src/runtime/index.js";
+import { until } from "../../helpers/until.js";
 import { gateValidator } from "../contracts/records-ajv.js";
 
 const POLICY = `
@@ -40,11 +41,7 @@ describe("GATE hitl_decision_record.schema.json", () => {
           action: "transfer",
           parameters: { amount: 5 },
         });
-        let id: string | undefined;
-        for (let i = 0; i < 200 && id === undefined; i++) {
-          id = rt.approvals.pending()[0]?.decisionId;
-          if (id === undefined) await new Promise((r) => setImmediate(r));
-        }
+        const id: string | undefined = await until(() => rt.approvals.pending()[0]?.decisionId, 10_000);
         const parameters = { amount: 4 };
         const statement = {
           decision_id: id!,
