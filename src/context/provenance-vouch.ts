@@ -2,6 +2,7 @@
 // the user designated vouches for, and which kinds of value the user's request asks for.
 // Taint never uses any of this: a vouched value still came from output.
 
+import { instructionSpans, type TextSpan } from "./instruction-spans.js";
 import { extractTokens, normalize, type TokenKind } from "./provenance-text.js";
 
 export type { TokenKind } from "./provenance-text.js";
@@ -67,6 +68,45 @@ export function soleValues(tokens: readonly KindedToken[]): Set<string> {
   // An e-mail address vouches for its domain, which is a host token of the same output.
   const emails = byKind.get("email");
   if (emails?.size === 1) for (const e of emails) out.add(e.slice(e.indexOf("@") + 1));
+  return out;
+}
+
+/**
+ * What a designated output vouches for (`soleValues`). A flagged output (screening found
+ * instructions addressed to the agent in it) is read without its flagged spans
+ * (instruction-spans.ts: each injected block, extended to its enclosing element or the end
+ * of its paragraph): a value inside a span is the attacker's and never vouches, wherever
+ * else it occurs; a value outside every span may vouch as the only one of its kind among the
+ * values outside the spans. A flagged output where no leaf holds a span (a match across
+ * leaves, a label carried from elsewhere) vouches for nothing.
+ */
+export function vouchedValues(
+  texts: readonly string[],
+  minToken: number,
+  flagged: boolean,
+  spansOf: (text: string) => TextSpan[] = instructionSpans,
+): Set<string> {
+  if (!flagged) return soleValues(texts.flatMap((t) => extractTokens(t, minToken)));
+  const outside: KindedToken[] = [];
+  const inside = new Set<string>();
+  let located = false;
+  for (const text of texts) {
+    const spans = [...spansOf(text)].sort((a, b) => a.start - b.start);
+    if (spans.length > 0) located = true;
+    const kept: string[] = [];
+    let at = 0;
+    for (const span of spans) {
+      kept.push(text.slice(at, Math.max(at, span.start)));
+      for (const t of extractTokens(text.slice(span.start, span.end), minToken)) inside.add(t.text);
+      at = Math.max(at, span.end);
+    }
+    kept.push(text.slice(at));
+    // Pieces are joined by a paragraph break: no token is spelled across a cut.
+    outside.push(...extractTokens(kept.join("\n\n"), minToken));
+  }
+  if (!located) return new Set();
+  const out = soleValues(outside);
+  for (const t of inside) out.delete(t);
   return out;
 }
 

@@ -36,7 +36,7 @@ import type {
   ProvenanceKind,
   ProvenanceOptions,
 } from "./provenance-types.js";
-import { soleValues, type TokenKind, wantedKinds, withoutEndorsed } from "./provenance-vouch.js";
+import { type TokenKind, vouchedValues, wantedKinds, withoutEndorsed } from "./provenance-vouch.js";
 import { mergeTaint } from "./taint.js";
 
 export { extractTokens } from "./provenance-text.js";
@@ -127,12 +127,16 @@ export class ProvenanceIndex {
     const { leaves } = collectLeaves(value, this.#opts.maxScanChars, false);
     const ids = new Set<number>();
     for (const leaf of leaves) {
-      const c = compact(normalize(leaf.text));
+      const norm = normalize(leaf.text);
+      const c = compact(norm);
       if (c.length < MIN_WHOLE || this.#trustedCompact.includes(c)) continue;
+      const token = norm.trim().replace(TRIM, "");
       this.#outputs.forEach((o, i) => {
         // A whole field of a structured output is a record there, not something a stretch
         // of its text spelled out (a sender's name in a channel that also holds an injection).
         if (o.fields.has(c)) return;
+        // A value the output vouches for as a target lies outside its flagged spans.
+        if (this.#vouchesAsTarget(o, token)) return;
         if (o.text === undefined || o.text.includes(c)) ids.add(i);
       });
     }
@@ -158,10 +162,17 @@ export class ProvenanceIndex {
     const { leaves, truncated } = collectLeaves(data, this.#opts.maxCharsPerOutput);
     const tokensOf = leaves.map((leaf) => extractTokens(leaf.text, this.#opts.minToken));
     // An output that carried instructions addressed to the agent (taint `instructions`,
-    // the Gate's output screening) vouches for nothing.
-    const vouches =
-      origin.designated === true && !truncated && !labels.some((l) => l.source === "instructions");
-    const endorsed = vouches ? soleValues(tokensOf.flat()) : new Set<string>();
+    // the Gate's output screening) vouches only for values outside its flagged spans
+    // (`vouchedValues`): nothing inside the injected block vouches.
+    const flagged = labels.some((l) => l.source === "instructions");
+    const endorsed =
+      origin.designated === true && !truncated
+        ? vouchedValues(
+            leaves.map((l) => l.text),
+            this.#opts.minToken,
+            flagged,
+          )
+        : new Set<string>();
     const text = leaves.map((l) => compact(normalize(l.text))).join("\u0000");
     const keep = this.#textChars + text.length <= MAX_TEXT_CHARS;
     if (keep) this.#textChars += text.length;
@@ -322,6 +333,11 @@ export class ProvenanceIndex {
       }) &&
       (!asTarget || this.#wantsKindOf(text))
     );
+  }
+
+  /** The output vouches for the token as a call's target (see `#isEndorsed`). */
+  #vouchesAsTarget(o: Output, token: string): boolean {
+    return o.endorsed.has(token) && !o.structured && this.#wantsKindOf(token);
   }
 
   /** The request asks for a value of the token's kind (an e-mail address of an e-mail token, …). */
