@@ -32,8 +32,11 @@ export interface TextSpan {
 /** Whether the detector flags a text (the default: instructions.ts, every rule). */
 export type FlagTest = (text: string) => boolean;
 
-const MAX_SPANS = 16;
-const MAX_TEXT = 200_000;
+// Each located block costs about 2·log2(units) detector runs over at most MAX_TEXT characters.
+const MAX_SPANS = 8;
+const MAX_TEXT = 32_000;
+/** Open elements remembered while pairing tags (deeper nesting: the outer ones are dropped). */
+const MAX_OPEN = 64;
 
 const defaultTest: FlagTest = (t) => instructionFindings(t).length > 0;
 
@@ -60,10 +63,12 @@ export function markupBlocks(text: string): TextSpan[] {
     if (INLINE.has(name) || m[0].endsWith("/>")) continue;
     const at = m.index ?? 0;
     if (m[1] !== "/") {
+      if (open.length >= MAX_OPEN) open.shift();
       open.push({ name, start: at });
       continue;
     }
-    const i = open.map((o) => o.name).lastIndexOf(name);
+    let i = open.length - 1;
+    while (i >= 0 && open[i]!.name !== name) i--;
     if (i === -1) continue;
     out.push({ start: open[i]!.start, end: at + m[0].length });
     open.length = i;
