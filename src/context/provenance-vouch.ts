@@ -86,28 +86,44 @@ export function vouchedValues(
   flagged: boolean,
   spansOf: (text: string) => TextSpan[] = instructionSpans,
 ): Set<string> {
-  if (!flagged) return soleValues(texts.flatMap((t) => extractTokens(t, minToken)));
+  return readDesignated(texts, minToken, flagged, spansOf).endorsed;
+}
+
+/**
+ * A designated output read for flow control: what it vouches for (`vouchedValues`) and, when
+ * it was flagged and its spans were located, the text of the spans (`injected`): what the
+ * injected blocks spell out, the only part of the document that counts as named by a flagged
+ * result. `injected` is undefined when the whole output counts (not located, or not flagged).
+ */
+export function readDesignated(
+  texts: readonly string[],
+  minToken: number,
+  flagged: boolean,
+  spansOf: (text: string) => TextSpan[] = instructionSpans,
+): { endorsed: Set<string>; injected?: string[] } {
+  if (!flagged) return { endorsed: soleValues(texts.flatMap((t) => extractTokens(t, minToken))) };
   const outside: KindedToken[] = [];
   const inside = new Set<string>();
-  let located = false;
+  const injected: string[] = [];
   for (const text of texts) {
     const spans = [...spansOf(text)].sort((a, b) => a.start - b.start);
-    if (spans.length > 0) located = true;
     const kept: string[] = [];
     let at = 0;
     for (const span of spans) {
       kept.push(text.slice(at, Math.max(at, span.start)));
-      for (const t of extractTokens(text.slice(span.start, span.end), minToken)) inside.add(t.text);
+      const block = text.slice(span.start, span.end);
+      injected.push(block);
+      for (const t of extractTokens(block, minToken)) inside.add(t.text);
       at = Math.max(at, span.end);
     }
     kept.push(text.slice(at));
     // Pieces are joined by a paragraph break: no token is spelled across a cut.
     outside.push(...extractTokens(kept.join("\n\n"), minToken));
   }
-  if (!located) return new Set();
+  if (injected.length === 0) return { endorsed: new Set() };
   const out = soleValues(outside);
   for (const t of inside) out.delete(t);
-  return out;
+  return { endorsed: out, injected };
 }
 
 /** The runs with every endorsed token cut out (the cut splits a run, so no k-gram spans it). */

@@ -36,7 +36,7 @@ import type {
   ProvenanceKind,
   ProvenanceOptions,
 } from "./provenance-types.js";
-import { type TokenKind, vouchedValues, wantedKinds, withoutEndorsed } from "./provenance-vouch.js";
+import { readDesignated, type TokenKind, wantedKinds, withoutEndorsed } from "./provenance-vouch.js";
 import { mergeTaint } from "./taint.js";
 
 export { extractTokens } from "./provenance-text.js";
@@ -137,7 +137,9 @@ export class ProvenanceIndex {
         if (o.fields.has(c)) return;
         // A value the output vouches for as a target lies outside its flagged spans.
         if (this.#vouchesAsTarget(o, token)) return;
-        if (o.text === undefined || o.text.includes(c)) ids.add(i);
+        // A flagged designated document names only what its injected blocks spell out.
+        const named = o.injected ?? o.text;
+        if (named === undefined || named.includes(c)) ids.add(i);
       });
     }
     return ids.size === 0 ? undefined : this.#hit(path, "value", "", [...ids]);
@@ -165,14 +167,15 @@ export class ProvenanceIndex {
     // the Gate's output screening) vouches only for values outside its flagged spans
     // (`vouchedValues`): nothing inside the injected block vouches.
     const flagged = labels.some((l) => l.source === "instructions");
-    const endorsed =
+    const read =
       origin.designated === true && !truncated
-        ? vouchedValues(
+        ? readDesignated(
             leaves.map((l) => l.text),
             this.#opts.minToken,
             flagged,
           )
-        : new Set<string>();
+        : { endorsed: new Set<string>() };
+    const endorsed = read.endorsed;
     const text = leaves.map((l) => compact(normalize(l.text))).join("\u0000");
     const keep = this.#textChars + text.length <= MAX_TEXT_CHARS;
     if (keep) this.#textChars += text.length;
@@ -192,6 +195,9 @@ export class ProvenanceIndex {
       structured,
       designated: origin.designated === true,
       days: proseDays(leaves.map((l) => l.text)),
+      ...(read.injected === undefined
+        ? {}
+        : { injected: read.injected.map((t) => compact(normalize(t))).join("\u0000") }),
     });
     let full = truncated;
     for (const [i, leaf] of leaves.entries()) {
@@ -261,13 +267,17 @@ export class ProvenanceIndex {
       if (vouched && this.#isField(compact(norm))) continue;
       const seen = new Set<number>();
       const endorsed: string[] = [];
+      const domains = new Set<string>();
       const tokens = extractTokens(leaf.text, this.#opts.minToken);
       for (const t of tokens) {
         if (seen.size === total) break;
         const ids = this.#tokens.get(t.text);
         if (ids === undefined || this.#isTrustedToken(t)) continue;
-        if (vouched && this.#isEndorsed(t.text, ids, true)) {
+        // The domain of a vouched address is part of it, not a value of its own (an injected
+        // address on the same mail provider does not make the user's address copied).
+        if (vouched && ((t.kind === "host" && domains.has(t.text)) || this.#isEndorsed(t.text, ids, true))) {
           endorsed.push(compact(t.text));
+          if (t.kind === "email") domains.add(t.text.slice(t.text.indexOf("@") + 1));
           continue;
         }
         const fresh = ids.filter((i) => !seen.has(i));
