@@ -3,6 +3,7 @@
 // Taint never uses any of this: a vouched value still came from output.
 
 import { instructionSpans, type TextSpan } from "./instruction-spans.js";
+import { instructionFindings } from "./instructions.js";
 import { extractTokens, normalize, type TokenKind } from "./provenance-text.js";
 
 export type { TokenKind } from "./provenance-text.js";
@@ -77,8 +78,9 @@ export function soleValues(tokens: readonly KindedToken[]): Set<string> {
  * (instruction-spans.ts: each injected block, extended to its enclosing element or the end
  * of its paragraph): a value inside a span is the attacker's and never vouches, wherever
  * else it occurs; a value outside every span may vouch as the only one of its kind among the
- * values outside the spans. A flagged output where no leaf holds a span (a match across
- * leaves, a label carried from elsewhere) vouches for nothing.
+ * values outside the spans. A flagged output where no leaf holds a span (a label carried
+ * from elsewhere), or whose text without its spans is still flagged (a match across leaves),
+ * vouches for nothing.
  */
 export function vouchedValues(
   texts: readonly string[],
@@ -100,11 +102,12 @@ export function readDesignated(
   minToken: number,
   flagged: boolean,
   spansOf: (text: string) => TextSpan[] = instructionSpans,
+  flags: (text: string) => boolean = (t) => instructionFindings(t).length > 0,
 ): { endorsed: Set<string>; injected?: string[] } {
   if (!flagged) return { endorsed: soleValues(texts.flatMap((t) => extractTokens(t, minToken))) };
-  const outside: KindedToken[] = [];
   const inside = new Set<string>();
   const injected: string[] = [];
+  const rest: string[] = [];
   for (const text of texts) {
     const spans = [...spansOf(text)].sort((a, b) => a.start - b.start);
     const kept: string[] = [];
@@ -118,10 +121,12 @@ export function readDesignated(
     }
     kept.push(text.slice(at));
     // Pieces are joined by a paragraph break: no token is spelled across a cut.
-    outside.push(...extractTokens(kept.join("\n\n"), minToken));
+    rest.push(kept.join("\n\n"));
   }
-  if (injected.length === 0) return { endorsed: new Set() };
-  const out = soleValues(outside);
+  // Fail closed unless what is left without the blocks is clean (a match across fields or
+  // one the spans missed leaves the whole output flagged).
+  if (injected.length === 0 || flags(rest.join("\n"))) return { endorsed: new Set() };
+  const out = soleValues(rest.flatMap((t) => extractTokens(t, minToken)));
   for (const t of inside) out.delete(t);
   return { endorsed: out, injected };
 }
