@@ -9,7 +9,8 @@
 // one's: near 100% means its main thread is the bottleneck), and decisions per journal
 // transaction (group commit), and the PostgreSQL journal's head lock (wait, hold, COMMIT).
 // The cases take turns (BENCH_CLUSTER_ROUNDS rounds, default 3, of BENCH_CLUSTER_SECONDS
-// each, default 2) on nodes started once; decisions/s is the median round's.
+// each, default 2) on nodes started once; decisions/s is the median round's. Issue 36: one more
+// case repeats the 1-sidecar chain-per-replica case with a fresh Idempotency-Key on every call.
 // BENCH_CLUSTER_NODE_FLAGS adds node flags to the sidecars (e.g. --cpu-prof to profile them).
 // PostgreSQL runs with fsync=on and synchronous_commit=on (durable, as SQLite's FULL).
 import { type ChildProcess, spawn } from "node:child_process";
@@ -108,7 +109,7 @@ function summarize(name: string, samples: number[], seconds: number, extra: Part
  * an Agent, not fetch: the generator shares the 2 cores with the sidecars, and fetch cost
  * it about as much CPU per decision as the sidecar spent deciding.
  */
-function post(agent: http.Agent, url: URL, body: Buffer): Promise<number> {
+function post(agent: http.Agent, url: URL, body: Buffer, key?: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const req = http.request(
       {
@@ -121,6 +122,7 @@ function post(agent: http.Agent, url: URL, body: Buffer): Promise<number> {
           authorization: `Bearer ${TOKEN}`,
           "content-type": "application/json",
           "content-length": body.length,
+          ...(key !== undefined ? { "idempotency-key": key } : {}),
         },
       },
       (res) => {
@@ -134,8 +136,14 @@ function post(agent: http.Agent, url: URL, body: Buffer): Promise<number> {
   });
 }
 
-/** CONNECTIONS request loops per node (one kept-alive connection each) for SECONDS; latencies in ms. */
-async function load(nodes: Child[]): Promise<{ samples: number[]; seconds: number; failed: number }> {
+/**
+ * CONNECTIONS request loops per node (one kept-alive connection each) for SECONDS; latencies in
+ * ms. `keyed`: every request carries a fresh Idempotency-Key (claimed and finished in the store).
+ */
+async function load(
+  nodes: Child[],
+  keyed = false,
+): Promise<{ samples: number[]; seconds: number; failed: number }> {
   const samples: number[] = [];
   let failed = 0;
   const start = performance.now();
@@ -150,9 +158,11 @@ async function load(nodes: Child[]): Promise<{ samples: number[]; seconds: numbe
         parameters: { url: `https://api.example.org/data?page=${i}` },
       }),
     );
+    let k = 0;
     while (performance.now() < end) {
       const t0 = performance.now();
-      const status = await post(agent, url, body).catch(() => 0);
+      const key = keyed ? `${TOKEN}-${i}-${k++}-${Math.round(start)}` : undefined;
+      const status = await post(agent, url, body, key).catch(() => 0);
       if (status === 200) samples.push(performance.now() - t0);
       else failed++;
     }
@@ -201,11 +211,11 @@ interface Sample {
 }
 
 /** One load slot on already-started nodes, with where its time went. */
-async function measure(name: string, nodes: Child[], postmaster?: number): Promise<Sample> {
+async function measure(name: string, nodes: Child[], postmaster?: number, keyed = false): Promise<Sample> {
   const before = await Promise.all(nodes.map((c) => nodeStats(c.proc)));
   const gen0 = process.cpuUsage();
   const pg0 = serverCpuMs(postmaster);
-  const r = await load(nodes);
+  const r = await load(nodes, keyed);
   const gen = process.cpuUsage(gen0);
   const pgUs = perOp(pg0, serverCpuMs(postmaster), r.samples.length);
   const after = await Promise.all(nodes.map((c) => nodeStats(c.proc)));
@@ -326,14 +336,22 @@ try {
         nodes: nodes.slice(0, n),
         ...(postmaster !== undefined ? { postmaster } : {}),
       }));
-    const cases: { name: string; nodes: Child[]; postmaster?: number }[] = [
+    const cases: { name: string; nodes: Child[]; postmaster?: number; keyed?: boolean }[] = [
       { name: "baseline: 1 sidecar, SQLite journal", nodes: [sqliteNode] },
       ...pgCase(perNode, "a chain per replica (default)"),
+      // Issue 36: the same 1-sidecar case with a fresh Idempotency-Key on every /v1/decide.
+      {
+        name: "1 sidecar(s), PostgreSQL, a chain per replica, every /v1/decide with an Idempotency-Key",
+        nodes: perNode.slice(0, 1),
+        ...(postmaster !== undefined ? { postmaster } : {}),
+        keyed: true,
+      },
       ...pgCase(global, "one global chain"),
     ];
     const rounds = cases.map(() => [] as Sample[]);
     for (let round = 0; round < ROUNDS; round++)
-      for (const [i, c] of cases.entries()) rounds[i]?.push(await measure(c.name, c.nodes, c.postmaster));
+      for (const [i, c] of cases.entries())
+        rounds[i]?.push(await measure(c.name, c.nodes, c.postmaster, c.keyed));
     const rows = cases.map((c, i) => combine(c.name, rounds[i] ?? []));
     process.stdout.write(
       `### Distributed mode (${ROUNDS} rounds × ${SECONDS} s per case, ${CONNECTIONS} connections per sidecar, fsync on, load ${loadavg()[0]?.toFixed(1)})\n\n${render([insert, ...rows], rows[0] as Row)}\n`,

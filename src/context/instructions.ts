@@ -9,8 +9,10 @@
 //                          hide something from the user
 //   AGENT_DIRECTED_RULES   text addressed to the agent (a salutation or apposition naming an
 //                          AI, assistant, agent or model), references to the reader's own
-//                          task (what to do before or instead of it), `TODO:` lines that
-//                          order an outward action at a concrete destination
+//                          task (what to do before or instead of it), labelled orders
+//                          (`TODO:`, `Action required:`) that reach a concrete destination
+//                          or gather personal data, gather-and-send orders, orders to act
+//                          without asking the user
 //   LANGUAGE_RULES         the same structures in de, fr, es, it, pt, nl, zh, ja, ru
 //                          (instructions-lang.ts)
 // Text is normalised first (normalise.ts: NFKC, Unicode's confusables, markup, default-
@@ -83,11 +85,19 @@ const AGENT =
 // "Dear AI team", "AI safety" … name a group or a field, not the reader.
 const NOT_A_GROUP =
   "(?!\\s+(?:team|department|group|lab|committee|community|researchers?|enthusiasts?|experts?|ethics|safety|policy|act|conference|summit|news|newsletter|industry|market|companies|startups?))";
-const OUTWARD =
-  "(?:send|forward|transfer|pay|wire|e-?mail|mail|post|upload|share|invite|reply|message|grant)";
 const DESTINATION =
-  "(?:[\\w.+-]+@[\\w-]+\\.[\\w.-]+|https?:\\/\\/|www\\.|\\b[a-z]{2}\\d{2}(?:\\s?[a-z0-9]{4}){2,7})";
+  "(?:\\b[\\w.+-]{1,64}@[\\w-]{1,63}\\.[\\w.-]{1,63}|https?:\\/\\/|www\\.|\\b[a-z0-9-]{2,63}\\.(?:com|net|org|io|co|info|biz|xyz|app|dev|site|online|top)\\b|\\b[a-z]{2}\\d{2}(?:\\s?[a-z0-9]{4}){2,7})";
 const TASK = "(?:task|request|assignment|instructions?|objective|job|query|question)";
+// The verbs an order to act starts with (imperative, outward or state-changing).
+const IMPERATIVE =
+  "(?:send|forward|transfer|pay|wire|e-?mail|mail|post|upload|share|invite|reply|message|grant|make|modify|change|update|set|add|remove|delete|create|schedule|book|reserve|visit|open|go|navigate|click|download|get|collect|gather|concatenate|read|find|tell|give|call|contact|sign\\s+up|register|subscribe)";
+// What an exfiltration order gathers: everything of a kind, or a personal secret.
+const GATHERED =
+  "(?:(?:all|every)\\s+(?:of\\s+)?(?:the\\s+|my\\s+|your\\s+|our\\s+)?(?:user(?:'s)?\\s+|personal\\s+)?(?:messages|e-?mails|information|data|details|files|documents|contacts|conversations|channels|transactions|chats)|passport(?:\\s+numbers?)?|credit\\s+card(?:\\s+numbers?)?|bank\\s+account\\s+numbers?|security\\s+codes?|social\\s+security\\s+numbers?|user\\s+information|personal\\s+(?:data|information|details))";
+const SENDING = "(?:send|forward|post|upload|e-?mail|mail|share|transfer|leak|publish)";
+// "… to <at most five words> <destination>", a few words after the verb or noun: word steps,
+// not character gaps, so each anchor costs a bounded handful of attempts.
+const TO_DESTINATION = `(?:\\s+[^\\s]+){0,5}?\\s+to\\s+(?:[^\\s]+\\s+){0,5}?${DESTINATION}`;
 
 /** Text addressed to the agent and text about the reader's own task. */
 export const AGENT_DIRECTED_RULES: readonly InstructionRule[] = [
@@ -120,14 +130,37 @@ export const AGENT_DIRECTED_RULES: readonly InstructionRule[] = [
     re: /\b(?:do|perform|execute|complete|carry\s+out|follow)\s+(?:the\s+)?(?:following|these|below)\s+(?:steps?\s+|actions?\s+|instructions?\s+|tasks?\s+)?(?:first|instead|now|immediately|before\s+(?:anything|you|that|continuing|proceeding))\b/i,
   },
   {
+    // A labelled order (`TODO:`, `Action required:`) whose imperative reaches a concrete
+    // destination (address, link, account) or gathers personal data. A to-do list is not
+    // flagged for being one: a bullet, a bare chore or an order with no destination is not.
     id: "todo-directive",
     re: new RegExp(
       [
-        `\\b(?:todo|to-do|action\\s+required|action\\s+item)\\s*[:–-]\\s*(?:please\\s+)?(?:(?:you|assistant|ai|agent)\\s+(?:must|should|need\\s+to)\\s+)?${OUTWARD}\\b[\\s\\S]{0,160}?${DESTINATION}`,
+        `\\b(?:todo|to-do|to\\s+do|action\\s+required|action\\s+item)\\s*[:–-]\\s*(?:please\\s+)?(?:(?:you|assistant|ai|agent)\\s+(?:must|should|need\\s+to)\\s+)?${IMPERATIVE}\\b[\\s\\S]{0,200}?(?:${DESTINATION}|\\b${GATHERED}\\b)`,
         `\\b(?:todo|to-do|task)\\s+for\\s+(?:the\\s+|you\\s*,?\\s+(?:the\\s+)?)?${AGENT}\\b`,
       ].join("|"),
       "i",
     ),
+  },
+  {
+    // An order to gather everything of a kind or a personal secret and send it to a
+    // destination, in either order ("send all messages to …", "get the passport number …
+    // and e-mail it to …"). The look-behind runs only after a gathered noun has matched.
+    id: "exfiltrate-gathered",
+    re: new RegExp(
+      [
+        `\\b${GATHERED}\\b(?<=\\b${SENDING}\\b[^\\n]{0,160})${TO_DESTINATION}`,
+        `\\b${GATHERED}\\b[^\\n]{0,100}?\\b${SENDING}\\b${TO_DESTINATION}`,
+      ].join("|"),
+      "i",
+    ),
+  },
+  {
+    // An order to act without asking the user: confirmation suppressed ("fill them in
+    // without asking me", "do not ask the user for confirmation"). Anchored on "without":
+    // the look-behind for the verb runs only there.
+    id: "unconfirmed-action",
+    re: /\bwithout(?<=\b(?:fill|complete|proceed|go\s+ahead|do\s+(?:it|this|that|so)|act|make|send|pay|transfer|book|reserve|decide|choose|pick)\b[^.!?\n]{0,60}\bwithout)\s+(?:asking|confirming\s+with|checking\s+with|consulting)\s+(?:me|the\s+user|them|anyone|first)\b|\b(?:do\s+not|don't|never)\s+(?:ask|check\s+with|confirm\s+with)\s+(?:me|the\s+user)\s+(?:first|before|for\s+(?:confirmation|permission|approval))/i,
   },
 ];
 
@@ -169,27 +202,86 @@ export const INSTRUCTION_RULES: readonly InstructionRule[] = [
   ...LANGUAGE_RULES,
 ];
 
-/** The ids of the rules `text` matches (empty: no instructions found); `text` is normalised first. */
+interface RuleGate {
+  /** Matches whenever one of the gated rules does (their alternation), null when none can be gated. */
+  union: RegExp | null;
+  /** The gated rules, each with a global copy that can search from a position. */
+  gated: ReadonlyMap<InstructionRule, RegExp>;
+}
+
+const GATES = new WeakMap<readonly InstructionRule[], RuleGate>();
+// A rule joins the alternation only when that keeps its meaning: flags no wider than `i`
+// (the alternation is case-insensitive, a superset of a case-sensitive rule) and no
+// numbered or named back-references or groups that renumbering would break.
+const UNIONABLE_FLAGS = /^[gi]*$/;
+const RENUMBERED = /\\[1-9]|\\k<|\(\?<[A-Za-z]/;
+
+/**
+ * One pattern per rule set that matches when any of its rules does: ordinary text matches
+ * none, so it costs one scan of the text instead of one per rule.
+ */
+function gateOf(rules: readonly InstructionRule[]): RuleGate {
+  let g = GATES.get(rules);
+  if (g !== undefined) return g;
+  const members = rules.filter((r) => UNIONABLE_FLAGS.test(r.re.flags) && !RENUMBERED.test(r.re.source));
+  g = {
+    union: members.length === 0 ? null : new RegExp(members.map((r) => `(?:${r.re.source})`).join("|"), "i"),
+    gated: new Map(
+      members.map((r) => [
+        r,
+        new RegExp(r.re.source, r.re.flags.includes("g") ? r.re.flags : `${r.re.flags}g`),
+      ]),
+    ),
+  };
+  GATES.set(rules, g);
+  return g;
+}
+
+/** Whether a rule outside the alternation matches (a language rule behind its language's gate). */
+function ungatedMatch(r: InstructionRule, t: string, ascii: boolean, gates: Map<string, boolean>): boolean {
+  const colon = r.id.indexOf(":");
+  const lang = colon < 0 ? "" : r.id.slice(colon + 1);
+  const gate = LANGUAGE_GATES.get(lang);
+  if (gate !== undefined) {
+    let passed = gates.get(lang);
+    if (passed === undefined) {
+      passed = !(ascii && NON_LATIN.has(lang)) && gate.test(t);
+      gates.set(lang, passed);
+    }
+    if (!passed) return false;
+  }
+  r.re.lastIndex = 0;
+  return r.re.test(t);
+}
+
+/**
+ * The ids of the rules `text` matches (empty: no instructions found); `text` is normalised first.
+ * The alternation of the rules finds the first position where any of them matches (most text:
+ * none, one scan); each rule is then searched from that position only. Exact: no rule can
+ * match before the alternation's first match, and a search from a position still sees the
+ * characters before it (word boundaries, look-behinds).
+ */
 export function instructionFindings(
   text: string,
   rules: readonly InstructionRule[] = INSTRUCTION_RULES,
   max = MAX_SCAN_CHARS,
 ): string[] {
   const t = normaliseForScan(text, max);
+  const gate = gateOf(rules);
+  const from = gate.union === null ? -1 : t.search(gate.union);
   const ascii = ASCII_ONLY.test(t);
   const gates = new Map<string, boolean>();
-  const open = (id: string): boolean => {
-    const lang = id.slice(id.indexOf(":") + 1);
-    const gate = LANGUAGE_GATES.get(lang);
-    if (gate === undefined) return true;
-    let passed = gates.get(lang);
-    if (passed === undefined) {
-      passed = !(ascii && NON_LATIN.has(lang)) && gate.test(t);
-      gates.set(lang, passed);
+  const found: string[] = [];
+  for (const r of rules) {
+    const global = gate.gated.get(r);
+    if (global === undefined) {
+      if (ungatedMatch(r, t, ascii, gates)) found.push(r.id);
+    } else if (from >= 0) {
+      global.lastIndex = from;
+      if (global.test(t)) found.push(r.id);
     }
-    return passed;
-  };
-  return rules.filter((r) => (!r.id.includes(":") || open(r.id)) && r.re.test(t)).map((r) => r.id);
+  }
+  return found;
 }
 
 /**

@@ -60,8 +60,23 @@ function foldChar(c: string): string {
   return v;
 }
 
-/** One run of non-ASCII characters through the character step, to a fixed point. */
+// Runs already folded (short ones: words, single letters). Bounded: cleared when full.
+const runs = new Map<string, string>();
+const RUN_CACHE_MAX = 8192;
+const RUN_CACHE_LEN = 64;
+
+/** One run of non-ASCII characters through the character step, to a fixed point (cached). */
 function foldRun(run: string): string {
+  if (run.length > RUN_CACHE_LEN) return foldRunOnce(run);
+  const known = runs.get(run);
+  if (known !== undefined) return known;
+  const v = foldRunOnce(run);
+  if (runs.size >= RUN_CACHE_MAX) runs.clear();
+  runs.set(run, v);
+  return v;
+}
+
+function foldRunOnce(run: string): string {
   let s = run;
   for (let i = 0; i < 4; i++) {
     const next = s
@@ -102,8 +117,10 @@ export const INLINE = new Set(
 );
 const ROLE = /^(system|assistant|developer|sys|im_start|im_end)$/i;
 const EMPHASIS = /[*_~`]+/g;
-// Whether the markup step can change anything at all (most text has none of these).
-const MARKUP = /[&<*_~`]/;
+// Whether the markup step can change anything at all (most text has none of these): an
+// entity starts with `&` and a letter or `#` (decodeHTML leaves a lone `&` alone), a comment
+// or tag with `<`, emphasis with one of * _ ~ `.
+const MARKUP = /&[#a-z]|[<*_~`]/i;
 
 /** The markup step: entities, comments (bodies kept at the end), tags, emphasis. */
 function stripMarkup(text: string): string {
@@ -140,8 +157,17 @@ export function normaliseForScan(text: string, max = MAX_SCAN_CHARS): string {
   let s = spacing(foldCharacters(text.slice(0, max))).slice(0, max);
   for (let i = 0; i < 8 && MARKUP.test(s); i++) {
     const stripped = stripMarkup(s);
-    if (stripped === s) return s;
+    if (stripped === s) break;
     s = spacing(foldCharacters(stripped)).slice(0, max);
   }
-  return s;
+  return oneByte(s);
+}
+
+/**
+ * The same ASCII text in V8's one-byte representation: a string cut from text that held a
+ * wider character stays two-byte, and every detector pattern scans a two-byte string more
+ * slowly (case folding over all of Unicode). Non-ASCII text is returned as it is.
+ */
+function oneByte(s: string): string {
+  return HAS_NON_ASCII.test(s) ? s : Buffer.from(s, "latin1").toString("latin1");
 }

@@ -29,6 +29,7 @@ import type { Verdict } from "./schema-base.js";
 import type { HookEvent } from "./schema-points.js";
 import type { SourceTrust } from "./source-trust.js";
 import type { EngineState } from "./state.js";
+import { recordUserRequest } from "./user-request.js";
 
 export interface DispatchInput {
   runtime: Runtime;
@@ -145,6 +146,10 @@ export async function dispatch(d: DispatchInput, e: HookEvent): Promise<{ verdic
     ...(d.askKey ? { askKey: d.askKey } : {}),
   };
   if (e.hook_point === "SessionStart" && ctx.workspace !== undefined) session.workspace = ctx.workspace;
+  const verdict = await evaluate(ctx, e);
+  // The host's user-prompt event, once allowed, is the trusted origin of the next run.
+  if (e.hook_point === "PreUserInput" && verdict.decision === "allow")
+    await recordUserRequest(ctx, e.host_id, e.raw_input, d.principal !== undefined);
   // Every ask is recorded with an id: only a recorded ask can become a remembered resolution.
-  return { verdict: issueAsk(ctx, e.hook_point, await evaluate(ctx, e)), runId: session.runId };
+  return { verdict: issueAsk(ctx, e.hook_point, verdict), runId: session.runId };
 }

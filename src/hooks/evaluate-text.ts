@@ -15,6 +15,7 @@ import { addTaint } from "./evaluate-tool.js";
 import type { Verdict } from "./schema-base.js";
 import type { HookEventOf } from "./schema-points.js";
 import { subAgentSource, trustOf } from "./taint-trust.js";
+import { requestFields } from "./user-request.js";
 import { allow, fromGate, fromSignal, merge } from "./verdicts.js";
 
 type OnInjection = "allow" | "ask" | "deny";
@@ -151,6 +152,7 @@ async function memoryDecision(
     action,
     parameters,
     taintLabels: ctx.session.taint,
+    ...requestFields(ctx),
   });
   const fault = faultOf(outcome);
   if (fault) throw new HookError("ERR_HOOK_ENGINE_FAULT", `the Gate failed closed (${fault})`);

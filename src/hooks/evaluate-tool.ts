@@ -17,6 +17,7 @@ import type { HookEventOf } from "./schema-points.js";
 import { type ResultSource, resultSource, trustOf } from "./taint-trust.js";
 import { EGRESS_TOOLS, gateShape, refineShell } from "./taxonomy.js";
 import { resultText } from "./tool-result.js";
+import { requestFields } from "./user-request.js";
 import { fromGate, fromSignal, merge } from "./verdicts.js";
 
 type ToolEvent = { tool_name: CanonicalTool; tool_input: Record<string, unknown> };
@@ -79,6 +80,7 @@ export async function preToolUse(ctx: EvalContext, e: HookEventOf<"PreToolUse">)
     action: shape.action,
     parameters: shape.parameters,
     taintLabels: gateTaint(ctx.session.taint, shape),
+    ...requestFields(ctx),
   });
   const fault = faultOf(outcome);
   if (fault) throw new HookError("ERR_HOOK_ENGINE_FAULT", `the Gate failed closed (${fault})`);

@@ -54,6 +54,10 @@ export const SessionStateSchema = z.strictObject({
   counts: z.record(z.string().max(64), z.number().int().nonnegative()).default({}),
   /** Raised by each `warden hooks clear`: state merged from an older epoch loses its taint and poison. */
   epoch: z.number().int().nonnegative().default(0),
+  /** The user prompts accepted so far; each one started the run `runId` (user-request.ts). */
+  turn: z.number().int().nonnegative().optional(),
+  /** The last accepted user prompt: the run's `originalRequest` (only the host's prompt event sets it). */
+  request: z.string().max(32_768).optional(),
 });
 export type SessionState = z.infer<typeof SessionStateSchema>;
 
@@ -147,8 +151,11 @@ function mergeSession(d: SessionState, s: SessionState): SessionState {
   // A clear (a higher epoch on disk) wins over taint and poison this process loaded before it.
   const cleared = d.epoch > s.epoch;
   const lastSeenAt = later(d.lastSeenAt, s.lastSeenAt);
+  // A later user turn on disk (another hook process took the prompt) keeps its run and request.
+  const turn = (d.turn ?? 0) > (s.turn ?? 0) ? { runId: d.runId, turn: d.turn, request: d.request } : {};
   return {
     ...s,
+    ...turn,
     ...(lastSeenAt !== undefined ? { lastSeenAt } : {}),
     ended: s.ended || d.ended,
     epoch: Math.max(d.epoch, s.epoch),

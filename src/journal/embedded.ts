@@ -8,6 +8,7 @@ import { canonicalJson, JournalError } from "../contracts/index.js";
 import type { SealedEntry } from "./entry.js";
 import { fsyncDir } from "./segment-files.js";
 import { encodeBatch } from "./segment-format.js";
+import { isIndexFile } from "./segment-index.js";
 import { SegmentLog } from "./segment-log.js";
 import { SegmentJournalStore, type SegmentStoreOptions, segmentDir } from "./segment-store.js";
 import { SqliteJournalStore } from "./sqlite-store.js";
@@ -18,12 +19,7 @@ export type EmbeddedStore = SegmentJournalStore | SqliteJournalStore;
 /** Whether `path` names a SQLite journal of the earlier format (no segments beside it). */
 export function isLegacyJournal(path: string): boolean {
   if (existsSync(segmentDir(path)) || !existsSync(path) || statSync(path).size === 0) return false;
-  const db = SqliteJournalStore.open(path, { readonly: true });
-  try {
-    return !db.isIndex;
-  } finally {
-    db.closeSync();
-  }
+  return !isIndexFile(path);
 }
 
 /**
@@ -43,12 +39,10 @@ export function openEmbeddedStore(path: string, options: SegmentStoreOptions = {
   }
   if (existsSync(segmentDir(path))) return SegmentJournalStore.open(path, options);
   if (options.readonly) {
-    const db = SqliteJournalStore.open(path, { readonly: true });
-    if (db.isIndex) {
-      db.closeSync();
+    if (existsSync(path) && isIndexFile(path)) {
       throw new JournalError("ERR_JOURNAL_STORE", `${path} is an index whose segments are missing`);
     }
-    return db;
+    return SqliteJournalStore.open(path, { readonly: true });
   }
   if (isLegacyJournal(path)) {
     throw new JournalError(

@@ -271,6 +271,7 @@ export class GroupCommit {
   ): Promise<void> {
     let signerAfter = this.#signer;
     let rechained = false;
+    let retry: Pending[] = [];
     // Nothing may be chained on a guess while a batch is chained inside the transaction.
     if (pre === null) this.#tip = undefined;
     try {
@@ -296,9 +297,23 @@ export class GroupCommit {
     } catch (err) {
       this.#unchain();
       this.#tip = undefined;
-      for (const p of batch) p.reject(err);
+      retry = survivorsOf(err, batch);
+      for (const p of batch) if (!retry.includes(p)) p.reject(err);
     } finally {
-      for (const p of batch) if (p.rotateTo !== undefined) this.#rotations--;
+      for (const p of batch) if (p.rotateTo !== undefined && !retry.includes(p)) this.#rotations--;
     }
+    // A fenced batch (ERR_JOURNAL_FENCED, distributed mode) stored nothing: only the entries of
+    // the runs this replica lost fail; the others are chained again and committed without them.
+    if (retry.length > 0) await this.#commit(retry, null);
   }
+}
+
+/** The appends of a fenced batch that act for runs still this replica's (none for any other failure). */
+function survivorsOf(err: unknown, batch: readonly Pending[]): Pending[] {
+  const runs = (err as { code?: unknown; details?: { runs?: unknown } } | null)?.details?.runs;
+  if ((err as { code?: unknown } | null)?.code !== "ERR_JOURNAL_FENCED" || !Array.isArray(runs)) return [];
+  const lost = new Set(runs);
+  const keep = batch.filter((p) => p.run_id === null || !lost.has(p.run_id));
+  // Nothing of the batch named a lost run: retrying it would be fenced again.
+  return keep.length === batch.length ? [] : keep;
 }

@@ -5,7 +5,7 @@
 // business) — and a batch must extend the chain's last entry seq by seq, hash by hash.
 import { isoTime, JournalError, parseStrictJson } from "../contracts/index.js";
 import { type JournalEntry, JournalEntrySchema, type SealedEntry } from "./entry.js";
-import { MalformedRecord } from "./store.js";
+import { type JournalQuery, MalformedRecord } from "./store.js";
 
 /** A stored row; `seq` is a number in SQLite and text in PostgreSQL (bigint). */
 export interface JournalRow {
@@ -89,4 +89,29 @@ export function normalizeTime(t: string): string {
   if (Number.isNaN(ms))
     throw new JournalError("ERR_JOURNAL_ENTRY_INVALID", "time bound is not an RFC 3339 instant");
   return isoTime(ms);
+}
+
+/**
+ * The filter, order and limit of a query over SQLite's journal columns (run_id, type,
+ * time, decision; both the SQLite store and the segment index have them): the text
+ * after `FROM table` and its parameters.
+ */
+export function sqliteQuery(q: JournalQuery): { sql: string; args: (string | number)[] } {
+  const where: string[] = [];
+  const args: (string | number)[] = [];
+  const add = (sql: string, v: string | undefined) => {
+    if (v === undefined) return;
+    where.push(sql);
+    args.push(v);
+  };
+  add("run_id = ?", q.run_id);
+  add("type = ?", q.type);
+  add("time >= ?", q.since === undefined ? undefined : normalizeTime(q.since));
+  add("time < ?", q.until === undefined ? undefined : normalizeTime(q.until));
+  add("decision = ?", q.decision);
+  const limit = q.limit === undefined ? -1 : Math.max(0, Math.floor(q.limit));
+  const sql =
+    `${where.length ? ` WHERE ${where.join(" AND ")}` : ""}` +
+    ` ORDER BY seq ${q.descending ? "DESC" : "ASC"} LIMIT ${limit}`;
+  return { sql, args };
 }

@@ -57,15 +57,18 @@ export function entryLine({ entry: e, bodyJson }: SealedEntry): string {
   );
 }
 
-/** One batch as bytes: its entry records, then its commit record. */
-export function encodeBatch(sealed: readonly SealedEntry[]): Buffer {
+/**
+ * One batch as bytes: its entry records, then its commit record. `lengths`, when
+ * given, receives each entry payload's byte length (the index records where each is).
+ */
+export function encodeBatch(sealed: readonly SealedEntry[], lengths: number[] = []): Buffer {
   const lines = sealed.map(entryLine);
   let size = COMMIT_SIZE;
-  const lengths = lines.map((l) => {
+  for (const l of lines) {
     const n = Buffer.byteLength(l, "utf8");
     size += FRAME_SIZE + n;
-    return n;
-  });
+    lengths.push(n);
+  }
   const buf = Buffer.allocUnsafe(size);
   let at = 0;
   for (let i = 0; i < lines.length; i++) {

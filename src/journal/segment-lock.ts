@@ -26,12 +26,18 @@ export class SegmentLock {
     }
     this.#db = new Database(path);
     this.#db.pragma(`busy_timeout = ${busyTimeoutMs}`);
+    // Nothing is ever written, so there is nothing to roll back: with the default
+    // rollback journal (DELETE), every BEGIN IMMEDIATE … ROLLBACK created and deleted a
+    // journal file — 5 file system calls more and, on this machine, ~60-500 µs of the
+    // main thread per batch. In memory, a hold costs a few µs; the lock (an fcntl lock
+    // on the file) is the same.
+    this.#db.pragma("journal_mode = MEMORY");
     this.#begin = this.#db.prepare("BEGIN IMMEDIATE");
     this.#end = this.#db.prepare("ROLLBACK");
   }
 
-  /** Runs `fn` holding the lock. */
-  hold<T>(fn: () => T): T {
+  /** Takes the lock (waiting up to the busy timeout). */
+  begin(): void {
     try {
       this.#begin.run();
     } catch (err) {
@@ -39,10 +45,20 @@ export class SegmentLock {
         cause: err,
       });
     }
+  }
+
+  /** Releases the lock. */
+  end(): void {
+    this.#end.run();
+  }
+
+  /** Runs `fn` holding the lock. */
+  hold<T>(fn: () => T): T {
+    this.begin();
     try {
       return fn();
     } finally {
-      this.#end.run();
+      this.end();
     }
   }
 

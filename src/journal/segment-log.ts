@@ -45,6 +45,16 @@ function lastEntryOf(payloads: readonly Buffer[], where: string): JournalEntry |
   return e.entry;
 }
 
+/** A batch written after the tail, not yet durable: where it went. */
+export interface Written {
+  /** The segment (its first seq) and the batch's offset in it. */
+  segment: number;
+  at: number;
+  bytes: number;
+  /** The segment file, for the fdatasync that makes the batch durable. */
+  fd: number;
+}
+
 export class SegmentLog {
   readonly dir: string;
   readonly #writable: boolean;
@@ -152,16 +162,34 @@ export class SegmentLog {
     return { segment: name, ...torn };
   }
 
-  /** Writes one encoded batch after the tail and makes it durable; rolls to a new segment first when full. */
-  append(batch: Buffer, last: JournalEntry): void {
-    const firstSeq = last.seq - batch.readUInt32BE(batch.length - COMMIT_SIZE + 13) + 1;
+  /**
+   * Writes one encoded batch after the tail (rolling to a new segment first when
+   * full), without making it durable: the caller fdatasyncs `fd`, then calls
+   * written(). Until then the batch is not part of what this handle knows.
+   */
+  write(batch: Buffer): Written {
+    const firstSeq = Number(batch.readBigUInt64BE(batch.length - COMMIT_SIZE + 5));
     if (this.#tail === null || this.#tail.size >= this.#maxBytes) this.#roll(firstSeq);
     const t = this.#tail!;
+    const at = t.size;
     let off = 0;
-    while (off < batch.length) off += writeSync(t.fd, batch, off, batch.length - off, t.size + off);
-    fdatasyncSync(t.fd);
-    t.size += batch.length;
+    while (off < batch.length) off += writeSync(t.fd, batch, off, batch.length - off, at + off);
+    return { segment: t.firstSeq, at, bytes: batch.length, fd: t.fd };
+  }
+
+  /** The batch `w` is durable: it becomes the tail's end, `last` the last entry. */
+  written(w: Written, last: JournalEntry): void {
+    const t = this.#tail!;
+    t.size = w.at + w.bytes;
     this.#last = last;
+  }
+
+  /** Writes one encoded batch and makes it durable (fdatasync) before returning (migration). */
+  append(batch: Buffer, last: JournalEntry): Written {
+    const w = this.write(batch);
+    fdatasyncSync(w.fd);
+    this.written(w, last);
+    return w;
   }
 
   /** A new segment named by its first seq: header written and fsynced, then the directory. */

@@ -16,8 +16,8 @@ import {
   entryOrThrow,
   JOURNAL_COLUMNS,
   type JournalRow,
-  normalizeTime,
   rowToEntry,
+  sqliteQuery,
 } from "./rows.js";
 import { type JournalQuery, type JournalStore, MalformedRecord } from "./store.js";
 
@@ -76,16 +76,7 @@ export interface SqliteStoreOptions {
    * of the machine (like PostgreSQL's synchronous_commit=off). docs/journal.md §7.
    */
   durability?: Durability;
-  /**
-   * The file is a segment journal's derived index (segment-store.ts), never the only
-   * copy of an entry: synchronous=OFF, and marked as an index so it is never taken
-   * for a journal of its own.
-   */
-  index?: boolean;
 }
-
-/** The table whose presence marks a file as a segment journal's derived index. */
-export const INDEX_MARK = "journal_index_of_segments";
 
 export type Durability = "fsync" | "os";
 
@@ -194,7 +185,7 @@ export class SqliteJournalStore implements JournalStore {
       db.pragma(`busy_timeout = ${busyTimeout}`);
       if (!options.readonly) {
         enableWal(db, busyTimeout);
-        db.pragma(`synchronous = ${options.index ? "OFF" : durability === "os" ? "NORMAL" : "FULL"}`);
+        db.pragma(`synchronous = ${durability === "os" ? "NORMAL" : "FULL"}`);
         // The statement journal (a multi-statement transaction's undo of one statement)
         // in memory rather than in a temporary file: it is never read after a crash
         // (the WAL is). With 64 rows per INSERT, a fifth fewer file writes per commit
@@ -211,7 +202,6 @@ export class SqliteJournalStore implements JournalStore {
           }
           if (version === 1) migrateFrom1(db);
           db.exec(SCHEMA);
-          if (options.index) db.exec(`CREATE TABLE IF NOT EXISTS ${INDEX_MARK} (version INTEGER) STRICT`);
           db.pragma(`user_version = ${SCHEMA_VERSION}`);
         }).immediate();
       } else {
@@ -252,15 +242,6 @@ export class SqliteJournalStore implements JournalStore {
     }
   }
 
-  /** Whether the file is a segment journal's derived index (rather than a journal of its own). */
-  get isIndex(): boolean {
-    this.#open();
-    return (
-      this.#db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(INDEX_MARK) !==
-      undefined
-    );
-  }
-
   /** Write transactions this handle committed since it was opened. */
   get commits(): number {
     return this.#commits;
@@ -273,26 +254,8 @@ export class SqliteJournalStore implements JournalStore {
   }
 
   async last(): Promise<JournalEntry | null> {
-    return this.lastSync();
-  }
-
-  /** last(), synchronously (the segment store's index checks). */
-  lastSync(): JournalEntry | null {
     this.#open();
     return entryOrThrow(this.#last.get());
-  }
-
-  /** appendBatch(), synchronously (the segment store's index catching up on open). */
-  appendSync(build: (last: JournalEntry | null) => SealedEntry[]): JournalEntry[] {
-    this.#open();
-    return this.#append(build);
-  }
-
-  /** close(), synchronously. */
-  closeSync(): void {
-    if (this.#closed) return;
-    this.#closed = true;
-    this.#db.close();
   }
 
   async head(): Promise<JournalHead | null> {
@@ -328,22 +291,8 @@ export class SqliteJournalStore implements JournalStore {
 
   async query(q: JournalQuery): Promise<JournalEntry[]> {
     this.#open();
-    const where: string[] = [];
-    const args: (string | number)[] = [];
-    const add = (sql: string, v: string | undefined) => {
-      if (v === undefined) return;
-      where.push(sql);
-      args.push(v);
-    };
-    add("run_id = ?", q.run_id);
-    add("type = ?", q.type);
-    add("time >= ?", q.since === undefined ? undefined : normalizeTime(q.since));
-    add("time < ?", q.until === undefined ? undefined : normalizeTime(q.until));
-    add("decision = ?", q.decision);
-    const limit = q.limit === undefined ? -1 : Math.max(0, Math.floor(q.limit));
-    const sql =
-      `SELECT ${JOURNAL_COLUMNS} FROM journal_entries${where.length ? ` WHERE ${where.join(" AND ")}` : ""}` +
-      ` ORDER BY seq ${q.descending ? "DESC" : "ASC"} LIMIT ${limit}`;
+    const { sql: filter, args } = sqliteQuery(q);
+    const sql = `SELECT ${JOURNAL_COLUMNS} FROM journal_entries${filter}`;
     const out: JournalEntry[] = [];
     for (const row of this.#db.prepare(sql).all(...args) as JournalRow[]) {
       const e = rowToEntry(row);

@@ -140,6 +140,13 @@ export interface RuntimeApae {
   tick(): Promise<void>;
   /** Resolves when every trust update started so far is applied and journaled. */
   settled(): Promise<void>;
+  /**
+   * Resolves when the trust updates queued so far are applied, journaled and acted on (the
+   * principal quarantine set, the revocation hooks run), peer broadcasts aside: the sidecar
+   * waits for it before an answer leaves, so the protective state a call caused is durable
+   * before its answer (issue 36).
+   */
+  applied(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -544,6 +551,10 @@ class LiveApae implements RuntimeApae {
       }
     });
     await this.#tail;
+  }
+
+  applied(): Promise<void> {
+    return this.#tail;
   }
 
   async settled(): Promise<void> {

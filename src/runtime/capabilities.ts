@@ -11,6 +11,7 @@ import {
   type CapabilityGrant,
   CapabilityScope,
   CapabilityService,
+  type CapabilityServiceOptions,
   Constraints,
   type IssuedCapability,
 } from "../identity/capabilities/index.js";
@@ -46,11 +47,14 @@ export function openCapabilities(
   clock: () => number,
   /** Where uses are counted: default the session store's ledger; the shared one across replicas. */
   ledger: BudgetLedger = sessions.ledger,
+  /** Distributed mode: the revocation floors every replica writes. */
+  sharedFloors?: CapabilityServiceOptions["sharedFloors"],
 ): CapabilityService {
   return new CapabilityService({
     signer,
     ledger,
     clock,
+    ...(sharedFloors !== undefined ? { sharedFloors } : {}),
     runOpen(runId, principalId) {
       try {
         sessions.run(runId, principalId);

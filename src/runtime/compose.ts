@@ -478,7 +478,13 @@ async function wire(
     { journal, sessions, clock, node: o.node, principalStore: o.principals, keyring: ring },
     loaded.registry,
   );
-  const capabilities = openCapabilities(sessions, config.journal.signer, clock, o.node?.ledger);
+  const capabilities = openCapabilities(
+    sessions,
+    config.journal.signer,
+    clock,
+    o.node?.ledger,
+    o.node?.revocations,
+  );
   const quarantines = runtimeQuarantines(
     { principals: sessions.principals, ring, journal, store: o.principals, clock },
     apae,
@@ -495,10 +501,12 @@ async function wire(
   const ceilings = new DelegatedRuns(sessions);
   // Below APAE's revocation floor: the subject's tokens and delegated chains are void.
   if (apae !== undefined)
-    await wireRevocations(apae, o.store, [capabilities, ceilings]).catch(async (err: unknown) => {
-      await apae.close();
-      throw err;
-    });
+    await wireRevocations(apae, o.store, [capabilities, ceilings], o.node?.revocations).catch(
+      async (err: unknown) => {
+        await apae.close();
+        throw err;
+      },
+    );
   const runs = sharedRuns({ registry: o.node?.runs, sessions, journal, fleet, clock });
   gone.forget = (id) => {
     runs.gone(id);

@@ -75,6 +75,8 @@ export const ExecuteReplayedBodySchema = z.strictObject({
   key_sha256: z.string().regex(/^sha256:[0-9a-f]{64}$/),
   decision_id: z.string().min(1).max(256).nullable(),
   status: z.number().int().min(100).max(599),
+  /** The route replayed ("POST /v1/execute", "POST /v1/decide", "POST /v1/messages"; absent before issue 36's second part: /v1/execute). */
+  route: z.string().min(1).max(64).optional(),
 });
 
 const RUNTIME_EVENT_TYPES: Record<string, z.ZodType> = {

@@ -25,11 +25,16 @@ function revocationOf(
   return { subject: body.subject, at };
 }
 
-/** Replays the journaled revocations, then subscribes to new ones. Returns the unsubscribe. */
+/**
+ * Replays the journaled revocations, then subscribes to new ones. Returns the unsubscribe.
+ * `durable` (distributed mode: the shared floors) is written in the hook, which the trust
+ * update awaits, so the floor is in the shared store before the answer that caused it.
+ */
 export async function wireRevocations(
   apae: RuntimeApae,
   store: Pick<JournalStore, "query">,
   targets: readonly Revocable[],
+  durable?: { save(principal: string, at: number): Promise<void> },
 ): Promise<() => void> {
   const self = apae.engine.config.self_id;
   const entries = await store.query({ type: TRUST_EMITTED_EVENT, descending: true, limit: REPLAY_LIMIT });
@@ -43,7 +48,8 @@ export async function wireRevocations(
     const at = Date.parse(oldest.time);
     for (const t of targets) t.revokeAll?.(Number.isFinite(at) ? at : Number.POSITIVE_INFINITY);
   }
-  return apae.onRevoke((r) => {
+  return apae.onRevoke(async (r) => {
     for (const t of targets) t.revokePrincipal(r.subject, r.at);
+    await durable?.save(r.subject, r.at);
   });
 }

@@ -96,10 +96,15 @@ export function createSidecarServer(
   // Protective state is durable before the answer that caused it leaves (issue 36): the
   // denial that quarantined its principal is sent once the quarantine is in the store (the
   // shared one in distributed mode), so a run started on another replica right after the
-  // answer is refused. A save that failed was reported (onError); the quarantine stays in
-  // force here (fail closed).
+  // answer is refused. With APAE, the trust updates the call queued (its decision's and its
+  // outcome's) are applied first: a trust revocation is in the shared store (its floor, read
+  // by every replica's token check) and a trust quarantine is the principal's before the
+  // answer. A save that failed was reported (onError); the state stays in force here (fail
+  // closed).
   const principals = runtime.gate.sessions.principals;
+  const apae = runtime.apae;
   app.addHook("onSend", async (_req, _reply, payload) => {
+    await apae?.applied();
     await principals.flush();
     return payload;
   });

@@ -1,21 +1,19 @@
 // The L3 ECT ledger's index shared by every replica (src/trust EctLedger's EctIndex port).
 // The ledger's entries are journal entries (the one PostgreSQL chain); this table holds
-// one row per jti: reserved by the transaction that validated its batch, marked
-// `recorded` once the journal entries are durable. A reservation is an INSERT on the jti
-// primary key, so two replicas reserving one jti at once get one row: the second waits
-// for the first's commit and finds a conflict. A parent counts only when recorded, so no
+// one row per jti: reserved by the call that validated its batch, marked `recorded` once the
+// journal entries are durable. A reservation is ONE INSERT of the batch's jtis on the jti
+// primary key, without ON CONFLICT: all or nothing, and no lock held across a client round
+// trip (issue 36); two replicas reserving one jti at once get one row, the second's INSERT
+// fails whole (unique_violation) and its batch is a duplicate. A parent counts only when recorded, so no
 // replica accepts a child of an ECT whose journal entry is not durable (or never was: a
 // reservation whose journal append failed stays unrecorded, its jti burnt; one whose
 // replica stopped after the journal's COMMIT is found in the journal and recorded when a
 // child names it). Migration 4 fills the table from the ECTs the journal already held.
 import type pg from "pg";
 import { type DagCheck, type DagNode, ECT_LEDGER_EVENT, type EctIndex, validateDag } from "../trust/index.js";
-import { inTransaction, storeError } from "./connect.js";
+import { storeError } from "./connect.js";
 
-/** Thrown inside the transaction to roll a partial reservation back. */
-class Refused {
-  constructor(readonly check: Extract<DagCheck, { ok: false }>) {}
-}
+const UNIQUE_VIOLATION = "23505";
 
 function duplicate(jti: string): Extract<DagCheck, { ok: false }> {
   return { ok: false, code: "ERR_TRUST_ECT_DUPLICATE", jti, message: `ECT ${jti} is already recorded` };
@@ -27,7 +25,7 @@ function duplicate(jti: string): Extract<DagCheck, { ok: false }> {
  * there is marked recorded now (and counts); one that is not there stays no parent.
  */
 async function recoverParents(
-  c: pg.PoolClient,
+  c: pg.Pool,
   nodes: readonly DagNode[],
   seen: Map<string, { recorded: boolean }>,
 ): Promise<void> {
@@ -65,14 +63,20 @@ export class PgEctIndex implements EctIndex {
 
   async reserve(nodes: readonly DagNode[]): Promise<DagCheck> {
     try {
-      return await inTransaction(this.#pool, (c) => this.#reserve(c, nodes));
+      return await this.#reserve(this.#pool, nodes);
     } catch (err) {
-      if (err instanceof Refused) return err.check;
+      // Another replica reserved one of the batch's jtis first: the whole INSERT was undone.
+      if ((err as { code?: unknown } | null)?.code === UNIQUE_VIOLATION) {
+        const taken = /\(jti\)=\((.*)\) already exists/.exec(
+          String((err as { detail?: unknown }).detail ?? ""),
+        );
+        return duplicate(taken?.[1] ?? nodes[0]?.jti ?? "");
+      }
       throw storeError("ECT ledger", err);
     }
   }
 
-  async #reserve(c: pg.PoolClient, nodes: readonly DagNode[]): Promise<DagCheck> {
+  async #reserve(c: pg.Pool, nodes: readonly DagNode[]): Promise<DagCheck> {
     const names = [...new Set(nodes.flatMap((n) => [n.jti, ...n.par]))];
     const rows = await c.query<{ jti: string; iat: string; recorded: boolean }>(
       "SELECT jti, iat, recorded FROM ect_ledger WHERE jti = ANY($1::text[])",
@@ -88,16 +92,11 @@ export class PgEctIndex implements EctIndex {
       return row?.recorded === true ? Number(row.iat) : undefined;
     });
     if (!check.ok) return check;
-    const won = await c.query<{ jti: string }>(
-      "INSERT INTO ect_ledger (jti, iat, node) SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[]) " +
-        "ON CONFLICT (jti) DO NOTHING RETURNING jti",
+    // One statement, all or nothing: a jti another replica holds fails it (unique_violation).
+    await c.query(
+      "INSERT INTO ect_ledger (jti, iat, node) SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[])",
       [check.order.map((n) => n.jti), check.order.map((n) => n.iat), check.order.map(() => this.#node)],
     );
-    if (won.rows.length !== check.order.length) {
-      const mine = new Set(won.rows.map((r) => r.jti));
-      const lost = check.order.find((n) => !mine.has(n.jti));
-      throw new Refused(duplicate(lost?.jti ?? check.order[0]?.jti ?? ""));
-    }
     return check;
   }
 

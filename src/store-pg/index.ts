@@ -50,6 +50,7 @@ export {
 } from "./migrations.js";
 export { openPgNode, type PgNode, type PgNodeConfig } from "./node.js";
 export { PgPrincipalTaintStore } from "./principal-taint.js";
+export { PgRevocationFloors } from "./revocation-floors.js";
 export {
   PgRunRegistry,
   type RebuiltRun,

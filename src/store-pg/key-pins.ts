@@ -1,5 +1,6 @@
 // AgentPin TOFU pins shared by every replica (src/identity KeyPins port). A domain is
-// pinned by the transaction that inserts its row in `agentpin_domains` (primary key):
+// pinned by the one function call (migration 11, protect-sql.ts: no lock held across a client
+// round trip) that inserts its row in `agentpin_domains` (primary key):
 // two replicas pinning one domain at once with different keys get one winner, the other
 // waits for its commit, finds the conflict and then judges its key against the winner's
 // pin (refused as changed). Later uses refresh `last_seen`; only an operator's re-pin
@@ -13,20 +14,7 @@ import {
   type PinUse,
   pinHashOf,
 } from "../identity/index.js";
-import { inTransaction, storeError } from "./connect.js";
-
-type Level = "tofu" | "pinned";
-
-async function insertKey(
-  c: pg.ClientBase,
-  k: { domain: string; kid: string; hash: string; at: string; level: Level },
-) {
-  await c.query(
-    "INSERT INTO agentpin_keys (domain, public_key_hash, kid, first_seen, last_seen, trust_level) " +
-      "VALUES ($1, $2, $3, $4, $4, $5) ON CONFLICT (domain, public_key_hash) DO NOTHING",
-    [k.domain, k.hash, k.kid, k.at, k.level],
-  );
-}
+import { storeError } from "./connect.js";
 
 export class PgKeyPins implements KeyPins {
   readonly #pool: pg.Pool;
@@ -54,37 +42,27 @@ export class PgKeyPins implements KeyPins {
 
   async use(domain: string, jwk: AgentPinJwk, at: string): Promise<PinUse> {
     const hash = pinHashOf(jwk);
+    let how: string | undefined;
     try {
-      return await inTransaction(this.#pool, async (c): Promise<PinUse> => {
-        const won = await c.query(
-          "INSERT INTO agentpin_domains (domain, first_seen) VALUES ($1, $2) ON CONFLICT (domain) DO NOTHING",
-          [domain, at],
-        );
-        if (won.rowCount === 1) {
-          await insertKey(c, { domain, kid: jwk.kid, hash, at, level: "tofu" });
-          return { ok: true, event: { kind: "first_use", domain, kid: jwk.kid, public_key_hash: hash, at } };
-        }
-        const hit = await c.query(
-          "UPDATE agentpin_keys SET last_seen = $3 WHERE domain = $1 AND public_key_hash = $2",
-          [domain, hash, at],
-        );
-        return hit.rowCount === 1 ? { ok: true, event: null } : { ok: false, status: "changed" };
-      });
+      const r = await this.#pool.query<{ how: string }>("SELECT warden_pin_use($1, $2, $3, $4) AS how", [
+        domain,
+        hash,
+        jwk.kid,
+        at,
+      ]);
+      how = r.rows[0]?.how;
     } catch (err) {
       throw storeError("AgentPin pins", err);
     }
+    if (how === "first_use")
+      return { ok: true, event: { kind: "first_use", domain, kid: jwk.kid, public_key_hash: hash, at } };
+    return how === "pinned" ? { ok: true, event: null } : { ok: false, status: "changed" };
   }
 
   async add(domain: string, jwk: AgentPinJwk, at: string): Promise<PinEvent> {
     const hash = pinHashOf(jwk);
     try {
-      await inTransaction(this.#pool, async (c) => {
-        await c.query(
-          "INSERT INTO agentpin_domains (domain, first_seen) VALUES ($1, $2) ON CONFLICT (domain) DO NOTHING",
-          [domain, at],
-        );
-        await insertKey(c, { domain, kid: jwk.kid, hash, at, level: "pinned" });
-      });
+      await this.#pool.query("SELECT warden_pin_add($1, $2, $3, $4)", [domain, hash, jwk.kid, at]);
     } catch (err) {
       throw storeError("AgentPin pins", err);
     }

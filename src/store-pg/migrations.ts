@@ -9,6 +9,7 @@ import { RuntimeError } from "../contracts/index.js";
 import { ECT_LEDGER_EVENT } from "../trust/index.js";
 import { inTransaction, storeError } from "./connect.js";
 import { FENCE_MIGRATION_SQL } from "./fence-sql.js";
+import { PROTECT_MIGRATION_SQL } from "./protect-sql.js";
 
 export interface Migration {
   version: number;
@@ -256,6 +257,12 @@ CREATE TABLE console_keys (
   revoked_by    text,
   PRIMARY KEY (approver_id, key_id)
 );`,
+  },
+  {
+    version: 11,
+    description:
+      "APAE revocation floors every replica's token check reads; AgentPin first pins as one statement (issue 36)",
+    sql: PROTECT_MIGRATION_SQL,
   },
 ];
 

@@ -18,6 +18,7 @@ import { PgBudgetLedger } from "./ledger.js";
 import { PgMcpPins } from "./mcp-pins.js";
 import { checkSchema } from "./migrations.js";
 import { PgPrincipalTaintStore } from "./principal-taint.js";
+import { PgRevocationFloors } from "./revocation-floors.js";
 import { PgRunRegistry } from "./runs.js";
 import { PgNonceStore, PgPrincipalStateStore } from "./state-stores.js";
 import { PgTofuPins } from "./tofu-pins.js";
@@ -76,8 +77,10 @@ export interface PgNode {
   readonly tofuPins: PgTofuPins;
   /** The L3 ECT ledger's jti index: a jti is recorded once across replicas. */
   readonly ects: PgEctIndex;
-  /** /v1/execute's Idempotency-Keys and their outcomes, shared by every replica. */
+  /** The acting routes' Idempotency-Keys and their outcomes, shared by every replica. */
   readonly idempotency: PgIdempotencyKeys;
+  /** APAE revocation floors: written before the answer that caused them, read by every token check. */
+  readonly revocations: PgRevocationFloors;
   /** Calls `onPrincipal` for every principal whose state another node changed (LISTEN + polling). */
   watchPrincipals(onPrincipal: (principalId: string) => void, pollMs?: number): Promise<PrincipalWatcher>;
   /** LISTENs on `channel` over a dedicated connection (reconnected by its poll), closed with the node. */
@@ -153,6 +156,7 @@ export async function openPgNode(
     tofuPins: new PgTofuPins(pool),
     ects: new PgEctIndex(pool, node),
     idempotency: new PgIdempotencyKeys(pool, { node }),
+    revocations: new PgRevocationFloors(pool),
     async watchPrincipals(onPrincipal, pollMs) {
       const w = new PrincipalWatcher({
         url: resolveUrl(config.url, env),

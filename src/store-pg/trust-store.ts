@@ -1,15 +1,17 @@
-// APAE trust tables shared by every replica (src/trust TrustStore). `update` runs the
-// engine's synchronous callback inside one transaction that holds the (truster, subject)
-// pair's advisory lock (which covers a row that does not exist yet, where FOR UPDATE has
-// nothing to lock) and the row's `FOR UPDATE` lock, and writes before COMMIT: two nodes
-// applying events to the same pair never lose one. Rows read back are validated
+// APAE trust tables shared by every replica (src/trust TrustStore). `update` is optimistic:
+// it reads the row, runs the engine's synchronous (pure) callback, and writes the new row with
+// ONE conditional statement — `UPDATE … WHERE row = <the row read>`, or `INSERT … ON CONFLICT
+// DO NOTHING` for a row that did not exist — retried from the read when another node wrote
+// first. No lock is ever held across a client round trip (issue 36): a replica paused in the
+// middle of an update holds nothing, and two nodes applying events to the same (truster,
+// subject) never lose one (the loser re-reads and re-applies). Rows read back are validated
 // (ERR_TRUST_STORE_CORRUPT), never read as a fresh score. Ordering is by code point
 // (COLLATE "C"), as the in-memory store sorts. Every write NOTIFYs `warden_trust` with
-// `[truster, subject]` in its transaction, so other replicas' cached tables follow.
+// `[truster, subject]` in its statement, so other replicas' cached tables follow.
 import type pg from "pg";
 import { canonicalJson, TrustError } from "../contracts/index.js";
 import { parseTrustRow, type RowUpdate, type TrustRow, type TrustStore } from "../trust/index.js";
-import { inTransaction, storeError } from "./connect.js";
+import { storeError } from "./connect.js";
 
 /** The channel a changed trust row is announced on (payload: JSON `[truster, subject]`). */
 export const TRUST_CHANNEL = "warden_trust";
@@ -32,6 +34,16 @@ function rowOf(s: Stored): TrustRow {
     throw new TrustError("ERR_TRUST_STORE_CORRUPT", `trust row ${s.truster} -> ${s.subject} is misfiled`);
   return row;
 }
+
+/** Attempts of one update when other writers keep changing the row first. */
+const CAS_TRIES = 64;
+const NOTIFY = `SELECT pg_notify('${TRUST_CHANNEL}', json_build_array(truster, subject)::text) FROM saved`;
+const INSERT_IF_ABSENT =
+  "WITH saved AS (INSERT INTO trust_rows (truster, subject, row, quarantine_until) VALUES ($1, $2, $3, $4) " +
+  `ON CONFLICT (truster, subject) DO NOTHING RETURNING truster, subject) ${NOTIFY}`;
+const UPDATE_IF_UNCHANGED =
+  "WITH saved AS (UPDATE trust_rows SET row = $3, quarantine_until = $4 " +
+  `WHERE truster = $1 AND subject = $2 AND row = $5 RETURNING truster, subject) ${NOTIFY}`;
 
 export class PgTrustStore implements TrustStore {
   readonly #pool: pg.Pool;
@@ -64,40 +76,35 @@ export class PgTrustStore implements TrustStore {
     fn: (row: TrustRow | undefined) => RowUpdate<T>,
   ): Promise<T> {
     try {
-      return await inTransaction(this.#pool, async (c) => {
-        // A row that does not exist yet cannot be locked: the pair's advisory lock covers
-        // its creation (and every update of it), for this transaction.
-        await c.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [
-          JSON.stringify([truster, subject]),
-        ]);
-        const r = await c.query<Stored>(
-          "SELECT truster, subject, row FROM trust_rows WHERE truster = $1 AND subject = $2 FOR UPDATE",
+      for (let i = 0; i < CAS_TRIES; i++) {
+        const r = await this.#pool.query<Stored>(
+          "SELECT truster, subject, row FROM trust_rows WHERE truster = $1 AND subject = $2",
           [truster, subject],
         );
-        const current = r.rows[0] === undefined ? undefined : rowOf(r.rows[0]);
-        const out = fn(current);
-        if (out.row !== undefined) {
-          // The NOTIFY is delivered at COMMIT: every replica reloads the row (TrustWatcher).
-          await c.query(
-            "WITH saved AS (INSERT INTO trust_rows (truster, subject, row, quarantine_until) VALUES ($1, $2, $3, $4) " +
-              "ON CONFLICT (truster, subject) DO UPDATE SET row = excluded.row, quarantine_until = excluded.quarantine_until " +
-              `RETURNING truster, subject) SELECT pg_notify('${TRUST_CHANNEL}', json_build_array(truster, subject)::text) FROM saved`,
-            [
-              truster,
-              subject,
-              canonicalJson(out.row),
-              out.row.status === "quarantined" ? out.row.quarantineUntil : null,
-            ],
-          );
-        }
-        return out.result;
-      });
+        const read = r.rows[0];
+        const out = fn(read === undefined ? undefined : rowOf(read));
+        if (out.row === undefined) return out.result;
+        // Written only if the row is still the one read (or still absent): one statement, no
+        // lock held past it. The NOTIFY is delivered at its COMMIT (TrustWatcher).
+        const until = out.row.status === "quarantined" ? out.row.quarantineUntil : null;
+        const saved = await this.#pool.query(read === undefined ? INSERT_IF_ABSENT : UPDATE_IF_UNCHANGED, [
+          truster,
+          subject,
+          canonicalJson(out.row),
+          until,
+          ...(read === undefined ? [] : [read.row]),
+        ]);
+        if (saved.rowCount === 1) return out.result;
+        // Another node wrote first: a short random pause spreads the contenders out.
+        await new Promise((r) => setTimeout(r, Math.random() * 2 ** Math.min(i, 6)));
+      }
     } catch (err) {
       if (err instanceof TrustError) throw err;
       const code = (err as { code?: unknown } | null)?.code;
       if (typeof code !== "string") throw err; // the engine's own refusal, as it is
       throw storeError("trust update", err);
     }
+    throw storeError("trust update", new Error(`row changed under ${CAS_TRIES} attempts in a row`));
   }
 
   list(truster?: string): Promise<TrustRow[]> {

@@ -1,7 +1,8 @@
 // Where trust tables live. The engine reads and changes a row only through `update`, which
 // a store runs atomically: in memory and in SQLite the callback is synchronous inside one
-// transaction; a PostgreSQL store runs it between `SELECT … FOR UPDATE` of the row and
-// COMMIT, so two sidecars applying events to the same (truster, subject) never lose one.
+// transaction; a PostgreSQL store runs it between a read of the row and a conditional write
+// (retried from the read when another node wrote first), so two sidecars applying events to
+// the same (truster, subject) never lose one. The callback must be pure: it may run again.
 // Rows read back are validated: a row that does not parse is a fault
 // (ERR_TRUST_STORE_CORRUPT), never a fresh score.
 import { z } from "zod";
@@ -16,7 +17,7 @@ export interface RowUpdate<T> {
 
 export interface TrustStore {
   get(truster: string, subject: string): Promise<TrustRow | undefined>;
-  /** Reads the row, calls `fn` (synchronous, may throw to abort), writes what it returns, atomically. */
+  /** Reads the row, calls `fn` (synchronous, pure, may throw to abort; may be called again), writes what it returns, atomically. */
   update<T>(truster: string, subject: string, fn: (row: TrustRow | undefined) => RowUpdate<T>): Promise<T>;
   /** Every row, or one truster's, ordered by truster then subject. */
   list(truster?: string): Promise<TrustRow[]>;

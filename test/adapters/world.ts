@@ -167,7 +167,12 @@ export async function openWorld(stepUpTimeout = "20s"): Promise<World> {
 }
 
 /** Library mode: a runtime from the one composition root over the world's directory. */
-export function libraryRuntime(w: World, journal = "library.db"): Promise<Runtime> {
+/** `context`: further session-context settings (e.g. which behavioural rules are enabled). */
+export function libraryRuntime(
+  w: World,
+  journal = "library.db",
+  context: Record<string, unknown> = {},
+): Promise<Runtime> {
   return composeRuntime({
     policy: [join(w.dir, "policy.yaml")],
     contracts: { dir: w.contractsDir },
@@ -176,7 +181,7 @@ export function libraryRuntime(w: World, journal = "library.db"): Promise<Runtim
       principals: { "agent-a": { id: "agent-a", roles: ["agent"] } },
       requireContract: true,
       // Unrelated scenarios under one principal (see the sidecar below).
-      context: { taint: { carry: "explicit" } },
+      context: { taint: { carry: "explicit" }, ...context },
     },
     executors: { http: { allowLoopback: true } },
   });
@@ -186,7 +191,7 @@ export function libraryRuntime(w: World, journal = "library.db"): Promise<Runtim
 /** `approverPublicKeys`: alice's Ed25519 keys (PEM); then every step-up verdict must be signed. */
 export async function sidecar(
   w: World,
-  opts: { approverPublicKeys?: string[] } = {},
+  opts: { approverPublicKeys?: string[]; context?: Record<string, unknown> } = {},
 ): Promise<{ server: SidecarServer; url: string }> {
   const key = saveKeyPair(generateKeyPair("ed25519"), w.dir, { name: "journal" });
   const loaded = parseSidecarConfig(
@@ -206,7 +211,7 @@ export async function sidecar(
         // The scenarios stand for unrelated end users served under one principal, the
         // documented case for `explicit` (docs/context.md): one scenario's web taint must not
         // deny the next one's payment. Carry itself is tested in test/server/taint-carry-*.
-        context: { taint: { carry: "explicit" } },
+        context: { taint: { carry: "explicit" }, ...opts.context },
       },
       auth: {
         principals: [

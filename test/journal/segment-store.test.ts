@@ -85,8 +85,8 @@ describe("SegmentJournalStore", () => {
     await store.close();
     // The index claims a different head: it is not trusted, it is rebuilt.
     const db = new Database(path);
-    db.prepare("UPDATE journal_entries SET hash = ? WHERE seq = 10").run(`sha256:${"1".repeat(64)}`);
-    db.prepare("DELETE FROM journal_entries WHERE seq = 4").run();
+    db.prepare("UPDATE journal_index SET hash = ? WHERE seq = 10").run(`sha256:${"1".repeat(64)}`);
+    db.prepare("DELETE FROM journal_index WHERE seq = 4").run();
     db.close();
     store = SegmentJournalStore.open(path);
     expect(await store.count()).toBe(10);

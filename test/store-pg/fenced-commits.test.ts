@@ -8,11 +8,12 @@ import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSessionStore, type SessionStore } from "../../src/context/index.js";
 import { generateKeyPair } from "../../src/crypto/index.js";
-import { defaultEventTypes, type Journal, openJournal } from "../../src/journal/index.js";
+import { defaultEventTypes, type Journal, openJournal, verifyJournal } from "../../src/journal/index.js";
 import { RUN_ADOPTED_EVENT, registerRuntimeEventTypes } from "../../src/runtime/index.js";
 import { type SharedRuns, sharedRuns } from "../../src/runtime/shared-runs.js";
 import { migrate, PgJournalStore, PgRunRegistry } from "../../src/store-pg/index.js";
 import { type PostgresServer, startPostgres } from "../helpers/postgres.js";
+import { keyringOf } from "../journal/helpers.js";
 import { freshDatabase, poolOf } from "./helpers.js";
 
 let server: PostgresServer;
@@ -119,6 +120,32 @@ describe("fenced commits: a paused owner cannot journal (or execute) for a run i
       await b.journal.close();
     });
   }
+
+  it("a fenced batch fails only the runs this replica lost: entries of a run it still owns, committed in the same batch, are journaled", async () => {
+    const a = await replica("sa");
+    const b = await replica("sb");
+    const lost = await a.runs.start("alice", undefined);
+    const kept = await a.runs.start("alice", undefined);
+    now += 1001;
+    await b.runs.ensure(lost.runId, "alice"); // b adopts one run while a was paused
+    await a.registry.renew([kept.runId]); // a still holds the other
+    // One group commit: the appends of both runs, issued in the same turn, share a batch.
+    const [onLost, onKept, global] = await Promise.allSettled([
+      a.journal.append(entryOf(a, lost.runId)),
+      a.journal.append(entryOf(a, kept.runId)),
+      a.journal.append({ type: RUN_ADOPTED_EVENT, run_id: null, body: entryOf(a, kept.runId).body }),
+    ]);
+    expect(onLost.status).toBe("rejected");
+    expect((onLost as PromiseRejectedResult).reason).toMatchObject({ code: "ERR_JOURNAL_FENCED" });
+    expect(onKept.status, String((onKept as PromiseRejectedResult).reason)).toBe("fulfilled");
+    expect(global.status).toBe("fulfilled");
+    expect(await entriesOn(a.pool, "sa", lost.runId)).toBe(0);
+    expect(await entriesOn(a.pool, "sa", kept.runId)).toBe(1);
+    // The chain a wrote is whole (the retried entries were chained again).
+    expect((await verifyJournal(a.journal.store, keyringOf(signer))).ok).toBe(true);
+    await a.journal.close();
+    await b.journal.close();
+  });
 
   it("an adoption waits for a fenced commit in flight and counts it (no lock held across round trips)", async () => {
     const a = await replica("wa");

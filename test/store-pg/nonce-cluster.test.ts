@@ -136,6 +136,37 @@ describe("message nonces shared by three replicas", () => {
     expect(sent.rowCount).toBe(1);
   });
 
+  it("a message resent after a lost answer with its Idempotency-Key gets the first outcome on any replica (not a replay refusal), and is sent once", async () => {
+    const m = delegation(await startRun(node(0)), "resent");
+    const keyed = async (n: Node): Promise<Answer> => {
+      const res = await fetch(`${n.url}/v1/messages`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${AGENT}`,
+          "content-type": "application/json",
+          "idempotency-key": "message-key-1",
+        },
+        body: JSON.stringify(m),
+      });
+      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    };
+    const first = await keyed(node(0));
+    expect(first.status, JSON.stringify(first.body)).toBe(201);
+    for (const n of nodes) {
+      const again = await keyed(n);
+      expect(again.status, JSON.stringify(again.body)).toBe(201);
+      expect(again.body.messageId).toBe(first.body.messageId);
+    }
+    const sent = await db.query(
+      "SELECT 1 FROM journal_entries WHERE type = 'warden.message.sent' AND body::jsonb->>'message_id' = $1",
+      [m.header.message_id],
+    );
+    expect(sent.rowCount).toBe(1);
+    // Without the key the resend is still a replay.
+    const bare = await send(node(1), m);
+    expect([bare.status, codeOf(bare)]).toEqual([409, "ERR_MESSAGE_REPLAYED"]);
+  });
+
   it("no replica keeps a node-local nonce file: the shared table is the only record", () => {
     expect(existsSync(join(dir, "state/journal.db.messages.db"))).toBe(false);
   });

@@ -15,6 +15,8 @@ export interface PauseProxy {
   freezeOn(pattern: RegExp, when: "before" | "after" | "cut"): Promise<void>;
   /** Releases every held message, in order, and lets traffic flow again. */
   thaw(): void;
+  /** Drops every frozen connection, its held messages with it (a partition while paused). */
+  cutFrozen(): void;
   close(): Promise<void>;
 }
 
@@ -82,6 +84,15 @@ export async function startPauseProxy(target: string): Promise<PauseProxy> {
         p.frozen = false;
         for (const b of p.toServer.splice(0)) p.server.write(b);
         for (const b of p.toClient.splice(0)) p.client.write(b);
+      }
+    },
+    cutFrozen() {
+      for (const p of pipes) {
+        if (!p.frozen) continue;
+        p.toServer.length = 0;
+        p.toClient.length = 0;
+        p.client.destroy();
+        p.server.destroy();
       }
     },
     close: () =>

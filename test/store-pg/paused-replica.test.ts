@@ -70,9 +70,9 @@ afterAll(async () => {
 const ok = (x: Answer) => x.status === 200 && (x.body.result as { ok?: boolean } | undefined)?.ok === true;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** POST /v1/execute with an Idempotency-Key. */
-async function callKeyed(base: string, body: unknown, key: string): Promise<Answer> {
-  const res = await fetch(`${base}/v1/execute`, {
+/** POST /v1/execute (or `path`) with an Idempotency-Key. */
+async function callKeyed(base: string, body: unknown, key: string, path = "/v1/execute"): Promise<Answer> {
+  const res = await fetch(`${base}${path}`, {
     method: "POST",
     headers: { authorization: `Bearer ${AGENT}`, "content-type": "application/json", "idempotency-key": key },
     body: JSON.stringify(body),
@@ -145,15 +145,21 @@ describe("a replica paused with SIGSTOP", () => {
     expect(results.rows[0].n).toBeLessThanOrEqual(BUDGET);
   }, 90_000);
 
-  it("a store failure during a token check is not ERR_CAPABILITY_INVALID: 503, nothing executed, and the token still works", async () => {
+  it("a store failure during a token check is not ERR_CAPABILITY_INVALID: A paused mid-check and cut off meanwhile answers 503, nothing executed, and the token still works", async () => {
     const runId = await startRun(a, AGENT);
     const grant = await call(a.url, `/v1/runs/${runId}/capabilities`, OPERATOR, { tool: "echo", maxUses: 1 });
     expect(grant.status, JSON.stringify(grant.body)).toBe(201);
     const capability = grant.body.token as string;
-    // A's connection carrying the token's use is dropped before it reaches PostgreSQL.
-    const cut = proxy.freezeOn(/warden_reserve|INSERT INTO principal_rate/, "cut");
-    const failed = await call(a.url, "/v1/execute", AGENT, { ...echo(runId, "with token"), capability });
-    await cut;
+    // A pauses (SIGSTOP) with the token's use on its way to PostgreSQL; while it is paused
+    // its connection is partitioned away (the held message never reaches the server).
+    const frozen = proxy.freezeOn(/warden_reserve|INSERT INTO principal_rate/, "before");
+    const pending = call(a.url, "/v1/execute", AGENT, { ...echo(runId, "with token"), capability });
+    await frozen;
+    a.child.kill("SIGSTOP");
+    proxy.cutFrozen();
+    await sleep(200);
+    a.child.kill("SIGCONT");
+    const failed = await pending;
     expect(ok(failed)).toBe(false);
     expect(failed.status, JSON.stringify(failed.body)).toBe(503);
     expect(failed.body.error).toMatchObject({
@@ -206,6 +212,63 @@ describe("a replica paused with SIGSTOP", () => {
       first.body.decisionId,
       first.body.decisionId,
     ]);
+  }, 60_000);
+
+  it("a retried /v1/decide decides once: the same Idempotency-Key on A, then on B, answers the first decision; one journaled decision, one budget unit", async () => {
+    const runId = await startRun(a, AGENT);
+    const body = echo(runId, "decided once");
+    const first = await callKeyed(a.url, body, "decide-key-1", "/v1/decide");
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    expect(first.body.decision).toBe("allow");
+    for (const n of [a, b]) {
+      const again = await callKeyed(n.url, body, "decide-key-1", "/v1/decide");
+      expect(again.status, JSON.stringify(again.body)).toBe(200);
+      expect(again.body.decisionId).toBe(first.body.decisionId);
+    }
+    // The same key names one route: on /v1/execute it is another request.
+    expect((await callKeyed(a.url, body, "decide-key-1")).status).toBe(422);
+    const decisions = await db.query(
+      "SELECT count(*)::int AS n FROM journal_entries WHERE run_id = $1 AND type = 'warden.gate.decision'",
+      [runId],
+    );
+    expect(decisions.rows[0].n).toBe(1);
+    const replays = await db.query<{ body: string }>(
+      "SELECT body FROM journal_entries WHERE type = 'warden.execute.replayed' AND body::jsonb ->> 'run_id' = $1",
+      [runId],
+    );
+    expect(replays.rows.map((r) => JSON.parse(r.body).route)).toEqual(["POST /v1/decide", "POST /v1/decide"]);
+  }, 60_000);
+
+  it("a retry while the first attempt is pending is refused 409 (may have executed), never run: A paused mid-call, the retry on B; after A resumes the retry gets the first outcome", async () => {
+    const runId = await startRun(a, AGENT);
+    const body = echo(runId, "pending");
+    const frozen = proxy.freezeOn(/warden-journal-append/, "before");
+    const first = callKeyed(a.url, body, "pending-key-1");
+    await frozen;
+    a.child.kill("SIGSTOP");
+    let onB: Answer;
+    try {
+      onB = await callKeyed(b.url, body, "pending-key-1");
+    } finally {
+      a.child.kill("SIGCONT");
+      proxy.thaw();
+    }
+    expect(onB.status, JSON.stringify(onB.body)).toBe(409);
+    expect(onB.body.error).toMatchObject({
+      code: "ERR_SERVER_IDEMPOTENCY_PENDING",
+      details: { mayHaveExecuted: true },
+    });
+    const done = await first;
+    expect(ok(done), JSON.stringify(done.body)).toBe(true);
+    const retried = await callKeyed(b.url, body, "pending-key-1");
+    expect(retried.status).toBe(200);
+    expect(retried.body.decisionId).toBe(done.body.decisionId);
+    // The harm did not happen: the refused retry executed nothing (one decision, one result).
+    const allowed = await db.query(
+      "SELECT count(*)::int AS n FROM journal_entries WHERE run_id = $1 AND type = 'warden.gate.decision'",
+      [runId],
+    );
+    expect(allowed.rows[0].n).toBe(1);
   }, 60_000);
 
   // Last: it quarantines demo-agent-3 for good.

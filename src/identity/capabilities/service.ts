@@ -83,6 +83,12 @@ export interface CapabilityServiceOptions {
   /** Whether the run is still open and the principal's (an ended run's tokens are replays). */
   runOpen(runId: string, principalId: string): boolean;
   clock?: () => number;
+  /**
+   * Distributed mode: the revocation floors every replica writes (src/store-pg), read at each
+   * check, so a revocation decided on another replica voids a token here at once. A read that
+   * fails throws (the check fails closed: the call is refused as unavailable, the use not taken).
+   */
+  sharedFloors?: { floorOf(principalId: string): Promise<number | undefined> };
 }
 
 const refuse = (code: CapabilityRefusalCode, message: string): CapabilityCheck => ({
@@ -198,7 +204,7 @@ export class CapabilityService {
     if (call.now >= p.exp * 1000) return refuse("ERR_CAPABILITY_EXPIRED", "capability token has expired");
     if (p.run !== call.runId || p.sub !== call.principalId)
       return refuse("ERR_CAPABILITY_SCOPE", "capability token was issued for another run or principal");
-    if (this.#revoked.revoked(p.sub, p.iat * 1000))
+    if (this.#revoked.revoked(p.sub, p.iat * 1000) || (await this.#revokedShared(p.sub, p.iat * 1000)))
       return refuse("ERR_CAPABILITY_REVOKED", "capability token was revoked with its principal's grants");
     if (!this.#o.runOpen(p.run, p.sub))
       return refuse("ERR_CAPABILITY_RUN_ENDED", "capability token's run has ended");
@@ -213,6 +219,14 @@ export class CapabilityService {
         violation,
       };
     return this.#use(p, call.now);
+  }
+
+  /** Whether another replica's revocation voids a grant to `principal` issued at `issuedAt` (ms). */
+  async #revokedShared(principal: string, issuedAt: number): Promise<boolean> {
+    const floor = await this.#o.sharedFloors?.floorOf(principal);
+    if (floor === undefined || issuedAt > floor) return false;
+    this.#revoked.revoke(principal, floor, this.#clock());
+    return true;
   }
 
   async #use(p: CapabilityPayload, now: number): Promise<CapabilityCheck> {

@@ -16,12 +16,11 @@ import {
   ticketOf,
   withExecutionSpan,
 } from "../../gate/index.js";
-import { EXECUTE_REPLAYED_EVENT } from "../../runtime/index.js";
 import type { CompiledTool } from "../../tools/index.js";
 import { identityOf } from "../auth-plugin.js";
 import { traceParentOf } from "../edge.js";
 import { ApiError } from "../errors.js";
-import { type IdempotencyKeys, idempotencyKeyOf, idempotent, MemoryIdempotencyKeys } from "../idempotency.js";
+import { keyedAttempt } from "../idempotency.js";
 import { AUTH_ERRORS, BODY_ERRORS, mount, parseInput, type RouteSpec } from "../route.js";
 import { CallBody, DecideResponse, ExecuteResponse } from "../schemas.js";
 import { callSignal, inTurn, type RouteContext } from "./context.js";
@@ -53,7 +52,7 @@ export const DECIDE = {
   body: callBody,
   response: { name: "DecideResponse", schema: DecideResponse },
   description: "The decision",
-  errors: [...CALL_ERRORS, "ERR_SERVER_BUSY"],
+  errors: [...CALL_ERRORS, "ERR_SERVER_IDEMPOTENCY_PENDING", "ERR_SERVER_IDEMPOTENCY_MISMATCH"],
 } as const satisfies RouteSpec;
 
 export const EXECUTE = {
@@ -162,7 +161,6 @@ async function agentCall(ctx: RouteContext, req: FastifyRequest) {
 }
 
 export function callRoutes(app: FastifyInstance, ctx: RouteContext): void {
-  const { gate } = ctx.runtime;
   const observe: Observe = (endpoint, o, t0, tool) => {
     ctx.metrics.decision(endpoint, o.decision, (performance.now() - t0) / 1000);
     ctx.metrics.outcome(tool, o.decision, o.reasonCodes);
@@ -173,48 +171,54 @@ export function callRoutes(app: FastifyInstance, ctx: RouteContext): void {
   mount(
     app,
     DECIDE,
-    async (req, reply) => {
-      const { request } = await agentCall(ctx, req);
-      const t0 = performance.now();
-      const parent = traceParentOf(req);
-      // Evaluation and the durable journal commit are shared work: served in the principal's fair turn.
-      const o = await inTurn(ctx, req, reply, () =>
-        gate.evaluate(request, parent !== undefined ? { parent } : undefined),
-      );
-      if (o.traceparent !== undefined) reply.header("traceparent", o.traceparent);
-      // A /v1/decide host executes on its own and has no result channel: nothing will
-      // collect this call's pending result, so it is released now (issue 17 #9).
-      if (o.decisionId !== null) gate.release(o.decisionId);
-      observe("decide", o, t0, request.tool);
-      const fault = faultError(o);
-      if (fault) throw fault;
-      return decisionView(o, ctx.runtime.composed.journalChain);
-    },
+    (req, reply) =>
+      // A retried decision with the key of an earlier attempt answers that attempt's decision
+      // (one journaled decision, one spent budget unit), never a second one.
+      keyedAttempt(ctx.runtime, "POST /v1/decide", req, reply, () => decideCall(ctx, observe, req, reply)),
     { parse: false },
   );
 
-  const keys: IdempotencyKeys = ctx.runtime.composed.idempotency ?? new MemoryIdempotencyKeys();
   mount(
     app,
     EXECUTE,
-    async (req, reply) => {
+    (req, reply) =>
       // A retry with the key of an earlier attempt answers that attempt's outcome, wherever
       // its run lives now (checked before the run is located).
-      const key = idempotencyKeyOf(req);
-      // A replay is journaled without an entry-level run: it decides nothing for the run.
-      const journal = (body: Record<string, unknown>) =>
-        ctx.runtime.journal.append({ type: EXECUTE_REPLAYED_EVENT, body });
-      // In the principal's fair turn; a call still running after a second (an approval
-      // wait, a slow tool) gives its slot back, since it waits on nothing the others share.
-      return idempotent(keys, { principalId: identityOf(req).id, key, req, reply, journal }, () =>
+      keyedAttempt(ctx.runtime, "POST /v1/execute", req, reply, () =>
+        // In the principal's fair turn; a call still running after a second (an approval
+        // wait, a slow tool) gives its slot back, since it waits on nothing the others share.
         inTurn(ctx, req, reply, () => executeCall(ctx, observe, req, reply), EXECUTE_SLICE_MS),
-      );
-    },
+      ),
     { parse: false },
   );
 }
 
 type Observe = (endpoint: "execute" | "decide", o: GateOutcome, t0: number, tool: string | undefined) => void;
+
+/** One /v1/decide attempt: located and decided (the host executes). */
+async function decideCall(
+  ctx: RouteContext,
+  observe: Observe,
+  req: FastifyRequest,
+  reply: FastifyReply,
+): Promise<Record<string, unknown>> {
+  const { gate } = ctx.runtime;
+  const { request } = await agentCall(ctx, req);
+  const t0 = performance.now();
+  const parent = traceParentOf(req);
+  // Evaluation and the durable journal commit are shared work: served in the principal's fair turn.
+  const o = await inTurn(ctx, req, reply, () =>
+    gate.evaluate(request, parent !== undefined ? { parent } : undefined),
+  );
+  if (o.traceparent !== undefined) reply.header("traceparent", o.traceparent);
+  // A /v1/decide host executes on its own and has no result channel: nothing will
+  // collect this call's pending result, so it is released now (issue 17 #9).
+  if (o.decisionId !== null) gate.release(o.decisionId);
+  observe("decide", o, t0, request.tool);
+  const fault = faultError(o);
+  if (fault) throw fault;
+  return decisionView(o, ctx.runtime.composed.journalChain) as unknown as Record<string, unknown>;
+}
 
 /** One /v1/execute attempt: located, decided, executed when allowed, its result recorded. */
 async function executeCall(

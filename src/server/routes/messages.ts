@@ -9,6 +9,7 @@ import { z } from "zod";
 import { ERROR_CODES } from "../../contracts/index.js";
 import { identityOf } from "../auth-plugin.js";
 import { ApiError, type ApiErrorCode, ERROR_STATUS } from "../errors.js";
+import { keyedAttempt } from "../idempotency.js";
 import { AUTH_ERRORS, BODY_ERRORS, mount, type RouteSpec } from "../route.js";
 import type { RouteContext } from "./context.js";
 
@@ -60,7 +61,13 @@ export const MESSAGE_SEND = {
   response: { name: "MessageSentResponse", schema: MessageSentResponse },
   status: 201,
   description: "Allowed, journaled and queued for its recipient",
-  errors: [...AUTH_ERRORS, ...BODY_ERRORS, ...SUBMIT_ERRORS],
+  errors: [
+    ...AUTH_ERRORS,
+    ...BODY_ERRORS,
+    ...SUBMIT_ERRORS,
+    "ERR_SERVER_IDEMPOTENCY_PENDING",
+    "ERR_SERVER_IDEMPOTENCY_MISMATCH",
+  ],
 } as const satisfies RouteSpec;
 
 export const MESSAGE_INBOX = {
@@ -81,20 +88,24 @@ const isApiCode = (c: string): c is ApiErrorCode => Object.hasOwn(ERROR_STATUS, 
 export function messageRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const gate = ctx.runtime.messages.gate;
 
-  mount(app, MESSAGE_SEND, async (req, reply, { body }) => {
-    const who = identityOf(req);
-    const r = await gate.submit(body, who.id);
-    if (!r.ok) {
-      const code = isApiCode(r.code) ? r.code : "ERR_MESSAGE_DENIED";
-      throw new ApiError(
-        code,
-        r.message,
-        r.reasonCodes.length > 0 ? { details: { reasonCodes: r.reasonCodes } } : {},
-      );
-    }
-    void reply.code(201);
-    return { ok: true, messageId: r.messageId, seq: r.seq };
-  });
+  // A resent message with the key of an earlier attempt answers that attempt's outcome (its
+  // nonce is spent: without the key a retry after a lost answer is refused as a replay).
+  mount(app, MESSAGE_SEND, (req, reply, { body }) =>
+    keyedAttempt(ctx.runtime, "POST /v1/messages", req, reply, async () => {
+      const who = identityOf(req);
+      const r = await gate.submit(body, who.id);
+      if (!r.ok) {
+        const code = isApiCode(r.code) ? r.code : "ERR_MESSAGE_DENIED";
+        throw new ApiError(
+          code,
+          r.message,
+          r.reasonCodes.length > 0 ? { details: { reasonCodes: r.reasonCodes } } : {},
+        );
+      }
+      void reply.code(201);
+      return { ok: true, messageId: r.messageId, seq: r.seq };
+    }),
+  );
 
   mount(app, MESSAGE_INBOX, async (req, _reply, { query }) => {
     const who = identityOf(req);
