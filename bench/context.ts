@@ -4,6 +4,7 @@
 import {
   createSessionStore,
   instructionFindings,
+  instructionSpans,
   ProvenanceIndex,
   parseContextConfig,
 } from "../src/context/index.js";
@@ -107,5 +108,7 @@ rows.push(
   measure("screen a 4 KB result, English prose", 2_000, () => instructionFindings(prose)),
   measure("screen a 4 KB result, markup + 3 scripts", 2_000, () => instructionFindings(mixed)),
   measure("screen a 4 KB result carrying a disguised injection", 2_000, () => instructionFindings(injected)),
+  // Flow control's vouching reads a flagged designated document without its injected block.
+  measure("locate the injected block of that flagged 4 KB result", 200, () => instructionSpans(injected)),
 );
 process.stdout.write(table(rows, baseline));

@@ -75,6 +75,7 @@ export type {
   SessionInit,
   ToolFacts,
 } from "./facts.js";
+export { instructionSpans, type TextSpan } from "./instruction-spans.js";
 export {
   AGENT_DIRECTED_RULES,
   boundedTextOf,

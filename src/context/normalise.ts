@@ -110,7 +110,7 @@ export function foldPattern(source: string): string {
 
 const COMMENT = /<!--([\s\S]{0,100000}?)-->/g;
 const TAG = /<\s*(\/?)\s*([A-Za-z][\w:-]{0,40})((?:\s[^<>]{0,512})?)\/?\s*>/g;
-const INLINE = new Set(
+export const INLINE = new Set(
   "a abbr b bdi bdo big code del dfn em font i ins kbd mark q s samp small span strike strong sub sup tt u var wbr".split(
     " ",
   ),

@@ -63,6 +63,12 @@ export interface Output {
   designated: boolean;
   /** The days the output's prose writes out (provenance-dates.ts). */
   days: Set<DayKey>;
+  /**
+   * A flagged designated output whose injected blocks were located: their letters and digits
+   * (instruction-spans.ts). Only these count as named by a flagged result (`wholeValue`);
+   * undefined: the whole `text` counts.
+   */
+  injected?: string;
 }
 
 /** How an output entered the run (`designated`: the call's arguments all came from the user's request). */

@@ -2,6 +2,8 @@
 // the user designated vouches for, and which kinds of value the user's request asks for.
 // Taint never uses any of this: a vouched value still came from output.
 
+import { instructionSpans, type TextSpan } from "./instruction-spans.js";
+import { instructionFindings } from "./instructions.js";
 import { extractTokens, normalize, type TokenKind } from "./provenance-text.js";
 
 export type { TokenKind } from "./provenance-text.js";
@@ -68,6 +70,65 @@ export function soleValues(tokens: readonly KindedToken[]): Set<string> {
   const emails = byKind.get("email");
   if (emails?.size === 1) for (const e of emails) out.add(e.slice(e.indexOf("@") + 1));
   return out;
+}
+
+/**
+ * What a designated output vouches for (`soleValues`). A flagged output (screening found
+ * instructions addressed to the agent in it) is read without its flagged spans
+ * (instruction-spans.ts: each injected block, extended to its enclosing element or the end
+ * of its paragraph): a value inside a span is the attacker's and never vouches, wherever
+ * else it occurs; a value outside every span may vouch as the only one of its kind among the
+ * values outside the spans. A flagged output where no leaf holds a span (a label carried
+ * from elsewhere), or whose text without its spans is still flagged (a match across leaves),
+ * vouches for nothing.
+ */
+export function vouchedValues(
+  texts: readonly string[],
+  minToken: number,
+  flagged: boolean,
+  spansOf: (text: string) => TextSpan[] = instructionSpans,
+): Set<string> {
+  return readDesignated(texts, minToken, flagged, spansOf).endorsed;
+}
+
+/**
+ * A designated output read for flow control: what it vouches for (`vouchedValues`) and, when
+ * it was flagged and its spans were located, the text of the spans (`injected`): what the
+ * injected blocks spell out, the only part of the document that counts as named by a flagged
+ * result. `injected` is undefined when the whole output counts (not located, or not flagged).
+ */
+export function readDesignated(
+  texts: readonly string[],
+  minToken: number,
+  flagged: boolean,
+  spansOf: (text: string) => TextSpan[] = instructionSpans,
+  flags: (text: string) => boolean = (t) => instructionFindings(t).length > 0,
+): { endorsed: Set<string>; injected?: string[] } {
+  if (!flagged) return { endorsed: soleValues(texts.flatMap((t) => extractTokens(t, minToken))) };
+  const inside = new Set<string>();
+  const injected: string[] = [];
+  const rest: string[] = [];
+  for (const text of texts) {
+    const spans = [...spansOf(text)].sort((a, b) => a.start - b.start);
+    const kept: string[] = [];
+    let at = 0;
+    for (const span of spans) {
+      kept.push(text.slice(at, Math.max(at, span.start)));
+      const block = text.slice(span.start, span.end);
+      injected.push(block);
+      for (const t of extractTokens(block, minToken)) inside.add(t.text);
+      at = Math.max(at, span.end);
+    }
+    kept.push(text.slice(at));
+    // Pieces are joined by a paragraph break: no token is spelled across a cut.
+    rest.push(kept.join("\n\n"));
+  }
+  // Fail closed unless what is left without the blocks is clean (a match across fields or
+  // one the spans missed leaves the whole output flagged).
+  if (injected.length === 0 || flags(rest.join("\n"))) return { endorsed: new Set() };
+  const out = soleValues(rest.flatMap((t) => extractTokens(t, minToken)));
+  for (const t of inside) out.delete(t);
+  return { endorsed: out, injected };
 }
 
 /** The runs with every endorsed token cut out (the cut splits a run, so no k-gram spans it). */

@@ -36,7 +36,7 @@ import type {
   ProvenanceKind,
   ProvenanceOptions,
 } from "./provenance-types.js";
-import { soleValues, type TokenKind, wantedKinds, withoutEndorsed } from "./provenance-vouch.js";
+import { readDesignated, type TokenKind, wantedKinds, withoutEndorsed } from "./provenance-vouch.js";
 import { mergeTaint } from "./taint.js";
 
 export { extractTokens } from "./provenance-text.js";
@@ -127,13 +127,19 @@ export class ProvenanceIndex {
     const { leaves } = collectLeaves(value, this.#opts.maxScanChars, false);
     const ids = new Set<number>();
     for (const leaf of leaves) {
-      const c = compact(normalize(leaf.text));
+      const norm = normalize(leaf.text);
+      const c = compact(norm);
       if (c.length < MIN_WHOLE || this.#trustedCompact.includes(c)) continue;
+      const token = norm.trim().replace(TRIM, "");
       this.#outputs.forEach((o, i) => {
         // A whole field of a structured output is a record there, not something a stretch
         // of its text spelled out (a sender's name in a channel that also holds an injection).
         if (o.fields.has(c)) return;
-        if (o.text === undefined || o.text.includes(c)) ids.add(i);
+        // A value the output vouches for as a target lies outside its flagged spans.
+        if (this.#vouchesAsTarget(o, token)) return;
+        // A flagged designated document names only what its injected blocks spell out.
+        const named = o.injected ?? o.text;
+        if (named === undefined || named.includes(c)) ids.add(i);
       });
     }
     return ids.size === 0 ? undefined : this.#hit(path, "value", "", [...ids]);
@@ -158,10 +164,18 @@ export class ProvenanceIndex {
     const { leaves, truncated } = collectLeaves(data, this.#opts.maxCharsPerOutput);
     const tokensOf = leaves.map((leaf) => extractTokens(leaf.text, this.#opts.minToken));
     // An output that carried instructions addressed to the agent (taint `instructions`,
-    // the Gate's output screening) vouches for nothing.
-    const vouches =
-      origin.designated === true && !truncated && !labels.some((l) => l.source === "instructions");
-    const endorsed = vouches ? soleValues(tokensOf.flat()) : new Set<string>();
+    // the Gate's output screening) vouches only for values outside its flagged spans
+    // (`vouchedValues`): nothing inside the injected block vouches.
+    const flagged = labels.some((l) => l.source === "instructions");
+    const read =
+      origin.designated === true && !truncated
+        ? readDesignated(
+            leaves.map((l) => l.text),
+            this.#opts.minToken,
+            flagged,
+          )
+        : { endorsed: new Set<string>() };
+    const endorsed = read.endorsed;
     const text = leaves.map((l) => compact(normalize(l.text))).join("\u0000");
     const keep = this.#textChars + text.length <= MAX_TEXT_CHARS;
     if (keep) this.#textChars += text.length;
@@ -181,6 +195,9 @@ export class ProvenanceIndex {
       structured,
       designated: origin.designated === true,
       days: proseDays(leaves.map((l) => l.text)),
+      ...(read.injected === undefined
+        ? {}
+        : { injected: read.injected.map((t) => compact(normalize(t))).join("\u0000") }),
     });
     let full = truncated;
     for (const [i, leaf] of leaves.entries()) {
@@ -250,13 +267,17 @@ export class ProvenanceIndex {
       if (vouched && this.#isField(compact(norm))) continue;
       const seen = new Set<number>();
       const endorsed: string[] = [];
+      const domains = new Set<string>();
       const tokens = extractTokens(leaf.text, this.#opts.minToken);
       for (const t of tokens) {
         if (seen.size === total) break;
         const ids = this.#tokens.get(t.text);
         if (ids === undefined || this.#isTrustedToken(t)) continue;
-        if (vouched && this.#isEndorsed(t.text, ids, true)) {
+        // The domain of a vouched address is part of it, not a value of its own (an injected
+        // address on the same mail provider does not make the user's address copied).
+        if (vouched && ((t.kind === "host" && domains.has(t.text)) || this.#isEndorsed(t.text, ids, true))) {
           endorsed.push(compact(t.text));
+          if (t.kind === "email") domains.add(t.text.slice(t.text.indexOf("@") + 1));
           continue;
         }
         const fresh = ids.filter((i) => !seen.has(i));
@@ -322,6 +343,11 @@ export class ProvenanceIndex {
       }) &&
       (!asTarget || this.#wantsKindOf(text))
     );
+  }
+
+  /** The output vouches for the token as a call's target (see `#isEndorsed`). */
+  #vouchesAsTarget(o: Output, token: string): boolean {
+    return o.endorsed.has(token) && !o.structured && this.#wantsKindOf(token);
   }
 
   /** The request asks for a value of the token's kind (an e-mail address of an e-mail token, …). */
