@@ -22,6 +22,7 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import type { AgentIdentityFacts } from "../contracts/index.js";
 import { type FairOutcome, FairQueue } from "../runtime/index.js";
 import type { Gateway } from "./gateway.js";
+import { claimRequestIds } from "./request-ids.js";
 import { sessionServer } from "./server.js";
 
 interface Live {
@@ -30,6 +31,8 @@ interface Live {
   owner: string;
   principal: string;
   lastSeen: number;
+  /** JSON-RPC request ids in flight in this session (request-ids.ts). */
+  ids: Set<string>;
 }
 
 /** Sessions held or opening, per principal: the fair-share count. */
@@ -187,6 +190,14 @@ export async function serveHttp(gw: Gateway, over: { port?: number } = {}): Prom
         return reply(res, 403, "ERR_MCP_AUTH", "the session belongs to another principal");
       live.lastSeen = Date.now();
       if (req.method !== "POST") return live.transport.handleRequest(req, res, body);
+      const claim = claimRequestIds(live.ids, body, res);
+      if (!claim.ok)
+        return reply(
+          res,
+          400,
+          "ERR_MCP_DENIED",
+          `request id ${claim.id} is already in flight in this session`,
+        );
       const work = answered(res, () => live.transport.handleRequest(req, res, body));
       return served(res, await fair.run(caller.principal, work, leaving(res)));
     }
@@ -231,6 +242,7 @@ export async function serveHttp(gw: Gateway, over: { port?: number } = {}): Prom
           owner: ownerOf(caller),
           principal: caller.principal,
           lastSeen: Date.now(),
+          ids: new Set(),
         });
       },
       onsessionclosed: (id) => {
