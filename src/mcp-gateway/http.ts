@@ -23,6 +23,7 @@ import type { AgentIdentityFacts } from "../contracts/index.js";
 import { type FairOutcome, FairQueue } from "../runtime/index.js";
 import type { Gateway } from "./gateway.js";
 import { claimRequestIds } from "./request-ids.js";
+import { releaseAnswered } from "./sdk-release.js";
 import { sessionServer } from "./server.js";
 
 interface Live {
@@ -198,6 +199,8 @@ export async function serveHttp(gw: Gateway, over: { port?: number } = {}): Prom
           "ERR_MCP_DENIED",
           `request id ${claim.id} is already in flight in this session`,
         );
+      // The SDK keeps each answered JSON-mode stream entry (sdk-release.ts): dropped once answered.
+      res.once("close", () => releaseAnswered(live.transport));
       const work = answered(res, () => live.transport.handleRequest(req, res, body));
       return served(res, await fair.run(caller.principal, work, leaving(res)));
     }
