@@ -9,9 +9,7 @@ import {
   type ContextConfig,
   createSessionStore,
   MemoryPrincipalStateStore,
-  MemoryPrincipalTaintStore,
   type PrincipalStateStore,
-  type PrincipalTaintStore,
   parseContextConfig,
   type Session,
   type SessionStore,
@@ -39,27 +37,14 @@ import {
   type ShadowPolicy,
 } from "../gate/index.js";
 import type { CapabilityService, IssuedCapability } from "../identity/capabilities/index.js";
-import {
-  ApproverKeyring,
-  defaultEventTypes,
-  type Journal,
-  type JournalStore,
-  openEmbeddedStore,
-  openJournal,
-} from "../journal/index.js";
+import { ApproverKeyring, defaultEventTypes, type Journal, type JournalStore } from "../journal/index.js";
 import { loadPolicyBundle } from "../policy/index.js";
-import {
-  type ChainCheckpointer,
-  type FleetRateLedger,
-  openPgNode,
-  type PgConsoleKeys,
-  type PgIdempotencyKeys,
-  type PgNode,
-} from "../store-pg/index.js";
+import type { FleetRateLedger, PgConsoleKeys, PgIdempotencyKeys, PgNode } from "../store-pg/index.js";
 import type { ContractRegistry, SharedPins, TrustStore } from "../tools/index.js";
 import { AgentPinAuthenticator } from "./agentpin.js";
 import { openApae, type RuntimeApae } from "./apae.js";
 import { grantCapability, openCapabilities, type RuntimeGrant } from "./capabilities.js";
+import { closeOpened, type Opened, openJournalStore, principalStore, taintStore } from "./compose-stores.js";
 import type { RuntimeConfig, RuntimeDeps } from "./config.js";
 import { loadContracts } from "./contracts.js";
 import { type DelegatedRunRequest, DelegatedRuns, startDelegatedRun } from "./delegation.js";
@@ -68,13 +53,11 @@ import { evictedBody, RUN_EVICTED_EVENT, registerRuntimeEventTypes } from "./eve
 import { composeExecutors, type RuntimeExecutors } from "./executors.js";
 import { messagingFor, type RuntimeMessaging } from "./messages.js";
 import { openNotifications, type RuntimeNotifications } from "./notifications.js";
-import { SqlitePrincipalStateStore } from "./principal-store.js";
 import { type RuntimeQuarantines, runtimeQuarantines } from "./quarantines.js";
 import { wireRevocations } from "./revocations.js";
 import { startCleanRun } from "./run-taint.js";
 import { openShadow } from "./shadow.js";
 import { sharedRuns } from "./shared-runs.js";
-import { SqlitePrincipalTaintStore } from "./taint-store.js";
 
 export interface Runtime {
   readonly gate: Gate;
@@ -166,88 +149,6 @@ export interface Runtime {
   startDelegatedRun(principalId: string, request: DelegatedRunRequest): Promise<Session>;
   /** Flushes principal state and queued journal appends, then closes every store. Idempotent. */
   close(): Promise<void>;
-}
-
-/** The store factory: the shared PostgreSQL store (schema checked) or the SQLite journal. */
-async function openJournalStore(config: RuntimeConfig): Promise<{
-  store: JournalStore;
-  journal: Journal;
-  node: PgNode | undefined;
-  checkpoints: ChainCheckpointer | undefined;
-}> {
-  const c = config.journal;
-  const node = config.store === undefined ? undefined : await openPgNode(config.store);
-  const store =
-    node?.journal ??
-    openEmbeddedStore(c.path, c.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: c.busyTimeoutMs });
-  try {
-    const journal = await openJournal({
-      store,
-      signer: c.signer,
-      ...(c.signatureMode !== undefined ? { signatureMode: c.signatureMode } : {}),
-      ...(c.signingWorkers !== undefined ? { signingWorkers: c.signingWorkers } : {}),
-    });
-    // This replica's chain opens with a checkpoint naming it, before any other entry.
-    const checkpoints = await node?.startCheckpoints?.(journal).catch(async (err: unknown) => {
-      await journal.close();
-      throw err;
-    });
-    return { store, journal, node, checkpoints };
-  } catch (err) {
-    await store.close();
-    await node?.close();
-    throw err;
-  }
-}
-
-function principalStore(
-  config: RuntimeConfig,
-  deps: RuntimeDeps,
-  node: PgNode | undefined,
-): PrincipalStateStore & { close?(): void } {
-  if (deps.principalStore !== undefined) return deps.principalStore;
-  if (node !== undefined) return node.principals;
-  const path =
-    config.principalState ??
-    (config.journal.path === ":memory:" ? undefined : `${config.journal.path}.principals.db`);
-  return path === undefined ? new MemoryPrincipalStateStore() : SqlitePrincipalStateStore.open(path);
-}
-
-/** Where taint carried at the principal persists: PostgreSQL, or beside the principal state. */
-function taintStore(
-  config: RuntimeConfig,
-  deps: RuntimeDeps,
-  node: PgNode | undefined,
-): PrincipalTaintStore & { close?(): void } {
-  if (node !== undefined) return node.taint;
-  if (deps.principalStore !== undefined) return new MemoryPrincipalTaintStore();
-  const path =
-    config.principalState ??
-    (config.journal.path === ":memory:" ? undefined : `${config.journal.path}.principals.db`);
-  return path === undefined ? new MemoryPrincipalTaintStore() : SqlitePrincipalTaintStore.open(path);
-}
-
-interface Opened {
-  store: JournalStore;
-  journal: Journal;
-  principals: PrincipalStateStore & { close?(): void };
-  taint?: (PrincipalTaintStore & { close?(): void }) | undefined;
-  /** The shared PostgreSQL store (distributed mode), closed last. */
-  node?: PgNode | undefined;
-  /** This replica's cross-chain checkpoints (per-node chains): a last one before the journal closes. */
-  checkpoints?: ChainCheckpointer | undefined;
-}
-
-async function closeOpened(o: Opened): Promise<void> {
-  try {
-    await o.checkpoints?.stop(true).catch(() => undefined);
-    await o.journal.close();
-  } finally {
-    await o.store.close();
-    o.principals.close?.();
-    o.taint?.close?.();
-    await o.node?.close();
-  }
 }
 
 /** The configured approver keys; a key that is not an Ed25519 public key stops the start. */
