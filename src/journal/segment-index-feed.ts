@@ -7,14 +7,16 @@
 // The index is derived data: `journal verify` checks every entry in full.
 import { join } from "node:path";
 import { JournalError } from "../contracts/index.js";
-import { listSegments, readWhole } from "./segment-files.js";
+import { listSegments, readPrefix, readWhole } from "./segment-files.js";
 import {
   COMMIT_KIND,
   COMMIT_SIZE,
   FRAME_SIZE,
+  HEADER_SIZE,
   headerProblem,
   scanBatches,
   segmentName,
+  segmentVersion,
 } from "./segment-format.js";
 import { DECISION_PATHS, type IndexRow } from "./segment-index.js";
 
@@ -83,7 +85,8 @@ function scanOf(dir: string, first: number, start: FeedStart | undefined) {
     const tail = readWhole(join(dir, name), start.end);
     if (tail[0] === COMMIT_KIND && tail.length >= COMMIT_SIZE) {
       const base = start.end + COMMIT_SIZE;
-      return { base, scan: scanBatches(tail.subarray(COMMIT_SIZE), 0) };
+      const version = segmentVersion(readPrefix(join(dir, name), HEADER_SIZE));
+      return { base, scan: scanBatches(tail.subarray(COMMIT_SIZE), 0, version) };
     }
   }
   const buf = readWhole(join(dir, name));
