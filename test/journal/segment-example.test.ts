@@ -11,7 +11,7 @@ import { REPO_ROOT } from "../helpers/repo.js";
 import { tempDir } from "./helpers.js";
 
 /** `xxd`-style lines: offset, 16 bytes in hex, their printable ASCII. */
-export function hexDump(buf: Buffer): string[] {
+function hexDump(buf: Buffer): string[] {
   const lines: string[] = [];
   for (let at = 0; at < buf.length; at += 16) {
     const row = buf.subarray(at, at + 16);
