@@ -7,6 +7,7 @@
 // The index is derived data: `journal verify` checks every entry in full.
 import { join } from "node:path";
 import { JournalError } from "../contracts/index.js";
+import { HASH_MARK } from "./segment-commit.js";
 import { listSegments, readPrefix, readWhole } from "./segment-files.js";
 import {
   COMMIT_KIND,
@@ -20,14 +21,13 @@ import {
 } from "./segment-format.js";
 import { DECISION_PATHS, type IndexRow } from "./segment-index.js";
 
-const HASH_MEMBER = Buffer.from(',"hash":"sha256:', "latin1");
 const BODY_START = Buffer.from('{"body":{', "latin1");
 const SEQ_MAX = Number.MAX_SAFE_INTEGER;
 
 const isText = (v: unknown): v is string => typeof v === "string" && v.length > 0;
 
 function rowOf(payload: Buffer, segment: number, offset: number, where: () => string): IndexRow {
-  const cut = payload.lastIndexOf(HASH_MEMBER);
+  const cut = payload.lastIndexOf(HASH_MARK);
   let rest: Record<string, unknown> | null = null;
   if (cut > 0 && payload.subarray(0, BODY_START.length).equals(BODY_START)) {
     try {
