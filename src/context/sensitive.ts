@@ -9,7 +9,8 @@
 // Personal identifiers without a checksum (passport or ID numbers) have no structure of
 // their own: they are personal data only when a contract or annotation classifies the tool
 // output that holds them (`personalData`, docs/agentdojo.md#classification).
-import { collectLeaves, normalize } from "./provenance-text.js";
+import { normaliseForScan } from "./normalise.js";
+import { collectLeaves } from "./provenance-text.js";
 
 /** A run of 13–19 digits in groups joined by at most one space or dash, not inside a longer run. */
 const CARD_RUN = /(?<![\d])(?<![\d][ -])[2-6](?:[ -]?\d){12,18}(?![ -]?\d)/g;
@@ -47,7 +48,8 @@ export function paymentCards(text: string): string[] {
 /**
  * The arguments (top-level names) of `params` holding a payment card number that the user's
  * request does not (`inRequest`): a secret the run read somewhere and the user did not hand
- * over. Text is normalised first (NFKC: full-width digits, invisible characters removed).
+ * over. Text is normalised as the screening normalises it first (normalise.ts: NFKC and
+ * look-alike digits, HTML entities such as `&#52;`, markup, zero-widths between digits).
  */
 export function cardArguments(
   params: Record<string, unknown>,
@@ -56,7 +58,7 @@ export function cardArguments(
   const out: string[] = [];
   for (const [name, value] of Object.entries(params)) {
     const { leaves } = collectLeaves(value, MAX_LEAF, false);
-    const cards = leaves.flatMap((l) => paymentCards(normalize(l.text)));
+    const cards = leaves.flatMap((l) => paymentCards(normaliseForScan(l.text, MAX_LEAF)));
     if (cards.some((c) => !inRequest(c))) out.push(name);
   }
   return out;

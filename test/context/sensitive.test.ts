@@ -23,5 +23,6 @@ describe("payment card numbers", () => {
     const params = { to: ["a@example.com"], body: "card ４２３７ ４２５２ ７４５６ ２５７４", n: 4 };
     expect(cardArguments(params, () => false)).toEqual(["body"]);
     expect(cardArguments(params, (d) => d === "4237425274562574")).toEqual([]);
+    expect(cardArguments({ body: "&#52;237 4252\u200b 7456 2574" }, () => false)).toEqual(["body"]);
   });
 });
