@@ -21,12 +21,14 @@
 //   designated   every copied value occurs in the output of a call the user designated (a
 //                link in the channel the user named, not in a listing nobody asked for).
 //   webRequested the user's request holds a URL or host, or asks for links, sites or pages.
+//   sensitive    arguments holding a value of a secret class (a payment card number,
+//                src/context/sensitive.ts) that the user's request does not hold.
 //   foundIn      the taint sources of every output holding a target's value, vouched for or
 //                not: a link on a page the user named was still found on the web.
 // A date argument (`2024-05-13`) is judged like a target: its day written out in an output's
 // prose ("the 13th of May") and not in the request is copied (src/context/provenance-dates.ts).
 import type { Prepared, Session } from "../context/index.js";
-import { asksForWeb, isDateValue, taintSources } from "../context/index.js";
+import { asksForWeb, cardArguments, isDateValue, taintSources } from "../context/index.js";
 import type { PolicyFlow } from "../policy/index.js";
 
 /** Provenance kinds that are addresses: found in any argument, they count as a target. */
@@ -81,5 +83,6 @@ export function flowFacts(session: Session, prepared: Prepared, targets: readonl
         .flatMap((h) => h.labels),
     ),
     webRequested: asksForWeb(session.originalRequest),
+    sensitive: cardArguments(params, (digits) => session.fromRequest(digits)),
   };
 }
