@@ -124,6 +124,7 @@ export class ProvenanceIndex {
    * (the run's text cap) counts as holding it (fail closed).
    */
   wholeValue(path: string, value: unknown): ProvenanceHit | undefined {
+    if (this.#outputs.length === 0) return undefined; // no output can hold it
     const { leaves } = collectLeaves(value, this.#opts.maxScanChars, false);
     const ids = new Set<number>();
     for (const leaf of leaves) {

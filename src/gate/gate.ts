@@ -147,7 +147,9 @@ export class Gate {
       if (tp !== undefined) o.traceparent = tp;
       return o;
     } finally {
-      endActionSpan(span, actionFacts(raw, o));
+      // Without a tracer recording, the span is a no-op: its facts are not gathered.
+      if (span.isRecording()) endActionSpan(span, actionFacts(raw, o));
+      else span.end();
     }
   }
 
