@@ -169,6 +169,11 @@ export class Session {
     return structuredClone(this.#taintSeen);
   }
 
+  /** Whether the run has seen any taint label, inherited ones included. */
+  get tainted(): boolean {
+    return this.#taintSeen.length > 0;
+  }
+
   /** The retained tail of the session's hash chain, oldest first (copies); see chainAnchor. */
   events(): SessionEvent[] {
     return structuredClone(this.#chain.since(0));
