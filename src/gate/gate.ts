@@ -93,8 +93,12 @@ export class Gate {
     return this.#d.pending.take(decisionId) !== undefined;
   }
 
-  /** Decision only (for hosts that execute themselves): step_up and defer are returned, not awaited. */
-  evaluate(raw: unknown, trace?: TraceOptions): Promise<GateOutcome> {
+  /**
+   * Decision only (for hosts that execute themselves): step_up and defer are returned, not
+   * awaited. With `noResult`, the host has no result channel: an admitted call is not held
+   * for `recordResult` (what `release` would drop at once).
+   */
+  evaluate(raw: unknown, trace?: TraceOptions & { noResult?: boolean }): Promise<GateOutcome> {
     return this.#traced(raw, false, undefined, trace);
   }
 
@@ -138,11 +142,16 @@ export class Gate {
 
   // The action span wraps the whole decision (resolution included); its traceparent goes
   // on the outcome so the execution span can be its child.
-  async #traced(raw: unknown, wait: boolean, signal: AbortSignal | undefined, t?: TraceOptions) {
+  async #traced(
+    raw: unknown,
+    wait: boolean,
+    signal: AbortSignal | undefined,
+    t?: TraceOptions & { noResult?: boolean },
+  ) {
     const { span, ctx } = startActionSpan(t?.parent);
     let o: GateOutcome | undefined;
     try {
-      o = await this.#decide(raw, wait, signal, { span, ctx });
+      o = await this.#decide(raw, wait, signal, { span, ctx, hold: t?.noResult !== true });
       const tp = traceparentOf(span);
       if (tp !== undefined) o.traceparent = tp;
       return o;
@@ -198,7 +207,7 @@ export class Gate {
       case "allow":
       case "modify":
         if (!wait) {
-          d.pending.set(a.request.principalId, p);
+          if (t.hold) d.pending.set(a.request.principalId, p);
           return o;
         }
         return grant(d, o, p, a.principal!.id);
@@ -224,6 +233,8 @@ export interface TraceOptions {
 interface Traced {
   span: Span;
   ctx: Context;
+  /** Whether an admitted call is held for recordResult (`evaluate`'s `noResult` says not). */
+  hold?: boolean;
 }
 
 /** Grants, drift and judgement of an admitted call, each in its span. */
