@@ -81,6 +81,11 @@ export class ProvenanceIndex {
     return this.#tokens.size + this.#grams.size + this.#postings;
   }
 
+  /** Outputs recorded (none: no value can have come from one). */
+  get outputs(): number {
+    return this.#outputs.length;
+  }
+
   /** True when some output was not fully indexed and lends its taint to any substantial value. */
   get overflowed(): boolean {
     return this.#overflowed.length > 0;

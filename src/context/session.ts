@@ -210,6 +210,11 @@ export class Session {
     return this.#config.provenance.enabled ? this.#provenance.wholeValue(path, value) : undefined;
   }
 
+  /** Whether the run recorded any output value provenance could trace a value to. */
+  get hasOutputs(): boolean {
+    return this.#config.provenance.enabled && this.#provenance.outputs > 0;
+  }
+
   /** Hash of the chain head: what `context_hash` in a decision record refers to. */
   contextHash(): Sha256Hash {
     return this.#chain.head;

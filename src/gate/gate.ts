@@ -25,7 +25,7 @@ import { type Judgement, judge } from "./judgement.js";
 import type { GateDeps, GateOptions, Pending, PrincipalConfig } from "./options.js";
 import { commonOf, faultOf, type GateOutcome, rejectedOutcome } from "./outcome.js";
 import { PendingResults } from "./pending-results.js";
-import { commitDecision, draftOutcome, journalQuarantine } from "./record.js";
+import { commitDecision, draftOutcome, hasQuarantine, journalQuarantine } from "./record.js";
 import { awaitApproval, awaitRelease, grant } from "./resolution.js";
 import { type RecordedOutput, recordResult } from "./results.js";
 import { type ActionFacts, endActionSpan, SPAN, stage, startActionSpan, traceparentOf } from "./tracing.js";
@@ -194,7 +194,7 @@ export class Gate {
     }
     if (!session || !prepared) return o;
     const events = session.recordDecision(prepared, o.decision, o.reasonCodes, a.now);
-    if (events.length > 0)
+    if (hasQuarantine(events))
       await journalQuarantine(d, events, { runId: a.request.runId, traceId: a.traceId }, o.journalSeqs);
     const p: Pending = {
       prepared,
