@@ -171,7 +171,8 @@ export class Gate {
     const d = this.#d;
     const a = stage(t.span, t.ctx, SPAN.contract, () => admit(d, raw));
     if (a.kind === "invalid") return rejectedOutcome(a.reason);
-    const j = await judgeTraced(d, a, t);
+    const judged = judgeTraced(d, a, t);
+    const j = judged instanceof Promise ? await judged : judged;
     const o = draftOutcome(a, j);
     const { session, prepared } = j;
     try {
@@ -237,13 +238,28 @@ interface Traced {
   hold?: boolean;
 }
 
-/** Grants, drift and judgement of an admitted call, each in its span. */
-async function judgeTraced(d: GateDeps, a: Admission, t: Traced): Promise<Judgement> {
+/**
+ * Grants, drift and judgement of an admitted call, each in its span. Without a grant to
+ * await or a drift to score, the judgement is returned as is (no promise and microtask
+ * turn of its own); either way the session's reservation is taken before the first await.
+ */
+function judgeTraced(d: GateDeps, a: Admission, t: Traced): Judgement | Promise<Judgement> {
   // A caller's trace (the sidecar's traceparent) names the journal's trace unless the request does.
   const sc = trace.getSpanContext(t.ctx);
   if (a.request.traceId === undefined && sc !== undefined && trace.isSpanContextValid(sc))
     a.traceId = sc.traceId;
   const granted = admitGrants(d, a);
+  if (granted === undefined && (d.o.drift === undefined || a.refused !== undefined))
+    return stage(t.span, t.ctx, SPAN.policy, () => judge(d, a));
+  return judgeAwaited(d, a, t, granted);
+}
+
+async function judgeAwaited(
+  d: GateDeps,
+  a: Admission,
+  t: Traced,
+  granted: Promise<void> | undefined,
+): Promise<Judgement> {
   if (granted !== undefined) await stage(t.span, t.ctx, SPAN.contract, () => granted);
   const drift =
     d.o.drift !== undefined && a.refused === undefined
