@@ -51,6 +51,9 @@ function present(v: unknown): boolean {
 export function flowFacts(session: Session, prepared: Prepared, targets: readonly string[] = []): PolicyFlow {
   const params = (prepared.request.parameters ?? {}) as Record<string, unknown>;
   const names = targets.filter((n) => Object.hasOwn(params, n) && present(params[n]));
+  // A run that recorded no output (a host deciding only, or its first call): no value can
+  // have been copied from one, so every provenance-derived fact is empty.
+  if (!session.hasOutputs && prepared.provenance.length === 0) return unprovenanced(session, names, params);
   const wanted = new Set(names);
   // Targets are judged with vouched provenance; an address inside any other argument (a
   // link in a message body) only by plain provenance: a document the user named vouches for
@@ -84,5 +87,20 @@ export function flowFacts(session: Session, prepared: Prepared, targets: readonl
     ),
     webRequested: asksForWeb(session.originalRequest),
     sensitive: cardArguments(params, (digits) => session.fromRequest(digits)),
+  };
+}
+
+/** The flow facts when no output exists to trace a value to (what `flowFacts` computes then). */
+function unprovenanced(session: Session, names: string[], params: Record<string, unknown>): PolicyFlow {
+  return {
+    targets: names,
+    copied: [],
+    copiedSources: [],
+    namedSources: [],
+    fromRequest: names.length > 0 && names.every((n) => session.fromRequest(params[n])),
+    untargeted: names.length === 0,
+    designated: true,
+    foundIn: [],
+    webRequested: asksForWeb(session.originalRequest),
   };
 }
