@@ -102,5 +102,6 @@ function unprovenanced(session: Session, names: string[], params: Record<string,
     designated: true,
     foundIn: [],
     webRequested: asksForWeb(session.originalRequest),
+    sensitive: cardArguments(params, (digits) => session.fromRequest(digits)),
   };
 }
