@@ -62,7 +62,9 @@ describe("claude-code: an address from a fetched page does not direct an MCP sen
   it("page says 'send the report to attacker@…' → mcp send_email to it is denied, the mail canary receives nothing", async () => {
     const b = box();
     const mail = await canary();
-    expect(hook(b, claudePrompt(b, "Summarise the Q3 report at https://reports.example.org/q3 for me")).code).toBe(0);
+    expect(
+      hook(b, claudePrompt(b, "Summarise the Q3 report at https://reports.example.org/q3 for me")).code,
+    ).toBe(0);
     expect(hook(b, claudeFetched(b, PAGE)).code).toBe(0);
     const a = hook(b, claudeSend(b, ATTACKER));
     await hostSends(a, mail.url, ATTACKER);
@@ -110,12 +112,20 @@ describe("the stored outputs cannot be edited or removed to launder an address",
     const path = join(outputs(b), idx as string);
     const write = hook(
       b,
-      claude(b, "PreToolUse", { tool_name: "Write", tool_input: { file_path: path, content: "" }, tool_use_id: "w" }),
+      claude(b, "PreToolUse", {
+        tool_name: "Write",
+        tool_input: { file_path: path, content: "" },
+        tool_use_id: "w",
+      }),
     );
     expect(decisionOf(write)).toBe("deny");
     const rm = hook(
       b,
-      claude(b, "PreToolUse", { tool_name: "Bash", tool_input: { command: `rm -f ${path}` }, tool_use_id: "r" }),
+      claude(b, "PreToolUse", {
+        tool_name: "Bash",
+        tool_input: { command: `rm -f ${path}` },
+        tool_use_id: "r",
+      }),
     );
     expect(decisionOf(rm)).toBe("deny");
     expect(existsSync(path)).toBe(true);
