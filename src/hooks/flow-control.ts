@@ -67,7 +67,8 @@ export function recordFlowOutput(
     if (store === undefined) {
       const list = memoryOf(ctx);
       const overflowed = truncated;
-      list.push({ n: list.length + 1, labels, tokens: tokensOf(text), overflowed, text: () => text });
+      const tokens = Uint32Array.from(tokensOf(text));
+      list.push({ n: list.length + 1, labels, tokens, overflowed, text: () => text });
       return;
     }
     const st = store;
@@ -94,7 +95,7 @@ function gateSession(ctx: EvalContext): Session | undefined {
 }
 
 /** The string and number leaves of a call's values, as prefilter tokens (undefined: too large, match all). */
-function queryTokens(values: unknown): Set<string> | undefined {
+function queryTokens(values: unknown): Set<number> | undefined {
   const parts: string[] = [];
   let left = MAX_QUERY_CHARS;
   const walk = (v: unknown, depth: number): boolean => {
@@ -110,13 +111,14 @@ function queryTokens(values: unknown): Set<string> | undefined {
     return true;
   };
   if (!walk(values, 0)) return undefined;
-  return new Set(parts.flatMap((p) => tokensOf(p)));
+  return new Set(parts.flatMap((p) => [...tokensOf(p)]));
 }
 
 /** Whether an output holds one of the call's tokens (or must be fed whatever it holds). */
-function matches(o: StoredOutput, want: Set<string> | undefined): boolean {
+function matches(o: StoredOutput, want: Set<number> | undefined): boolean {
   if (want === undefined || o.overflowed) return true;
-  return o.tokens.some((t) => want.has(t) || t.length < 3);
+  for (const h of o.tokens) if (want.has(h)) return true;
+  return false;
 }
 
 /** Feeds the outputs a sink call can have copied from into its Gate session, each once. */

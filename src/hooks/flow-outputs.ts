@@ -21,7 +21,7 @@ import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync, wri
 import { join } from "node:path";
 import { z } from "zod";
 import { extractTokens } from "../context/index.js";
-import { parseStrictJson, TaintLabel } from "../contracts/index.js";
+import { TaintLabel } from "../contracts/index.js";
 import type { FlowHead } from "./state.js";
 
 /** Characters of one output kept (a longer output is kept in part and marked overflowed). */
@@ -29,7 +29,7 @@ export const MAX_OUTPUT_CHARS = 256 * 1024;
 /** Characters of all outputs of one session and epoch; beyond, outputs are kept as overflow marks. */
 export const MAX_TEXT_CHARS = 4 * 1024 * 1024;
 /** Tokens of all outputs of one session and epoch; beyond, outputs are kept as overflow marks. */
-export const MAX_TOKENS = 64 * 1024;
+export const MAX_TOKENS = 256 * 1024;
 /** Entries of one session and epoch; beyond, nothing more is stored and the head is failed. */
 export const MAX_ENTRIES = 4096;
 /** The shortest token kept: the index's own minimum (ProvenanceOptions.minToken ≥ 4), a superset of any. */
@@ -37,16 +37,17 @@ const MIN_TOKEN = 4;
 const DOMAIN = "warden-hook-outputs\u0000";
 
 export const FlowEntrySchema = z.strictObject({
+  m: z.string().regex(/^[0-9a-f]{64}$/),
   n: z.number().int().min(1),
   l: z.array(TaintLabel).min(1).max(64),
-  k: z.array(z.string().max(4096)).max(MAX_TOKENS),
+  /** The output's tokens as 32-bit hashes (tokenHash), little-endian, base64. */
+  k: z.string().max(Math.ceil((MAX_TOKENS * 4) / 3) + 4),
   /** Offset and length of the text in the text file (absent: an overflow mark without text). */
   at: z.number().int().nonnegative().optional(),
   len: z.number().int().nonnegative().optional(),
   h: z.string().max(64).optional(),
   /** The output was not kept whole (its text, its tokens or the store overflowed). */
   o: z.literal(1).optional(),
-  m: z.string().length(64),
 });
 export type FlowEntry = z.infer<typeof FlowEntrySchema>;
 
@@ -62,7 +63,8 @@ export interface FlowStore {
 export interface StoredOutput {
   n: number;
   labels: TaintLabel[];
-  tokens: readonly string[];
+  /** The output's token hashes (tokenHash). */
+  tokens: Uint32Array;
   overflowed: boolean;
   /** Reads and checks the text (undefined: no text was kept, or it no longer matches its digest). */
   text(): string | undefined;
@@ -77,11 +79,13 @@ const paths = (s: FlowStore) => ({
   txt: join(s.dir, `${s.name}.txt`),
 });
 
-function macOf(s: FlowStore, prev: string, body: Omit<FlowEntry, "m">): string {
-  return createHmac("sha256", s.key)
-    .update(`${DOMAIN}${s.name}\u0000${prev}\u0000${JSON.stringify(body)}`)
-    .digest("hex");
+function macOf(s: FlowStore, prev: string, body: string): string {
+  return createHmac("sha256", s.key).update(`${DOMAIN}${s.name}\u0000${prev}\u0000${body}`).digest("hex");
 }
+
+/** A line is `{"m":"<MAC>",…}`: the MAC is over the rest of the line as written, never re-serialised. */
+const MAC_HEAD = '{"m":"';
+const BODY_AT = MAC_HEAD.length + 64 + 2;
 
 /** The entries of the index, their chain checked; a broken or forged line is a failure. */
 function readEntries(s: FlowStore): { ok: true; entries: FlowEntry[] } | { ok: false; why: string } {
@@ -91,17 +95,21 @@ function readEntries(s: FlowStore): { ok: true; entries: FlowEntry[] } | { ok: f
   let prev = "";
   for (const line of readFileSync(p, "utf8").split("\n")) {
     if (line === "") continue;
+    const where = `entry ${entries.length + 1}`;
+    const body = `{${line.slice(BODY_AT)}`;
+    const mac = line.slice(MAC_HEAD.length, MAC_HEAD.length + 64);
+    if (!line.startsWith(MAC_HEAD) || macOf(s, prev, body) !== mac)
+      return { ok: false, why: `${where} fails its seal` };
     let e: FlowEntry;
     try {
-      e = FlowEntrySchema.parse(parseStrictJson(line));
+      // Sealed by this engine: plain JSON.parse (the MAC, checked first, vouches for the text).
+      e = FlowEntrySchema.parse(JSON.parse(line));
     } catch {
-      return { ok: false, why: `entry ${entries.length + 1} is not a stored output` };
+      return { ok: false, why: `${where} is not a stored output` };
     }
-    const { m, ...body } = e;
-    if (e.n !== entries.length + 1 || macOf(s, prev, body) !== m)
-      return { ok: false, why: `entry ${entries.length + 1} fails its seal` };
+    if (e.n !== entries.length + 1 || e.m !== mac) return { ok: false, why: `${where} is out of order` };
     entries.push(e);
-    prev = m;
+    prev = mac;
   }
   return { ok: true, entries };
 }
@@ -147,7 +155,7 @@ export function loadOutputs(s: FlowStore, head: FlowHead | undefined): Loaded {
     (e): StoredOutput => ({
       n: e.n,
       labels: e.l,
-      tokens: e.k,
+      tokens: hashesOf(e.k),
       overflowed: e.o === 1,
       text: textReader(s, e),
     }),
@@ -156,14 +164,33 @@ export function loadOutputs(s: FlowStore, head: FlowHead | undefined): Loaded {
   return { ok: true, outputs, head: last === undefined ? head : { count: last.n, mac: last.m } };
 }
 
-/** The distinctive tokens of a text, compacted to letters and digits (the prefilter's form). */
-export function tokensOf(text: string): string[] {
-  return [...new Set(extractTokens(text, MIN_TOKEN).map((t) => compactToken(t.text)))];
+/** 32-bit FNV-1a of a compact token: the prefilter's key (a collision only feeds one output more). */
+export function tokenHash(t: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < t.length; i++) {
+    h ^= t.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
 }
 
-/** A token's letters and digits (how provenance compares a value the user spaced differently). */
-export function compactToken(t: string): string {
-  return t.replace(/[^\p{L}\p{N}]+/gu, "");
+/** The distinctive tokens of a text (provenance.ts extractTokens), compacted to letters and digits, hashed. */
+export function tokensOf(text: string): Set<number> {
+  const out = new Set<number>();
+  for (const t of extractTokens(text, MIN_TOKEN)) out.add(tokenHash(t.text.replace(/[^\p{L}\p{N}]+/gu, "")));
+  return out;
+}
+
+function packHashes(h: Set<number>): string {
+  const a = Uint32Array.from(h);
+  return Buffer.from(a.buffer, a.byteOffset, a.byteLength).toString("base64");
+}
+
+function hashesOf(b64: string): Uint32Array {
+  const b = Buffer.from(b64, "base64");
+  const copy = new Uint8Array(b.length - (b.length % 4));
+  copy.set(b.subarray(0, copy.length));
+  return new Uint32Array(copy.buffer);
 }
 
 /**
@@ -183,9 +210,9 @@ export function appendOutput(
   const last = r.entries.at(-1);
   const kept = text.slice(0, MAX_OUTPUT_CHARS);
   const usedText = r.entries.reduce((n, e) => n + (e.len ?? 0), 0);
-  const usedTokens = r.entries.reduce((n, e) => n + e.k.length, 0);
+  const usedTokens = r.entries.reduce((n, e) => n + Math.floor((e.k.length * 3) / 16), 0);
   const tokens = tokensOf(kept);
-  const fits = usedText + kept.length <= MAX_TEXT_CHARS && usedTokens + tokens.length <= MAX_TOKENS;
+  const fits = usedText + kept.length <= MAX_TEXT_CHARS && usedTokens + tokens.size <= MAX_TOKENS;
   const p = paths(s);
   let where: Pick<FlowEntry, "at" | "len" | "h"> = {};
   if (fits && kept.length > 0) {
@@ -200,19 +227,20 @@ export function appendOutput(
     }
   }
   const overflowed = !fits || truncated || text.length > MAX_OUTPUT_CHARS;
-  const body: Omit<FlowEntry, "m"> = {
-    n: r.entries.length + 1,
+  const n = r.entries.length + 1;
+  const body = JSON.stringify({
+    n,
     l: labels.slice(0, 64),
-    k: fits ? tokens : [],
+    k: fits ? packHashes(tokens) : "",
     ...where,
     ...(overflowed ? { o: 1 as const } : {}),
-  };
+  });
   const m = macOf(s, last?.m ?? "", body);
   const fd = openSync(p.idx, "a", 0o600);
   try {
-    writeSync(fd, `${JSON.stringify({ ...body, m })}\n`);
+    writeSync(fd, `${MAC_HEAD}${m}",${body.slice(1)}\n`);
   } finally {
     closeSync(fd);
   }
-  return { count: body.n, mac: m };
+  return { count: n, mac: m };
 }

@@ -104,6 +104,8 @@ describe("the stored outputs cannot be edited or removed to launder an address",
     return b;
   }
   const outputs = (b: Box) => join(b.dir, "outputs");
+  const idxOf = (b: Box) =>
+    join(outputs(b), readdirSync(outputs(b)).find((x) => x.endsWith(".idx")) as string);
 
   it("the agent's file tools and shell cannot reach the store (Warden's state directory)", () => {
     const b = seeded();
@@ -133,12 +135,11 @@ describe("the stored outputs cannot be edited or removed to launder an address",
 
   for (const [name, tamper] of [
     ["removed", (b: Box) => rmSync(outputs(b), { recursive: true, force: true })],
+    ["index emptied (the page's entry deleted)", (b: Box) => writeFileSync(idxOf(b), "")],
     [
-      "the page's tokens edited out",
-      (b: Box) => {
-        const f = join(outputs(b), readdirSync(outputs(b)).find((x) => x.endsWith(".idx")) as string);
-        writeFileSync(f, readFileSync(f, "utf8").replaceAll("attackerevilexample", "nothing"));
-      },
+      "the page's tokens rewritten",
+      (b: Box) =>
+        writeFileSync(idxOf(b), readFileSync(idxOf(b), "utf8").replace(/"k":"[^"]*"/, '"k":"AAAAAA=="')),
     ],
     [
       "the page's text replaced",
