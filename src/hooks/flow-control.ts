@@ -15,8 +15,15 @@ import { join } from "node:path";
 import type { Session } from "../context/index.js";
 import type { TaintLabel } from "../contracts/index.js";
 import { sessionKeyOf } from "./contain.js";
-import type { EvalContext } from "./context.js";
-import { appendOutput, type FlowStore, loadOutputs, type StoredOutput, tokensOf } from "./flow-outputs.js";
+import { type EvalContext, poison } from "./context.js";
+import {
+  appendOutput,
+  type FlowStore,
+  type Loaded,
+  loadOutputs,
+  type StoredOutput,
+  tokensOf,
+} from "./flow-outputs.js";
 import { withLock } from "./state.js";
 import type { GateShape } from "./taxonomy.js";
 import { requestFields } from "./user-request.js";
@@ -121,22 +128,35 @@ function matches(o: StoredOutput, want: Set<number> | undefined): boolean {
   return false;
 }
 
+/** The session's stored outputs; a store that cannot even be located (no key) fails like a broken one. */
+function loadFor(ctx: EvalContext, hostId: string): Loaded {
+  try {
+    const store = storeOf(ctx, hostId);
+    return store === undefined
+      ? { ok: true, outputs: memoryOf(ctx), head: undefined }
+      : loadOutputs(store, ctx.session.flow);
+  } catch (err) {
+    return { ok: false, why: err instanceof Error ? err.message.slice(0, 256) : "unavailable" };
+  }
+}
+
 /** Feeds the outputs a sink call can have copied from into its Gate session, each once. */
 export function feedFlow(ctx: EvalContext, hostId: string, values: unknown): void {
   const session = gateSession(ctx);
   if (session === undefined) return;
   const done = fed.get(session) ?? new Set<number>();
   fed.set(session, done);
-  const store = storeOf(ctx, hostId);
-  const loaded =
-    store === undefined
-      ? { ok: true as const, outputs: memoryOf(ctx) }
-      : loadOutputs(store, ctx.session.flow);
+  const loaded = loadFor(ctx, hostId);
   if ((!loaded.ok || ctx.session.flow?.failed === true) && !done.has(0)) {
     session.observeOutput(0, undefined, FAILED, { overflowed: true });
     done.add(0);
   }
-  if (!loaded.ok) return;
+  // Tampering (or a store this engine cannot read) poisons the session: visible in
+  // `warden hooks status`, and direct egress is denied until a human clears it.
+  if (!loaded.ok) {
+    poison(ctx.session, `the stored tool outputs failed their check: ${loaded.why}`);
+    return;
+  }
   const want = queryTokens(values);
   for (const o of loaded.outputs) {
     if (done.has(o.n) || !matches(o, want)) continue;
