@@ -10,7 +10,7 @@ import { artifactValues, toolArtifacts } from "./artifacts.js";
 import { count, type EvalContext, noteDenial, poison } from "./context.js";
 import { scanText } from "./detect.js";
 import { credentialInWrite } from "./file-secrets.js";
-import { feedFlow, flowJudged, recordFlowOutput } from "./flow-control.js";
+import { feedFlow, flowJudged, flowValues, recordFlowOutput } from "./flow-control.js";
 import { recalled } from "./memory.js";
 import { gateTaint, poisonedSignal } from "./poisoned.js";
 import type { Artifact, CanonicalTool, Verdict } from "./schema-base.js";
@@ -75,7 +75,7 @@ export async function preToolUse(ctx: EvalContext, e: HookEventOf<"PreToolUse">)
   // The command's own artifacts first (a denial names the first), then the files it writes.
   const artifacts = [...toolArtifacts(tool, e.tool_input, e.artifacts), ...written].slice(0, 64);
   // A sink call is judged with the outputs it can have copied from (flow-control.ts).
-  if (flowJudged(shape)) feedFlow(ctx, e.host_id, shape.parameters);
+  if (flowJudged(shape)) feedFlow(ctx, e.host_id, flowValues(shape));
   const outcome = await ctx.runtime.gate.evaluate({
     principalId: ctx.principalId,
     runId: ctx.session.runId,

@@ -42,6 +42,16 @@ export function flowJudged(shape: GateShape): boolean {
   return shape.toolClass === "mcp" || (shape.toolClass === "http" && !READ_METHODS.has(shape.action));
 }
 
+/**
+ * The values whose tokens choose the outputs a sink call is judged with: the MCP tool's own
+ * arguments, or the request's URL — not the server label and tool name the host's
+ * configuration chose (Cursor's server label is its URL's host: a page naming that host must
+ * not make every call of the server copied).
+ */
+export function flowValues(shape: GateShape): unknown {
+  return shape.toolClass === "mcp" ? shape.parameters.arguments : shape.parameters.url;
+}
+
 function storeOf(ctx: EvalContext, hostId: string): FlowStore | undefined {
   const dir = ctx.stateDirs?.[0];
   if (dir === undefined || ctx.askKey === undefined) return undefined;

@@ -161,3 +161,13 @@ describe("an address from an untrusted result does not direct an MCP send, in ev
     });
   }
 });
+
+describe("the host's own names are not copied values", () => {
+  it("cursor: a result naming the MCP server's host (Cursor's server label) does not make a send to the user's recipient copied", async () => {
+    const cursor = HOSTS.find((h) => h.name.startsWith("cursor")) as Host;
+    const text = "Mail goes through mcp.mail.example; see the release notes.";
+    const { a, hits } = await session(cursor, `Email the release notes to ${FRIEND}`, text, FRIEND);
+    expect(blocked(a)).toBe(false);
+    expect(hits).toBe(1);
+  });
+});
