@@ -65,6 +65,8 @@ export class ProvenanceIndex {
   #trustedCompact = "";
   #trustedGrams = new Set<number>();
   #textChars = 0;
+  /** The record of outputs marked overflowed from outside (`addOverflow`). */
+  #overflowMark: number | undefined;
   /** The kinds of value the user's request asks the agent to find (`wantedKinds`). */
   #wanted = new Set<TokenKind>();
   /** The days the user's request names (provenance-dates.ts). */
@@ -241,7 +243,14 @@ export class ProvenanceIndex {
    */
   addOverflow(seq: number, labels: readonly TaintLabel[]): void {
     if (labels.length === 0) return;
+    // One record for all of them (bounded): later marks only add their labels.
+    const held = this.#overflowMark === undefined ? undefined : this.#outputs[this.#overflowMark];
+    if (held !== undefined) {
+      held.labels = mergeTaint(held.labels, labels);
+      return;
+    }
     const id = this.#outputs.length;
+    this.#overflowMark = id;
     this.#outputs.push({
       seq,
       labels: mergeTaint(labels),
