@@ -65,8 +65,6 @@ export class ProvenanceIndex {
   #trustedCompact = "";
   #trustedGrams = new Set<number>();
   #textChars = 0;
-  /** The record of outputs marked overflowed from outside (`addOverflow`). */
-  #overflowMark: number | undefined;
   /** The kinds of value the user's request asks the agent to find (`wantedKinds`). */
   #wanted = new Set<TokenKind>();
   /** The days the user's request names (provenance-dates.ts). */
@@ -235,6 +233,9 @@ export class ProvenanceIndex {
     }
     if (full) this.#overflowed.push(id);
   }
+
+  /** The record of outputs marked overflowed from outside (`addOverflow`). */
+  #overflowMark: number | undefined;
 
   /**
    * Records an output that could not be indexed (its store overflowed or failed a check
