@@ -10,7 +10,7 @@
 // every later sink call judged as overflowed (fail closed): an address or substantial value
 // in it counts as copied. Other calls (files, shell, reads) load nothing.
 
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Session } from "../context/index.js";
 import type { TaintLabel } from "../contracts/index.js";
@@ -68,6 +68,14 @@ function memoryOf(ctx: EvalContext): StoredOutput[] {
   return list;
 }
 
+/** A cleared session's first output of its new epoch removes the files of its earlier epochs. */
+function sweepEarlierEpochs(st: FlowStore, hostId: string, sessionId: string): void {
+  const key = `${sessionKeyOf(hostId, sessionId)}.e`;
+  for (const f of readdirSync(st.dir)) {
+    if (f.startsWith(key) && !f.startsWith(`${st.name}.`)) rmSync(join(st.dir, f), { force: true });
+  }
+}
+
 /** Stores one result's text with its taint labels (an untrusted result: `labels` non-empty). */
 export function recordFlowOutput(
   ctx: EvalContext,
@@ -90,6 +98,7 @@ export function recordFlowOutput(
     }
     const st = store;
     mkdirSync(st.dir, { recursive: true, mode: 0o700 });
+    if ((s.flow?.count ?? 0) === 0 && s.epoch > 0) sweepEarlierEpochs(st, hostId, ctx.sessionId);
     s.flow = withLock(join(st.dir, `${st.name}.idx`), () =>
       appendOutput(st, s.flow, text, labels, truncated),
     );
