@@ -240,6 +240,37 @@ export class ProvenanceIndex {
     if (full) this.#overflowed.push(id);
   }
 
+  /** The record of outputs marked overflowed from outside (`addOverflow`). */
+  #overflowMark: number | undefined;
+
+  /**
+   * Records an output that could not be indexed (its store overflowed or failed a check
+   * outside this index, e.g. the hooks' persisted outputs): like an output past the caps,
+   * it lends its taint to every substantial value and holds every whole value (fail closed).
+   */
+  addOverflow(seq: number, labels: readonly TaintLabel[]): void {
+    if (labels.length === 0) return;
+    // One record for all of them (bounded): later marks only add their labels.
+    const held = this.#overflowMark === undefined ? undefined : this.#outputs[this.#overflowMark];
+    if (held !== undefined) {
+      held.labels = mergeTaint(held.labels, labels);
+      return;
+    }
+    const id = this.#outputs.length;
+    this.#overflowMark = id;
+    this.#outputs.push({
+      seq,
+      labels: mergeTaint(labels),
+      endorsed: new Set(),
+      text: undefined,
+      fields: new Set(),
+      structured: false,
+      designated: false,
+      days: new Set(),
+    });
+    this.#overflowed.push(id);
+  }
+
   /**
    * Finds the parts of `value` that came from indexed outputs and not from the trusted
    * request. `failClosed`: a value too large to scan inherits the taint of every output.

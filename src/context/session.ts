@@ -453,6 +453,25 @@ export class Session {
     return { taint, classification, provenance, events: this.#chain.since(start) };
   }
 
+  /**
+   * Indexes for value provenance the output of a call the Gate did not admit itself: a host's
+   * own tool, seen only by its hooks (src/hooks/flow-outputs.ts). `overflowed`: the output
+   * could not be kept whole, and lends its taint to any substantial value (fail closed).
+   * Changes neither the run's taint nor its chain: the host's hooks send taint with each call.
+   */
+  observeOutput(
+    seq: number,
+    data: unknown,
+    labels: readonly TaintLabel[],
+    opts: { overflowed?: boolean; designated?: boolean } = {},
+  ): void {
+    this.#open();
+    if (!this.#config.provenance.enabled) return;
+    if (data !== undefined)
+      this.#provenance.addOutput(seq, data, labels, { designated: opts.designated === true });
+    if (opts.overflowed === true) this.#provenance.addOverflow(seq, labels);
+  }
+
   /** Records usage outside a call's result: tokens, cost, and the §9.2 metered resources (budgets.ts). */
   recordUsage(usage: { tokens?: number; cost?: number } & ResourceUsage, now?: number): SessionEvent[] {
     this.#open();

@@ -12,6 +12,8 @@ import { type EngineState, isProtected, pruneSessions, type SessionState, STATE_
 export interface EvalContext {
   runtime: Runtime;
   principalId: string;
+  /** The engine's bound principal, whose runs the runtime starts (EngineConfig.principal). */
+  boundPrincipal?: boolean;
   state: EngineState;
   session: SessionState;
   sessionId: string;

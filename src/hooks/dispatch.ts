@@ -135,6 +135,7 @@ export async function dispatch(d: DispatchInput, e: HookEvent): Promise<{ verdic
   const ctx: EvalContext = {
     runtime: d.runtime,
     principalId,
+    ...(d.principal !== undefined ? { boundPrincipal: true } : {}),
     state: d.state,
     session,
     sessionId: e.session_id,

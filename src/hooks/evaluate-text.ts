@@ -7,11 +7,13 @@
 //     retrieved memory or the result of a sub-agent not known to have read only trusted
 //     content → deny and the session is poisoned
 //   injection phrasing in the user's own input → allow with a warning
+import { MAX_SCAN_CHARS } from "../context/index.js";
 import { HookError } from "../contracts/index.js";
 import { faultOf } from "../gate/index.js";
 import { count, type EvalContext, noteDenial } from "./context.js";
 import { scanText, type TextFindings, textOf } from "./detect.js";
 import { addTaint } from "./evaluate-tool.js";
+import { recordFlowOutput } from "./flow-control.js";
 import type { Verdict } from "./schema-base.js";
 import type { HookEventOf } from "./schema-points.js";
 import { subAgentSource, trustOf } from "./taint-trust.js";
@@ -213,11 +215,15 @@ export function postSubAgentResult(ctx: EvalContext, e: HookEventOf<"PostSubAgen
   const source = subAgentSource(ctx.session, ctx.state.sessions[e.sub_agent_id]);
   const trusted = trustOf(source).trust === "trusted";
   if (!trusted) {
-    addTaint(ctx, {
-      source: "tool-output",
+    const label = {
+      source: "tool-output" as const,
       origin: `sub-agent:${e.sub_agent_id.slice(0, 200)}`,
       addedAt: ctx.now,
-    });
+    };
+    addTaint(ctx, label);
+    // What a sub-agent whose reads are unknown answers is kept for flow control like a tool result.
+    const text = textOf(e.result);
+    recordFlowOutput(ctx, e.host_id, text.slice(0, MAX_SCAN_CHARS), text.length > MAX_SCAN_CHARS, [label]);
   }
   const rule: TextRule = {
     hook: e.hook_point,

@@ -10,6 +10,7 @@ import { artifactValues, toolArtifacts } from "./artifacts.js";
 import { count, type EvalContext, noteDenial, poison } from "./context.js";
 import { scanText } from "./detect.js";
 import { credentialInWrite } from "./file-secrets.js";
+import { feedFlow, flowJudged, flowValues, recordFlowOutput } from "./flow-control.js";
 import { recalled } from "./memory.js";
 import { gateTaint, poisonedSignal } from "./poisoned.js";
 import type { Artifact, CanonicalTool, Verdict } from "./schema-base.js";
@@ -73,6 +74,8 @@ export async function preToolUse(ctx: EvalContext, e: HookEventOf<"PreToolUse">)
   );
   // The command's own artifacts first (a denial names the first), then the files it writes.
   const artifacts = [...toolArtifacts(tool, e.tool_input, e.artifacts), ...written].slice(0, 64);
+  // A sink call is judged with the outputs it can have copied from (flow-control.ts).
+  if (flowJudged(shape)) feedFlow(ctx, e.host_id, flowValues(shape));
   const outcome = await ctx.runtime.gate.evaluate({
     principalId: ctx.principalId,
     runId: ctx.session.runId,
@@ -112,9 +115,16 @@ export function postToolUse(ctx: EvalContext, e: HookEventOf<"PostToolUse">): Ve
   const native = (e.tool_name_native ?? tool).slice(0, 256);
   const source = resultSource(tool, native, e.tool_input, ctx.workspace, ctx.session, e.tool_result);
   const trust = trustOf(source);
-  if (trust.taint) addTaint(ctx, { source: trust.taint, origin: `${native}:${source}`, addedAt: ctx.now });
+  const label = trust.taint
+    ? { source: trust.taint, origin: `${native}:${source}`, addedAt: ctx.now }
+    : undefined;
+  if (label) addTaint(ctx, label);
   const read = resultText(e.tool_result);
   const f = scanText(read.text);
+  // An untrusted result is kept for flow control; one that carried instructions is labelled so.
+  const flagged =
+    f.injections.length > 0 ? [{ source: "instructions" as const, origin: `${native}#injection` }] : [];
+  if (label) recordFlowOutput(ctx, e.host_id, read.text, read.truncated, [label, ...flagged]);
   count(ctx.session, "tool_results");
   const signals: Verdict[] = [];
   if (f.injections.length > 0) signals.push(injectionSignal(ctx, tool, native, source, f.injections));

@@ -39,6 +39,18 @@ export const DenialNoteSchema = z.strictObject({
 });
 export type DenialNote = z.infer<typeof DenialNoteSchema>;
 
+/**
+ * The head of a session's persisted outputs (flow-outputs.ts): a file shorter than `count`
+ * entries, or whose entry `count` does not carry `mac`, was truncated or replaced (fail closed).
+ * `failed`: an output could not be stored; every later sink call is judged as overflowed.
+ */
+export const FlowHeadSchema = z.strictObject({
+  count: z.number().int().nonnegative(),
+  mac: z.string().max(128),
+  failed: z.boolean().optional(),
+});
+export type FlowHead = z.infer<typeof FlowHeadSchema>;
+
 export const SessionStateSchema = z.strictObject({
   runId: z.string().min(1).max(256),
   startedAt: z.string().max(64),
@@ -58,6 +70,8 @@ export const SessionStateSchema = z.strictObject({
   turn: z.number().int().nonnegative().optional(),
   /** The last accepted user prompt: the run's `originalRequest` (only the host's prompt event sets it). */
   request: z.string().max(32_768).optional(),
+  /** The session's recorded tool outputs for flow control (flow-outputs.ts): how many, and the last one's MAC. */
+  flow: FlowHeadSchema.optional(),
 });
 export type SessionState = z.infer<typeof SessionStateSchema>;
 
@@ -147,15 +161,25 @@ export function pruneSessions(sessions: Record<string, SessionState>, max: numbe
 const later = (a: string | undefined, b: string | undefined) =>
   a === undefined ? b : b === undefined || a > b ? a : b;
 
+/** The head with more outputs (outputs are only appended); a failure on either side stays. */
+function laterFlow(a: FlowHead | undefined, b: FlowHead | undefined): FlowHead | undefined {
+  if (a === undefined || b === undefined) return a ?? b;
+  const head = b.count > a.count ? b : a;
+  return a.failed === true || b.failed === true ? { ...head, failed: true } : head;
+}
+
 function mergeSession(d: SessionState, s: SessionState): SessionState {
   // A clear (a higher epoch on disk) wins over taint and poison this process loaded before it.
   const cleared = d.epoch > s.epoch;
   const lastSeenAt = later(d.lastSeenAt, s.lastSeenAt);
   // A later user turn on disk (another hook process took the prompt) keeps its run and request.
   const turn = (d.turn ?? 0) > (s.turn ?? 0) ? { runId: d.runId, turn: d.turn, request: d.request } : {};
+  const flow = cleared ? d.flow : laterFlow(d.flow, s.flow);
+  const { flow: _mine, ...rest } = s;
   return {
-    ...s,
+    ...rest,
     ...turn,
+    ...(flow !== undefined ? { flow } : {}),
     ...(lastSeenAt !== undefined ? { lastSeenAt } : {}),
     ended: s.ended || d.ended,
     epoch: Math.max(d.epoch, s.epoch),
@@ -206,7 +230,7 @@ function sleepSync(ms: number): void {
  * taint another just wrote. A lock older than 10 s is a crashed holder's and is removed;
  * no lock within 3 s throws, and the engine answers that event fail-closed.
  */
-function withLock<T>(path: string, fn: () => T): T {
+export function withLock<T>(path: string, fn: () => T): T {
   const lock = `${path}.lock`;
   const deadline = Date.now() + LOCK_WAIT_MS;
   for (;;) {
@@ -286,7 +310,15 @@ export function adoptClears(mine: EngineState, disk: EngineState): void {
   for (const [id, s] of Object.entries(mine.sessions)) {
     const d = disk.sessions[id];
     if (d === undefined || d.epoch <= s.epoch) continue;
-    mine.sessions[id] = { ...s, taint: d.taint, poisoned: d.poisoned, epoch: d.epoch, ended: d.ended };
+    const { flow: _old, ...rest } = s;
+    mine.sessions[id] = {
+      ...rest,
+      taint: d.taint,
+      poisoned: d.poisoned,
+      epoch: d.epoch,
+      ended: d.ended,
+      ...(d.flow !== undefined ? { flow: d.flow } : {}),
+    };
   }
 }
 
@@ -314,7 +346,9 @@ export function clearSession(path: string, sessionId: string): Cleared | undefin
     const s = state.sessions[sessionId];
     if (s === undefined) return undefined;
     const cleared = { taint: s.taint, poisoned: s.poisoned, epoch: s.epoch + 1 };
-    state.sessions[sessionId] = { ...s, taint: [], poisoned: [], epoch: cleared.epoch, ended: true };
+    // The recorded outputs go with the taint: the next epoch's outputs are a new store (flow-outputs.ts).
+    const { flow: _flow, ...rest } = s;
+    state.sessions[sessionId] = { ...rest, taint: [], poisoned: [], epoch: cleared.epoch, ended: true };
     writeState(path, state);
     return cleared;
   });

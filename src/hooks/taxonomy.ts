@@ -68,7 +68,8 @@ export function refineShell(command: string): CanonicalTool {
 export interface GateShape {
   toolClass: string;
   action: string;
-  parameters: Record<string, string | number | boolean>;
+  /** Scalars the policy matches on; an MCP call's own arguments as `arguments` (for flow control). */
+  parameters: Record<string, string | number | boolean | Record<string, unknown>>;
   /** Files a shell command writes (absolute), for the verdict's artifacts. */
   writes?: string[];
 }
@@ -208,7 +209,11 @@ export async function gateShape(
       const [, server = "", name = ""] = (native ?? "").split("__");
       const paths = mcpPathParameters(input, workspace, stateDirs, profile);
       const command = await mcpCommandParameters(input, workspace, stateDirs, profile);
-      return { toolClass: "mcp", action: "call", parameters: { server, tool: name, ...paths, ...command } };
+      // The tool's own arguments, for flow control (src/gate/flow.ts): where a recipient or
+      // address came from. Not the server's location some hosts merge in (cursor.ts).
+      const { server_url: _u, server_command: _c, ...args } = input;
+      const parameters = { server, tool: name, ...paths, ...command, arguments: args };
+      return { toolClass: "mcp", action: "call", parameters };
     }
     case "database":
       return {
