@@ -9,6 +9,11 @@ export interface ProvenanceOptions {
   maxCharsPerOutput: number;
   maxFingerprints: number;
   maxScanChars: number;
+  /**
+   * Outputs indexed one by one per run (default `DEFAULT_MAX_OUTPUTS`); later outputs are
+   * folded into one merged record that fails closed (provenance.ts).
+   */
+  maxOutputs?: number;
 }
 
 export type ProvenanceKind =
@@ -69,6 +74,11 @@ export interface Output {
    * undefined: the whole `text` counts.
    */
   injected?: string;
+  /**
+   * The run's merged record: every output past `maxOutputs`, folded into one. It keeps only
+   * the union of their labels and counts as holding any substantial value (fail closed).
+   */
+  merged?: true;
 }
 
 /** How an output entered the run (`designated`: the call's arguments all came from the user's request). */
