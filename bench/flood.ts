@@ -40,15 +40,17 @@ function rssMb(pid: number | undefined): number {
   }
 }
 
-/** The server's live heap (MB) after a full collection, as it reports it over IPC. */
-function heapMb(child: ChildProcess): Promise<number> {
+/** Live heap after a full collection, heap V8 holds, memory outside it (MB), as the server reports them. */
+type Heap = [used: number, total: number, external: number];
+
+function heapOf(child: ChildProcess): Promise<Heap> {
   return new Promise((resolve) => {
-    const timer = setTimeout(() => done(Number.NaN), 10_000);
+    const timer = setTimeout(() => done([Number.NaN, Number.NaN, Number.NaN]), 10_000);
     const onMessage = (m: unknown) => {
-      const v = (m as { heapMb?: unknown }).heapMb;
-      if (typeof v === "number") done(v);
+      const v = (m as { heap?: unknown }).heap;
+      if (Array.isArray(v) && v.length === 3) done(v as Heap);
     };
-    const done = (v: number) => {
+    const done = (v: Heap) => {
       clearTimeout(timer);
       child.off("message", onMessage);
       resolve(v);
@@ -158,6 +160,12 @@ function rows(label: string, s: Sample, base?: Sample): string[] {
   return [line("sidecar /v1/decide", s.decide, base?.decide), line("gateway tools/call", s.mcp, base?.mcp)];
 }
 
+const HEAP_TABLES = [
+  "live heap after a full GC",
+  "heap V8 holds (heapTotal)",
+  "memory outside the heap (external)",
+];
+
 /** Server memory (MB) at the flood's start, 1/3, 2/3 and end: a plateau shows as level columns. */
 function memoryTable(what: string, samples: readonly number[][]): string {
   const n = samples.length - 1;
@@ -177,7 +185,7 @@ async function main(): Promise<void> {
   const servers = [await startServer("sidecar"), await startServer("gateway")] as const;
   const [sidecar, gateway] = [servers[0].url, servers[1].url];
   const rss = () => servers.map((s) => rssMb(s.child.pid));
-  const heap = () => Promise.all(servers.map((s) => heapMb(s.child)));
+  const heap = () => Promise.all(servers.map((s) => heapOf(s.child)));
   const client = new Client({ name: "honest", version: "1" });
   try {
     await client.connect(
@@ -238,7 +246,7 @@ async function main(): Promise<void> {
     const flood = stdoutOf(process.execPath, [join(here, "_flood-client.js"), JSON.stringify(spec)]);
     // RSS at 1/3 and 2/3 of the flood too: growth that levels off is a plateau, not a leak.
     const rssMid: number[][] = [];
-    const heapMid: Promise<number[]>[] = [];
+    const heapMid: Promise<Heap[]>[] = [];
     const timers = [1, 2].map((n) =>
       setTimeout(
         () => {
@@ -270,7 +278,12 @@ async function main(): Promise<void> {
                 .join(", ")} |`,
           )
           .join("\n") +
-        `\n\n${memoryTable("RSS", [rssStart, ...rssMid, rssEnd])}\n\n${memoryTable("live heap after a full GC", heaps)}\n`,
+        `\n\n${memoryTable("RSS", [rssStart, ...rssMid, rssEnd])}\n\n${HEAP_TABLES.map((t, k) =>
+          memoryTable(
+            t,
+            heaps.map((at) => at.map((h) => h[k] ?? Number.NaN)),
+          ),
+        ).join("\n\n")}\n`,
     );
     const worst = Math.max(
       pct(loaded.decide, 0.99) / pct(base.decide, 0.99),
