@@ -5,6 +5,7 @@
 // case-insensitive substrings, never regexes, so configuration cannot introduce ReDoS.
 import { z } from "zod";
 import { ContextError, TaintSource } from "../contracts/index.js";
+import { DEFAULT_MAX_OUTPUTS } from "./provenance-types.js";
 
 /** The six Ari Kernel sequence rules, in evaluation order (first match wins). */
 export const BEHAVIOURAL_RULE_IDS = [
@@ -137,7 +138,7 @@ const Provenance = z.strictObject({
    * that fails closed: any substantial argument value then counts as copied from it, with the
    * union of the folded outputs' taint (journaled once, `provenance_merged`).
    */
-  maxOutputs: z.number().int().min(1).max(1_000_000).default(1024),
+  maxOutputs: z.number().int().min(1).max(1_000_000).default(DEFAULT_MAX_OUTPUTS),
 });
 
 const Taint = z.strictObject({

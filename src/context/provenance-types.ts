@@ -1,6 +1,10 @@
-// The shapes of value-level provenance (provenance.ts): options, hits, indexed outputs.
+// The shapes of value-level provenance (provenance.ts): options (and the default cap on
+// outputs), hits, indexed outputs.
 import type { TaintLabel } from "../contracts/index.js";
 import type { DayKey } from "./provenance-dates.js";
+
+/** Outputs recorded one by one per run when the options name no cap (config: `provenance.maxOutputs`). */
+export const DEFAULT_MAX_OUTPUTS = 1024;
 
 export interface ProvenanceOptions {
   minSubstring: number;

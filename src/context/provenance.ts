@@ -33,12 +33,13 @@ import {
   TRIM,
   winnow,
 } from "./provenance-text.js";
-import type {
-  Output,
-  OutputOrigin,
-  ProvenanceHit,
-  ProvenanceKind,
-  ProvenanceOptions,
+import {
+  DEFAULT_MAX_OUTPUTS,
+  type Output,
+  type OutputOrigin,
+  type ProvenanceHit,
+  type ProvenanceKind,
+  type ProvenanceOptions,
 } from "./provenance-types.js";
 import { type TokenKind, wantedKinds, withoutEndorsed } from "./provenance-vouch.js";
 import { mergeTaint } from "./taint.js";
@@ -50,8 +51,6 @@ export type { OutputOrigin, ProvenanceHit, ProvenanceKind, ProvenanceOptions } f
 const MAX_TEXT_CHARS = 8_000_000;
 /** The shortest value (letters and digits) matched whole. */
 const MIN_WHOLE = 3;
-/** Outputs indexed one by one per run when the options name no cap (config: `provenance.maxOutputs`). */
-export const DEFAULT_MAX_OUTPUTS = 1024;
 
 export class ProvenanceIndex {
   readonly #opts: ProvenanceOptions;
