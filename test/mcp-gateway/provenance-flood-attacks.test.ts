@@ -8,13 +8,12 @@
 // it. The harm is the send: the upstream's send_email POSTs to a loopback canary, which
 // must receive nothing (a clean session's send does reach it).
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashToken } from "../../src/server/index.js";
+import { type Canary, startCanary } from "../helpers/canary.js";
 import { type GatewayHarness, node, startGateway, TOKENS, text } from "./harness.js";
 
 const SERVER = join(import.meta.dirname, "injecting-server.mjs");
@@ -41,37 +40,25 @@ const MAX_OUTPUTS = 32;
 const FLOOD = 1500;
 
 let dir: string;
-let canary: Server;
-const received: string[] = [];
+let canary: Canary;
 let h: GatewayHarness;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "warden-prov-flood-"));
-  canary = createServer((req, res) => {
-    let body = "";
-    req.on("data", (c) => {
-      body += c;
-    });
-    req.on("end", () => {
-      received.push(body);
-      res.end("ok");
-    });
-  });
-  await new Promise<void>((r) => canary.listen(0, "127.0.0.1", r));
+  canary = await startCanary();
   const inbox = {
     card: `Contact card. Name: Accounts desk. Mail: ${INJECTED}. Phone: 555 0100.`,
     filler: "Weekly digest: nothing new this week.",
   };
   writeFileSync(join(dir, "inbox.json"), JSON.stringify(inbox));
   writeFileSync(join(dir, "error.txt"), "not found");
-  const port = (canary.address() as AddressInfo).port;
   h = await startGateway({
     policy: POLICY,
     upstreams: {
       inj: node(SERVER, [], {
         INBOX: join(dir, "inbox.json"),
         ERROR_TEXT: join(dir, "error.txt"),
-        CANARY: `http://127.0.0.1:${port}/`,
+        CANARY: canary.url,
       }),
     },
     config: {
@@ -97,7 +84,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await h?.stop();
-  await new Promise((r) => canary?.close(r));
+  await canary?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -111,7 +98,7 @@ async function flood(c: Client, n: number): Promise<void> {
     await Promise.all(Array.from({ length: Math.min(8, n - i) }, () => read(c, "filler")));
 }
 
-const toInjected = () => received.filter((b) => b.includes(INJECTED));
+const toInjected = () => canary.received.filter((b) => b.includes(INJECTED));
 
 describe("flood pushes the injected value out of provenance", () => {
   it("control: a clean session's send to an address no tool returned is delivered (the canary works)", async () => {
@@ -119,7 +106,7 @@ describe("flood pushes the injected value out of provenance", () => {
     expect(text(await read(c, "filler"))).toContain("Weekly digest");
     const sent = await send(c, "accountant@firm.example");
     expect(text(sent)).toBe("sent");
-    expect(received).toHaveLength(1);
+    expect(canary.received).toHaveLength(1);
   });
 
   it("an injected recipient read first, then thousands of results: the send is denied, the canary receives nothing", async () => {

@@ -9,10 +9,10 @@
 //     operator credential, from $WARDEN_OPERATOR_TOKEN: the sidecar honours a record only
 //     when its signer presents it (docs/console.md, Quarantines).
 import type { Command } from "commander";
-import { CliError, isoTime, WardenError } from "../../contracts/index.js";
-import { loadPrivateKeyFile } from "../../crypto/index.js";
+import { CliError, isoTime } from "../../contracts/index.js";
 import { type SignedPrincipalLift, signPrincipalLift } from "../../runtime/index.js";
 import { type CliContext, EXIT } from "../io.js";
+import { loadApproverKey } from "./approver-key.js";
 import { SUMMARY } from "./summaries.js";
 
 interface ListOpts {
@@ -96,16 +96,7 @@ async function list(ctx: CliContext, opts: ListOpts): Promise<void> {
 }
 
 function signed(principal: string, quarantineId: string, opts: LiftOpts): SignedPrincipalLift {
-  let key: ReturnType<typeof loadPrivateKeyFile>;
-  try {
-    key = loadPrivateKeyFile(opts.key);
-  } catch (err) {
-    // A coded refusal (a key file readable by others, a public key) is reported as it is.
-    if (err instanceof WardenError) throw err;
-    throw new CliError("ERR_CLI_INPUT", `${opts.key} is not a readable private key file`, { cause: err });
-  }
-  if (key.publicKey.asymmetricKeyType !== "ed25519")
-    throw new CliError("ERR_CLI_INPUT", "an approver signs lifts with an Ed25519 key");
+  const key = loadApproverKey(opts.key);
   if (opts.reason.length < 10) throw new CliError("ERR_CLI_USAGE", "--reason needs at least 10 characters");
   return signPrincipalLift(
     {
