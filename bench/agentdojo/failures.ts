@@ -1,6 +1,6 @@
 // `--failures`: every pair a defended mode got wrong, one block each — for a successful
 // attack, the injection's state-changing calls that executed, with the decision and the flow
-// facts policy saw (targets, copied, sources, fromRequest, untargeted); for a lost user task,
+// facts policy saw (targets, copied, sources, fromRequest, untargeted, sensitive); for a lost user task,
 // the user's calls that were refused and why. Study material: which general rule is missing.
 import type { StepResult } from "./harness.js";
 import type { Failure, SuiteReport } from "./run.js";
@@ -25,6 +25,7 @@ function flow(s: StepResult): string {
     `named by [${f.namedSources.join(", ")}]`,
     `fromRequest ${f.fromRequest}`,
     `untargeted ${f.untargeted}`,
+    `sensitive [${f.sensitive.join(", ")}]`,
   ].join("; ");
 }
 

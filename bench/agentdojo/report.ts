@@ -28,8 +28,16 @@ export const RULES: readonly [string, string][] = [
     "any call but a read whose target occurs whole in a flagged output (and not in the request) is denied",
   ],
   [
+    "at-flow-secret-egress",
+    "a fetch/write/send/pay/share whose arguments hold a payment card number (issuer digit, 13–19 digits, Luhn check) the user's request does not needs a human, whoever the recipient is",
+  ],
+  [
     "at-flow-untargeted-after-instructions",
     "in a run that read a flagged result, an effect with no target (nothing for flow to judge) needs a human",
+  ],
+  [
+    "at-flow-untargeted-dictated",
+    "an effect with no target one of whose arguments is a text an output spelled out word for word (not a record field) and the request does not hold needs a human, flagged or not",
   ],
   [
     "at-flow-link-from-page",

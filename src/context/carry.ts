@@ -79,6 +79,8 @@ export interface CarrySource {
   readonly runId: string;
   readonly principalId: string;
   taintSeen(): TaintLabel[];
+  /** Whether the run has seen any label (without copying them: asked on every call). */
+  readonly tainted: boolean;
 }
 
 export interface TaintCarryOptions {
@@ -137,6 +139,7 @@ export class TaintCarry {
    * active, so what it carries must not age out while it lives).
    */
   touch(run: CarrySource, now: number, force = false): void {
+    if (!run.tainted) return; // nothing to carry (and no copy of nothing on every call)
     const known = this.#written.get(run.runId);
     if (!force && known !== undefined && now - known < this.windowMs / 4) return;
     const labels = run.taintSeen();

@@ -125,6 +125,7 @@ export {
 export { isDateValue } from "./provenance-dates.js";
 export { asksForWeb } from "./provenance-vouch.js";
 export type { HoldSlot, ReserveResult } from "./run-ledger.js";
+export { cardArguments, luhnValid, paymentCards } from "./sensitive.js";
 export { Session } from "./session.js";
 export {
   type AdoptedRun,

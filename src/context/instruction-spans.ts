@@ -20,7 +20,7 @@
 // in the span (an attacker who writes an unflagged sentence there is an attacker who forged
 // the unflagged part of the document: docs/threat-model.md#flow-control).
 import { instructionFindings } from "./instructions.js";
-import { INLINE } from "./normalise.js";
+import { COMMENT, INLINE, TAG } from "./normalise.js";
 
 export interface TextSpan {
   /** Offset of the first character (UTF-16 code units of the original text). */
@@ -43,8 +43,6 @@ const defaultTest: FlagTest = (t) => instructionFindings(t).length > 0;
 // Unit boundaries: after a sentence's end and its spaces, at a line break, before and after a tag.
 const BOUNDARY = /[.!?]+["')\]]*\s+|\n|(?=<)|>/g;
 const PARAGRAPH_END = /\n[^\S\n]*\n/g;
-const COMMENT = /<!--[\s\S]*?-->/g;
-const TAG = /<\s*(\/?)\s*([A-Za-z][\w:-]{0,40})(?:\s[^<>]{0,512})?\/?\s*>/g;
 
 function boundaries(text: string): number[] {
   const out = new Set<number>([0, text.length]);

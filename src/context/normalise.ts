@@ -108,8 +108,10 @@ export function foldPattern(source: string): string {
   return foldCharacters(source);
 }
 
-const COMMENT = /<!--([\s\S]{0,100000}?)-->/g;
-const TAG = /<\s*(\/?)\s*([A-Za-z][\w:-]{0,40})((?:\s[^<>]{0,512})?)\/?\s*>/g;
+/** An HTML comment (group 1: its body). Global: use with `matchAll` or `replace` only. */
+export const COMMENT = /<!--([\s\S]{0,100000}?)-->/g;
+/** A markup tag (group 1: `/` of a closing tag, 2: the name, 3: attributes). Global, as COMMENT. */
+export const TAG = /<\s*(\/?)\s*([A-Za-z][\w:-]{0,40})((?:\s[^<>]{0,512})?)\/?\s*>/g;
 export const INLINE = new Set(
   "a abbr b bdi bdo big code del dfn em font i ins kbd mark q s samp small span strike strong sub sup tt u var wbr".split(
     " ",

@@ -117,6 +117,11 @@ export class Principals {
     await Promise.all([...this.#pending]);
   }
 
+  /** Whether a save is still in progress (`flush` would wait for it). */
+  get saving(): boolean {
+    return this.#pending.size > 0;
+  }
+
   /**
    * Drops this replica's cached quarantine without writing: for a lift another replica saved,
    * which the caller has verified (src/runtime apae-lift.ts). Never called on a read alone.

@@ -89,6 +89,11 @@ export class ProvenanceIndex {
     return this.#tokens.size + this.#grams.size + this.#postings;
   }
 
+  /** Outputs recorded (none: no value can have come from one). */
+  get outputs(): number {
+    return this.#outputs.length;
+  }
+
   /** True when some output was not fully indexed and lends its taint to any substantial value. */
   get overflowed(): boolean {
     return this.#overflowed.length > 0;
@@ -150,6 +155,7 @@ export class ProvenanceIndex {
    * (the run's text cap) counts as holding it (fail closed).
    */
   wholeValue(path: string, value: unknown): ProvenanceHit | undefined {
+    if (this.#outputs.length === 0) return undefined; // no output can hold it
     const { leaves } = collectLeaves(value, this.#opts.maxScanChars, false);
     const ids = new Set<number>();
     for (const leaf of leaves) {

@@ -172,6 +172,11 @@ export class Session {
     return structuredClone(this.#taintSeen);
   }
 
+  /** Whether the run has seen any taint label, inherited ones included. */
+  get tainted(): boolean {
+    return this.#taintSeen.length > 0;
+  }
+
   /** The retained tail of the session's hash chain, oldest first (copies); see chainAnchor. */
   events(): SessionEvent[] {
     return structuredClone(this.#chain.since(0));
@@ -206,6 +211,11 @@ export class Session {
   /** The outputs holding the whole of `value` when the request does not (provenance.ts `wholeValue`). */
   wholeValue(path: string, value: unknown): ProvenanceHit | undefined {
     return this.#config.provenance.enabled ? this.#provenance.wholeValue(path, value) : undefined;
+  }
+
+  /** Whether the run recorded any output value provenance could trace a value to. */
+  get hasOutputs(): boolean {
+    return this.#config.provenance.enabled && this.#provenance.outputs > 0;
   }
 
   /** Hash of the chain head: what `context_hash` in a decision record refers to. */

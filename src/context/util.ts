@@ -1,6 +1,6 @@
 // Small data helpers of the context layer: canonical-ready objects (no undefined members),
 // private copies of requests, cached ISO timestamps, numeric input checks.
-import { ContextError, type GateRequest, isoTime } from "../contracts/index.js";
+import { ContextError, type GateRequest, isoTime, isParsedGateRequest } from "../contracts/index.js";
 
 /** ISO UTC text of a millisecond time (the contracts layer's one formatter). */
 export const iso = (ms: number): string => isoTime(ms);
@@ -24,9 +24,11 @@ export function defined<T extends object>(o: T): Defined<T> {
  * A private copy of a request: what structuredClone gives for JSON data (own enumerable
  * members, plain objects and arrays), at a fraction of its cost on the decision path.
  * Anything else — a non-plain object, or nesting deep enough to be a cycle — is left to
- * structuredClone itself.
+ * structuredClone itself. A request parseGateRequest returned is deep-frozen and is kept as is.
  */
 export function copyRequest<T>(v: T): T {
+  // A request from parseGateRequest is deep-frozen: it cannot change, so it needs no copy.
+  if (isParsedGateRequest(v)) return v;
   try {
     return copyData(v, 0) as T;
   } catch {

@@ -21,12 +21,14 @@
 //   designated   every copied value occurs in the output of a call the user designated (a
 //                link in the channel the user named, not in a listing nobody asked for).
 //   webRequested the user's request holds a URL or host, or asks for links, sites or pages.
+//   sensitive    arguments holding a value of a secret class (a payment card number,
+//                src/context/sensitive.ts) that the user's request does not hold.
 //   foundIn      the taint sources of every output holding a target's value, vouched for or
 //                not: a link on a page the user named was still found on the web.
 // A date argument (`2024-05-13`) is judged like a target: its day written out in an output's
 // prose ("the 13th of May") and not in the request is copied (src/context/provenance-dates.ts).
 import type { Prepared, Session } from "../context/index.js";
-import { asksForWeb, isDateValue, taintSources } from "../context/index.js";
+import { asksForWeb, cardArguments, isDateValue, taintSources } from "../context/index.js";
 import type { PolicyFlow } from "../policy/index.js";
 
 /** Provenance kinds that are addresses: found in any argument, they count as a target. */
@@ -49,6 +51,9 @@ function present(v: unknown): boolean {
 export function flowFacts(session: Session, prepared: Prepared, targets: readonly string[] = []): PolicyFlow {
   const params = (prepared.request.parameters ?? {}) as Record<string, unknown>;
   const names = targets.filter((n) => Object.hasOwn(params, n) && present(params[n]));
+  // A run that recorded no output (a host deciding only, or its first call): no value can
+  // have been copied from one, so every provenance-derived fact is empty.
+  if (!session.hasOutputs && prepared.provenance.length === 0) return unprovenanced(session, names, params);
   const wanted = new Set(names);
   // Targets are judged with vouched provenance; an address inside any other argument (a
   // link in a message body) only by plain provenance: a document the user named vouches for
@@ -81,5 +86,22 @@ export function flowFacts(session: Session, prepared: Prepared, targets: readonl
         .flatMap((h) => h.labels),
     ),
     webRequested: asksForWeb(session.originalRequest),
+    sensitive: cardArguments(params, (digits) => session.fromRequest(digits)),
+  };
+}
+
+/** The flow facts when no output exists to trace a value to (what `flowFacts` computes then). */
+function unprovenanced(session: Session, names: string[], params: Record<string, unknown>): PolicyFlow {
+  return {
+    targets: names,
+    copied: [],
+    copiedSources: [],
+    namedSources: [],
+    fromRequest: names.length > 0 && names.every((n) => session.fromRequest(params[n])),
+    untargeted: names.length === 0,
+    designated: true,
+    foundIn: [],
+    webRequested: asksForWeb(session.originalRequest),
+    sensitive: cardArguments(params, (digits) => session.fromRequest(digits)),
   };
 }

@@ -25,7 +25,7 @@ import { type Judgement, judge } from "./judgement.js";
 import type { GateDeps, GateOptions, Pending, PrincipalConfig } from "./options.js";
 import { commonOf, faultOf, type GateOutcome, rejectedOutcome } from "./outcome.js";
 import { PendingResults } from "./pending-results.js";
-import { commitDecision, draftOutcome, journalQuarantine } from "./record.js";
+import { commitDecision, draftOutcome, hasQuarantine, journalQuarantine } from "./record.js";
 import { awaitApproval, awaitRelease, grant } from "./resolution.js";
 import { type RecordedOutput, recordResult } from "./results.js";
 import { type ActionFacts, endActionSpan, SPAN, stage, startActionSpan, traceparentOf } from "./tracing.js";
@@ -93,8 +93,12 @@ export class Gate {
     return this.#d.pending.take(decisionId) !== undefined;
   }
 
-  /** Decision only (for hosts that execute themselves): step_up and defer are returned, not awaited. */
-  evaluate(raw: unknown, trace?: TraceOptions): Promise<GateOutcome> {
+  /**
+   * Decision only (for hosts that execute themselves): step_up and defer are returned, not
+   * awaited. With `noResult`, the host has no result channel: an admitted call is not held
+   * for `recordResult` (what `release` would drop at once).
+   */
+  evaluate(raw: unknown, trace?: TraceOptions & { noResult?: boolean }): Promise<GateOutcome> {
     return this.#traced(raw, false, undefined, trace);
   }
 
@@ -138,16 +142,23 @@ export class Gate {
 
   // The action span wraps the whole decision (resolution included); its traceparent goes
   // on the outcome so the execution span can be its child.
-  async #traced(raw: unknown, wait: boolean, signal: AbortSignal | undefined, t?: TraceOptions) {
+  async #traced(
+    raw: unknown,
+    wait: boolean,
+    signal: AbortSignal | undefined,
+    t?: TraceOptions & { noResult?: boolean },
+  ) {
     const { span, ctx } = startActionSpan(t?.parent);
     let o: GateOutcome | undefined;
     try {
-      o = await this.#decide(raw, wait, signal, { span, ctx });
+      o = await this.#decide(raw, wait, signal, { span, ctx, hold: t?.noResult !== true });
       const tp = traceparentOf(span);
       if (tp !== undefined) o.traceparent = tp;
       return o;
     } finally {
-      endActionSpan(span, actionFacts(raw, o));
+      // Without a tracer recording, the span is a no-op: its facts are not gathered.
+      if (span.isRecording()) endActionSpan(span, actionFacts(raw, o));
+      else span.end();
     }
   }
 
@@ -160,7 +171,8 @@ export class Gate {
     const d = this.#d;
     const a = stage(t.span, t.ctx, SPAN.contract, () => admit(d, raw));
     if (a.kind === "invalid") return rejectedOutcome(a.reason);
-    const j = await judgeTraced(d, a, t);
+    const judged = judgeTraced(d, a, t);
+    const j = judged instanceof Promise ? await judged : judged;
     const o = draftOutcome(a, j);
     const { session, prepared } = j;
     try {
@@ -183,7 +195,7 @@ export class Gate {
     }
     if (!session || !prepared) return o;
     const events = session.recordDecision(prepared, o.decision, o.reasonCodes, a.now);
-    if (events.length > 0)
+    if (hasQuarantine(events))
       await journalQuarantine(d, events, { runId: a.request.runId, traceId: a.traceId }, o.journalSeqs);
     const p: Pending = {
       prepared,
@@ -196,7 +208,7 @@ export class Gate {
       case "allow":
       case "modify":
         if (!wait) {
-          d.pending.set(a.request.principalId, p);
+          if (t.hold) d.pending.set(a.request.principalId, p);
           return o;
         }
         return grant(d, o, p, a.principal!.id);
@@ -222,15 +234,32 @@ export interface TraceOptions {
 interface Traced {
   span: Span;
   ctx: Context;
+  /** Whether an admitted call is held for recordResult (`evaluate`'s `noResult` says not). */
+  hold?: boolean;
 }
 
-/** Grants, drift and judgement of an admitted call, each in its span. */
-async function judgeTraced(d: GateDeps, a: Admission, t: Traced): Promise<Judgement> {
+/**
+ * Grants, drift and judgement of an admitted call, each in its span. Without a grant to
+ * await or a drift to score, the judgement is returned as is (no promise and microtask
+ * turn of its own); either way the session's reservation is taken before the first await.
+ */
+function judgeTraced(d: GateDeps, a: Admission, t: Traced): Judgement | Promise<Judgement> {
   // A caller's trace (the sidecar's traceparent) names the journal's trace unless the request does.
   const sc = trace.getSpanContext(t.ctx);
   if (a.request.traceId === undefined && sc !== undefined && trace.isSpanContextValid(sc))
     a.traceId = sc.traceId;
   const granted = admitGrants(d, a);
+  if (granted === undefined && (d.o.drift === undefined || a.refused !== undefined))
+    return stage(t.span, t.ctx, SPAN.policy, () => judge(d, a));
+  return judgeAwaited(d, a, t, granted);
+}
+
+async function judgeAwaited(
+  d: GateDeps,
+  a: Admission,
+  t: Traced,
+  granted: Promise<void> | undefined,
+): Promise<Judgement> {
   if (granted !== undefined) await stage(t.span, t.ctx, SPAN.contract, () => granted);
   const drift =
     d.o.drift !== undefined && a.refused === undefined

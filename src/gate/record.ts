@@ -207,6 +207,12 @@ function journalBundle(deps: GateDeps): Promise<void> {
   return done;
 }
 
+/** Whether `events` hold a quarantine (most decisions' events do not: nothing to journal). */
+export function hasQuarantine(events: readonly SessionEvent[]): boolean {
+  for (const ev of events) if (ev.type === "quarantine") return true;
+  return false;
+}
+
 /** Journals the quarantines among `events`; their sequence numbers go to `seqs`. */
 export async function journalQuarantine(
   deps: GateDeps,

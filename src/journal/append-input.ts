@@ -33,7 +33,7 @@ import {
   type QuarantineBody,
   type TailCutBody,
 } from "./event-types.js";
-import { CREDENTIAL_HINT, prepareBody } from "./prepare.js";
+import { CREDENTIAL_HINT, type PreparedBody, prepareBody } from "./prepare.js";
 import { type Redaction, redactCredentials } from "./redact.js";
 import type { Unchained } from "./sealer.js";
 import { applySensitive, type SensitiveMark } from "./sensitive.js";
@@ -105,6 +105,24 @@ function checkType(type: unknown, rules: InputRules): asserts type is string {
 }
 
 /**
+ * The canonical text of a body the runtime built itself (appendBuilt, no sensitive
+ * marks), without the private copy append() makes: the runtime builds each such body
+ * for the one append and does not change it after, and masking copies before it
+ * changes anything. canonicalJson refuses what prepareBody refuses, but for a
+ * `__proto__` member (which `"__proto__":` in canonical text can only be: a quote
+ * inside a string is escaped); either goes through prepareBody for its coded error.
+ */
+function builtBody(body: Record<string, unknown>): PreparedBody {
+  let json: string | null;
+  try {
+    json = canonicalJson(body);
+  } catch {
+    json = null;
+  }
+  return json === null || json.includes('"__proto__":') ? prepareBody(body) : { body, json };
+}
+
+/**
  * Checks an append and makes its body fit to seal. `typed`: the body's type was
  * checked at compile time against a built-in schema (appendBuilt), so the zod parse
  * of the body as given is skipped; a body changed by masking is parsed either way.
@@ -119,14 +137,14 @@ export function prepareAppend(input: AppendInput, rules: InputRules, typed: bool
   if (!isPlainObject(input.body)) {
     throw new JournalError("ERR_JOURNAL_BODY_INVALID", "an entry body must be a JSON object");
   }
-  // A private, plain-data copy and its canonical text, in one walk: the caller's
-  // object is never mutated or retained.
-  let { body, json: bodyJson } = prepareBody(input.body);
+  const sensitive = input.sensitive !== undefined && input.sensitive.length > 0;
+  // append(): a private, plain-data copy and its canonical text, in one walk — the
+  // caller's object is never mutated or retained. appendBuilt(): the text alone.
+  let { body, json: bodyJson } = typed && !sensitive ? builtBody(input.body) : prepareBody(input.body);
   if (!typed) {
     const clear = rules.registry.check(type, body, true);
     if (!clear.ok) throw new JournalError("ERR_JOURNAL_BODY_INVALID", clear.message, { details: { type } });
   }
-  const sensitive = input.sensitive !== undefined && input.sensitive.length > 0;
   if (sensitive) applySensitive(body, input.sensitive!);
   let masked = 0;
   // The full scan only when the text could hold a credential (CREDENTIAL_HINT), or

@@ -114,6 +114,7 @@ export {
 export { SegmentLog } from "./segment-log.js";
 export { SegmentSource, segmentRecords } from "./segment-read.js";
 export { SegmentJournalStore, type SegmentStoreOptions, segmentDir } from "./segment-store.js";
+export { upgradeSegmentBytes, upgradeSegments } from "./segment-upgrade.js";
 export { verifyInParallel, verifySource } from "./segment-verify.js";
 export { applySensitive, type SensitiveMark } from "./sensitive.js";
 export { type Durability, SqliteJournalStore, type SqliteStoreOptions } from "./sqlite-store.js";

@@ -27,6 +27,17 @@ export function readWhole(path: string, from = 0): Buffer {
   }
 }
 
+/** The first `n` bytes of a file (fewer when it is shorter). */
+export function readPrefix(path: string, n: number): Buffer {
+  const fd = openSync(path, "r");
+  try {
+    const buf = Buffer.alloc(n);
+    return buf.subarray(0, readSync(fd, buf, 0, n, 0));
+  } finally {
+    closeSync(fd);
+  }
+}
+
 export function fsyncDir(dir: string): void {
   const fd = openSync(dir, "r");
   try {

@@ -1,13 +1,21 @@
 // The segment format (docs/journal.md §8, byte by byte): the embedded store's source
 // of truth. A segment file is a 16-byte header followed by batches; a batch is its
-// entry records followed by one commit record whose SHA-256 covers the batch's entry
-// records. An entry record's payload is the entry's canonical JSON, the very line
-// `journal export --format jsonl` writes. Everything here is pure bytes: no files.
+// entry records followed by one commit record whose SHA-256 covers, in format 2, the
+// batch's entry hashes and signatures (segment-commit.ts) — in format 1, still read,
+// the batch's entry records whole. An entry record's payload is the entry's canonical
+// JSON, the very line `journal export --format jsonl` writes. Pure bytes: no files.
 import { createHash } from "node:crypto";
 import type { SealedEntry } from "./entry.js";
+import { commitDigestOfPayloads, commitDigestOfSealed } from "./segment-commit.js";
 
-/** Magic of a segment file: "WJSEG01\n". */
-export const SEGMENT_MAGIC = Buffer.from("WJSEG01\n", "latin1");
+/** A segment's format: 1 (commit hash over the entry records' bytes, read only) or 2 (over entry hashes). */
+export type SegmentVersion = 1 | 2;
+/** The format new segments are written in. */
+export const SEGMENT_VERSION: SegmentVersion = 2;
+/** Magic of a segment file of format 2: "WJSEG02\n". */
+export const SEGMENT_MAGIC = Buffer.from("WJSEG02\n", "latin1");
+/** Magic of a segment file of format 1: "WJSEG01\n" (still read and verified, never appended to). */
+export const SEGMENT_MAGIC_V1 = Buffer.from("WJSEG01\n", "latin1");
 export const HEADER_SIZE = 16;
 /** Record kinds: an entry, or the commit record that closes a batch. */
 export const ENTRY_KIND = 0x45; // "E"
@@ -34,9 +42,9 @@ export function segmentSeq(name: string): number | null {
   return Number.isSafeInteger(n) && n >= 1 ? n : null;
 }
 
-export function segmentHeader(firstSeq: number): Buffer {
+export function segmentHeader(firstSeq: number, version: SegmentVersion = SEGMENT_VERSION): Buffer {
   const b = Buffer.alloc(HEADER_SIZE);
-  SEGMENT_MAGIC.copy(b, 0);
+  (version === 1 ? SEGMENT_MAGIC_V1 : SEGMENT_MAGIC).copy(b, 0);
   b.writeBigUInt64BE(BigInt(firstSeq), 8);
   return b;
 }
@@ -44,44 +52,64 @@ export function segmentHeader(firstSeq: number): Buffer {
 const str = JSON.stringify;
 const nullable = (s: string | null): string => (s === null ? "null" : str(s));
 
-/**
- * The canonical JSON of a sealed entry, assembled from its body's canonical text
- * without walking the body again (every other field is a restricted ASCII string or
- * an integer, for which JSON.stringify is RFC 8785's form). Equal to entryJson().
- */
-export function entryLine({ entry: e, bodyJson }: SealedEntry): string {
+/** What follows the body in an entry's canonical JSON (every member is a restricted ASCII string or an integer). */
+function entryTail(e: SealedEntry["entry"]): string {
   return (
-    `{"body":${bodyJson},"hash":${str(e.hash)},"key_id":${str(e.key_id)},"prev_hash":${str(e.prev_hash)},` +
+    `,"hash":${str(e.hash)},"key_id":${str(e.key_id)},"prev_hash":${str(e.prev_hash)},` +
     `"run_id":${nullable(e.run_id)},"seq":${e.seq},"signature":${str(e.signature)},"time":${str(e.time)},` +
     `"trace_id":${nullable(e.trace_id)},"type":${str(e.type)}}`
   );
 }
 
 /**
- * One batch as bytes: its entry records, then its commit record. `lengths`, when
- * given, receives each entry payload's byte length (the index records where each is).
+ * The canonical JSON of a sealed entry, assembled from its body's canonical text
+ * without walking the body again (for JSON.stringify, every other field is RFC 8785's
+ * form). Equal to entryJson().
  */
-export function encodeBatch(sealed: readonly SealedEntry[], lengths: number[] = []): Buffer {
-  const lines = sealed.map(entryLine);
+export function entryLine(s: SealedEntry): string {
+  return `{"body":${s.bodyJson}${entryTail(s.entry)}`;
+}
+
+const BODY_OPEN = '{"body":';
+
+/**
+ * One batch as bytes: its entry records, then its commit record (of format `version`).
+ * Each payload is written in place from its pieces — the body's canonical text, built
+ * once when the append was prepared, is encoded straight into the batch. `lengths`,
+ * when given, receives each entry payload's byte length (the index records where each is).
+ */
+export function encodeBatch(
+  sealed: readonly SealedEntry[],
+  lengths: number[] = [],
+  version: SegmentVersion = SEGMENT_VERSION,
+): Buffer {
+  const n = sealed.length;
+  const tails = new Array<string>(n);
   let size = COMMIT_SIZE;
-  for (const l of lines) {
-    const n = Buffer.byteLength(l, "utf8");
-    size += FRAME_SIZE + n;
-    lengths.push(n);
+  for (let i = 0; i < n; i++) {
+    const s = sealed[i]!;
+    const tail = entryTail(s.entry);
+    tails[i] = tail;
+    const len = BODY_OPEN.length + Buffer.byteLength(s.bodyJson, "utf8") + Buffer.byteLength(tail, "utf8");
+    size += FRAME_SIZE + len;
+    lengths.push(len);
   }
   const buf = Buffer.allocUnsafe(size);
   let at = 0;
-  for (let i = 0; i < lines.length; i++) {
+  for (let i = 0; i < n; i++) {
     buf[at] = ENTRY_KIND;
-    buf.writeUInt32BE(lengths[i]!, at + 1);
+    buf.writeUInt32BE(lengths[lengths.length - n + i]!, at + 1);
     at += FRAME_SIZE;
-    at += buf.write(lines[i]!, at, "utf8");
+    at += buf.write(BODY_OPEN, at, "latin1");
+    at += buf.write(sealed[i]!.bodyJson, at, "utf8");
+    at += buf.write(tails[i]!, at, "utf8");
   }
-  const digest = createHash("sha256").update(buf.subarray(0, at)).digest();
+  const digest =
+    version === 1 ? createHash("sha256").update(buf.subarray(0, at)).digest() : commitDigestOfSealed(sealed);
   buf[at] = COMMIT_KIND;
   buf.writeUInt32BE(COMMIT_PAYLOAD, at + 1);
   buf.writeBigUInt64BE(BigInt(sealed[0]?.entry.seq ?? 0), at + 5);
-  buf.writeUInt32BE(sealed.length, at + 13);
+  buf.writeUInt32BE(n, at + 13);
   buf.writeUInt32BE(at, at + 17);
   digest.copy(buf, at + 21);
   return buf;
@@ -106,10 +134,18 @@ export type ScanResult = {
   torn: string | null;
 };
 
+/** The format a segment's first bytes name, or null for neither magic. */
+export function segmentVersion(buf: Buffer): SegmentVersion | null {
+  if (buf.length < 8) return null;
+  const magic = buf.subarray(0, 8);
+  if (magic.equals(SEGMENT_MAGIC)) return 2;
+  return magic.equals(SEGMENT_MAGIC_V1) ? 1 : null;
+}
+
 /** Checks a segment's header: null when good, else why not. */
 export function headerProblem(buf: Buffer, firstSeq: number): string | null {
   if (buf.length < HEADER_SIZE) return "header is incomplete";
-  if (!buf.subarray(0, 8).equals(SEGMENT_MAGIC)) return "not a segment (bad magic)";
+  if (segmentVersion(buf) === null) return "not a segment (bad magic)";
   if (buf.readBigUInt64BE(8) !== BigInt(firstSeq)) return "header first_seq differs from the file name";
   return null;
 }
@@ -118,20 +154,23 @@ export function headerProblem(buf: Buffer, firstSeq: number): string | null {
  * Walks the batches of a segment's bytes from `from` (just past the header, or the end
  * of a batch already read). A batch counts only when every record is whole and its
  * commit record's count and SHA-256 match; anything after the last such batch is torn.
+ * `version`: the segment's format, read from `buf`'s header when not given (a `buf`
+ * that starts elsewhere in the segment must say).
  */
-export function scanBatches(buf: Buffer, from = HEADER_SIZE): ScanResult {
+export function scanBatches(buf: Buffer, from = HEADER_SIZE, version = segmentVersion(buf)): ScanResult {
   const batches: ScannedBatch[] = [];
   let at = from;
+  if (version === null) return { batches, validEnd: at, torn: "not a segment (bad magic)" };
   for (;;) {
     if (at === buf.length) return { batches, validEnd: at, torn: null };
-    const r = scanOne(buf, at);
+    const r = scanOne(buf, at, version);
     if (typeof r === "string") return { batches, validEnd: at, torn: r };
     batches.push(r);
     at = r.end;
   }
 }
 
-function scanOne(buf: Buffer, start: number): ScannedBatch | string {
+function scanOne(buf: Buffer, start: number, version: SegmentVersion): ScannedBatch | string {
   const payloads: Buffer[] = [];
   let at = start;
   for (;;) {
@@ -153,7 +192,11 @@ function scanOne(buf: Buffer, start: number): ScannedBatch | string {
     return `commit record at offset ${at} counts ${count} entries, the batch has ${payloads.length}`;
   }
   if (buf.readUInt32BE(at + 17) !== at - start) return `commit record at offset ${at} has a bad byte count`;
-  const digest = createHash("sha256").update(buf.subarray(start, at)).digest();
+  const digest =
+    version === 1
+      ? createHash("sha256").update(buf.subarray(start, at)).digest()
+      : commitDigestOfPayloads(payloads);
+  if (typeof digest === "string") return `batch at offset ${start}: ${digest}`;
   if (!digest.equals(buf.subarray(at + 21, at + 53))) {
     return `batch at offset ${start}: SHA-256 does not match its commit record`;
   }

@@ -7,25 +7,27 @@
 // The index is derived data: `journal verify` checks every entry in full.
 import { join } from "node:path";
 import { JournalError } from "../contracts/index.js";
-import { listSegments, readWhole } from "./segment-files.js";
+import { HASH_MARK } from "./segment-commit.js";
+import { listSegments, readPrefix, readWhole } from "./segment-files.js";
 import {
   COMMIT_KIND,
   COMMIT_SIZE,
   FRAME_SIZE,
+  HEADER_SIZE,
   headerProblem,
   scanBatches,
   segmentName,
+  segmentVersion,
 } from "./segment-format.js";
 import { DECISION_PATHS, type IndexRow } from "./segment-index.js";
 
-const HASH_MEMBER = Buffer.from(',"hash":"sha256:', "latin1");
 const BODY_START = Buffer.from('{"body":{', "latin1");
 const SEQ_MAX = Number.MAX_SAFE_INTEGER;
 
 const isText = (v: unknown): v is string => typeof v === "string" && v.length > 0;
 
 function rowOf(payload: Buffer, segment: number, offset: number, where: () => string): IndexRow {
-  const cut = payload.lastIndexOf(HASH_MEMBER);
+  const cut = payload.lastIndexOf(HASH_MARK);
   let rest: Record<string, unknown> | null = null;
   if (cut > 0 && payload.subarray(0, BODY_START.length).equals(BODY_START)) {
     try {
@@ -83,7 +85,8 @@ function scanOf(dir: string, first: number, start: FeedStart | undefined) {
     const tail = readWhole(join(dir, name), start.end);
     if (tail[0] === COMMIT_KIND && tail.length >= COMMIT_SIZE) {
       const base = start.end + COMMIT_SIZE;
-      return { base, scan: scanBatches(tail.subarray(COMMIT_SIZE), 0) };
+      const version = segmentVersion(readPrefix(join(dir, name), HEADER_SIZE));
+      return { base, scan: scanBatches(tail.subarray(COMMIT_SIZE), 0, version) };
     }
   }
   const buf = readWhole(join(dir, name));

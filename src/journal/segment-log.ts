@@ -16,14 +16,19 @@ import {
 import { join } from "node:path";
 import { JournalError } from "../contracts/index.js";
 import type { JournalEntry } from "./entry.js";
+import { payloadHashMatches } from "./segment-commit.js";
 import { fsyncDir, listSegments, readWhole } from "./segment-files.js";
 import {
   COMMIT_SIZE,
   HEADER_SIZE,
   headerProblem,
+  type ScanResult,
+  SEGMENT_VERSION,
+  type SegmentVersion,
   scanBatches,
   segmentHeader,
   segmentName,
+  segmentVersion,
 } from "./segment-format.js";
 import { parsePayload } from "./segment-read.js";
 import { MalformedRecord, type TailCut } from "./store.js";
@@ -33,6 +38,8 @@ interface Tail {
   fd: number;
   /** End of the last complete batch this handle knows of. */
   size: number;
+  /** The segment's format, once its header is read (null before). */
+  version: SegmentVersion | null;
 }
 
 function lastEntryOf(payloads: readonly Buffer[], where: string): JournalEntry | null {
@@ -80,7 +87,7 @@ export class SegmentLog {
     const first = segs.at(-1);
     if (first === undefined) return;
     const fd = openSync(join(this.dir, segmentName(first)), this.#writable ? "r+" : "r");
-    this.#tail = { firstSeq: first, fd, size: HEADER_SIZE };
+    this.#tail = { firstSeq: first, fd, size: HEADER_SIZE, version: null };
     // The tail is read from its header; the entry before it (an empty tail) from the previous segment.
     const prev = segs.at(-2);
     if (prev !== undefined) this.#last = this.#lastOfSegment(prev);
@@ -107,8 +114,10 @@ export class SegmentLog {
    * Reads batches other handles completed since this one last looked (and moves to a
    * segment another writer rolled to). Returns what follows the last complete batch
    * when it is not one (a batch being written, or one a crash tore), else null.
+   * `torn`: a writer about to cut (holding the lock) also checks the bodies of a batch
+   * that ends the file (checkLastBatch).
    */
-  refresh(): { offset: number; bytes: number; reason: string } | null {
+  refresh(torn = false): { offset: number; bytes: number; reason: string } | null {
     for (;;) {
       if (this.#tail === null) {
         if (listSegments(this.dir).length === 0) return null;
@@ -124,8 +133,10 @@ export class SegmentLog {
         if (from === 0) {
           const bad = headerProblem(buf, t.firstSeq);
           if (bad !== null) return { offset: 0, bytes: buf.length, reason: bad };
+          t.version = segmentVersion(buf);
         }
-        const scan = scanBatches(buf, from === 0 ? HEADER_SIZE : 0);
+        const scan = scanBatches(buf, from === 0 ? HEADER_SIZE : 0, t.version);
+        if (torn && t.version === 2) checkLastBatch(scan, buf.length);
         const base = from === 0 ? 0 : from;
         const end = base + scan.validEnd;
         const last = lastEntryOf(scan.batches.at(-1)?.payloads ?? [], segmentName(t.firstSeq));
@@ -140,6 +151,7 @@ export class SegmentLog {
         firstSeq: next,
         fd: openSync(join(this.dir, segmentName(next)), this.#writable ? "r+" : "r"),
         size: HEADER_SIZE,
+        version: null,
       };
     }
   }
@@ -154,7 +166,7 @@ export class SegmentLog {
       unlinkSync(join(this.dir, name));
       fsyncDir(this.dir);
       this.#tail = null;
-      this.refresh();
+      this.refresh(true);
     } else {
       ftruncateSync(t.fd, torn.offset);
       fdatasyncSync(t.fd);
@@ -169,7 +181,9 @@ export class SegmentLog {
    */
   write(batch: Buffer): Written {
     const firstSeq = Number(batch.readBigUInt64BE(batch.length - COMMIT_SIZE + 5));
-    if (this.#tail === null || this.#tail.size >= this.#maxBytes) this.#roll(firstSeq);
+    // A segment of an earlier format is never appended to: the batch opens a new one.
+    const t0 = this.#tail;
+    if (t0 === null || t0.size >= this.#maxBytes || t0.version !== SEGMENT_VERSION) this.#roll(firstSeq);
     const t = this.#tail!;
     const at = t.size;
     let off = 0;
@@ -192,20 +206,47 @@ export class SegmentLog {
     return w;
   }
 
-  /** A new segment named by its first seq: header written and fsynced, then the directory. */
+  /**
+   * A new segment named by its first seq: header written and fsynced, then the
+   * directory. A tail of an earlier format that holds no batch yet already has that
+   * name: its header is rewritten in place instead.
+   */
   #roll(firstSeq: number): void {
+    const header = segmentHeader(firstSeq);
+    const t = this.#tail;
+    if (t !== null && t.firstSeq === firstSeq && t.size === HEADER_SIZE) {
+      writeSync(t.fd, header, 0, header.length, 0);
+      fdatasyncSync(t.fd);
+      t.version = SEGMENT_VERSION;
+      return;
+    }
     const path = join(this.dir, segmentName(firstSeq));
     const fd = openSync(path, "wx+", 0o600);
-    const header = segmentHeader(firstSeq);
     writeSync(fd, header, 0, header.length, 0);
     fdatasyncSync(fd);
     fsyncDir(this.dir);
-    if (this.#tail !== null) closeSync(this.#tail.fd);
-    this.#tail = { firstSeq, fd, size: HEADER_SIZE };
+    if (t !== null) closeSync(t.fd);
+    this.#tail = { firstSeq, fd, size: HEADER_SIZE, version: SEGMENT_VERSION };
   }
 
   close(): void {
     if (this.#tail !== null) closeSync(this.#tail.fd);
     this.#tail = null;
   }
+}
+
+/**
+ * A batch that ends the file is the one batch a crash can leave with its commit record
+ * on disk and a page of its bodies not (format 2's commit record covers the entries'
+ * hashes, not their bodies): each of its bodies is hashed again, and one that does not
+ * match makes the batch torn. Batches before it were fdatasynced before it was written.
+ */
+function checkLastBatch(scan: ScanResult, end: number): void {
+  const last = scan.batches.at(-1);
+  if (last === undefined || scan.torn !== null || scan.validEnd !== end) return;
+  const i = last.payloads.findIndex((p) => !payloadHashMatches(p));
+  if (i < 0) return;
+  scan.batches.pop();
+  scan.validEnd = last.start;
+  scan.torn = `batch at offset ${last.start}: entry ${i + 1} does not hash to its hash member`;
 }

@@ -93,7 +93,7 @@ export class SegmentJournalStore implements JournalStore {
 
   /** Cuts whatever follows the last complete batch (a write a crash tore), holding the lock. */
   #cutTorn(): void {
-    for (let torn = this.#log.refresh(); torn !== null; torn = this.#log.refresh()) {
+    for (let torn = this.#log.refresh(true); torn !== null; torn = this.#log.refresh(true)) {
       const cut = this.#log.cut(torn);
       this.#cuts.push(cut);
       this.#listener?.(cut);

@@ -136,6 +136,11 @@ export interface PolicyFlow {
   foundIn: TaintSource[];
   /** The user's request holds a URL or host, or asks for links, URLs, websites, sites or pages. */
   webRequested: boolean;
+  /**
+   * Arguments holding a value of a secret class (a payment card number: issuer digit, 13–19
+   * digits, Luhn check) that the user's request does not hold.
+   */
+  sensitive: string[];
 }
 
 /** An inter-agent message as policy sees it (src/messaging; rules match it with `message:`). */

@@ -154,6 +154,10 @@ function compileFlow(m: FlowMatch): Condition[] {
     const want = m.webRequested;
     on("webRequested", (f) => f.webRequested === want);
   }
+  if (m.sensitive !== undefined) {
+    const want = m.sensitive;
+    on("sensitive", (f) => f.sensitive.length > 0 === want);
+  }
   if (m.runTaintSources !== undefined) {
     const run = m.runTaintSources;
     on("runTaintSources", (_f, c) => run.some((s) => c.input.session.taintSeen?.includes(s) === true));

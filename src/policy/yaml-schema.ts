@@ -132,7 +132,8 @@ export const PolicyMatch = z.strictObject({
    * output of a call the user's request designated (true when nothing was copied). `foundIn`:
    * some target's value occurs in output carrying one of these sources, vouched for or not.
    * `webRequested`: the request holds a URL or host, or asks for links, URLs, sites or pages.
-   * `runTaintSources`: the run has seen any of
+   * `sensitive`: some argument holds a value of a secret class (a payment card number) that
+   * the request does not. `runTaintSources`: the run has seen any of
    * these taint sources. A call the Gate computed
    * no flow for does not evaluate (the rule denies).
    */
@@ -146,6 +147,7 @@ export const PolicyMatch = z.strictObject({
       designated: z.boolean().optional(),
       foundIn: z.array(TaintSource).min(1).optional(),
       webRequested: z.boolean().optional(),
+      sensitive: z.boolean().optional(),
       runTaintSources: z.array(TaintSource).min(1).optional(),
     })
     .refine((o) => Object.keys(o).length > 0, "an empty flow condition")

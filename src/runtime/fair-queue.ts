@@ -75,17 +75,21 @@ export class FairQueue {
 
   /**
    * Runs `work` when `principal`'s turn comes; refused without running it when the
-   * principal's share of admissions is full, when the shared queue sheds it, or when
+   * principal's share of admissions is full, when the shared queue shed it, or when
    * `signal` aborts while it waits (a call already started is not interrupted). `sliceMs`
-   * overrides the queue's slice for this call.
+   * overrides the queue's slice for this call. `signal` may be given as a function: it is
+   * called only when the call has to wait (a call served at once needs no abort signal,
+   * and building one — a controller, a listener, `AbortSignal.any` — was a measurable
+   * share of an uncontended decision).
    */
   async run<T>(
     principal: string,
     work: () => Promise<T>,
-    signal?: AbortSignal,
+    signal?: AbortSignal | (() => AbortSignal),
     sliceMs = this.#o.sliceMs,
   ): Promise<FairOutcome<T>> {
-    const refused = await this.#admit(principal, signal);
+    const admitted = this.#admit(principal, signal);
+    const refused = admitted instanceof Promise ? await admitted : admitted;
     if (refused !== undefined) return { ok: false, reason: refused };
     let held = true;
     const release = () => {
@@ -112,13 +116,26 @@ export class FairQueue {
     return lane;
   }
 
-  #admit(principal: string, signal: AbortSignal | undefined): Promise<FairRefusal | undefined> {
-    if (signal?.aborted) return Promise.resolve("aborted");
+  /**
+   * Admits a call: `undefined` when it starts now, a refusal, or a promise of either when
+   * it waits. Uncontended (nobody waiting, a slot free, the principal below its share) the
+   * call starts at once, exactly as `#pump` would start it as the only waiter.
+   */
+  #admit(
+    principal: string,
+    given: AbortSignal | (() => AbortSignal) | undefined,
+  ): FairRefusal | undefined | Promise<FairRefusal | undefined> {
+    if (typeof given !== "function" && given?.aborted) return "aborted";
     const lane = this.#lane(principal);
     const idle = lane.active === 0 && lane.waiting.length === 0;
-    if (lane.active + lane.waiting.length >= this.#o.maxPerPrincipal)
-      return Promise.resolve("principal_full");
-    if (this.#queued >= this.#o.maxQueued && !this.#shed(lane)) return Promise.resolve("queue_full");
+    if (lane.active + lane.waiting.length >= this.#o.maxPerPrincipal) return "principal_full";
+    if (this.#queued === 0 && this.#active < this.#o.concurrency && lane.active < this.#share()) {
+      this.#start(lane);
+      return undefined;
+    }
+    if (this.#queued >= this.#o.maxQueued && !this.#shed(lane)) return "queue_full";
+    const signal = typeof given === "function" ? given() : given;
+    if (signal?.aborted) return "aborted";
     return new Promise<FairRefusal | undefined>((resolve) => {
       const onAbort = () => {
         const i = lane.waiting.indexOf(waiter);
@@ -188,11 +205,16 @@ export class FairQueue {
       this.#fresh.delete(next);
       this.#ring.delete(next);
       if (lane.waiting.length > 0) this.#ring.add(next); // to the back of the round
-      lane.active++;
-      lane.lastSeen = this.#o.now();
-      this.#active++;
+      this.#start(lane);
       waiter.start();
     }
+  }
+
+  /** Takes a slot for a call of `lane`. */
+  #start(lane: Lane): void {
+    lane.active++;
+    lane.lastSeen = this.#o.now();
+    this.#active++;
   }
 
   /** The first principal in `order` below its share. */

@@ -103,10 +103,17 @@ export function createSidecarServer(
   // closed).
   const principals = runtime.gate.sessions.principals;
   const apae = runtime.apae;
-  app.addHook("onSend", async (_req, _reply, payload) => {
-    await apae?.applied();
-    await principals.flush();
-    return payload;
+  // Callback-style: the common answer, with nothing being saved, goes out without a promise
+  // and microtask turns of its own.
+  app.addHook("onSend", (_req, _reply, payload, done) => {
+    if (apae === undefined && !principals.saving) return done(null, payload);
+    (async () => {
+      await apae?.applied();
+      await principals.flush();
+    })().then(
+      () => done(null, payload),
+      (err: Error) => done(err),
+    );
   });
   if (cfg.console.enabled && runtime.consoleKeys !== undefined) {
     consolePlugin(app, {

@@ -169,6 +169,24 @@ rules:
       await expect(h.gate.recordResult(o.decisionId!, {})).resolves.toBeDefined();
   });
 
+  it("a host without a result channel (evaluate noResult) leaves nothing pending, and no result can be reported for its call", async () => {
+    const h = await makeGate({ yaml: READS });
+    const before = h.gate.pendingResults;
+    const flood = [];
+    for (let i = 0; i < 20; i++)
+      flood.push(
+        await h.gate.evaluate(req({ parameters: { url: `https://e.org/${i}` } }), { noResult: true }),
+      );
+    expect(flood.every((o) => o.decision === "allow" && o.journalSeqs.length > 0)).toBe(true);
+    expect(h.gate.pendingResults).toBe(before); // nothing held in memory
+    // nothing to report against: a forged result for such a call is refused
+    await expect(h.gate.recordResult(flood[0]!.decisionId!, {})).rejects.toThrow(/unknown/);
+    // the default still holds the call for its result
+    const held = await h.gate.evaluate(req({ parameters: { url: "https://e.org/held" } }));
+    expect(h.gate.pendingResults).toBe(before + 1);
+    await expect(h.gate.recordResult(held.decisionId!, {})).resolves.toBeDefined();
+  });
+
   it("a bad share is refused", async () => {
     await expect(makeGate({ yaml: READS, gate: { pendingResultsPerPrincipal: 0 } })).rejects.toThrow(
       RangeError,

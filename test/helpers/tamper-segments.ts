@@ -23,7 +23,7 @@ export function tamperSegmentEntry(
     .sort()) {
     const path = join(dir, file);
     const first = Number(file.slice(0, 20));
-    const { batches } = readBatches(readFileSync(path), first);
+    const { batches, version } = readBatches(readFileSync(path), first);
     for (const b of batches) {
       const i = b.payloads.findIndex((p) => {
         const text = p.toString("utf8");
@@ -32,7 +32,7 @@ export function tamperSegmentEntry(
       const text = i >= 0 ? b.payloads[i]?.toString("utf8") : undefined;
       if (text === undefined) continue;
       b.payloads[i] = Buffer.from(text.replace(from, to), "utf8");
-      writeFileSync(path, encodeSegment(first, batches));
+      writeFileSync(path, encodeSegment(first, batches, version));
       return (JSON.parse(text) as { seq: number }).seq;
     }
   }

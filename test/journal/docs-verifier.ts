@@ -32,11 +32,38 @@ export function jcs(v: unknown): string {
     .join(",")}}`;
 }
 
-/** §8.1–8.2: the batches of one segment file; `broken` where the framing is. */
-export function readBatches(buf: Buffer, firstSeq: number): { batches: Batch[]; broken: boolean } {
+const MAGIC: Record<string, 1 | 2> = { "WJSEG01\n": 1, "WJSEG02\n": 2 };
+
+/**
+ * §8.2, format 2: what the commit record's sha256 covers — per entry, its hash (the 64
+ * hex digits after the last `,"hash":"sha256:`) as 32 bytes, its signature's length
+ * (u16) and the signature (from after the last `,"signature":"` to the next `"`); null
+ * when a payload holds no such members.
+ */
+export function commitInput(payloads: Buffer[]): Buffer | null {
+  const parts: Buffer[] = [];
+  for (const p of payloads) {
+    const h = p.lastIndexOf(',"hash":"sha256:');
+    const hex = h < 0 ? "" : p.toString("latin1", h + 16, h + 80);
+    const s = p.lastIndexOf(',"signature":"');
+    const e = s < 0 ? -1 : p.indexOf('"', s + 14);
+    if (!/^[0-9a-f]{64}$/.test(hex) || p[h + 80] !== 0x22 || s < h + 81 || e < 0) return null;
+    const len = Buffer.alloc(2);
+    len.writeUInt16BE(e - s - 14);
+    parts.push(Buffer.from(hex, "hex"), len, p.subarray(s + 14, e));
+  }
+  return Buffer.concat(parts);
+}
+
+/** §8.1–8.2: the batches of one segment file and its format; `broken` where the framing is. */
+export function readBatches(
+  buf: Buffer,
+  firstSeq: number,
+): { batches: Batch[]; broken: boolean; version: 1 | 2 } {
   const batches: Batch[] = [];
-  if (buf.subarray(0, 8).toString("latin1") !== "WJSEG01\n" || buf.readBigUInt64BE(8) !== BigInt(firstSeq)) {
-    return { batches, broken: true };
+  const version = MAGIC[buf.subarray(0, 8).toString("latin1")];
+  if (version === undefined || buf.length < 16 || buf.readBigUInt64BE(8) !== BigInt(firstSeq)) {
+    return { batches, broken: true, version: 2 };
   }
   let at = 16;
   while (at < buf.length) {
@@ -47,18 +74,20 @@ export function readBatches(buf: Buffer, firstSeq: number): { batches: Batch[]; 
       payloads.push(buf.subarray(at + 5, at + 5 + len));
       at += 5 + len;
     }
+    const covered = version === 1 ? buf.subarray(start, at) : commitInput(payloads);
     const ok =
+      covered !== null &&
       at + 53 <= buf.length &&
       buf[at] === 0x43 &&
       buf.readUInt32BE(at + 1) === 48 &&
       buf.readUInt32BE(at + 13) === payloads.length &&
       buf.readUInt32BE(at + 17) === at - start &&
-      H(buf.subarray(start, at)).equals(buf.subarray(at + 21, at + 53));
-    if (!ok || payloads.length === 0) return { batches, broken: true };
+      H(covered).equals(buf.subarray(at + 21, at + 53));
+    if (!ok || payloads.length === 0) return { batches, broken: true, version };
     batches.push({ payloads });
     at += 53;
   }
-  return { batches, broken: false };
+  return { batches, broken: false, version };
 }
 
 /** §1: RFC 7638 thumbprint of an Ed25519 public key. */
@@ -210,9 +239,9 @@ export function independentVerify(dir: string, keyring: KeyObject[], head?: Head
 }
 
 /** Re-encodes batches per §8.2 (an attacker who knows the format fixes the commit records). */
-export function encodeSegment(firstSeq: number, batches: Batch[]): Buffer {
+export function encodeSegment(firstSeq: number, batches: Batch[], version: 1 | 2 = 2): Buffer {
   const header = Buffer.alloc(16);
-  header.write("WJSEG01\n", 0, "latin1");
+  header.write(`WJSEG0${version}\n`, 0, "latin1");
   header.writeBigUInt64BE(BigInt(firstSeq), 8);
   const parts = [header];
   for (const b of batches) {
@@ -231,7 +260,9 @@ export function encodeSegment(firstSeq: number, batches: Batch[]): Buffer {
     c.writeBigUInt64BE(BigInt(first), 5);
     c.writeUInt32BE(b.payloads.length, 13);
     c.writeUInt32BE(recs.length, 17);
-    H(recs).copy(c, 21);
+    const covered = version === 1 ? recs : commitInput(b.payloads);
+    // A payload without those members can make no batch complete (§8.2): any digest will do.
+    H(covered ?? Buffer.alloc(0)).copy(c, 21);
     parts.push(recs, c);
   }
   return Buffer.concat(parts);

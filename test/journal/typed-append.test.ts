@@ -56,6 +56,29 @@ describe("appendBuilt: runtime-built bodies", () => {
     expect(JSON.stringify(e.body)).not.toContain("abcdefghijklmnopqrstuvwxyz");
   });
 
+  it("a built body is serialised without a private copy, yet a __proto__ member or a lone surrogate is refused as by append()", async () => {
+    const j = await openJournal({ store, signer: KEY, registry });
+    const proto = gateDecision("allow");
+    proto.parameters = JSON.parse('{"url":"https://api.example.com/","__proto__":{"admin":true}}');
+    await expect(
+      j.appendBuilt({ type: GATE_DECISION, run_id: RUN, trace_id: TRACE, body: proto }),
+    ).rejects.toMatchObject({ code: "ERR_JOURNAL_BODY_INVALID" });
+    const lone = gateDecision("allow");
+    lone.parameters = { text: "a\ud800b" };
+    await expect(
+      j.appendBuilt({ type: GATE_DECISION, run_id: RUN, trace_id: TRACE, body: lone }),
+    ).rejects.toMatchObject({ code: "ERR_JOURNAL_BODY_INVALID" });
+    // Nothing of either was stored; a good one after them is entry 1 and verifies.
+    const ok = await j.appendBuilt({
+      type: GATE_DECISION,
+      run_id: RUN,
+      trace_id: TRACE,
+      body: gateDecision("deny"),
+    });
+    expect(ok.seq).toBe(1);
+    expect(await verifyJournal(store, keyringOf(KEY), { registry })).toMatchObject({ ok: true, checked: 1 });
+  });
+
   it("still refuses what the compiler cannot see: bad ids, a non-object body, an unregistered type", async () => {
     const j = await openJournal({ store, signer: KEY, registry: new EventTypeRegistry() });
     await expect(

@@ -60,6 +60,8 @@ export interface SegmentFile {
   file: string;
   first: number;
   batches: Batch[];
+  /** The segment's format (§8.1), kept when the copy is re-encoded. */
+  version: 1 | 2;
 }
 
 export const segmentFiles = (dir: string): string[] =>
@@ -71,7 +73,8 @@ export const segmentFiles = (dir: string): string[] =>
 export const readSegmentFiles = (dir: string): SegmentFile[] =>
   segmentFiles(dir).map((file) => {
     const first = Number(file.slice(0, 20));
-    return { file, first, batches: readBatches(readFileSync(join(dir, file)), first).batches };
+    const { batches, version } = readBatches(readFileSync(join(dir, file)), first);
+    return { file, first, batches, version };
   });
 
 /** A copy of `real` (a segments directory) at `dir` with `edit` applied to the parsed batches of each file. */
@@ -79,6 +82,6 @@ export function tamperedCopy(real: string, dir: string, edit: (all: SegmentFile[
   mkdirSync(dir);
   const files = readSegmentFiles(real);
   edit(files);
-  for (const f of files) writeFileSync(join(dir, f.file), encodeSegment(f.first, f.batches));
+  for (const f of files) writeFileSync(join(dir, f.file), encodeSegment(f.first, f.batches, f.version));
   return dir;
 }

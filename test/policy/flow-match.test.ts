@@ -43,6 +43,7 @@ const flow = (over: Partial<PolicyFlow>): PolicyFlow => ({
   designated: true,
   foundIn: [],
   webRequested: false,
+  sensitive: [],
   ...over,
 });
 const decide = (f: PolicyFlow | undefined) =>
@@ -75,5 +76,41 @@ describe("flow: designated and foundIn", () => {
 
   it("without flow facts a flow rule does not evaluate and the bundle fails closed", () => {
     expect(decide(undefined).decision).toBe("deny");
+  });
+});
+
+describe("flow: sensitive", () => {
+  const secrets = loadPolicyBundle({
+    yaml: [
+      {
+        name: "s.yaml",
+        text: `name: s
+rules:
+  - id: secret-egress
+    name: card
+    priority: 10
+    match: { toolClass: assistant, action: send, flow: { sensitive: true } }
+    decision: require-approval
+    reason: card
+  - id: allow-send
+    name: send
+    priority: 100
+    match: { toolClass: assistant, action: send }
+    decision: allow
+    reason: ok
+`,
+      },
+    ],
+  });
+  const send = (f: PolicyFlow | undefined) =>
+    secrets.evaluate({ ...mkInput("assistant", "send", { body: "x" }), ...(f ? { flow: f } : {}) });
+
+  it("a send carrying a card number the request does not hold needs a human", () => {
+    expect(send(flow({ targets: ["to"], sensitive: ["body"] })).decision).toBe("step_up");
+  });
+
+  it("a send without one is allowed; without flow facts the rule does not evaluate and the bundle fails closed", () => {
+    expect(send(flow({ targets: ["to"] })).decision).toBe("allow");
+    expect(send(undefined).decision).toBe("deny");
   });
 });

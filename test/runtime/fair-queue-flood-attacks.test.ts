@@ -128,6 +128,76 @@ describe("a hostile principal floods the shared work queue", () => {
   });
 });
 
+describe("the uncontended fast path keeps every refusal of the waiting path", () => {
+  it("a call served at once never builds its abort signal; a call that must wait does, and its client leaving still stops it", async () => {
+    const q = new FairQueue({ concurrency: 1, maxPerPrincipal: 4, maxQueued: 16, now: () => 0 });
+    const order: string[] = [];
+    let built = 0;
+    const gone = new AbortController();
+    const lazy = () => {
+      built++;
+      return gone.signal;
+    };
+    const a = held(order, "a");
+    const first = q.run("hostile", a.work, lazy);
+    expect(built).toBe(0); // served at once: no signal needed
+    const waiting = q.run("hostile", held(order, "gone").work, lazy);
+    expect(built).toBe(1); // it waits: its signal is built
+    gone.abort();
+    expect(await waiting).toEqual({ ok: false, reason: "aborted" });
+    expect(q.queued).toBe(0);
+    a.release();
+    await first;
+    expect(order).toEqual(["a"]); // the call whose client left never ran
+  });
+
+  it("a flooder past its share is refused principal_full on the fast path too (nothing waiting, slots free)", async () => {
+    const q = new FairQueue({ concurrency: 8, maxPerPrincipal: 2, maxQueued: 16, now: () => 0 });
+    const order: string[] = [];
+    const calls = Array.from({ length: 3 }, (_, i) => held(order, `h-${i}`));
+    const runs = calls.map((h) => q.run("hostile", h.work, () => new AbortController().signal));
+    expect(await runs[2]).toEqual({ ok: false, reason: "principal_full" });
+    expect(q.active).toBe(2);
+    for (const h of calls) h.release();
+    await Promise.all(runs);
+    expect(order).toEqual(["h-0", "h-1"]);
+    expect(q.active).toBe(0);
+  });
+
+  it("a call whose signal already aborted is refused before it runs, even with a free slot", async () => {
+    const q = new FairQueue({ concurrency: 4, maxPerPrincipal: 4, maxQueued: 16, now: () => 0 });
+    const order: string[] = [];
+    const gone = new AbortController();
+    gone.abort();
+    expect(await q.run("hostile", held(order, "late").work, gone.signal)).toEqual({
+      ok: false,
+      reason: "aborted",
+    });
+    expect(order).toEqual([]);
+    expect(q.active).toBe(0);
+  });
+
+  it("while another principal is served, a second principal's call starts at once only within its share", async () => {
+    const q = new FairQueue({ concurrency: 2, maxPerPrincipal: 8, maxQueued: 16, now: () => 0 });
+    const order: string[] = [];
+    const hostile = Array.from({ length: 3 }, (_, i) => held(order, `hostile-${i}`));
+    const hostileRuns = hostile.map((h) => q.run("hostile", h.work));
+    const honest = held(order, "honest");
+    const honestRun = q.run("honest", honest.work);
+    await tick();
+    // Both slots were taken by the hostile alone; the honest call waits for the next free one.
+    expect(order).toEqual(["hostile-0", "hostile-1"]);
+    hostile[0]?.release();
+    await tick();
+    expect(order).toEqual(["hostile-0", "hostile-1", "honest"]);
+    honest.release();
+    await honestRun;
+    for (const h of hostile) h.release();
+    await Promise.all(hostileRuns);
+    expect(q.active).toBe(0);
+  });
+});
+
 describe("a hostile principal parks calls that wait on something else (approval, slow tool)", () => {
   it("a call running past its slice gives its slot back: the honest call is served while the parked calls still run", async () => {
     vi.useFakeTimers();

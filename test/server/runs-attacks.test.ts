@@ -252,3 +252,38 @@ describe("the pending-result map (issue 17 #9)", () => {
     expect(gate.pendingResults).toBe(before);
   });
 });
+
+describe("protective state is saved before the answer leaves (issue 36), on the fast answer path too", () => {
+  it("while a principal's quarantine save is in progress, no answer leaves until it is saved", async () => {
+    const runId = await s.run("save-before-answer");
+    const principals = s.server.runtime.gate.sessions.principals;
+    let release!: () => void;
+    const saved = new Promise<void>((r) => {
+      release = r;
+    });
+    // A save in progress (a slow shared store): the answer must wait for it.
+    Object.defineProperty(principals, "saving", { configurable: true, get: () => true });
+    const flush = principals.flush;
+    principals.flush = () => saved;
+    try {
+      let answered = false;
+      const pending = s.call("/v1/decide", { token: TOKENS.agentA, body: echo("x", { runId }) }).then((r) => {
+        answered = true;
+        return r;
+      });
+      // The decision is journaled (so the request reached the answer), yet nothing is sent.
+      await until(async () =>
+        (await s.server.runtime.store.query({ run_id: runId, type: "warden.gate.decision" })).length > 0
+          ? true
+          : undefined,
+      );
+      await new Promise((r) => setTimeout(r, 50));
+      expect(answered).toBe(false);
+      release();
+      expect((await pending).status).toBe(200);
+    } finally {
+      principals.flush = flush;
+      delete (principals as { saving?: boolean }).saving;
+    }
+  });
+});

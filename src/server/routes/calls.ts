@@ -207,13 +207,12 @@ async function decideCall(
   const t0 = performance.now();
   const parent = traceParentOf(req);
   // Evaluation and the durable journal commit are shared work: served in the principal's fair turn.
+  // A /v1/decide host executes on its own and has no result channel: nothing will
+  // collect this call's pending result, so none is held (issue 17 #9).
   const o = await inTurn(ctx, req, reply, () =>
-    gate.evaluate(request, parent !== undefined ? { parent } : undefined),
+    gate.evaluate(request, parent !== undefined ? { parent, noResult: true } : { noResult: true }),
   );
   if (o.traceparent !== undefined) reply.header("traceparent", o.traceparent);
-  // A /v1/decide host executes on its own and has no result channel: nothing will
-  // collect this call's pending result, so it is released now (issue 17 #9).
-  if (o.decisionId !== null) gate.release(o.decisionId);
   observe("decide", o, t0, request.tool);
   const fault = faultError(o);
   if (fault) throw fault;

@@ -34,7 +34,10 @@ export async function inTurn<T>(
   work: () => Promise<T>,
   sliceMs?: number,
 ): Promise<T> {
-  const r = await ctx.fair.run(identityOf(req).id, work, callSignal(ctx, reply), sliceMs);
+  // A call served at once needs no abort signal: it is built only if the call has to wait.
+  if (ctx.shutdown.aborted)
+    throw new ApiError("ERR_SERVER_SHUTTING_DOWN", "the call was cancelled while waiting");
+  const r = await ctx.fair.run(identityOf(req).id, work, () => callSignal(ctx, reply), sliceMs);
   if (r.ok) return r.value;
   if (r.reason === "aborted")
     throw new ApiError("ERR_SERVER_SHUTTING_DOWN", "the call was cancelled while waiting");
