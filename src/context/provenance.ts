@@ -89,7 +89,10 @@ export class ProvenanceIndex {
     return this.#tokens.size + this.#grams.size + this.#postings;
   }
 
-  /** Outputs recorded (none: no value can have come from one). */
+  /**
+   * Output records held (none: no value can have come from one): at most `maxOutputs`,
+   * plus the merged record.
+   */
   get outputs(): number {
     return this.#outputs.length;
   }
@@ -97,11 +100,6 @@ export class ProvenanceIndex {
   /** True when some output was not fully indexed and lends its taint to any substantial value. */
   get overflowed(): boolean {
     return this.#overflowed.length > 0;
-  }
-
-  /** Output records held (at most `maxOutputs`, plus the merged record). */
-  get records(): number {
-    return this.#outputs.length;
   }
 
   /** Characters of output text and fields held (at most `MAX_TEXT_CHARS`). */

@@ -32,7 +32,7 @@ describe("flood of tool results grows memory without bound", () => {
         [mcp(`tool-${i % 3}`)],
       );
     // One record per output up to the cap, plus the one merged record.
-    expect(idx.records).toBe(opts.maxOutputs + 1);
+    expect(idx.outputs).toBe(opts.maxOutputs + 1);
     expect(idx.mergedFrom).toBe(opts.maxOutputs);
     // What the folded outputs held is not kept: text and fingerprints stop at the cap's outputs.
     const atCap = new ProvenanceIndex(opts);
