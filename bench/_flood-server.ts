@@ -2,7 +2,8 @@
 // `gateway` (the MCP gateway over Streamable HTTP, the reference test upstream), each with
 // two principals — `hostile` and `honest` — on loopback, each in its own process as
 // deployed (`warden sidecar`, `warden mcp serve`). Prints {"url"} once it listens; exits
-// when the parent disconnects. Its RSS is read by the parent from /proc.
+// when the parent disconnects. Its RSS is read by the parent from /proc; its live heap is
+// reported on the message `heap`.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -84,5 +85,15 @@ process.on("disconnect", () => {
     rmSync(dir, { recursive: true, force: true });
     process.exit(0);
   })();
+});
+// `heap`: the live heap after a full collection (run with --expose-gc), so a plateau of
+// what the process retains shows apart from the collector's timing; with the heap V8 holds
+// (used or not) and the memory outside it (Buffers, native), in MB.
+process.on("message", (m) => {
+  if (m !== "heap") return;
+  (globalThis as { gc?: () => void }).gc?.();
+  const m2 = process.memoryUsage();
+  const mb = (n: number) => n / 2 ** 20;
+  process.send?.({ heap: [mb(m2.heapUsed), mb(m2.heapTotal), mb(m2.external)] });
 });
 process.stdout.write(`${JSON.stringify({ url: served.url })}\n`);

@@ -6,7 +6,7 @@
 // sidecar, initialize and tools/call on the gateway, each from several closed loops
 // sending again as soon as an answer arrives. Printed: the honest principal's p50/p99
 // and error rate under the flood beside its baseline, the hostile answers by status, and
-// the server process's RSS at start and end. Target: p99 within 3× baseline, no errors.
+// the server process's RSS and live heap at start, 1/3, 2/3 and end of the flood. Target: p99 within 3× baseline, no errors.
 import { type ChildProcess, fork } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -40,9 +40,32 @@ function rssMb(pid: number | undefined): number {
   }
 }
 
+/** Live heap after a full collection, heap V8 holds, memory outside it (MB), as the server reports them. */
+type Heap = [used: number, total: number, external: number];
+
+function heapOf(child: ChildProcess): Promise<Heap> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => done([Number.NaN, Number.NaN, Number.NaN]), 10_000);
+    const onMessage = (m: unknown) => {
+      const v = (m as { heap?: unknown }).heap;
+      if (Array.isArray(v) && v.length === 3) done(v as Heap);
+    };
+    const done = (v: Heap) => {
+      clearTimeout(timer);
+      child.off("message", onMessage);
+      resolve(v);
+    };
+    child.on("message", onMessage);
+    child.send("heap");
+  });
+}
+
 /** One server process: the sidecar or the gateway, each its own process as deployed. */
 async function startServer(what: "sidecar" | "gateway"): Promise<{ child: ChildProcess; url: string }> {
-  const child = fork(join(here, "_flood-server.js"), [what], { stdio: ["ignore", "pipe", "inherit", "ipc"] });
+  const child = fork(join(here, "_flood-server.js"), [what], {
+    stdio: ["ignore", "pipe", "inherit", "ipc"],
+    execArgv: [...process.execArgv, "--expose-gc"],
+  });
   const line = await new Promise<string>((resolve, reject) => {
     let out = "";
     child.stdout?.on("data", (b: Buffer) => {
@@ -137,10 +160,32 @@ function rows(label: string, s: Sample, base?: Sample): string[] {
   return [line("sidecar /v1/decide", s.decide, base?.decide), line("gateway tools/call", s.mcp, base?.mcp)];
 }
 
+const HEAP_TABLES = [
+  "live heap after a full GC",
+  "heap V8 holds (heapTotal)",
+  "memory outside the heap (external)",
+];
+
+/** Server memory (MB) at the flood's start, 1/3, 2/3 and end: a plateau shows as level columns. */
+function memoryTable(what: string, samples: readonly number[][]): string {
+  const n = samples.length - 1;
+  const at = samples.map((_, i) => (i === 0 ? "start" : i === n ? "end" : `${i}/${n}`));
+  const row = (name: string, i: number) =>
+    `| ${name} | ${samples.map((s) => s[i]?.toFixed(1) ?? "?").join(" | ")} |`;
+  return [
+    `Server ${what}, MB (flood of ${SECONDS} s):\n`,
+    `| process | ${at.join(" | ")} |`,
+    `|---|${at.map(() => "---:").join("|")}|`,
+    row("sidecar", 0),
+    row("gateway", 1),
+  ].join("\n");
+}
+
 async function main(): Promise<void> {
   const servers = [await startServer("sidecar"), await startServer("gateway")] as const;
   const [sidecar, gateway] = [servers[0].url, servers[1].url];
   const rss = () => servers.map((s) => rssMb(s.child.pid));
+  const heap = () => Promise.all(servers.map((s) => heapOf(s.child)));
   const client = new Client({ name: "honest", version: "1" });
   try {
     await client.connect(
@@ -154,6 +199,8 @@ async function main(): Promise<void> {
     const sid = await hostileSession(gateway);
     log("runs and sessions open; baseline");
     await honest(sidecar, honestRun, client, 1); // warm-up
+    // The live heap first (it runs a full GC), then RSS, read after that collection.
+    const heapStart = await heap();
     const rssStart = rss();
     const base = await honest(sidecar, honestRun, client, BASELINE_SECONDS);
     const mcpHeaders = { ...json(FLOOD_TOKENS.hostile), ...MCP_HEADERS };
@@ -197,8 +244,26 @@ async function main(): Promise<void> {
     };
     log("flood");
     const flood = stdoutOf(process.execPath, [join(here, "_flood-client.js"), JSON.stringify(spec)]);
+    // RSS at 1/3 and 2/3 of the flood too: growth that levels off is a plateau, not a leak.
+    const rssMid: number[][] = [];
+    const heapMid: Promise<Heap[]>[] = [];
+    const timers = [1, 2].map((n) =>
+      setTimeout(
+        () => {
+          heapMid.push(
+            heap().then((h) => {
+              rssMid.push(rss());
+              return h;
+            }),
+          );
+        },
+        (n * SECONDS * 1000) / 3,
+      ),
+    );
     const loaded = await honest(sidecar, honestRun, client, SECONDS);
+    for (const t of timers) clearTimeout(t);
     const hostile = JSON.parse(await flood) as Record<string, Record<string, number>>;
+    const heaps = [heapStart, ...(await Promise.all(heapMid)), await heap()];
     const rssEnd = rss();
     process.stdout.write(
       `Honest principal, one call at a time; baseline ${BASELINE_SECONDS} s alone, then ${SECONDS} s beside the hostile flood.\n\n` +
@@ -213,7 +278,12 @@ async function main(): Promise<void> {
                 .join(", ")} |`,
           )
           .join("\n") +
-        `\n\nServer RSS: sidecar ${rssStart[0]?.toFixed(1)} → ${rssEnd[0]?.toFixed(1)} MB, gateway ${rssStart[1]?.toFixed(1)} → ${rssEnd[1]?.toFixed(1)} MB (start → end).\n`,
+        `\n\n${memoryTable("RSS", [rssStart, ...rssMid, rssEnd])}\n\n${HEAP_TABLES.map((t, k) =>
+          memoryTable(
+            t,
+            heaps.map((at) => at.map((h) => h[k] ?? Number.NaN)),
+          ),
+        ).join("\n\n")}\n`,
     );
     const worst = Math.max(
       pct(loaded.decide, 0.99) / pct(base.decide, 0.99),

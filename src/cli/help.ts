@@ -39,7 +39,7 @@ export const HELP_GROUPS: readonly HelpGroup[] = [
   },
   {
     title: "Operations",
-    commands: ["policy", "shadow", "db", "conformance"],
+    commands: ["policy", "shadow", "quarantine", "db", "conformance"],
     example: "warden conformance --config sidecar.yaml",
   },
   {

@@ -25,6 +25,7 @@ const COMMANDS: Record<CommandName, () => Promise<Register>> = {
   sidecar: async () => (await import("./commands/sidecar.js")).registerSidecar,
   init: async () => (await import("./commands/init.js")).registerInit,
   trust: async () => (await import("./commands/trust.js")).registerTrust,
+  quarantine: async () => (await import("./commands/quarantine.js")).registerQuarantine,
   identity: async () => (await import("./commands/identity.js")).registerIdentity,
   provenance: async () => (await import("./commands/provenance.js")).registerProvenance,
   hooks: async () => (await import("./commands/hooks.js")).registerHooks,

@@ -5,6 +5,7 @@
 // case-insensitive substrings, never regexes, so configuration cannot introduce ReDoS.
 import { z } from "zod";
 import { ContextError, TaintSource } from "../contracts/index.js";
+import { DEFAULT_MAX_OUTPUTS } from "./provenance-types.js";
 
 /** The six Ari Kernel sequence rules, in evaluation order (first match wins). */
 export const BEHAVIOURAL_RULE_IDS = [
@@ -132,6 +133,12 @@ const Provenance = z.strictObject({
     .int()
     .min(1)
     .default(1 << 20),
+  /**
+   * Tool outputs indexed one by one per run. Later outputs are folded into one merged record
+   * that fails closed: any substantial argument value then counts as copied from it, with the
+   * union of the folded outputs' taint (journaled once, `provenance_merged`).
+   */
+  maxOutputs: z.number().int().min(1).max(1_000_000).default(DEFAULT_MAX_OUTPUTS),
 });
 
 const Taint = z.strictObject({
@@ -185,6 +192,12 @@ const Limits = z.strictObject({
   maxOpenRuns: z.number().int().min(1).default(10_000),
   /** Calls a run may propose (ERR_RUN_FULL beyond it: start a new run). */
   maxCallsPerRun: z.number().int().min(1).default(100_000),
+  /**
+   * Distinct tools (`tool`, else `toolClass:action`) a run may call: a call naming one more is
+   * refused ERR_RUN_FULL (`details.kind: "tools"`), so the per-tool counts policy sees stay
+   * exact and bounded (a host naming a fresh tool per call cannot grow them).
+   */
+  maxToolsPerRun: z.number().int().min(1).default(1024),
   /**
    * Bytes of requests (canonical JSON, UTF-16 code units) a run may propose in all
    * (ERR_RUN_FULL beyond it: start a new run, carrying taint with parentRun).

@@ -50,6 +50,12 @@ export interface SessionFacts {
   inheritedTaint?: TaintSource[];
   /** The principal's runs whose taint was carried in at the start (`taint.carry: principal`). */
   inheritedFrom?: string[];
+  /**
+   * The run's value provenance is in merged mode: from the output with this session sequence
+   * number on, outputs are folded into one record that fails closed (any substantial argument
+   * inherits their taint), because the run reached `provenance.maxOutputs` outputs.
+   */
+  provenanceMergedFrom?: number;
 }
 
 /** Contract metadata the Gate knows about the called tool. */
@@ -112,6 +118,11 @@ export interface RecordedResult {
   classification: string;
   provenance: ProvenanceHit[];
   events: SessionEvent[];
+  /**
+   * Set on the result that took the run's provenance into merged mode (the run's outputs
+   * reached `provenance.maxOutputs`; later ones are folded into one fail-closed record).
+   */
+  provenanceMerged?: { maxOutputs: number };
 }
 
 /** How a run starts: its owner, its pinned original request, and what it inherits. */

@@ -1,6 +1,10 @@
-// The shapes of value-level provenance (provenance.ts): options, hits, indexed outputs.
+// The shapes of value-level provenance (provenance.ts): options (and the default cap on
+// outputs), hits, indexed outputs.
 import type { TaintLabel } from "../contracts/index.js";
 import type { DayKey } from "./provenance-dates.js";
+
+/** Outputs recorded one by one per run when the options name no cap (config: `provenance.maxOutputs`). */
+export const DEFAULT_MAX_OUTPUTS = 1024;
 
 export interface ProvenanceOptions {
   minSubstring: number;
@@ -9,6 +13,11 @@ export interface ProvenanceOptions {
   maxCharsPerOutput: number;
   maxFingerprints: number;
   maxScanChars: number;
+  /**
+   * Outputs indexed one by one per run (default `DEFAULT_MAX_OUTPUTS`); later outputs are
+   * folded into one merged record that fails closed (provenance.ts).
+   */
+  maxOutputs?: number;
 }
 
 export type ProvenanceKind =
@@ -69,6 +78,11 @@ export interface Output {
    * undefined: the whole `text` counts.
    */
   injected?: string;
+  /**
+   * The run's merged record: every output past `maxOutputs`, folded into one. It keeps only
+   * the union of their labels and counts as holding any substantial value (fail closed).
+   */
+  merged?: true;
 }
 
 /** How an output entered the run (`designated`: the call's arguments all came from the user's request). */

@@ -13,9 +13,13 @@
 //     Arguments are checked with all their k-grams.
 // Memory and time are bounded: per-output and per-run caps; when a cap is hit the index
 // fails closed (unindexed outputs still lend their taint to any substantial argument).
+// Past `maxOutputs` outputs a run's later outputs are folded into one merged record that
+// keeps only their labels and lends them to any substantial argument: earlier outputs
+// are never evicted, so a flood of results cannot push an indexed value out.
 // Collisions of the 52-bit fingerprints can only add taint, never remove it.
 import type { TaintLabel } from "../contracts/index.js";
-import { type DayKey, dayOfValue, daysIn, proseDays } from "./provenance-dates.js";
+import { type DayKey, dayOfValue, daysIn } from "./provenance-dates.js";
+import { mergedLabels, mergedRecord, outputRecord } from "./provenance-record.js";
 import {
   clip,
   collectLeaves,
@@ -29,14 +33,15 @@ import {
   TRIM,
   winnow,
 } from "./provenance-text.js";
-import type {
-  Output,
-  OutputOrigin,
-  ProvenanceHit,
-  ProvenanceKind,
-  ProvenanceOptions,
+import {
+  DEFAULT_MAX_OUTPUTS,
+  type Output,
+  type OutputOrigin,
+  type ProvenanceHit,
+  type ProvenanceKind,
+  type ProvenanceOptions,
 } from "./provenance-types.js";
-import { readDesignated, type TokenKind, wantedKinds, withoutEndorsed } from "./provenance-vouch.js";
+import { type TokenKind, wantedKinds, withoutEndorsed } from "./provenance-vouch.js";
 import { mergeTaint } from "./taint.js";
 
 export { extractTokens } from "./provenance-text.js";
@@ -46,8 +51,6 @@ export type { OutputOrigin, ProvenanceHit, ProvenanceKind, ProvenanceOptions } f
 const MAX_TEXT_CHARS = 8_000_000;
 /** The shortest value (letters and digits) matched whole. */
 const MIN_WHOLE = 3;
-/** The longest field value an argument can equal to count as a returned record. */
-const MAX_FIELD = 256;
 
 export class ProvenanceIndex {
   readonly #opts: ProvenanceOptions;
@@ -65,6 +68,10 @@ export class ProvenanceIndex {
   #trustedCompact = "";
   #trustedGrams = new Set<number>();
   #textChars = 0;
+  /** Outputs indexed one by one; later ones are folded into the merged record. */
+  readonly #maxOutputs: number;
+  /** The id of the merged record, once the run reached `#maxOutputs`. */
+  #merged: number | undefined;
   /** The kinds of value the user's request asks the agent to find (`wantedKinds`). */
   #wanted = new Set<TokenKind>();
   /** The days the user's request names (provenance-dates.ts). */
@@ -74,6 +81,7 @@ export class ProvenanceIndex {
     this.#opts = opts;
     this.#k = opts.minSubstring;
     this.#w = opts.winnowWindow;
+    this.#maxOutputs = opts.maxOutputs ?? DEFAULT_MAX_OUTPUTS;
   }
 
   /** Fingerprints held (tokens + winnowed k-grams + extra output ids per fingerprint). */
@@ -81,7 +89,10 @@ export class ProvenanceIndex {
     return this.#tokens.size + this.#grams.size + this.#postings;
   }
 
-  /** Outputs recorded (none: no value can have come from one). */
+  /**
+   * Output records held (none: no value can have come from one): at most `maxOutputs`,
+   * plus the merged record.
+   */
   get outputs(): number {
     return this.#outputs.length;
   }
@@ -89,6 +100,19 @@ export class ProvenanceIndex {
   /** True when some output was not fully indexed and lends its taint to any substantial value. */
   get overflowed(): boolean {
     return this.#overflowed.length > 0;
+  }
+
+  /** Characters of output text and fields held (at most `MAX_TEXT_CHARS`). */
+  get textChars(): number {
+    return this.#textChars;
+  }
+
+  /**
+   * The session sequence number of the first output folded into the merged record: the run's
+   * provenance went into merged mode there. Undefined while every output is indexed.
+   */
+  get mergedFrom(): number | undefined {
+    return this.#merged === undefined ? undefined : this.#outputs[this.#merged]?.seq;
   }
 
   /**
@@ -163,51 +187,53 @@ export class ProvenanceIndex {
     this.#trustedDays = new Set(daysIn(text));
   }
 
-  /** Indexes a tool output carrying `labels`. Unlabelled outputs add nothing. */
+  /**
+   * Indexes a tool output carrying `labels`. Unlabelled outputs add nothing. Past
+   * `maxOutputs` outputs the output is folded into the run's merged record instead.
+   */
   addOutput(seq: number, data: unknown, labels: readonly TaintLabel[], origin: OutputOrigin = {}): void {
     if (labels.length === 0) return;
+    if (this.#outputs.length >= this.#maxOutputs) {
+      this.#fold(seq, labels);
+      return;
+    }
     const id = this.#outputs.length;
     const { leaves, truncated } = collectLeaves(data, this.#opts.maxCharsPerOutput);
-    const tokensOf = leaves.map((leaf) => extractTokens(leaf.text, this.#opts.minToken));
-    // An output that carried instructions addressed to the agent (taint `instructions`,
-    // the Gate's output screening) vouches only for values outside its flagged spans
-    // (`vouchedValues`): nothing inside the injected block vouches.
-    const flagged = labels.some((l) => l.source === "instructions");
-    const read =
-      origin.designated === true && !truncated
-        ? readDesignated(
-            leaves.map((l) => l.text),
-            this.#opts.minToken,
-            flagged,
-          )
-        : { endorsed: new Set<string>() };
-    const endorsed = read.endorsed;
-    const text = leaves.map((l) => compact(normalize(l.text))).join("\u0000");
-    const keep = this.#textChars + text.length <= MAX_TEXT_CHARS;
-    if (keep) this.#textChars += text.length;
-    const fields = new Set<string>();
-    if (typeof data === "object" && data !== null)
-      for (const leaf of leaves) {
-        const c = compact(normalize(leaf.text));
-        if (c.length > 0 && c.length <= MAX_FIELD) fields.add(c);
-      }
-    const structured = typeof data === "object" && data !== null;
-    this.#outputs.push({
-      seq,
-      labels: mergeTaint(labels),
-      endorsed,
-      text: keep ? text : undefined,
-      fields,
-      structured,
-      designated: origin.designated === true,
-      days: proseDays(leaves.map((l) => l.text)),
-      ...(read.injected === undefined
-        ? {}
-        : { injected: read.injected.map((t) => compact(normalize(t))).join("\u0000") }),
-    });
-    let full = truncated;
-    for (const [i, leaf] of leaves.entries()) {
-      for (const t of tokensOf[i] ?? []) {
+    const input = { seq, data, leaves, truncated, labels, origin, minToken: this.#opts.minToken };
+    this.#outputs.push(outputRecord(input, (chars) => this.#spend(chars)));
+    if (this.#indexFingerprints(id, leaves) || truncated) this.#overflowed.push(id);
+  }
+
+  /**
+   * Folds an output past the cap into the run's one merged record (created by the first
+   * fold): its labels join the record's; nothing else of it is kept. The record is in
+   * `#overflowed`, so any substantial value inherits its taint (fail closed): flooding a
+   * run with results can neither grow its memory nor push an indexed value out.
+   */
+  #fold(seq: number, labels: readonly TaintLabel[]): void {
+    const id = this.#merged;
+    const merged = id === undefined ? undefined : this.#outputs[id];
+    if (merged !== undefined) {
+      merged.labels = mergedLabels(merged.labels, labels);
+      return;
+    }
+    this.#merged = this.#outputs.length;
+    this.#overflowed.push(this.#outputs.length);
+    this.#outputs.push(mergedRecord(seq, labels));
+  }
+
+  /** Takes `chars` from the run's text budget; false (nothing taken) when it would overrun it. */
+  #spend(chars: number): boolean {
+    if (this.#textChars + chars > MAX_TEXT_CHARS) return false;
+    this.#textChars += chars;
+    return true;
+  }
+
+  /** Indexes the output's tokens and winnowed k-grams; true when the fingerprint cap cut it short. */
+  #indexFingerprints(id: number, leaves: readonly Leaf[]): boolean {
+    let full = false;
+    for (const leaf of leaves) {
+      for (const t of extractTokens(leaf.text, this.#opts.minToken)) {
         if (this.size >= this.#opts.maxFingerprints) {
           full = true;
           break;
@@ -237,7 +263,7 @@ export class ProvenanceIndex {
         });
       }
     }
-    if (full) this.#overflowed.push(id);
+    return full;
   }
 
   /** The record of outputs marked overflowed from outside (`addOverflow`). */
@@ -356,7 +382,7 @@ export class ProvenanceIndex {
     if (days.length === 0) return undefined;
     const ids: number[] = [];
     this.#outputs.forEach((o, i) => {
-      if (days.some((d) => o.days.has(d))) ids.push(i);
+      if (o.merged === true || days.some((d) => o.days.has(d))) ids.push(i);
     });
     return ids.length === 0 ? undefined : this.#hit(leaf.path, "date", days.join(","), ids, true);
   }

@@ -54,7 +54,7 @@ import { type ProvenanceHit, ProvenanceIndex } from "./provenance.js";
 import { boundaryLabels, checkResult, classificationOf } from "./result.js";
 import { type HoldSlot, NETWORK_REQUESTS_REFUSED, type ReserveResult, RunLedger } from "./run-ledger.js";
 import { callWindowEvent, decidedBody, resultWindowEvent } from "./session-records.js";
-import { mergeTaint, taintSources } from "./taint.js";
+import { boundTaint, mergeTaint, taintSources } from "./taint.js";
 import { copyRequest, defined, finiteNonNegative, iso } from "./util.js";
 
 interface CallState {
@@ -74,6 +74,9 @@ interface CallState {
 }
 
 const calls = new WeakMap<Prepared, CallState>();
+
+/** The key a call is counted under in `perToolCalls`. */
+const toolKey = (request: GateRequest) => request.tool ?? `${request.toolClass}:${request.action}`;
 
 export class Session {
   readonly runId: string;
@@ -240,14 +243,17 @@ export class Session {
         details: { limit: this.#config.limits.maxBytesPerRun, kind: "bytes" },
       });
     }
+    this.#checkToolCount(request);
     const now = opts.now ?? this.#clock();
     const cfg = this.#config;
     const provenance = cfg.provenance.enabled ? this.#provenance.scan(request.parameters) : [];
-    const effectiveTaint = mergeTaint(
-      request.taintLabels,
-      ...provenance.map((h) => h.labels),
-      this.#inherited,
-      cfg.taint.sticky ? this.#taintSeen : [],
+    const effectiveTaint = boundTaint(
+      mergeTaint(
+        request.taintLabels,
+        ...provenance.map((h) => h.labels),
+        this.#inherited,
+        cfg.taint.sticky ? this.#taintSeen : [],
+      ),
     );
     const readOnly =
       matchesAction(cfg.quarantine.readOnly, request.toolClass, request.action) ||
@@ -429,7 +435,9 @@ export class Session {
     const boundary = boundaryLabels(request, state.call!, cfg.taint.boundaries);
     // Data laundered through a store (written, then read back) keeps its taint.
     const provenance = cfg.provenance.enabled ? this.#provenance.scan(input.data, false) : [];
-    const taint = mergeTaint(labels, prepared.effectiveTaint, boundary, ...provenance.map((h) => h.labels));
+    const taint = boundTaint(
+      mergeTaint(labels, prepared.effectiveTaint, boundary, ...provenance.map((h) => h.labels)),
+    );
     const event = this.#chain.append(
       defined({
         type: "call.result" as const,
@@ -443,6 +451,7 @@ export class Session {
       }),
       at,
     );
+    const merging = this.#provenance.mergedFrom === undefined;
     if (cfg.provenance.enabled && input.data !== undefined)
       this.#provenance.addOutput(event.seq, input.data, taint, {
         designated: this.#provenance.designates(request.parameters),
@@ -450,7 +459,10 @@ export class Session {
     this.#setTaintSeen(mergeTaint(this.#taintSeen, taint), at);
     this.#window.push(resultWindowEvent(event.seq, request, taint));
     this.#deps.onActivity?.(this, at);
-    return { taint, classification, provenance, events: this.#chain.since(start) };
+    const out: RecordedResult = { taint, classification, provenance, events: this.#chain.since(start) };
+    if (merging && this.#provenance.mergedFrom !== undefined)
+      out.provenanceMerged = { maxOutputs: cfg.provenance.maxOutputs };
+    return out;
   }
 
   /**
@@ -519,6 +531,8 @@ export class Session {
     if (this.parentRun !== undefined || this.#inherited.length > 0)
       facts.inheritedTaint = taintSources(this.#inherited);
     if (this.#inheritedFrom !== undefined) facts.inheritedFrom = [...this.#inheritedFrom];
+    const merged = this.#provenance.mergedFrom;
+    if (merged !== undefined) facts.provenanceMergedFrom = merged;
     const highest = levels[levels.length - 1];
     if (highest !== undefined) facts.highestClassification = highest;
     if (quarantine !== undefined) facts.quarantineReason = quarantine.reason;
@@ -533,7 +547,7 @@ export class Session {
 
   #setTaintSeen(labels: TaintLabel[], now?: number): void {
     const before = this.#taintSeenSources().length;
-    this.#taintSeen = labels;
+    this.#taintSeen = boundTaint(labels);
     this.#taintSeenCache = undefined;
     // Sources only grow: a longer list is a new source, which the principal carries at once.
     if (this.#taintSeenSources().length !== before) this.#deps.onTaint?.(this, now ?? this.#clock());
@@ -577,8 +591,21 @@ export class Session {
   #admit(state: CallState, request: GateRequest, at: number): void {
     state.admitted = true;
     this.#ledger.admit(state.reservation ?? "refused", request.principalId, at);
-    const key = request.tool ?? `${request.toolClass}:${request.action}`;
+    const key = toolKey(request);
     this.#perTool.set(key, (this.#perTool.get(key) ?? 0) + 1);
+  }
+
+  /** A call naming a tool beyond the run's `maxToolsPerRun` distinct ones is refused (counts stay exact). */
+  #checkToolCount(request: GateRequest): void {
+    const max = this.#config.limits.maxToolsPerRun;
+    if (this.#perTool.size < max || this.#perTool.has(toolKey(request))) return;
+    throw new ContextError(
+      "ERR_RUN_FULL",
+      "the run has called its limit of distinct tools; start a new run",
+      {
+        details: { limit: max, kind: "tools" },
+      },
+    );
   }
 
   #rateLimit(principalId: string, override: number | undefined): number | undefined {

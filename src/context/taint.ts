@@ -33,6 +33,28 @@ export function mergeTaint(...lists: readonly (readonly TaintLabel[])[]): TaintL
   return out;
 }
 
+/** Labels a run keeps by origin (`boundTaint`); the rest are kept as one label per source. */
+export const MAX_LABELS_BY_ORIGIN = 64;
+/** The origin of a label that stands for every label of its source past `MAX_LABELS_BY_ORIGIN`. */
+export const MANY_ORIGINS = "(many origins)";
+
+/**
+ * `labels` with at most `max` labels by origin: the first `max` are kept as they are, every
+ * later one is folded into one label per source (origin `MANY_ORIGINS`, the highest
+ * confidence of those it stands for). No source is ever lost, so what policy matches
+ * (sources) is unchanged; only the origins past the bound are. A run whose results each name
+ * a fresh origin (a host, a tool name) cannot grow its labels, or the cost of merging them,
+ * without bound.
+ */
+export function boundTaint(labels: TaintLabel[], max = MAX_LABELS_BY_ORIGIN): TaintLabel[] {
+  if (labels.length <= max) return labels;
+  const folded = labels.slice(max).map((l) => {
+    const { addedAt: _a, propagatedFrom: _p, ...rest } = l;
+    return { ...rest, origin: MANY_ORIGINS };
+  });
+  return mergeTaint(labels.slice(0, max), folded);
+}
+
 /** Distinct sources present, in TAINT_SOURCES-independent first-seen order. */
 export function taintSources(labels: readonly TaintLabel[]): TaintSource[] {
   return [...new Set(labels.map((l) => l.source))];

@@ -154,6 +154,12 @@ export const GateResultBody = z.strictObject({
       truncated: z.boolean().optional(),
     })
     .optional(),
+  /**
+   * Set on the result that took the run's value provenance into merged mode: the run reached
+   * `provenance.maxOutputs` outputs, so this and later outputs are folded into one record
+   * that fails closed (any substantial argument inherits their taint) — docs/context.md.
+   */
+  provenance_merged: z.strictObject({ max_outputs: z.number().int().positive() }).optional(),
   /** What the execution used, as metered against the run's OATS §9.2 budgets. */
   usage: z
     .strictObject({

@@ -1,4 +1,5 @@
 // Public face of the contracts layer: wire records, canonical JSON, hashing, ids, errors.
+export { type AbortScope, abortScope } from "./abort-scope.js";
 export { agentErrorText } from "./agent-text.js";
 export {
   assertWellFormed,

@@ -9,6 +9,7 @@
 // model's rationale — and a one-time link to the approval page.
 import { createHmac, randomUUID } from "node:crypto";
 import { z } from "zod";
+import { abortScope } from "../contracts/index.js";
 import { type Notice, renderNotice } from "./notice-render.js";
 
 export type { Notice } from "./notice-render.js";
@@ -147,18 +148,27 @@ export class Notifier {
       headers["x-warden-timestamp"] = ts;
       headers["x-warden-signature"] = `v1=${signNotice(t.secret, ts, body)}`;
     }
+    // Follows the notifier's stop signal only while this delivery runs (abortScope).
+    const scope = abortScope(this.#stop.signal);
+    const timer = setTimeout(
+      () => scope.abort(new DOMException("timed out", "TimeoutError")),
+      this.#o.timeoutMs,
+    );
     try {
       const res = await this.#o.fetch(t.url, {
         method: "POST",
         headers,
         body,
         redirect: "error",
-        signal: AbortSignal.any([AbortSignal.timeout(this.#o.timeoutMs), this.#stop.signal]),
+        signal: scope.signal,
       });
       await res.body?.cancel().catch(() => undefined);
       return res.ok ? { ok: true, status: res.status } : { ok: false, status: res.status };
     } catch (err) {
       return { ok: false, error: (err as Error).name === "TimeoutError" ? "timeout" : "unreachable" };
+    } finally {
+      clearTimeout(timer);
+      scope.release();
     }
   }
 }

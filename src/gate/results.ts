@@ -84,6 +84,9 @@ export async function recordResult(
           }
         : {}),
       ...(usage !== undefined ? { usage } : {}),
+      ...(rec.provenanceMerged !== undefined
+        ? { provenance_merged: { max_outputs: rec.provenanceMerged.maxOutputs } }
+        : {}),
     },
   });
   await journalQuarantine(d, [...rec.events, ...quarantine], { runId, traceId: p.traceId });

@@ -176,6 +176,11 @@ export const RunStateResponse = z.object({
   inheritedTaint: z.array(z.string()).optional(),
   /** The principal's runs the carried taint came from (`taint.carry: principal`). */
   inheritedFrom: z.array(z.string()).optional(),
+  /**
+   * The run's value provenance went into merged mode at this output (session sequence number):
+   * the run reached `provenance.maxOutputs` outputs; later ones fail closed as one record.
+   */
+  provenanceMergedFrom: z.number().int().optional(),
   dataClassificationsSeen: z.array(z.string()),
 });
 

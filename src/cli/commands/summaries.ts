@@ -13,6 +13,7 @@ export const SUMMARY = {
   gate: "decide on one request or replay a session of calls and results; executes nothing",
   sidecar: "run the sidecar HTTP server: agents reach their tools only through it",
   trust: "APAE trust: simulate the engine on events, explain a score, sign an early lift",
+  quarantine: "list a sidecar's quarantines; sign and present an approver's lift of one",
   identity: "AgentPin agent identity: init a domain key, issue and verify credentials, re-pin",
   provenance: "APAE provenance: which agents touched data or an ECT, and is the chain complete",
   hooks: "Warden as the AARTS security engine of agent hosts (Claude Code, Cursor, …)",

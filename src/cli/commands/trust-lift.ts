@@ -4,10 +4,10 @@
 // with --url, presents it to the sidecar's POST /v1/apae/lift with the approver's operator
 // token from $WARDEN_OPERATOR_TOKEN and prints the answer (exit 1 on a refusal).
 import type { Command } from "commander";
-import { CliError, isoTime, WardenError } from "../../contracts/index.js";
-import { loadPrivateKeyFile } from "../../crypto/index.js";
+import { CliError, isoTime } from "../../contracts/index.js";
 import { DEFAULT_TRUST_CONFIG, LIFT_SCOPE, type SignedLift, signLift } from "../../trust/index.js";
 import { type CliContext, EXIT } from "../io.js";
+import { loadApproverKey } from "./approver-key.js";
 
 interface LiftOpts {
   key: string;
@@ -21,16 +21,7 @@ function signed(agent: string, opts: LiftOpts): SignedLift {
   const count = Number(opts.count);
   if (!Number.isInteger(count) || count < 1)
     throw new CliError("ERR_CLI_USAGE", "--count is the quarantine episode, a positive integer");
-  let approver: ReturnType<typeof loadPrivateKeyFile>;
-  try {
-    approver = loadPrivateKeyFile(opts.key);
-  } catch (err) {
-    // A coded refusal (a key file readable by others, a public key) is reported as it is.
-    if (err instanceof WardenError) throw err;
-    throw new CliError("ERR_CLI_INPUT", `${opts.key} is not a readable private key file`, { cause: err });
-  }
-  if (approver.publicKey.asymmetricKeyType !== "ed25519")
-    throw new CliError("ERR_CLI_INPUT", "an approver signs lifts with an Ed25519 key");
+  const approver = loadApproverKey(opts.key);
   return signLift(
     {
       scope: LIFT_SCOPE,

@@ -1,6 +1,7 @@
 // What the route modules share: the runtime, the metrics, the edge state and the
 // shutdown signal. Built once by the server assembly (server.ts).
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { abortScope } from "../../contracts/index.js";
 import type { FairQueue } from "../../runtime/index.js";
 import { identityOf } from "../auth-plugin.js";
 import type { EdgeState } from "../edge.js";
@@ -49,11 +50,16 @@ export async function inTurn<T>(
   );
 }
 
-/** Aborts when the client goes away or the shutdown grace period ends. */
+/**
+ * Aborts when the client goes away or the shutdown grace period ends. The shutdown signal
+ * stops following the call when its response closes (abortScope: not AbortSignal.any,
+ * which leaves an entry per request with the long-lived shutdown signal).
+ */
 export function callSignal(ctx: RouteContext, reply: FastifyReply): AbortSignal {
-  const client = new AbortController();
+  const scope = abortScope(ctx.shutdown);
   reply.raw.once("close", () => {
-    if (!reply.raw.writableFinished) client.abort(new Error("client disconnected"));
+    if (!reply.raw.writableFinished) scope.abort(new Error("client disconnected"));
+    scope.release();
   });
-  return AbortSignal.any([client.signal, ctx.shutdown]);
+  return scope.signal;
 }

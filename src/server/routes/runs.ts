@@ -91,6 +91,7 @@ function runState(session: Session): Record<string, unknown> {
     taintSeen: f.taintSeen ?? [],
     ...(f.inheritedTaint !== undefined ? { inheritedTaint: f.inheritedTaint } : {}),
     ...(f.inheritedFrom !== undefined ? { inheritedFrom: f.inheritedFrom } : {}),
+    ...(f.provenanceMergedFrom !== undefined ? { provenanceMergedFrom: f.provenanceMergedFrom } : {}),
     dataClassificationsSeen: f.dataClassificationsSeen,
   };
 }
