@@ -3,20 +3,24 @@
 // 10, 64, each appender awaiting its append before the next; CPU per append for the
 // whole process (process.cpuUsage) and the main thread (/proc), fdatasyncs (batches) per
 // append, and a least-squares fit cpu = a·appends + b·batches over the rows (a: per
-// append, b: fixed per batch). Baselines in the same run: the disk floor (4 KB append +
-// fdatasyncSync) and the same with fdatasync on libuv's pool (the handoff's cost).
-import { closeSync, fdatasync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
+// append, b: fixed per batch). Then the parts of that fixed cost, each timed alone
+// (_batch-parts.ts), and the disk floor (4 KB append + fdatasyncSync), in the same run.
+// Each row first appends WARMUP entries untimed: with fewer, the JIT's compilation
+// lands in the small-batch rows and inflates their per-batch figure.
+import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { generateKeyPair, type KeyPair } from "../src/crypto/index.js";
 import { openJournal, SegmentJournalStore } from "../src/journal/index.js";
+import { batchParts } from "./_batch-parts.js";
 import { mainThreadCpuMs, perOp } from "./_proc.js";
 import { diskFloor } from "./_segment-journal.js";
 import { summarize } from "./_stats.js";
 
 const FLIGHTS = [1, 2, 5, 10, 64];
 const N = Number(process.env.BENCH_BATCH_N ?? 3000);
+const WARMUP = 3000;
 
 interface Row {
   inFlight: number;
@@ -65,7 +69,7 @@ async function flight(dir: string, key: KeyPair, inFlight: number, n: number): P
     );
   };
   try {
-    await run(Math.min(500, n));
+    await run(WARMUP);
     const c0 = store.commits;
     const lat = new Float64Array(n);
     const cpu0 = process.cpuUsage();
@@ -107,28 +111,6 @@ function leastSquares(rows: { x1: number; x2: number; y: number }[]): { a: numbe
   return { a: (s1y * s22 - s2y * s12) / det, b: (s11 * s2y - s12 * s1y) / det };
 }
 
-/** CPU µs per 4 KB append + fdatasync on libuv's pool (the handoff a durable batch pays today). */
-async function asyncFloor(dir: string, n = 2000): Promise<number> {
-  const fd = openSync(join(dir, "async-floor.bin"), "w", 0o600);
-  const block = Buffer.alloc(4096, 0x61);
-  const sync = () => new Promise<void>((res, rej) => fdatasync(fd, (e) => (e ? rej(e) : res())));
-  try {
-    for (let i = 0; i < 50; i++) {
-      writeSync(fd, block);
-      await sync();
-    }
-    const cpu0 = process.cpuUsage();
-    for (let i = 0; i < n; i++) {
-      writeSync(fd, block);
-      await sync();
-    }
-    const cpu = process.cpuUsage(cpu0);
-    return (cpu.user + cpu.system) / n;
-  } finally {
-    closeSync(fd);
-  }
-}
-
 const fmt = (x: number | undefined) => (x === undefined ? "-" : x >= 100 ? x.toFixed(0) : x.toFixed(1));
 
 async function main(): Promise<void> {
@@ -136,7 +118,7 @@ async function main(): Promise<void> {
   try {
     const key = generateKeyPair("ed25519");
     const disk = diskFloor(dir, 1000);
-    const pool = await asyncFloor(dir, 1000);
+    const parts = await batchParts(dir);
     const rows: Row[] = [];
     for (const f of FLIGHTS) rows.push(await flight(dir, key, f, f === 1 ? Math.min(N, 2000) : N));
     const all = leastSquares(rows.map((r) => ({ x1: r.n, x2: r.batches, y: r.cpuUs * r.n })));
@@ -146,7 +128,7 @@ async function main(): Promise<void> {
       `### segment journal, fixed cost per batch (load average ${loadavg()
         .map((l) => l.toFixed(2))
         .join(" ")}; 2 cores shared — CPU figures hold, latencies do not)\n`,
-      `baselines: 4 KB append + fdatasyncSync ${fmt(disk.cpuUs)} CPU µs/op (p50 ${fmt(disk.medianUs)} µs, p99 ${fmt(disk.p99Us)} µs); same with fdatasync on libuv's pool ${fmt(pool)} CPU µs/op\n`,
+      `disk floor: 4 KB append + fdatasyncSync p50 ${fmt(disk.medianUs)} µs, p99 ${fmt(disk.p99Us)} µs, ${fmt(disk.cpuUs)} CPU µs/op\n`,
       "| in flight | appends | batches | appends/batch | CPU µs/append (process) | main-thread CPU µs/append | CPU µs/batch (process) | median µs | p99 µs |",
       "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
       ...rows.map(
@@ -155,8 +137,11 @@ async function main(): Promise<void> {
       ),
       "",
       `fit (all rows): process CPU = ${fmt(all.a)} µs per append + ${fmt(all.b)} µs per batch; main thread = ${fmt(main.a)} µs per append + ${fmt(main.b)} µs per batch\n`,
+      "| part of a batch's fixed cost, timed alone | CPU µs/op |",
+      "|---|---:|",
+      ...parts.map((p) => `| ${p.name} | ${fmt(p.cpuUs)} |`),
     ];
-    process.stdout.write(`${out.join("\n")}\n`);
+    process.stdout.write(`${out.join("\n")}\n\n`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
