@@ -4,8 +4,7 @@
 // knows, and segments the other process rolled to (tiny segments: rolls every few
 // batches, by either process). Neither may fork the chain, reuse a seq or lose an
 // acknowledged entry; the segments, read directly, verify.
-import { execFileSync } from "node:child_process";
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateKeyPair, saveKeyPair } from "../../src/crypto/index.js";
@@ -17,27 +16,17 @@ import {
   verifyJournal,
 } from "../../src/journal/index.js";
 import { REPO_ROOT } from "../helpers/repo.js";
+import { ensureBuiltJournal } from "./built-journal.js";
 import { type ChildWriter, spawnWriter } from "./child-writer.js";
 import { keyringOf, tempDir } from "./helpers.js";
 
 const CHILD = resolve(REPO_ROOT, "test/fixtures/journal/segment-appender.mjs");
-const BUILT = resolve(REPO_ROOT, "dist/src/journal/segment-store.js");
 const key = generateKeyPair("ed25519");
 let t: ReturnType<typeof tempDir>;
 let keyFile: string;
 
-const newest = (dir: string) => Math.max(...readdirSync(dir).map((f) => statSync(join(dir, f)).mtimeMs));
-
 beforeAll(() => {
-  // The children run the compiled journal; rebuild when the sources are newer.
-  if (!existsSync(BUILT) || statSync(BUILT).mtimeMs < newest(resolve(REPO_ROOT, "src/journal"))) {
-    try {
-      execFileSync("npx", ["tsc", "-p", "tsconfig.build.json"], { cwd: REPO_ROOT, stdio: "pipe" });
-    } catch {
-      // Type errors elsewhere do not stop tsc from emitting; the check below decides.
-    }
-  }
-  expect(existsSync(BUILT)).toBe(true);
+  expect(existsSync(ensureBuiltJournal())).toBe(true);
   t = tempDir("warden-seg2w-");
   keyFile = saveKeyPair(key, t.dir).privatePem;
 });
