@@ -70,6 +70,8 @@ async function inProcess(dir: string): Promise<void> {
     sqlite64,
     seg64,
     await durableRow(policy, key, { dir, durability: "fsync", n: 5000, concurrency: 10 }),
+    // Few in flight: small batches, so the journal's fixed cost per batch shows (bench -- journal-batch).
+    await durableRow(policy, key, { dir, durability: "fsync", n: 3000, concurrency: 2 }),
     await durableRow(policy, key, { dir, durability: "os", n: 5000, concurrency: 64, store: "sqlite" }),
   ];
   results.gate = { before: sqlite64, after: seg64 };

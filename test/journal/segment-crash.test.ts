@@ -4,7 +4,6 @@
 // reopens the journal (cutting a torn tail back to its last complete batch and
 // journaling the cut) and the segments, read directly, must verify and hold every
 // entry whose append resolved: 0 acknowledged entries lost, 0 broken chains.
-import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -18,6 +17,7 @@ import {
   verifyJournal,
 } from "../../src/journal/index.js";
 import { REPO_ROOT } from "../helpers/repo.js";
+import { ensureBuiltJournal } from "./built-journal.js";
 import { spawnWriter } from "./child-writer.js";
 import { keyringOf, tempDir } from "./helpers.js";
 
@@ -26,19 +26,8 @@ const key = generateKeyPair("ed25519");
 let t: ReturnType<typeof tempDir>;
 let keyFile: string;
 
-const BUILT = resolve(REPO_ROOT, "dist/src/journal/segment-store.js");
-const newest = (dir: string) => Math.max(...readdirSync(dir).map((f) => statSync(join(dir, f)).mtimeMs));
-
 beforeAll(() => {
-  // The children run the compiled journal; rebuild when the sources are newer.
-  if (!existsSync(BUILT) || statSync(BUILT).mtimeMs < newest(resolve(REPO_ROOT, "src/journal"))) {
-    try {
-      execFileSync("npx", ["tsc", "-p", "tsconfig.build.json"], { cwd: REPO_ROOT, stdio: "pipe" });
-    } catch {
-      // Type errors elsewhere do not stop tsc from emitting; the check below decides.
-    }
-  }
-  expect(existsSync(BUILT)).toBe(true);
+  expect(existsSync(ensureBuiltJournal())).toBe(true);
   t = tempDir("warden-segcrash-");
   keyFile = saveKeyPair(key, t.dir).privatePem;
 });
