@@ -3,10 +3,10 @@
 // decision and of its result.
 import type { Decision, GateRequest, TaintLabel } from "../contracts/index.js";
 import type { WindowEvent } from "./behaviour.js";
-import type { EventBody } from "./chain.js";
+import type { EventBody, QuarantineTrigger, SessionCounters } from "./chain.js";
 import type { Prepared } from "./facts.js";
 import { taintSources } from "./taint.js";
-import { defined } from "./util.js";
+import { defined, iso } from "./util.js";
 
 type DecidedBody = Extract<EventBody, { type: "call.decided" }>;
 
@@ -67,5 +67,20 @@ export function resultWindowEvent(seq: number, request: GateRequest, taint: Tain
     tool: request.tool,
     taint: taintSources(taint),
     signals: [],
+  });
+}
+
+/** A quarantine's trigger as the chain and the principal record it. */
+export function quarantineTrigger(
+  cause: Pick<QuarantineTrigger, "type" | "reason" | "ruleId">,
+  counters: SessionCounters,
+  matched: WindowEvent[],
+  at: number,
+): QuarantineTrigger {
+  return defined({
+    ...cause,
+    counters: { ...counters },
+    matchedEvents: structuredClone(matched),
+    at: iso(at),
   });
 }

@@ -52,31 +52,11 @@ import {
 } from "./facts.js";
 import { type ProvenanceHit, ProvenanceIndex } from "./provenance.js";
 import { boundaryLabels, checkResult, classificationOf } from "./result.js";
-import { type HoldSlot, NETWORK_REQUESTS_REFUSED, type ReserveResult, RunLedger } from "./run-ledger.js";
-import { callWindowEvent, decidedBody, resultWindowEvent } from "./session-records.js";
+import { NETWORK_REQUESTS_REFUSED, type ReserveResult, RunLedger } from "./run-ledger.js";
+import { type CallState, callStateOf, checkRunSize, ToolCounts, trackCall } from "./session-calls.js";
+import { callWindowEvent, decidedBody, quarantineTrigger, resultWindowEvent } from "./session-records.js";
 import { boundTaint, mergeTaint, taintSources } from "./taint.js";
-import { copyRequest, defined, finiteNonNegative, iso } from "./util.js";
-
-interface CallState {
-  session: Session;
-  call?: number;
-  decision?: Decision;
-  resolved?: boolean;
-  admitted?: boolean;
-  resulted?: boolean;
-  signals: WindowEvent["signals"];
-  /** The call holds one network request unit (NETWORK_TOOL_CLASSES), settled by its result. */
-  netHold?: boolean;
-  /** The effective rate limit the call was checked against (its override included). */
-  rateLimit: number | undefined;
-  /** The call's reservation; `refused` when reserve said no. */
-  reservation?: HoldSlot;
-}
-
-const calls = new WeakMap<Prepared, CallState>();
-
-/** The key a call is counted under in `perToolCalls`. */
-const toolKey = (request: GateRequest) => request.tool ?? `${request.toolClass}:${request.action}`;
+import { copyRequest, defined, finiteNonNegative } from "./util.js";
 
 export class Session {
   readonly runId: string;
@@ -93,8 +73,7 @@ export class Session {
   readonly #provenance: ProvenanceIndex;
   #bytes = 0; // canonical request bytes proposed (against limits.maxBytesPerRun)
   readonly #counters: SessionCounters = newCounters();
-  /** Admissions per tool key. A Map: a key may be any tool name, `__proto__` included. */
-  readonly #perTool = new Map<string, number>();
+  readonly #perTool = new ToolCounts();
   readonly #levelsSeen = new Set<string>();
   readonly #startedAt: number;
   readonly #originalRequest: string | undefined;
@@ -238,12 +217,7 @@ export class Session {
       });
     }
     const canonical = canonicalJson(request);
-    if (this.#bytes + canonical.length > this.#config.limits.maxBytesPerRun) {
-      throw new ContextError("ERR_RUN_FULL", "the run has reached its byte limit; start a new run", {
-        details: { limit: this.#config.limits.maxBytesPerRun, kind: "bytes" },
-      });
-    }
-    this.#checkToolCount(request);
+    checkRunSize(this.#config.limits, this.#bytes + canonical.length, this.#perTool, request);
     const now = opts.now ?? this.#clock();
     const cfg = this.#config;
     const provenance = cfg.provenance.enabled ? this.#provenance.scan(request.parameters) : [];
@@ -288,7 +262,7 @@ export class Session {
       requestHash: sha256Hex(canonical),
       requestBytes: canonical.length,
     };
-    calls.set(prepared, { session: this, signals, rateLimit });
+    trackCall(prepared, { session: this, signals, rateLimit });
     this.#deps.onActivity?.(this, now);
     return prepared;
   }
@@ -517,9 +491,7 @@ export class Session {
     const facts: SessionFacts = {
       runId: this.runId,
       counters: { ...this.#counters },
-      // fromEntries defines members (never sets a prototype) and, unlike spreading a
-      // null-prototype dictionary, is cheap: this runs on every call.
-      perToolCalls: Object.fromEntries(this.#perTool),
+      perToolCalls: this.#perTool.facts(),
       dataClassificationsSeen: levels,
       quarantined: quarantine !== undefined,
       budgets,
@@ -564,11 +536,7 @@ export class Session {
 
   #state(prepared: Prepared): CallState {
     this.#open();
-    const state = calls.get(prepared);
-    if (state === undefined || state.session !== this) {
-      throw new ContextError("ERR_CONTEXT_FOREIGN_PREPARATION", "the call was not prepared by this session");
-    }
-    return state;
+    return callStateOf(this, prepared);
   }
 
   #budgets(now: number): SessionFacts["budgets"] {
@@ -591,21 +559,7 @@ export class Session {
   #admit(state: CallState, request: GateRequest, at: number): void {
     state.admitted = true;
     this.#ledger.admit(state.reservation ?? "refused", request.principalId, at);
-    const key = toolKey(request);
-    this.#perTool.set(key, (this.#perTool.get(key) ?? 0) + 1);
-  }
-
-  /** A call naming a tool beyond the run's `maxToolsPerRun` distinct ones is refused (counts stay exact). */
-  #checkToolCount(request: GateRequest): void {
-    const max = this.#config.limits.maxToolsPerRun;
-    if (this.#perTool.size < max || this.#perTool.has(toolKey(request))) return;
-    throw new ContextError(
-      "ERR_RUN_FULL",
-      "the run has called its limit of distinct tools; start a new run",
-      {
-        details: { limit: max, kind: "tools" },
-      },
-    );
+    this.#perTool.admit(request);
   }
 
   #rateLimit(principalId: string, override: number | undefined): number | undefined {
@@ -628,12 +582,7 @@ export class Session {
     matched: WindowEvent[],
   ): void {
     if (this.#quarantine !== undefined) return;
-    const trigger: QuarantineTrigger = defined({
-      ...cause,
-      counters: { ...this.#counters },
-      matchedEvents: structuredClone(matched),
-      at: iso(at),
-    });
+    const trigger = quarantineTrigger(cause, this.#counters, matched, at);
     this.#quarantine = trigger;
     this.#chain.append({ type: "quarantine", trigger }, at);
     this.#deps.principals.quarantine(this.principalId, this.runId, trigger);
