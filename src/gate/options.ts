@@ -83,6 +83,13 @@ export interface GateOptions {
    */
   journalParametersMaxBytes?: number;
   /**
+   * Whether the journal's last record of the enforcing bundle already names this hash
+   * (one-shot hook processes: each composes a Gate on the same journal). When it resolves
+   * true the bundle is not journaled again; absent, rejected or false: it is journaled
+   * before this Gate's first decision, as always (a decision entry names its bundle hash).
+   */
+  bundleRecorded?: (policyBundleHash: Sha256Hash) => Promise<boolean>;
+  /**
    * Admitted calls one principal may have awaiting `recordResult` (default 1024). Beyond it
    * that principal's oldest is forgotten; another principal's never is.
    */

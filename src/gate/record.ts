@@ -178,7 +178,9 @@ function originalRequestHash(j: Judgement, text: string): Sha256Hash {
 }
 
 // The bundle load is a journal event, written once per Gate before the first decision
-// that cites its hash; a failed write is tried again on the next decision.
+// that cites its hash — unless the journal's last record of the enforcing bundle already
+// names that hash (`bundleRecorded`: one-shot hook processes); a failed write is tried
+// again on the next decision.
 const bundleLoaded = new WeakMap<GateDeps, Promise<void>>();
 /** Gates whose bundle entry is committed: their decisions need not wait on it again. */
 const bundleDone = new WeakSet<GateDeps>();
@@ -186,25 +188,30 @@ const bundleDone = new WeakSet<GateDeps>();
 function journalBundle(deps: GateDeps): Promise<void> {
   let done = bundleLoaded.get(deps);
   if (!done) {
-    const policy = deps.o.policy;
-    const sources = policy.summary?.sources.map((x) => ({ name: x.name, kind: x.kind, rules: x.rules }));
-    done = deps.o.journal
-      .appendBuilt({
-        type: "warden.policy.bundle_loaded",
-        body: { policy_bundle_hash: policy.policyBundleHash, ...(sources ? { sources } : {}) },
-      })
-      .then(
-        () => {
-          bundleDone.add(deps);
-        },
-        (err: unknown) => {
-          bundleLoaded.delete(deps);
-          throw err;
-        },
-      );
+    done = recordBundle(deps).then(
+      () => {
+        bundleDone.add(deps);
+      },
+      (err: unknown) => {
+        bundleLoaded.delete(deps);
+        throw err;
+      },
+    );
     bundleLoaded.set(deps, done);
   }
   return done;
+}
+
+async function recordBundle(deps: GateDeps): Promise<void> {
+  const policy = deps.o.policy;
+  // A lookup that fails is no reason to deny: the bundle is journaled, as without it.
+  const recorded = await deps.o.bundleRecorded?.(policy.policyBundleHash).catch(() => false);
+  if (recorded === true) return;
+  const sources = policy.summary?.sources.map((x) => ({ name: x.name, kind: x.kind, rules: x.rules }));
+  await deps.o.journal.appendBuilt({
+    type: "warden.policy.bundle_loaded",
+    body: { policy_bundle_hash: policy.policyBundleHash, ...(sources ? { sources } : {}) },
+  });
 }
 
 /** Whether `events` hold a quarantine (most decisions' events do not: nothing to journal). */

@@ -133,7 +133,8 @@ async function runtimeFor(config: EngineConfig): Promise<Runtime> {
       policy: config.policy ?? [hostToolsPolicyPath()],
       ...(config.shadowPolicy !== undefined ? { shadow: { policy: config.shadowPolicy } } : {}),
       journal: { path: config.journal?.path ?? ":memory:", signer },
-      gate: { principals: (id) => ({ id, roles: [] }), runs: "caller" },
+      // One process per host event on one journal: the bundle is journaled when it changed.
+      gate: { principals: (id) => ({ id, roles: [] }), runs: "caller", bundleJournal: "change" },
     },
     config.clock ? { clock: config.clock } : {},
   );
