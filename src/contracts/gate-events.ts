@@ -33,6 +33,13 @@ export const ElidedParameters = z.strictObject({
   prefix: z.string().max(256),
 });
 export type ElidedParameters = z.infer<typeof ElidedParameters>;
+/**
+ * `"omitted"`: the parameters' members at `false` or `""` were left out of the entry (a Gate
+ * with `journalDefaultsOmitted`: the hooks engine, whose requests carry a fixed set of
+ * derived facts); an absent member was one of those. `request_hash` binds the parameters as
+ * checked.
+ */
+export const ParametersDefaults = z.literal("omitted");
 const elisionAgrees = (b: { parameters?: Record<string, unknown>; parameters_elided?: unknown }) =>
   b.parameters_elided === undefined || (b.parameters !== undefined && Object.keys(b.parameters).length === 0);
 
@@ -52,10 +59,12 @@ const GateDecisionFields = z.strictObject({
   tool: Str.optional(),
   parameters: z.record(z.string(), z.json()),
   parameters_elided: ElidedParameters.optional(),
+  parameters_defaults: ParametersDefaults.optional(),
   modified: z
     .strictObject({
       parameters: z.record(z.string(), z.json()),
       parameters_elided: ElidedParameters.optional(),
+      parameters_defaults: ParametersDefaults.optional(),
       changes: z.array(z.record(z.string(), z.json())),
     })
     .optional(),

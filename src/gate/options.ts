@@ -90,6 +90,13 @@ export interface GateOptions {
    */
   bundleRecorded?: (policyBundleHash: Sha256Hash) => Promise<boolean>;
   /**
+   * Parameter members whose value is `false` or `""` are left out of the journaled
+   * parameters, the entry saying so (`parameters_defaults: "omitted"`): for callers whose
+   * requests carry a fixed set of derived facts, most of them unset (the hooks engine's
+   * shell and file facts). `request_hash` still binds the parameters as checked.
+   */
+  journalDefaultsOmitted?: boolean;
+  /**
    * Admitted calls one principal may have awaiting `recordResult` (default 1024). Beyond it
    * that principal's oldest is forgotten; another principal's never is.
    */

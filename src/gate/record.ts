@@ -9,7 +9,7 @@ import type { BuiltinBodies } from "../journal/index.js";
 import { type CompiledTool, contractToCanonical } from "../tools/index.js";
 import type { Admission } from "./admission.js";
 import { buildDareDecision } from "./dare-mapping.js";
-import { journaledParameters } from "./elide.js";
+import { journaledParameters, withoutDefaults } from "./elide.js";
 import { GATE_DECISION } from "./events.js";
 import type { Judgement } from "./judgement.js";
 import { APPROVAL_DEFAULT_MS, type GateDeps } from "./options.js";
@@ -137,11 +137,11 @@ function decisionBody(deps: GateDeps, a: Admission, j: Judgement, o: GateOutcome
     tool_class: request.toolClass,
     action: request.action,
     ...(request.tool !== undefined ? { tool: request.tool } : {}),
-    ...journaledParameters(a.checked.parameters, deps.o.journalParametersMaxBytes),
+    ...parameterFields(deps, a.checked.parameters),
     ...(o.changes
       ? {
           modified: {
-            ...journaledParameters(o.parameters, deps.o.journalParametersMaxBytes),
+            ...parameterFields(deps, o.parameters),
             changes: o.changes as unknown as NonNullable<DecisionBody["modified"]>["changes"],
           },
         }
@@ -168,6 +168,19 @@ function decisionBody(deps: GateDeps, a: Admission, j: Judgement, o: GateOutcome
       : {}),
     dare,
   };
+}
+
+/**
+ * The parameters as journaled: verbatim (or elided past the size cap), or — with
+ * `journalDefaultsOmitted` — without their members at `false`/`""`, the entry saying so.
+ */
+function parameterFields(deps: GateDeps, params: Record<string, unknown>) {
+  const fields = journaledParameters(params, deps.o.journalParametersMaxBytes);
+  if (deps.o.journalDefaultsOmitted !== true || fields.parameters_elided !== undefined) return fields;
+  const lean = withoutDefaults(params);
+  return lean === undefined
+    ? fields
+    : { parameters: lean as DecisionBody["parameters"], parameters_defaults: "omitted" as const };
 }
 
 // The run pins its original request and hashed it once; a request that repeats it (the

@@ -278,6 +278,7 @@ function gateFor(
     ...(g.bundleJournal === "change"
       ? { bundleRecorded: (hash: Sha256Hash) => bundleRecorded(parts.journal.store, hash) }
       : {}),
+    ...(g.journalDefaults === "omitted" ? { journalDefaultsOmitted: true } : {}),
     sessions: parts.sessions,
     approvals: parts.approvals,
     capabilities: parts.capabilities,

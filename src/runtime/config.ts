@@ -61,6 +61,12 @@ export interface RuntimeGateConfig {
    * processes, which compose a runtime per host event on the same journal).
    */
   bundleJournal?: "start" | "change";
+  /**
+   * `omitted`: decision entries leave out parameter members at `false` or `""` and say so
+   * (`parameters_defaults`): the hooks engine's requests, a fixed set of derived facts
+   * mostly unset. Default `kept`: the parameters verbatim.
+   */
+  journalDefaults?: "kept" | "omitted";
   /** Deferral and step-up queue bounds; absent: the Gate's defaults. */
   approvals?: {
     maxDeferred: number;
