@@ -93,7 +93,8 @@ export interface GateOptions {
    * Parameter members whose value is `false` or `""` are left out of the journaled
    * parameters, the entry saying so (`parameters_defaults: "omitted"`): for callers whose
    * requests carry a fixed set of derived facts, most of them unset (the hooks engine's
-   * shell and file facts). `request_hash` still binds the parameters as checked.
+   * shell and file facts). The request hash (`dare.inputs.request_hash`) still binds the
+   * parameters as checked.
    */
   journalDefaultsOmitted?: boolean;
   /**

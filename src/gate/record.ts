@@ -156,12 +156,9 @@ function decisionBody(deps: GateDeps, a: Admission, j: Judgement, o: GateOutcome
       kind: x.kind,
       outputs: x.outputs,
     })),
-    request_hash: h.requestHash,
-    context_hash: h.contextHash,
-    policy_bundle_hash: p.policyBundleHash,
+    // request_hash, context_hash, policy_bundle_hash and the risk score are in `dare` alone.
     ...(request.rationale !== undefined ? { rationale_hash: sha256Of(request.rationale) } : {}),
     ...(a.capability !== undefined ? { capability_id: a.capability.id } : {}),
-    ...(j.riskScore !== undefined ? { risk_score: j.riskScore } : {}),
     ...(j.drift !== undefined ? { drift: { ...j.drift } } : {}),
     ...(request.originalRequest !== undefined
       ? { original_request_hash: originalRequestHash(j, request.originalRequest) }

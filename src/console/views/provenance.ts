@@ -29,7 +29,7 @@ function outputSources(rt: Runtime, runId: string, steps: readonly Step[]): Map<
   const out = new Map<number, Step>();
   const session = rt.sessions.get(runId);
   if (session === undefined) return out;
-  const byHash = new Map(steps.map((s) => [s.body.request_hash as string, s]));
+  const byHash = new Map(steps.map((s) => [s.body.dare.inputs.request_hash as string, s]));
   const byCall = new Map<number, Step>();
   for (const e of session.events()) {
     if (e.type === "call.decided") {
