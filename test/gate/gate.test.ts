@@ -364,3 +364,57 @@ describe("Gate: requests parsed at the edge", () => {
     expect((await h.gate.evaluate(extra)).reasonCodes).toEqual(["request_invalid"]);
   });
 });
+
+describe("Gate: the bundle entry when the journal already records the bundle (one-shot hooks, issue 35)", () => {
+  const bundleEntries = async (h: Awaited<ReturnType<typeof makeGate>>) =>
+    (await h.entries()).filter((e) => e.type === "warden.policy.bundle_loaded");
+
+  it("a lookup saying the journal's last record names this bundle: no bundle entry, the decision names it", async () => {
+    const seen: string[] = [];
+    const h = await makeGate({
+      yaml: POLICY,
+      gate: {
+        bundleRecorded: async (hash) => {
+          seen.push(hash);
+          return true;
+        },
+      },
+    });
+    const out = await h.gate.evaluate(req());
+    expect(await bundleEntries(h)).toHaveLength(0);
+    const d = (await h.entries()).find((e) => e.type === "warden.gate.decision")!;
+    expect((d.body.dare as { bundles: { policy_bundle_hash: string } }).bundles.policy_bundle_hash).toBe(
+      out.policyBundleHash,
+    );
+    expect(seen).toEqual([out.policyBundleHash]);
+  });
+
+  it("a lookup that fails or says another bundle: the bundle is journaled before the decision, once", async () => {
+    for (const bundleRecorded of [async () => false, () => Promise.reject(new Error("index unreadable"))]) {
+      const h = await makeGate({ yaml: POLICY, gate: { bundleRecorded } });
+      const out = await h.gate.evaluate(req());
+      expect(out.decision).toBe("allow");
+      await h.gate.evaluate(req());
+      const types = (await h.entries()).map((e) => e.type);
+      expect(types).toEqual(["warden.policy.bundle_loaded", "warden.gate.decision", "warden.gate.decision"]);
+    }
+  });
+
+  it("journalDefaultsOmitted leaves out false and empty members and says so; without it they stay", async () => {
+    const params = { url: "https://example.org/", flag: false, note: "", n: 0, on: true };
+    const lean = await makeGate({ yaml: POLICY, gate: { journalDefaultsOmitted: true } });
+    await lean.gate.evaluate(req({ parameters: params }));
+    const a = (await lean.entries()).find((e) => e.type === "warden.gate.decision")!.body;
+    expect(a.parameters).toEqual({ url: "https://example.org/", n: 0, on: true });
+    expect(a.parameters_defaults).toBe("omitted");
+    const full = await makeGate({ yaml: POLICY });
+    await full.gate.evaluate(req({ parameters: params }));
+    const b = (await full.entries()).find((e) => e.type === "warden.gate.decision")!.body;
+    expect(b.parameters).toEqual(params);
+    expect(b).not.toHaveProperty("parameters_defaults");
+    // The decision was taken on the same, full parameters: the same request hash binds both.
+    const requestHash = (x: Record<string, unknown>) =>
+      (x.dare as { inputs: { request_hash: string } }).inputs.request_hash;
+    expect(requestHash(a)).toBe(requestHash(b));
+  });
+});
