@@ -21,20 +21,13 @@ import {
   readJsonl,
   verifyJournal,
 } from "../../src/journal/index.js";
-import { tempDir, WORKSPACE } from "./helpers.js";
+import { claudeBash, journalEntriesAt as entriesOf, tempDir, WORKSPACE } from "./helpers.js";
 
 const signer = generateKeyPair("ed25519");
 const BUNDLE = "warden.policy.bundle_loaded";
 const DECISION = "warden.gate.decision";
 
-const hostEvent = (i: number) => ({
-  session_id: "s1",
-  transcript_path: "/tmp/t.jsonl",
-  cwd: WORKSPACE,
-  hook_event_name: "PreToolUse",
-  tool_name: "Bash",
-  tool_input: { command: `npm test -- --shard ${i}`, description: "run the tests" },
-});
+const hostEvent = (i: number) => claudeBash(`npm test -- --shard ${i}`);
 
 /** The preset with one more rule: another bundle (another hash) deciding the same events. */
 function changedPolicy(dir: string): string {
@@ -61,17 +54,6 @@ async function oneShot(path: string, i: number, extra: { policy?: string[]; shad
     await answerHostEvent(engine, claudeCodeAdapter, hostEvent(i), new Date().toISOString());
   } finally {
     await engine.close();
-  }
-}
-
-async function entriesOf(path: string): Promise<JournalEntry[]> {
-  const store = openEmbeddedStore(path, { readonly: true });
-  try {
-    const out: JournalEntry[] = [];
-    for await (const e of store.entries()) out.push(e as JournalEntry);
-    return out;
-  } finally {
-    await store.close();
   }
 }
 

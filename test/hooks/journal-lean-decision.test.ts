@@ -12,18 +12,11 @@ import { generateKeyPair, Keyring } from "../../src/crypto/index.js";
 import { answerHostEvent, claudeCodeAdapter, createEngine } from "../../src/hooks/index.js";
 import { type JournalEntry, openEmbeddedStore, verifyJournal } from "../../src/journal/index.js";
 import { toOcsf } from "../../src/telemetry/index.js";
-import { tempDir, WORKSPACE } from "./helpers.js";
+import { claudeBash, tempDir, WORKSPACE } from "./helpers.js";
 
 const signer = generateKeyPair("ed25519");
 
-const bash = (command: string) => ({
-  session_id: "s1",
-  transcript_path: "/tmp/t.jsonl",
-  cwd: WORKSPACE,
-  hook_event_name: "PreToolUse",
-  tool_name: "Bash",
-  tool_input: { command, description: "a command" },
-});
+const bash = (command: string) => claudeBash(command, "a command");
 
 async function decisionsOf(path: string): Promise<JournalEntry[]> {
   const store = openEmbeddedStore(path, { readonly: true });
