@@ -26,15 +26,17 @@ async function decisionBeforeExecution(t: LibraryTarget): Promise<Observation> {
     const decision = byType(entries, "warden.gate.decision").find(
       (e) => e.body.decision_id === outcome.decisionId,
     );
+    const requestHash = (decision?.body.dare as { inputs?: { request_hash?: unknown } } | undefined)?.inputs
+      ?.request_hash;
     const ok =
       evidence !== undefined &&
       decision !== undefined &&
       decision.seq < evidence.seq &&
-      typeof decision.body.request_hash === "string";
+      typeof requestHash === "string";
     return {
       pass: ok,
       observed: ok
-        ? `decision seq ${decision.seq} (request_hash ${String(decision.body.request_hash).slice(0, 19)}…) before evidence seq ${evidence.seq}`
+        ? `decision seq ${decision.seq} (request_hash ${String(requestHash).slice(0, 19)}…) before evidence seq ${evidence.seq}`
         : `decision record ${decision ? `seq ${decision.seq}` : "missing"}, evidence ${evidence ? `seq ${evidence.seq}` : "missing"}`,
     };
   });

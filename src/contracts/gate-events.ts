@@ -33,6 +33,13 @@ export const ElidedParameters = z.strictObject({
   prefix: z.string().max(256),
 });
 export type ElidedParameters = z.infer<typeof ElidedParameters>;
+/**
+ * `"omitted"`: the parameters' members at `false` or `""` were left out of the entry (a Gate
+ * with `journalDefaultsOmitted`: the hooks engine, whose requests carry a fixed set of
+ * derived facts); an absent member was one of those. `dare.inputs.request_hash` binds the
+ * parameters as checked.
+ */
+export const ParametersDefaults = z.literal("omitted");
 const elisionAgrees = (b: { parameters?: Record<string, unknown>; parameters_elided?: unknown }) =>
   b.parameters_elided === undefined || (b.parameters !== undefined && Object.keys(b.parameters).length === 0);
 
@@ -52,10 +59,12 @@ const GateDecisionFields = z.strictObject({
   tool: Str.optional(),
   parameters: z.record(z.string(), z.json()),
   parameters_elided: ElidedParameters.optional(),
+  parameters_defaults: ParametersDefaults.optional(),
   modified: z
     .strictObject({
       parameters: z.record(z.string(), z.json()),
       parameters_elided: ElidedParameters.optional(),
+      parameters_defaults: ParametersDefaults.optional(),
       changes: z.array(z.record(z.string(), z.json())),
     })
     .optional(),
@@ -63,14 +72,20 @@ const GateDecisionFields = z.strictObject({
   defer: z.strictObject({ timeout_ms: z.number().int().min(0) }).optional(),
   taint: z.array(TaintLabel),
   provenance: z.array(z.json()),
-  request_hash: Sha256HashSchema,
-  context_hash: Sha256HashSchema,
-  policy_bundle_hash: Sha256HashSchema,
+  /**
+   * `request_hash`, `context_hash`, `policy_bundle_hash`, `risk_score`: written by earlier
+   * versions only. They repeat `dare.inputs.request_hash`, `dare.inputs.context_hash`,
+   * `dare.bundles.policy_bundle_hash` and `dare.inputs.orm_risk_score`, where readers find
+   * them; an entry that carries them must agree with its `dare` record.
+   */
+  request_hash: Sha256HashSchema.optional(),
+  context_hash: Sha256HashSchema.optional(),
+  policy_bundle_hash: Sha256HashSchema.optional(),
   rationale_hash: Sha256HashSchema.optional(),
   original_request_hash: Sha256HashSchema.optional(),
   /** The id of the valid capability token the call came with (never the token). */
   capability_id: z.string().max(64).optional(),
-  /** The Gate's ORM risk score of the action (src/gate/risk.ts); also in `dare.inputs.orm_risk_score`. */
+  /** Earlier versions only: the ORM risk score, now `dare.inputs.orm_risk_score` alone. */
   risk_score: z.number().min(0).max(1).optional(),
   /** Semantic drift from the run's original request (src/gate/drift.ts), when scored. */
   drift: z
@@ -91,10 +106,15 @@ export const GateDecisionBody = GateDecisionFields.superRefine((b, ctx) => {
     ctx.addIssue({ code: "custom", path, message: `dare record disagrees with the detail: ${what}` });
   if (d.decision_id !== b.decision_id) disagree(["dare", "decision_id"], "decision_id");
   if (d.result.decision !== dareOutcome(b.decision)) disagree(["dare", "result", "decision"], "decision");
-  if (d.inputs.request_hash !== b.request_hash) disagree(["dare", "inputs", "request_hash"], "request_hash");
-  if (d.inputs.context_hash !== b.context_hash) disagree(["dare", "inputs", "context_hash"], "context_hash");
-  if (d.bundles.policy_bundle_hash !== b.policy_bundle_hash)
+  const differs = (outer: unknown, inner: unknown) => outer !== undefined && outer !== inner;
+  if (differs(b.request_hash, d.inputs.request_hash))
+    disagree(["dare", "inputs", "request_hash"], "request_hash");
+  if (differs(b.context_hash, d.inputs.context_hash))
+    disagree(["dare", "inputs", "context_hash"], "context_hash");
+  if (differs(b.policy_bundle_hash, d.bundles.policy_bundle_hash))
     disagree(["dare", "bundles", "policy_bundle_hash"], "policy_bundle_hash");
+  if (differs(b.risk_score, d.inputs.orm_risk_score))
+    disagree(["dare", "inputs", "orm_risk_score"], "risk_score");
   for (const [where, x] of [
     [["parameters"], b],
     [["modified", "parameters"], b.modified],

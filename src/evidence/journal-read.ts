@@ -100,7 +100,7 @@ function byDecision(entries: readonly JournalEntry[]): Map<string, DecisionStep>
       // The latest pinned bundle whose policy hash is the one this decision was made under.
       const pinned = [...bundles]
         .reverse()
-        .find((b) => b.body.policy_bundle_hash === body.policy_bundle_hash);
+        .find((b) => b.body.policy_bundle_hash === body.dare.bundles.policy_bundle_hash);
       steps.set(body.decision_id, { decision: e, body, hitl: [], ...(pinned ? { bundle: pinned } : {}) });
     }
   }

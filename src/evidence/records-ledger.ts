@@ -61,7 +61,7 @@ export function ledgerEventsOf(steps: readonly DecisionStep[], key: LedgerSignin
         references: {
           trace_id: traceIdOf(s.decision),
           policy_decision_id: d.decision_id,
-          tool_request_hash: s.body.request_hash,
+          tool_request_hash: s.body.dare.inputs.request_hash,
           ...(responseHash !== undefined && e.seq >= (s.response?.seq ?? Infinity)
             ? { tool_response_hash: responseHash }
             : {}),

@@ -75,7 +75,7 @@ export function toolRequestOf(s: DecisionStep): ToolRequestEnvelope {
     },
     inputs,
     bundles: d.bundles,
-    hashes: { request_hash: b.request_hash },
+    hashes: { request_hash: d.inputs.request_hash },
     context: {
       source_labels: sourceLabels(b.taint),
       approval: {

@@ -21,7 +21,7 @@ export function stepsOf(s: DecisionStep, hasSnapshot: (hash: string) => boolean)
   const d = s.body.dare;
   const common = {
     tool_name: d.action.tool_name,
-    request_hash: s.body.request_hash,
+    request_hash: s.body.dare.inputs.request_hash,
     policy_decision_id: d.decision_id,
     ledger_event_id: ledgerEventId(s.decision),
     timestamp: d.time,

@@ -204,12 +204,15 @@ async function replayStep(w: Walk, s: DecisionStep, i: number): Promise<StepRepo
     tool: s.body.dare.action.tool_name,
     recorded: recordedVerdict(s),
   };
-  if (s.body.parameters_elided !== undefined)
+  if (s.body.parameters_elided !== undefined || s.body.parameters_defaults !== undefined)
     return {
       ...base,
       status: "failed",
       code: "ERR_EVIDENCE_SNAPSHOT_MISSING",
-      reason: "parameters were elided in the journal",
+      reason:
+        s.body.parameters_elided !== undefined
+          ? "parameters were elided in the journal"
+          : "parameters were journaled without their members at false or empty",
     };
   w.clock.now = Date.parse(s.decision.time);
   const o = await w.gate.evaluate(requestOf(s, w.runId));

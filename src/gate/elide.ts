@@ -32,3 +32,20 @@ export function journaledParameters(
   if (last >= 0xd800 && last <= 0xdbff) prefix = prefix.slice(0, -1);
   return { parameters: {}, parameters_elided: { sha256: sha256Hex(text), bytes, prefix } };
 }
+
+/**
+ * `params` without its members at a default (`false` or `""`), for callers whose requests
+ * carry a fixed set of derived facts that are mostly unset (the hooks engine's shell and file
+ * facts): undefined when no member is at a default (nothing to leave out).
+ */
+export function withoutDefaults(params: Record<string, unknown>): Record<string, unknown> | undefined {
+  let out: Record<string, unknown> | undefined;
+  for (const k in params) {
+    const v = params[k];
+    if (v === false || v === "") {
+      out ??= { ...params };
+      delete out[k];
+    }
+  }
+  return out;
+}

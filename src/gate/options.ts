@@ -83,6 +83,21 @@ export interface GateOptions {
    */
   journalParametersMaxBytes?: number;
   /**
+   * Whether the journal's last record of the enforcing bundle already names this hash
+   * (one-shot hook processes: each composes a Gate on the same journal). When it resolves
+   * true the bundle is not journaled again; absent, rejected or false: it is journaled
+   * before this Gate's first decision, as always (a decision entry names its bundle hash).
+   */
+  bundleRecorded?: (policyBundleHash: Sha256Hash) => Promise<boolean>;
+  /**
+   * Parameter members whose value is `false` or `""` are left out of the journaled
+   * parameters, the entry saying so (`parameters_defaults: "omitted"`): for callers whose
+   * requests carry a fixed set of derived facts, most of them unset (the hooks engine's
+   * shell and file facts). The request hash (`dare.inputs.request_hash`) still binds the
+   * parameters as checked.
+   */
+  journalDefaultsOmitted?: boolean;
+  /**
    * Admitted calls one principal may have awaiting `recordResult` (default 1024). Beyond it
    * that principal's oldest is forgotten; another principal's never is.
    */

@@ -9,7 +9,7 @@ import type { BuiltinBodies } from "../journal/index.js";
 import { type CompiledTool, contractToCanonical } from "../tools/index.js";
 import type { Admission } from "./admission.js";
 import { buildDareDecision } from "./dare-mapping.js";
-import { journaledParameters } from "./elide.js";
+import { journaledParameters, withoutDefaults } from "./elide.js";
 import { GATE_DECISION } from "./events.js";
 import type { Judgement } from "./judgement.js";
 import { APPROVAL_DEFAULT_MS, type GateDeps } from "./options.js";
@@ -137,11 +137,11 @@ function decisionBody(deps: GateDeps, a: Admission, j: Judgement, o: GateOutcome
     tool_class: request.toolClass,
     action: request.action,
     ...(request.tool !== undefined ? { tool: request.tool } : {}),
-    ...journaledParameters(a.checked.parameters, deps.o.journalParametersMaxBytes),
+    ...parameterFields(deps, a.checked.parameters),
     ...(o.changes
       ? {
           modified: {
-            ...journaledParameters(o.parameters, deps.o.journalParametersMaxBytes),
+            ...parameterFields(deps, o.parameters),
             changes: o.changes as unknown as NonNullable<DecisionBody["modified"]>["changes"],
           },
         }
@@ -156,18 +156,28 @@ function decisionBody(deps: GateDeps, a: Admission, j: Judgement, o: GateOutcome
       kind: x.kind,
       outputs: x.outputs,
     })),
-    request_hash: h.requestHash,
-    context_hash: h.contextHash,
-    policy_bundle_hash: p.policyBundleHash,
+    // request_hash, context_hash, policy_bundle_hash and the risk score are in `dare` alone.
     ...(request.rationale !== undefined ? { rationale_hash: sha256Of(request.rationale) } : {}),
     ...(a.capability !== undefined ? { capability_id: a.capability.id } : {}),
-    ...(j.riskScore !== undefined ? { risk_score: j.riskScore } : {}),
     ...(j.drift !== undefined ? { drift: { ...j.drift } } : {}),
     ...(request.originalRequest !== undefined
       ? { original_request_hash: originalRequestHash(j, request.originalRequest) }
       : {}),
     dare,
   };
+}
+
+/**
+ * The parameters as journaled: verbatim (or elided past the size cap), or — with
+ * `journalDefaultsOmitted` — without their members at `false`/`""`, the entry saying so.
+ */
+function parameterFields(deps: GateDeps, params: Record<string, unknown>) {
+  const fields = journaledParameters(params, deps.o.journalParametersMaxBytes);
+  if (deps.o.journalDefaultsOmitted !== true || fields.parameters_elided !== undefined) return fields;
+  const lean = withoutDefaults(params);
+  return lean === undefined
+    ? fields
+    : { parameters: lean as DecisionBody["parameters"], parameters_defaults: "omitted" as const };
 }
 
 // The run pins its original request and hashed it once; a request that repeats it (the
@@ -178,7 +188,9 @@ function originalRequestHash(j: Judgement, text: string): Sha256Hash {
 }
 
 // The bundle load is a journal event, written once per Gate before the first decision
-// that cites its hash; a failed write is tried again on the next decision.
+// that cites its hash — unless the journal's last record of the enforcing bundle already
+// names that hash (`bundleRecorded`: one-shot hook processes); a failed write is tried
+// again on the next decision.
 const bundleLoaded = new WeakMap<GateDeps, Promise<void>>();
 /** Gates whose bundle entry is committed: their decisions need not wait on it again. */
 const bundleDone = new WeakSet<GateDeps>();
@@ -186,25 +198,30 @@ const bundleDone = new WeakSet<GateDeps>();
 function journalBundle(deps: GateDeps): Promise<void> {
   let done = bundleLoaded.get(deps);
   if (!done) {
-    const policy = deps.o.policy;
-    const sources = policy.summary?.sources.map((x) => ({ name: x.name, kind: x.kind, rules: x.rules }));
-    done = deps.o.journal
-      .appendBuilt({
-        type: "warden.policy.bundle_loaded",
-        body: { policy_bundle_hash: policy.policyBundleHash, ...(sources ? { sources } : {}) },
-      })
-      .then(
-        () => {
-          bundleDone.add(deps);
-        },
-        (err: unknown) => {
-          bundleLoaded.delete(deps);
-          throw err;
-        },
-      );
+    done = recordBundle(deps).then(
+      () => {
+        bundleDone.add(deps);
+      },
+      (err: unknown) => {
+        bundleLoaded.delete(deps);
+        throw err;
+      },
+    );
     bundleLoaded.set(deps, done);
   }
   return done;
+}
+
+async function recordBundle(deps: GateDeps): Promise<void> {
+  const policy = deps.o.policy;
+  // A lookup that fails is no reason to deny: the bundle is journaled, as without it.
+  const recorded = await deps.o.bundleRecorded?.(policy.policyBundleHash).catch(() => false);
+  if (recorded === true) return;
+  const sources = policy.summary?.sources.map((x) => ({ name: x.name, kind: x.kind, rules: x.rules }));
+  await deps.o.journal.appendBuilt({
+    type: "warden.policy.bundle_loaded",
+    body: { policy_bundle_hash: policy.policyBundleHash, ...(sources ? { sources } : {}) },
+  });
 }
 
 /** Whether `events` hold a quarantine (most decisions' events do not: nothing to journal). */

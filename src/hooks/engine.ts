@@ -133,7 +133,14 @@ async function runtimeFor(config: EngineConfig): Promise<Runtime> {
       policy: config.policy ?? [hostToolsPolicyPath()],
       ...(config.shadowPolicy !== undefined ? { shadow: { policy: config.shadowPolicy } } : {}),
       journal: { path: config.journal?.path ?? ":memory:", signer },
-      gate: { principals: (id) => ({ id, roles: [] }), runs: "caller" },
+      // One process per host event on one journal: the bundle is journaled when it changed;
+      // the shell and file facts at false/"" are left out of decision entries (docs/hooks.md#journal).
+      gate: {
+        principals: (id) => ({ id, roles: [] }),
+        runs: "caller",
+        bundleJournal: "change",
+        journalDefaults: "omitted",
+      },
     },
     config.clock ? { clock: config.clock } : {},
   );

@@ -15,7 +15,7 @@ import {
   type SessionStore,
   type StartRunOptions,
 } from "../context/index.js";
-import { RuntimeError } from "../contracts/index.js";
+import { RuntimeError, type Sha256Hash } from "../contracts/index.js";
 import { type KeyPair, parsePublicKey } from "../crypto/index.js";
 import {
   BreakerRegistry,
@@ -43,6 +43,7 @@ import type { FleetRateLedger, PgConsoleKeys, PgIdempotencyKeys, PgNode } from "
 import type { ContractRegistry, SharedPins, TrustStore } from "../tools/index.js";
 import { AgentPinAuthenticator } from "./agentpin.js";
 import { openApae, type RuntimeApae } from "./apae.js";
+import { bundleRecorded } from "./bundle-record.js";
 import { grantCapability, openCapabilities, type RuntimeGrant } from "./capabilities.js";
 import { closeOpened, type Opened, openJournalStore, principalStore, taintStore } from "./compose-stores.js";
 import type { RuntimeConfig, RuntimeDeps } from "./config.js";
@@ -274,6 +275,10 @@ function gateFor(
     ...(g.classify ? { classify: g.classify } : {}),
     ...(g.requireContract !== undefined ? { requireContract: g.requireContract } : {}),
     ...(g.runs !== undefined ? { runs: g.runs } : {}),
+    ...(g.bundleJournal === "change"
+      ? { bundleRecorded: (hash: Sha256Hash) => bundleRecorded(parts.journal.store, hash) }
+      : {}),
+    ...(g.journalDefaults === "omitted" ? { journalDefaultsOmitted: true } : {}),
     sessions: parts.sessions,
     approvals: parts.approvals,
     capabilities: parts.capabilities,

@@ -55,6 +55,18 @@ export interface RuntimeGateConfig {
   requireContract?: boolean;
   /** Who names runs: "runtime" (runs come from startRun and are bound to a principal) or "caller" (legacy). */
   runs?: "caller" | "runtime";
+  /**
+   * When the enforcing bundle's load is journaled: `start` (default) once per runtime;
+   * `change` only when the journal's last record of it names another hash (one-shot hook
+   * processes, which compose a runtime per host event on the same journal).
+   */
+  bundleJournal?: "start" | "change";
+  /**
+   * `omitted`: decision entries leave out parameter members at `false` or `""` and say so
+   * (`parameters_defaults`): the hooks engine's requests, a fixed set of derived facts
+   * mostly unset. Default `kept`: the parameters verbatim.
+   */
+  journalDefaults?: "kept" | "omitted";
   /** Deferral and step-up queue bounds; absent: the Gate's defaults. */
   approvals?: {
     maxDeferred: number;

@@ -181,14 +181,14 @@ export class EctStream {
         if (jti !== undefined) par.add(jti);
       }
     }
-    const inp = b64Hash(b.request_hash);
+    const inp = b64Hash(b.dare.inputs.request_hash);
     const claims = ectClaims(
       {
         exec_act: this.#act(tool),
         aud: this.#o.audience,
         par: [...par],
         ...(inp !== undefined ? { inp_hash: inp } : {}),
-        pol: b.policy_bundle_hash,
+        pol: b.dare.bundles.policy_bundle_hash,
         pol_decision: b.decision,
         ext: {
           "warden.phase": "decision",

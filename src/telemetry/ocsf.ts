@@ -113,7 +113,9 @@ export function decisionEvent(e: JournalEntry): OcsfEvent {
   const principal = str(b.principal_id) ?? "unknown";
   const reasons = Array.isArray(b.reason_codes) ? (b.reason_codes as string[]) : [];
   const rules = Array.isArray(b.matched_rules) ? (b.matched_rules as { id: string }[]) : [];
-  const risk = num(b.risk_score);
+  const dare = obj(b.dare);
+  // The hashes and risk score are in the DARE record (earlier entries also carried them outside).
+  const risk = num(obj(dare.inputs).orm_risk_score) ?? num(b.risk_score);
   const params = obj(b.parameters);
   const host = hostOf(params);
   const act = apiActivity(action);
@@ -123,7 +125,7 @@ export function decisionEvent(e: JournalEntry): OcsfEvent {
     { uid: 6003, name: "API Activity", cat: 6, catName: "Application Activity" },
     { id: act, name: API_ACTIVITY[act] },
   );
-  const tenant = str(obj(b.dare).tenant_id);
+  const tenant = str(dare.tenant_id);
   if (tenant !== undefined) (head.metadata as Record<string, unknown>).tenant_uid = tenant;
   return {
     ...head,
@@ -137,7 +139,7 @@ export function decisionEvent(e: JournalEntry): OcsfEvent {
     actor: actorOf(principal, {
       decision,
       policy: {
-        uid: str(b.policy_bundle_hash) ?? "unknown",
+        uid: str(obj(dare.bundles).policy_bundle_hash) ?? str(b.policy_bundle_hash) ?? "unknown",
         name: rules[0]?.id ?? "none",
         is_applied: true,
       },

@@ -118,6 +118,17 @@ describe("warden.gate.decision body", () => {
     });
   }
 
+  it("the current shape, the hashes in the DARE record alone, is accepted; an earlier entry's risk_score must agree", () => {
+    const b = body();
+    delete b.request_hash;
+    delete b.context_hash;
+    delete b.policy_bundle_hash;
+    expect(GateDecisionBody.safeParse(b).success).toBe(true);
+    const r = GateDecisionBody.safeParse({ ...body(), risk_score: 0.5 });
+    expect(r.success).toBe(false);
+    expect(r.error!.issues.map((i) => i.path.join("."))).toContain("dare.inputs.orm_risk_score");
+  });
+
   it("the journal refuses a mismatched decision entry with ERR_JOURNAL_BODY_INVALID and accepts a matching one", async () => {
     registerGateEventTypes();
     const key = generateKeyPair("ed25519");

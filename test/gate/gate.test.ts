@@ -60,12 +60,16 @@ describe("Gate", () => {
     expect(out.journalSeqs.length).toBe(1);
     const entries = await h.entries();
     expect(entries.map((e) => e.type)).toEqual(["warden.policy.bundle_loaded", "warden.gate.decision"]);
-    const body = entries[1]!.body as { decision_id: string; request_hash: string; dare: unknown };
+    const body = entries[1]!.body as { decision_id: string; dare: unknown };
     expect(entries[1]!.seq).toBe(out.journalSeqs[0]);
     const dare = PolicyDecisionRecordSchema.parse(body.dare);
     expect(dare.decision_id).toBe(out.decisionId);
+    expect(dare.decision_id).toBe(body.decision_id);
     expect(dare.result.decision).toBe("allow");
-    expect(dare.inputs.request_hash).toBe(body.request_hash);
+    expect(dare.bundles.policy_bundle_hash).toBe(out.policyBundleHash);
+    // The hashes the decision is bound to are in the DARE record alone (issue 35).
+    for (const k of ["request_hash", "context_hash", "policy_bundle_hash", "risk_score"])
+      expect(body).not.toHaveProperty(k);
     await h.gate.authorize(req());
     expect((await h.entries()).filter((e) => e.type === "warden.policy.bundle_loaded")).toHaveLength(1);
     const r = redeemTicket(ticketOf(out), { toolClass: "http" });
@@ -280,7 +284,6 @@ rules:
 
 describe("Gate: hashes computed once and remembered", () => {
   type Body = {
-    request_hash: string;
     original_request_hash?: string;
     dare: { inputs: { request_hash: string }; bundles: { tool_schema_hash: string } };
   };
@@ -292,13 +295,12 @@ describe("Gate: hashes computed once and remembered", () => {
     const out = await h.gate.evaluate(req({ parameters: { url: "https://example.org/a" } }));
     const [body] = await decisions(h);
     const checked = { ...req({ parameters: { url: "https://example.org/a" } }), taintLabels: [] };
-    expect(body!.request_hash).toBe(sha256Of(checked));
-    expect(body!.dare.inputs.request_hash).toBe(body!.request_hash);
+    expect(body!.dare.inputs.request_hash).toBe(sha256Of(checked));
     const decided = h.gate.sessions
       .get("run-1")!
       .events()
       .find((e) => e.type === "call.decided") as { requestHash: string } | undefined;
-    expect(decided!.requestHash).toBe(body!.request_hash);
+    expect(decided!.requestHash).toBe(body!.dare.inputs.request_hash);
     expect(out.decisionId).not.toBeNull();
   });
 
@@ -346,8 +348,10 @@ describe("Gate: requests parsed at the edge", () => {
     const strip = (o: typeof viaRaw) => ({ ...o, decisionId: null, journalSeqs: [] });
     expect(strip(viaParsed)).toEqual(strip(viaRaw));
     const body = async (h: typeof a) =>
-      (await h.entries()).find((e) => e.type === "warden.gate.decision")!.body as { request_hash: string };
-    expect((await body(a)).request_hash).toBe((await body(b)).request_hash);
+      (await h.entries()).find((e) => e.type === "warden.gate.decision")!.body as {
+        dare: { inputs: { request_hash: string } };
+      };
+    expect((await body(a)).dare.inputs.request_hash).toBe((await body(b)).dare.inputs.request_hash);
   });
 
   it("attack: a look-alike of a parsed request is parsed like any input (a forged class is refused)", async () => {
@@ -358,5 +362,59 @@ describe("Gate: requests parsed at the edge", () => {
     expect(out).toMatchObject({ decision: "deny", reasonCodes: ["request_invalid"], decisionId: null });
     const extra = Object.freeze({ ...parsed, extra: 1 });
     expect((await h.gate.evaluate(extra)).reasonCodes).toEqual(["request_invalid"]);
+  });
+});
+
+describe("Gate: the bundle entry when the journal already records the bundle (one-shot hooks, issue 35)", () => {
+  const bundleEntries = async (h: Awaited<ReturnType<typeof makeGate>>) =>
+    (await h.entries()).filter((e) => e.type === "warden.policy.bundle_loaded");
+
+  it("a lookup saying the journal's last record names this bundle: no bundle entry, the decision names it", async () => {
+    const seen: string[] = [];
+    const h = await makeGate({
+      yaml: POLICY,
+      gate: {
+        bundleRecorded: async (hash) => {
+          seen.push(hash);
+          return true;
+        },
+      },
+    });
+    const out = await h.gate.evaluate(req());
+    expect(await bundleEntries(h)).toHaveLength(0);
+    const d = (await h.entries()).find((e) => e.type === "warden.gate.decision")!;
+    expect((d.body.dare as { bundles: { policy_bundle_hash: string } }).bundles.policy_bundle_hash).toBe(
+      out.policyBundleHash,
+    );
+    expect(seen).toEqual([out.policyBundleHash]);
+  });
+
+  it("a lookup that fails or says another bundle: the bundle is journaled before the decision, once", async () => {
+    for (const bundleRecorded of [async () => false, () => Promise.reject(new Error("index unreadable"))]) {
+      const h = await makeGate({ yaml: POLICY, gate: { bundleRecorded } });
+      const out = await h.gate.evaluate(req());
+      expect(out.decision).toBe("allow");
+      await h.gate.evaluate(req());
+      const types = (await h.entries()).map((e) => e.type);
+      expect(types).toEqual(["warden.policy.bundle_loaded", "warden.gate.decision", "warden.gate.decision"]);
+    }
+  });
+
+  it("journalDefaultsOmitted leaves out false and empty members and says so; without it they stay", async () => {
+    const params = { url: "https://example.org/", flag: false, note: "", n: 0, on: true };
+    const lean = await makeGate({ yaml: POLICY, gate: { journalDefaultsOmitted: true } });
+    await lean.gate.evaluate(req({ parameters: params }));
+    const a = (await lean.entries()).find((e) => e.type === "warden.gate.decision")!.body;
+    expect(a.parameters).toEqual({ url: "https://example.org/", n: 0, on: true });
+    expect(a.parameters_defaults).toBe("omitted");
+    const full = await makeGate({ yaml: POLICY });
+    await full.gate.evaluate(req({ parameters: params }));
+    const b = (await full.entries()).find((e) => e.type === "warden.gate.decision")!.body;
+    expect(b.parameters).toEqual(params);
+    expect(b).not.toHaveProperty("parameters_defaults");
+    // The decision was taken on the same, full parameters: the same request hash binds both.
+    const requestHash = (x: Record<string, unknown>) =>
+      (x.dare as { inputs: { request_hash: string } }).inputs.request_hash;
+    expect(requestHash(a)).toBe(requestHash(b));
   });
 });

@@ -13,29 +13,11 @@ import {
   HOOK_HANDSHAKE_EVENT,
   HOOK_VERDICT_EVENT,
 } from "../../src/hooks/index.js";
-import { type JournalEntry, openEmbeddedStore, verifyJournal } from "../../src/journal/index.js";
-import { tempDir, WORKSPACE } from "./helpers.js";
+import { openEmbeddedStore, verifyJournal } from "../../src/journal/index.js";
+import { claudeBash, journalEntriesAt as entriesOf, tempDir, WORKSPACE } from "./helpers.js";
 
 const signer = generateKeyPair("ed25519");
-const hostEvent = (i: number) => ({
-  session_id: "s1",
-  transcript_path: "/tmp/t.jsonl",
-  cwd: WORKSPACE,
-  hook_event_name: "PreToolUse",
-  tool_name: "Bash",
-  tool_input: { command: `npm test -- --shard ${i}`, description: "run the tests" },
-});
-
-async function entriesOf(path: string): Promise<JournalEntry[]> {
-  const store = openEmbeddedStore(path, { readonly: true });
-  try {
-    const out: JournalEntry[] = [];
-    for await (const e of store.entries()) out.push(e as JournalEntry);
-    return out;
-  } finally {
-    await store.close();
-  }
-}
+const hostEvent = (i: number) => claudeBash(`npm test -- --shard ${i}`);
 
 describe("one-shot host hooks journal the decision and the event's hash, not a handshake per event", () => {
   it("three one-shot events: no handshake entries, one verdict each naming its event, the chain verifies", async () => {

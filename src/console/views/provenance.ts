@@ -29,7 +29,7 @@ function outputSources(rt: Runtime, runId: string, steps: readonly Step[]): Map<
   const out = new Map<number, Step>();
   const session = rt.sessions.get(runId);
   if (session === undefined) return out;
-  const byHash = new Map(steps.map((s) => [s.body.request_hash as string, s]));
+  const byHash = new Map(steps.map((s) => [s.body.dare.inputs.request_hash as string, s]));
   const byCall = new Map<number, Step>();
   for (const e of session.events()) {
     if (e.type === "call.decided") {
@@ -113,6 +113,7 @@ function stepItem(g: Graph, step: Step): Html {
 ${agentText(step.body.tool ?? `${step.body.tool_class}.${step.body.action}`)} ${decisionTag(step.body.decision)}
 ${taint.length > 0 ? html`<span class="taint">taint: ${taint.map((t, i) => html`${i > 0 ? ", " : ""}${t}`)}</span>` : ""}
 ${elided !== undefined ? html`<span class="prov-none">parameters elided (${elided.bytes} bytes)</span>` : ""}
+${step.body.parameters_defaults !== undefined ? html`<span class="prov-none">members at false or empty not journaled</span>` : ""}
 ${params.length > 0 ? html`<ul>${params}</ul>` : ""}</li>`;
 }
 
