@@ -25,7 +25,10 @@ const cases: { params: Record<string, unknown>; targets: string[] }[] = [
   { params: {}, targets: ["to"] },
   // a payment card number the request does not hold (flow.sensitive) — and one it does not
   // hold in a Luhn-invalid spelling
-  { params: { to: "alice@example.com", body: "card 4111 1111 1111 1111, ref 1234567890123" }, targets: ["to"] },
+  {
+    params: { to: "alice@example.com", body: "card 4111 1111 1111 1111, ref 1234567890123" },
+    targets: ["to"],
+  },
 ];
 
 describe("flow facts of a run with no output: the shortcut agrees with the full computation", () => {
