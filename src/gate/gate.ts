@@ -235,7 +235,7 @@ interface Traced {
   span: Span;
   ctx: Context;
   /** Whether an admitted call is held for recordResult (`evaluate`'s `noResult` says not). */
-  hold?: boolean;
+  hold: boolean;
 }
 
 /**
