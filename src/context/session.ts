@@ -187,6 +187,11 @@ export class Session {
     return this.#config.provenance.enabled ? this.#provenance.scan(value, true, true) : [];
   }
 
+  /** Some leaf of a target has no source the run can name (provenance.ts `unsourced`). */
+  unsourced(value: unknown): boolean {
+    return this.#config.provenance.enabled && this.#provenance.unsourced(value);
+  }
+
   /** The outputs holding the whole of `value` when the request does not (provenance.ts `wholeValue`). */
   wholeValue(path: string, value: unknown): ProvenanceHit | undefined {
     return this.#config.provenance.enabled ? this.#provenance.wholeValue(path, value) : undefined;

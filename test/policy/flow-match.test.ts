@@ -43,6 +43,7 @@ const flow = (over: Partial<PolicyFlow>): PolicyFlow => ({
   designated: true,
   foundIn: [],
   webRequested: false,
+  unsourced: [],
   sensitive: [],
   ...over,
 });
