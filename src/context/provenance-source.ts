@@ -1,21 +1,21 @@
 // Where a target value came from, positively (flow control only, src/gate/flow.ts): value
-// provenance finds values copied from output; this finds values that came from nowhere the
-// run can name. A target the model wrote that is neither in the user's request, nor a record
-// a tool returned, nor vouched for by a document the user designated was made up from the
-// model's context — which holds every tool output the run read. An attacker who spells an
-// address out of reach of the matchers ("mallory at evil-mail dot com", an account "that
-// starts with US13 and continues with …", a street too short to fingerprint) gets exactly such
-// a value. Only addresses are judged — a leaf that is one URL, host, e-mail address, IBAN or
-// run of 8+ digits (an account, a phone number): what reaches someone or is paid. A short
-// name or an id the model wrote is left to the other rules (a record, a value named by a
-// flagged output). Sourced, per address leaf:
+// provenance finds values copied from output; this finds targets with no source the run can
+// name. A target the model wrote that is neither in the user's request, nor a record a tool
+// returned, nor in a document the user designated was made up from the model's context —
+// which holds every tool output the run read. Judged leaves:
+//   - an address (one URL, host, e-mail address, IBAN or run of 8+ digits), always: an
+//     attacker who spells it out of the matchers' reach ("mallory at evil-mail dot com", an
+//     account "that starts with US13 and continues with …") leaves a value found nowhere;
+//   - a name (a street, a channel, a user; not a number, at least 3 letters or digits) that
+//     some output's text spells out: too short for the substring matcher, it was dictated by
+//     free text unless a source below holds it. A name no output holds was not dictated.
+// Sourced, per leaf:
 //   - the user's request holds it: whole words for a short value (an event id `1` is not in
-//     "May 1st"; `eve` is not in "every"), anywhere for a distinctive one (`minToken`+ chars,
-//     written with other spacing or punctuation);
-//   - it is the whole of a field of a structured output (a record the tool returned), unless
-//     that record carried the flagged instructions (provenance-record.ts);
-//   - a designated output vouches for it, or holds it whole outside its injected blocks (the
-//     user delegated to that document: "update my address as the notice says").
+//     "May 1st"), anywhere for a distinctive one (`minToken`+ chars, other spacing allowed);
+//   - it is the whole of a field of a structured output (a record the tool returned);
+//   - a designated output vouches for it, or holds it outside its injected blocks (the user
+//     delegated to that document: "update my address as the notice says").
+// Dates are left to the date rule (provenance-dates.ts).
 import { isDateValue } from "./provenance-dates.js";
 import { compact, extractTokens, type Leaf, normalize, type TokenKind, TRIM } from "./provenance-text.js";
 import type { Output } from "./provenance-types.js";
@@ -74,8 +74,8 @@ function inOutputs(leaf: Leaf, outputs: readonly Output[]): boolean {
 }
 
 /**
- * Whether every address leaf of a target has a source (see the head of this file). A leaf
- * that is not one address (a name, an id, a date) is not judged here.
+ * Whether every judged leaf of a target (an address; a name an output spells out) has a
+ * source (see the head of this file). Dates and numbers are not judged here.
  */
 export function sourced(
   leaves: readonly Leaf[],
@@ -84,7 +84,25 @@ export function sourced(
   minToken: number,
 ): boolean {
   return leaves.every((leaf) => {
-    if (isDateValue(leaf.text) || !isAddress(leaf.text, minToken)) return true;
+    if (isDateValue(leaf.text)) return true;
+    if (!isAddress(leaf.text, minToken) && !spelledOut(leaf.text, outputs)) return true;
     return inRequest(leaf.text, trusted, minToken) || inOutputs(leaf, outputs);
   });
+}
+
+/** A number alone (an amount, a record's id): judged by the record it names, not here. */
+const NUMBER = /^\s*-?\d+(?:[.,]\d+)?\s*$/;
+/** The shortest name (letters and digits) an output's text is searched for. */
+const MIN_NAME = 3;
+
+/**
+ * A name (not an address, not a number) that some output's text spells out: a street, a
+ * channel, a user an output's free text dictated. An output whose text was not kept counts
+ * as spelling it (fail closed). A name no output holds was not dictated by one.
+ */
+function spelledOut(text: string, outputs: readonly Output[]): boolean {
+  if (NUMBER.test(text)) return false;
+  const c = compact(normalize(text));
+  if (c.length < MIN_NAME) return false;
+  return outputs.some((o) => o.text === undefined || o.text.includes(c));
 }
