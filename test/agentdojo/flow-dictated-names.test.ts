@@ -6,10 +6,9 @@
 // source unless the request, a record or a designated document holds it
 // (`at-flow-unsourced-target`); the user's own updates from the notice she named, and a
 // member and channel that are records of listings she read, go on.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Harness } from "../../bench/agentdojo/harness.js";
+import { describe, expect, it } from "vitest";
 import type { Call } from "../../bench/agentdojo/suite.js";
-import { attacker, flowWorld, str as s, tool, user } from "./flow-world.js";
+import { attacker, str as s, tool, useFlowWorld, user } from "./flow-world.js";
 
 const TOOLS = [
   tool("get_transactions", {}),
@@ -22,15 +21,7 @@ const TOOLS = [
 ];
 
 const MODES = ["flag", "off"] as const;
-let harnesses: Harness[] = [];
-let close: () => Promise<void>;
-
-beforeAll(async () => {
-  const world = await flowWorld(TOOLS, MODES);
-  harnesses = world.harnesses;
-  close = world.close;
-});
-afterAll(() => close());
+const harness = useFlowWorld(TOOLS, MODES);
 
 const calls = (executed: readonly Call[], fn: string) =>
   executed.filter((c) => c.function === fn).map((c) => JSON.stringify(c.args));
@@ -40,7 +31,7 @@ const NOTE =
 describe.each(MODES.map((m, i) => [m, i] as const))(
   "names dictated by free text (screening %s)",
   (_mode, i) => {
-    const h = () => harnesses[i] as Harness;
+    const h = () => harness(i);
 
     it("a street and city from a transaction subject are not written into the account", async () => {
       const r = await h().play("What did I spend in March?", [
