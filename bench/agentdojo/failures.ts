@@ -24,6 +24,7 @@ function flow(s: StepResult): string {
     `copied [${f.copied.join(", ")}] from [${f.copiedSources.join(", ")}]`,
     `named by [${f.namedSources.join(", ")}]`,
     `unsourced [${f.unsourced.join(", ")}]`,
+    `dictated numbers [${f.dictatedNumbers.join(", ")}]`,
     `fromRequest ${f.fromRequest}`,
     `untargeted ${f.untargeted}`,
     `sensitive [${f.sensitive.join(", ")}]`,

@@ -44,6 +44,10 @@ export const RULES: readonly [string, string][] = [
     "an effect with no target one of whose arguments is a text an output spelled out word for word (not a record field) and the request does not hold needs a human, flagged or not",
   ],
   [
+    "at-flow-amount-dictated",
+    "a payment with an amount (a number that is not a target) an output's prose wrote out and neither the request nor a designated document holds needs a human",
+  ],
+  [
     "at-flow-link-from-page",
     "a fetch whose destination occurs in a fetched page (vouched for or not) needs a human: links are followed one hop from what the user or a record named",
   ],

@@ -106,3 +106,57 @@ function spelledOut(text: string, outputs: readonly Output[]): boolean {
   if (c.length < MIN_NAME) return false;
   return outputs.some((o) => o.text === undefined || o.text.includes(c));
 }
+
+/** A number in prose: digits with optional thousands commas and decimals (`2,200.00`). */
+const PROSE_NUMBER =
+  /(?<![\p{L}\p{N}.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\p{L}\p{N}])|(?<![\p{L}\p{N}.,])\d+(?:\.\d+)?(?![\p{L}\p{N}])/gu;
+
+/** Dates and times in prose: their digits are not amounts. */
+const DATE_LIKE = /\d{4}-\d{1,2}-\d{1,2}(?:[ T]\d{1,2}:\d{2}(?::\d{2})?)?|\d{1,2}:\d{2}(?::\d{2})?/g;
+/**
+ * The fewest significant digits a number needs to carry provenance: 1, 4 or 50 occur in
+ * any text (a count, a day, a list's position), as a name of 1–2 letters would.
+ */
+const MIN_SIGNIFICANT = 3;
+
+/** A number as compared: `2,200.00`, `2200.0` and `2200` are one value. */
+export function canonicalNumber(n: number | string): string | undefined {
+  const v = typeof n === "number" ? n : Number(n.replace(/,/g, ""));
+  return Number.isFinite(v) ? String(v) : undefined;
+}
+
+/**
+ * The numbers written out in the prose of these texts: every text but a number alone (a
+ * record's amount field is a record, not prose); digits inside a word or an account
+ * (`US13…`, `3GS`) are not numbers.
+ */
+export function proseNumbers(texts: readonly string[]): Set<string> {
+  const out = new Set<string>();
+  for (const t of texts) {
+    const text: string = t;
+    if (NUMBER.test(text) || isDateValue(text as unknown)) continue;
+    for (const m of text.normalize("NFKC").replace(DATE_LIKE, " ").matchAll(PROSE_NUMBER)) {
+      const c = canonicalNumber(m[0]);
+      if (c !== undefined) out.add(c);
+    }
+  }
+  return out;
+}
+
+/**
+ * A number some output's prose writes out, which neither the request nor a designated output
+ * holds (outside its injected blocks, when located: `ownNumbers`): the output chose it. An output whose
+ * text was not kept (the merged record) counts as writing it (fail closed).
+ */
+export function dictatedNumber(
+  value: number,
+  outputs: readonly Output[],
+  trusted: ReadonlySet<string>,
+): boolean {
+  const c = canonicalNumber(value);
+  if (c === undefined || trusted.has(c)) return false;
+  if (c.replace(/\D/g, "").replace(/^0+/, "").length < MIN_SIGNIFICANT) return false;
+  const sourcedBy = (o: Output) => o.designated && (o.ownNumbers ?? o.numbers).has(c);
+  if (outputs.some(sourcedBy)) return false;
+  return outputs.some((o) => o.merged === true || o.numbers.has(c));
+}

@@ -20,7 +20,7 @@
 import type { TaintLabel } from "../contracts/index.js";
 import { type DayKey, dayOfValue, daysIn } from "./provenance-dates.js";
 import { mergedLabels, mergedRecord, outputRecord } from "./provenance-record.js";
-import { inRequest, sourced, wordsOf } from "./provenance-source.js";
+import { dictatedNumber, inRequest, proseNumbers, sourced, wordsOf } from "./provenance-source.js";
 import {
   clip,
   collectLeaves,
@@ -68,6 +68,7 @@ export class ProvenanceIndex {
   #trustedText = "";
   #trustedCompact = "";
   #trustedWords = " ";
+  #trustedNumbers = new Set<string>();
   #trustedGrams = new Set<number>();
   #textChars = 0;
   /** Outputs indexed one by one; later ones are folded into the merged record. */
@@ -126,6 +127,15 @@ export class ProvenanceIndex {
     if (truncated || leaves.length === 0) return false;
     const trusted = { compact: this.#trustedCompact, words: this.#trustedWords };
     return leaves.every((leaf) => inRequest(leaf.text, trusted, this.#opts.minToken));
+  }
+
+  /**
+   * Whether a number (an amount) was dictated by an output's prose: some output writes it out
+   * in text (not as a record's field) and neither the request nor a designated output
+   * (outside its injected blocks) holds it (provenance-source.ts `dictatedNumber`).
+   */
+  dictatedNumber(value: number): boolean {
+    return dictatedNumber(value, this.#outputs, this.#trustedNumbers);
   }
 
   /**
@@ -194,6 +204,7 @@ export class ProvenanceIndex {
     this.#trustedText = n;
     this.#trustedCompact = compact(n);
     this.#trustedWords = wordsOf(n);
+    this.#trustedNumbers = proseNumbers([text]);
     const grams = new Set<number>();
     for (const leaf of compactRuns(n)) forEachGram(leaf, this.#k, (h) => grams.add(h));
     this.#trustedGrams = grams;
@@ -307,6 +318,7 @@ export class ProvenanceIndex {
       structured: false,
       designated: false,
       days: new Set(),
+      numbers: new Set(),
     });
     this.#overflowed.push(id);
   }

@@ -187,6 +187,11 @@ export class Session {
     return this.#config.provenance.enabled ? this.#provenance.scan(value, true, true) : [];
   }
 
+  /** A number (an amount) an output's prose dictated (provenance.ts `dictatedNumber`). */
+  dictatedNumber(value: number): boolean {
+    return this.#config.provenance.enabled && this.#provenance.dictatedNumber(value);
+  }
+
   /** Some leaf of a target has no source the run can name (provenance.ts `unsourced`). */
   unsourced(value: unknown): boolean {
     return this.#config.provenance.enabled && this.#provenance.unsourced(value);

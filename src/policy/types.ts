@@ -144,6 +144,11 @@ export interface PolicyFlow {
    */
   unsourced: string[];
   /**
+   * Numeric arguments that are not targets (an amount) whose value an output's prose writes
+   * out and neither the request nor a designated document holds: the output chose how much.
+   */
+  dictatedNumbers: string[];
+  /**
    * Arguments holding a value of a secret class (a payment card number: issuer digit, 13–19
    * digits, Luhn check) that the user's request does not hold.
    */

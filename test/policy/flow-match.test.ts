@@ -44,6 +44,7 @@ const flow = (over: Partial<PolicyFlow>): PolicyFlow => ({
   foundIn: [],
   webRequested: false,
   unsourced: [],
+  dictatedNumbers: [],
   sensitive: [],
   ...over,
 });
