@@ -51,9 +51,10 @@ export interface SessionFacts {
   /** The principal's runs whose taint was carried in at the start (`taint.carry: principal`). */
   inheritedFrom?: string[];
   /**
-   * The run's value provenance is in merged mode: from the output with this session sequence
+   * The run's value provenance holds its merged record: from the output with this sequence
    * number on, outputs are folded into one record that fails closed (any substantial argument
-   * inherits their taint), because the run reached `provenance.maxOutputs` outputs.
+   * inherits their taint), because the run reached `provenance.maxOutputs` outputs or a host's
+   * output could not be kept whole (hooks: the stored output's number, 0 when the store failed).
    */
   provenanceMergedFrom?: number;
 }
@@ -119,8 +120,8 @@ export interface RecordedResult {
   provenance: ProvenanceHit[];
   events: SessionEvent[];
   /**
-   * Set on the result that took the run's provenance into merged mode (the run's outputs
-   * reached `provenance.maxOutputs`; later ones are folded into one fail-closed record).
+   * Set on the first result folded because the run's outputs reached `provenance.maxOutputs`
+   * (it and later ones are folded into the one fail-closed merged record).
    */
   provenanceMerged?: { maxOutputs: number };
 }
