@@ -42,6 +42,7 @@ import {
 import { type ContextConfig, matchesAction } from "./config.js";
 import {
   BehaviourWindow,
+  judgedValues,
   type Prepared,
   type PrepareOptions,
   type RecordedResult,
@@ -220,7 +221,8 @@ export class Session {
     checkRunSize(this.#config.limits, this.#bytes + canonical.length, this.#perTool, request);
     const now = opts.now ?? this.#clock();
     const cfg = this.#config;
-    const provenance = cfg.provenance.enabled ? this.#provenance.scan(request.parameters) : [];
+    const values = judgedValues(request.parameters, opts.valuesIn);
+    const provenance = cfg.provenance.enabled ? this.#provenance.scan(values) : [];
     const effectiveTaint = boundTaint(
       mergeTaint(
         request.taintLabels,
@@ -255,6 +257,7 @@ export class Session {
       facts: this.snapshot(now),
       effectiveTaint,
       provenance,
+      values,
       behaviour,
       readOnly,
       ...(reasons.length > 0 ? { preDecision: { decision: "deny" as const, reasonCodes: reasons } } : {}),

@@ -53,10 +53,13 @@ describe("a hooks session floods overflowed outputs", () => {
       const denied = await handle(send(ATTACKER));
       expect(denied.decision).toBe("deny");
       expect(denied.matched_rule_id).toBe("host-flow-mcp-act-copied-address");
-      // The recipient the user's prompt named is not copied from the marks (the call itself is
-      // still judged with every other parameter: in overflow even the tool's name counts).
+      // The recipient the user's prompt named is not copied from the marks, and the call's
+      // server label and tool name (the host's configuration, not values: `send_email` is
+      // substantial) do not count as copied either: the user's own send goes on.
       const session = e.runtime.sessions.get(runId);
       expect(session?.vouchedProvenance({ to: "carol@corp.example" })).toEqual([]);
+      const own = await handle(send("carol@corp.example"));
+      expect(own.decision).toBe("allow");
 
       // Every mark was fed into the run's provenance: one merged record, its labels bounded.
       const hit = session?.vouchedProvenance({ to: ATTACKER }).find((h) => h.kind === "overflow");
