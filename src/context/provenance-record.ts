@@ -56,6 +56,7 @@ export function outputRecord(o: OutputInput, spend: (chars: number) => boolean):
     structured,
     designated: o.origin.designated === true,
     days: proseDays(o.leaves.map((l) => l.text)),
+    ...(o.truncated ? { partial: true as const } : {}),
     ...(read.injected === undefined
       ? {}
       : { injected: read.injected.map((t) => compact(normalize(t))).join("\u0000") }),

@@ -373,7 +373,7 @@ export class ProvenanceIndex {
     if (days.length === 0) return undefined;
     const ids: number[] = [];
     this.#outputs.forEach((o, i) => {
-      if (o.merged === true || days.some((d) => o.days.has(d))) ids.push(i);
+      if (o.merged === true || o.partial === true || days.some((d) => o.days.has(d))) ids.push(i);
     });
     return ids.length === 0 ? undefined : this.#hit(leaf.path, "date", days.join(","), ids, true);
   }
