@@ -6,7 +6,7 @@
 // until an approver decides (`/v1/approvals`) or a bound passes: the adapter's own bound
 // aborts the request, and the sidecar journals the wait as cancelled.
 import { z } from "zod";
-import { AdapterError, type TaintLabel } from "../contracts/index.js";
+import { AdapterError, type TaintLabel, timedScope } from "../contracts/index.js";
 import type { ModelTool } from "../tools/index.js";
 import { deniedOutcome, faultOutcome, type GovernedOutcome } from "./outcome.js";
 import { type CallOptions, checkWait, type GovernedTarget, RunOnce, TaintCarry } from "./target.js";
@@ -139,17 +139,20 @@ export class HttpTarget implements GovernedTarget {
       taintLabels: this.#taint.labels(),
       ...(options.traceId !== undefined ? { traceId: options.traceId } : {}),
     };
-    const bound = AbortSignal.timeout(this.#waitMs);
-    const signal = options.signal === undefined ? bound : AbortSignal.any([options.signal, bound]);
+    // The caller's signal may serve many calls: the call follows it only while it runs
+    // (`timedScope`, not `AbortSignal.any`, which leaves an entry per call with it in Node 20–24).
+    const scope = timedScope(options.signal, this.#waitMs);
     let answer: { status: number; body: unknown };
     try {
-      answer = await this.#post("/v1/execute", body, signal);
+      answer = await this.#post("/v1/execute", body, scope.signal);
     } catch (err) {
-      if (bound.aborted) return faultOutcome("ERR_ADAPTER_TIMEOUT", `no answer within ${this.#waitMs} ms`);
-      const reason = signal.aborted
+      if (scope.timedOut) return faultOutcome("ERR_ADAPTER_TIMEOUT", `no answer within ${this.#waitMs} ms`);
+      const reason = scope.signal.aborted
         ? "cancelled by the caller"
         : `the sidecar is unreachable (${String(err)})`;
       return faultOutcome("ERR_ADAPTER_SIDECAR_UNAVAILABLE", reason);
+    } finally {
+      scope.release();
     }
     return outcomeOf(answer);
   }

@@ -13,6 +13,7 @@ import {
   sha256Of,
   type TaintLabel,
   taskOutcomeOf,
+  timedScope,
   WardenError,
 } from "../contracts/index.js";
 import type { ExecutionTicket } from "../gate/index.js";
@@ -120,13 +121,16 @@ export class LibraryTarget implements GovernedTarget {
       taintLabels: this.#taint.labels(),
       ...(options.traceId !== undefined ? { traceId: options.traceId } : {}),
     };
-    const bound = AbortSignal.timeout(this.#waitMs);
-    const signal = options.signal === undefined ? bound : AbortSignal.any([options.signal, bound]);
+    // The caller's signal may serve many calls: the decision follows it only while it is
+    // awaited (`timedScope`, not `AbortSignal.any`, which leaves an entry per call in Node 20–24).
+    const scope = timedScope(options.signal, this.#waitMs);
     let o: Awaited<ReturnType<Runtime["gate"]["authorize"]>>;
     try {
-      o = await this.#o.runtime.gate.authorize(request, signal);
+      o = await this.#o.runtime.gate.authorize(request, scope.signal);
     } catch (err) {
       return faultOutcome(err instanceof WardenError ? err.code : "ERR_ADAPTER_GATE_FAULT", String(err));
+    } finally {
+      scope.release();
     }
     if ((o.decision !== "allow" && o.decision !== "modify") || o.ticket === undefined)
       return deniedOutcome(o.decisionId, o.reasonCodes);

@@ -51,9 +51,10 @@ export interface SessionFacts {
   /** The principal's runs whose taint was carried in at the start (`taint.carry: principal`). */
   inheritedFrom?: string[];
   /**
-   * The run's value provenance is in merged mode: from the output with this session sequence
+   * The run's value provenance holds its merged record: from the output with this sequence
    * number on, outputs are folded into one record that fails closed (any substantial argument
-   * inherits their taint), because the run reached `provenance.maxOutputs` outputs.
+   * inherits their taint), because the run reached `provenance.maxOutputs` outputs or a host's
+   * output could not be kept whole (hooks: the stored output's number, 0 when the store failed).
    */
   provenanceMergedFrom?: number;
 }
@@ -69,6 +70,21 @@ export interface PrepareOptions {
   tool?: ToolFacts;
   /** The principal's rate limit from its configuration (capability constraint), if any. */
   maxCallsPerMinute?: number;
+  /**
+   * The parameter that holds the call's data values, when the other parameters are the call's
+   * identity set by Warden's own caller, not by the agent's data (the hooks' MCP calls: `server`
+   * and `tool` from the host's configuration, the tool's own arguments in `arguments`). Value
+   * provenance and flow control then look at that parameter only. Absent: every parameter.
+   */
+  valuesIn?: string;
+}
+
+/** The parameters value provenance and flow control judge (`PrepareOptions.valuesIn`). */
+export function judgedValues(parameters: Record<string, unknown> | undefined, valuesIn?: string) {
+  const all = parameters ?? {};
+  // A caller naming a parameter the call does not have gets every parameter judged (fail closed).
+  if (valuesIn === undefined || !Object.hasOwn(all, valuesIn)) return all;
+  return { [valuesIn]: all[valuesIn] };
 }
 
 /** The context's view of one proposed call, before the decision. */
@@ -80,6 +96,8 @@ export interface Prepared {
   /** Request labels ∪ value provenance ∪ inherited taint ∪ (sticky mode) every label seen in the run. */
   readonly effectiveTaint: TaintLabel[];
   readonly provenance: ProvenanceHit[];
+  /** The parameters value provenance and flow control judge (all, or `PrepareOptions.valuesIn`'s). */
+  readonly values: Record<string, unknown>;
   readonly behaviour: RuleMatch[];
   /** Whether the call is read-only (allowed under quarantine). */
   readonly readOnly: boolean;
@@ -119,8 +137,8 @@ export interface RecordedResult {
   provenance: ProvenanceHit[];
   events: SessionEvent[];
   /**
-   * Set on the result that took the run's provenance into merged mode (the run's outputs
-   * reached `provenance.maxOutputs`; later ones are folded into one fail-closed record).
+   * Set on the first result folded because the run's outputs reached `provenance.maxOutputs`
+   * (it and later ones are folded into the one fail-closed merged record).
    */
   provenanceMerged?: { maxOutputs: number };
 }

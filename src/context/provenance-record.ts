@@ -1,6 +1,7 @@
 // The records value-level provenance (provenance.ts) keeps of a run's tool outputs: one per
-// output up to the run's `maxOutputs`, then one merged record for all later outputs, which
-// keeps only their labels (bounded by `boundTaint`) and fails closed.
+// output up to the run's `maxOutputs`, then one merged record for all later outputs and for
+// any output kept whole nowhere (`addOverflow`), which keeps only their labels (bounded by
+// `boundTaint`) and fails closed.
 import type { TaintLabel } from "../contracts/index.js";
 import { proseDays } from "./provenance-dates.js";
 import { proseNumbers } from "./provenance-source.js";
@@ -58,6 +59,7 @@ export function outputRecord(o: OutputInput, spend: (chars: number) => boolean):
     days: proseDays(o.leaves.map((l) => l.text)),
     numbers: proseNumbers(o.leaves.map((l) => l.text)),
     ...(read.injected === undefined ? {} : { ownNumbers: numbersOutside(o.leaves, read.injected) }),
+    ...(o.truncated ? { partial: true as const } : {}),
     ...(read.injected === undefined
       ? {}
       : { injected: read.injected.map((t) => compact(normalize(t))).join("\u0000") }),
@@ -70,8 +72,8 @@ function numbersOutside(leaves: readonly Leaf[], blocks: readonly string[]): Set
 }
 
 /**
- * The merged record, opened by the first output past the cap (`seq`): no text, fields,
- * vouched tokens or days — it counts as holding every value (fail closed).
+ * The merged record, opened by the first output folded into it (`seq`): no text, fields,
+ * vouched tokens or days — it counts as holding every value and every date (fail closed).
  */
 export function mergedRecord(seq: number, labels: readonly TaintLabel[]): Output {
   return {

@@ -104,7 +104,7 @@ function spelledOut(text: string, outputs: readonly Output[]): boolean {
   if (NUMBER.test(text)) return false;
   const c = compact(normalize(text));
   if (c.length < MIN_NAME) return false;
-  return outputs.some((o) => o.text === undefined || o.text.includes(c));
+  return outputs.some((o) => o.text === undefined || o.partial === true || o.text.includes(c));
 }
 
 /** A number in prose: digits with optional thousands commas and decimals (`2,200.00`). */
@@ -145,8 +145,8 @@ export function proseNumbers(texts: readonly string[]): Set<string> {
 
 /**
  * A number some output's prose writes out, which neither the request nor a designated output
- * holds (outside its injected blocks, when located: `ownNumbers`): the output chose it. An output whose
- * text was not kept (the merged record) counts as writing it (fail closed).
+ * holds (outside its injected blocks, when located: `ownNumbers`): the output chose it. The
+ * merged record and an output indexed in part count as writing it (fail closed).
  */
 export function dictatedNumber(
   value: number,
@@ -158,5 +158,5 @@ export function dictatedNumber(
   if (c.replace(/\D/g, "").replace(/^0+/, "").length < MIN_SIGNIFICANT) return false;
   const sourcedBy = (o: Output) => o.designated && (o.ownNumbers ?? o.numbers).has(c);
   if (outputs.some(sourcedBy)) return false;
-  return outputs.some((o) => o.merged === true || o.numbers.has(c));
+  return outputs.some((o) => o.merged === true || o.partial === true || o.numbers.has(c));
 }

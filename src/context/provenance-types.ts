@@ -87,6 +87,11 @@ export interface Output {
    * the union of their labels and counts as holding any substantial value (fail closed).
    */
   merged?: true;
+  /**
+   * The output was longer than `maxCharsPerOutput` and indexed in part: what it said past the
+   * cut is unknown, so it counts as writing out every day (fail closed), like the merged record.
+   */
+  partial?: true;
 }
 
 /** How an output entered the run (`designated`: the call's arguments all came from the user's request). */

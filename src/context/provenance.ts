@@ -14,8 +14,10 @@
 // Memory and time are bounded: per-output and per-run caps; when a cap is hit the index
 // fails closed (unindexed outputs still lend their taint to any substantial argument).
 // Past `maxOutputs` outputs a run's later outputs are folded into one merged record that
-// keeps only their labels and lends them to any substantial argument: earlier outputs
-// are never evicted, so a flood of results cannot push an indexed value out.
+// keeps only their labels (bounded) and lends them to any substantial argument: earlier
+// outputs are never evicted, so a flood of results cannot push an indexed value out. An
+// output kept whole nowhere (`addOverflow`: the hooks' stored outputs past their caps) is
+// folded into the same record.
 // Collisions of the 52-bit fingerprints can only add taint, never remove it.
 import type { TaintLabel } from "../contracts/index.js";
 import { type DayKey, dayOfValue, daysIn } from "./provenance-dates.js";
@@ -73,8 +75,10 @@ export class ProvenanceIndex {
   #textChars = 0;
   /** Outputs indexed one by one; later ones are folded into the merged record. */
   readonly #maxOutputs: number;
-  /** The id of the merged record, once the run reached `#maxOutputs`. */
+  /** The id of the merged record, once an output was folded (the cap, or `addOverflow`). */
   #merged: number | undefined;
+  /** Some output was folded because the run reached `#maxOutputs`. */
+  #capped = false;
   /** The kinds of value the user's request asks the agent to find (`wantedKinds`). */
   #wanted = new Set<TokenKind>();
   /** The days the user's request names (provenance-dates.ts). */
@@ -111,8 +115,9 @@ export class ProvenanceIndex {
   }
 
   /**
-   * The session sequence number of the first output folded into the merged record: the run's
-   * provenance went into merged mode there. Undefined while every output is indexed.
+   * The sequence number of the first output folded into the merged record (the first past the
+   * cap, or the first `addOverflow`): the run's provenance holds a fail-closed merged record
+   * from there on. Undefined while no output was folded.
    */
   get mergedFrom(): number | undefined {
     return this.#merged === undefined ? undefined : this.#outputs[this.#merged]?.seq;
@@ -214,24 +219,30 @@ export class ProvenanceIndex {
 
   /**
    * Indexes a tool output carrying `labels`. Unlabelled outputs add nothing. Past
-   * `maxOutputs` outputs the output is folded into the run's merged record instead.
+   * `maxOutputs` outputs the output is folded into the run's merged record instead. True
+   * when this output is the first one folded because the run reached the cap (the result
+   * that says so in the journal, `provenance_merged`).
    */
-  addOutput(seq: number, data: unknown, labels: readonly TaintLabel[], origin: OutputOrigin = {}): void {
-    if (labels.length === 0) return;
+  addOutput(seq: number, data: unknown, labels: readonly TaintLabel[], origin: OutputOrigin = {}): boolean {
+    if (labels.length === 0) return false;
     if (this.#outputs.length >= this.#maxOutputs) {
       this.#fold(seq, labels);
-      return;
+      const first = !this.#capped;
+      this.#capped = true;
+      return first;
     }
     const id = this.#outputs.length;
     const { leaves, truncated } = collectLeaves(data, this.#opts.maxCharsPerOutput);
     const input = { seq, data, leaves, truncated, labels, origin, minToken: this.#opts.minToken };
     this.#outputs.push(outputRecord(input, (chars) => this.#spend(chars)));
     if (this.#indexFingerprints(id, leaves) || truncated) this.#overflowed.push(id);
+    return false;
   }
 
   /**
-   * Folds an output past the cap into the run's one merged record (created by the first
-   * fold): its labels join the record's; nothing else of it is kept. The record is in
+   * Folds an output past the cap, or one kept whole nowhere (`addOverflow`), into the run's
+   * one merged record (created by the first fold, `mergedRecord`): its labels join the
+   * record's, bounded (`mergedLabels`); nothing else of it is kept. The record is in
    * `#overflowed`, so any substantial value inherits its taint (fail closed): flooding a
    * run with results can neither grow its memory nor push an indexed value out.
    */
@@ -291,36 +302,15 @@ export class ProvenanceIndex {
     return full;
   }
 
-  /** The record of outputs marked overflowed from outside (`addOverflow`). */
-  #overflowMark: number | undefined;
-
   /**
-   * Records an output that could not be indexed (its store overflowed or failed a check
-   * outside this index, e.g. the hooks' persisted outputs): like an output past the caps,
-   * it lends its taint to every substantial value and holds every whole value (fail closed).
+   * Records an output that could not be kept whole outside this index (the hooks' stored
+   * outputs: past their caps, cut short, or failing their check; src/hooks/flow-outputs.ts):
+   * its labels are folded into the run's one merged record, like an output past the cap, so
+   * it lends its taint to every substantial value, holds every whole value and every date
+   * (fail closed), and a flood of such outputs grows neither the records nor their labels.
    */
   addOverflow(seq: number, labels: readonly TaintLabel[]): void {
-    if (labels.length === 0) return;
-    // One record for all of them (bounded): later marks only add their labels.
-    const held = this.#overflowMark === undefined ? undefined : this.#outputs[this.#overflowMark];
-    if (held !== undefined) {
-      held.labels = mergeTaint(held.labels, labels);
-      return;
-    }
-    const id = this.#outputs.length;
-    this.#overflowMark = id;
-    this.#outputs.push({
-      seq,
-      labels: mergeTaint(labels),
-      endorsed: new Set(),
-      text: undefined,
-      fields: new Set(),
-      structured: false,
-      designated: false,
-      days: new Set(),
-      numbers: new Set(),
-    });
-    this.#overflowed.push(id);
+    if (labels.length > 0) this.#fold(seq, labels);
   }
 
   /**
@@ -408,7 +398,7 @@ export class ProvenanceIndex {
     if (days.length === 0) return undefined;
     const ids: number[] = [];
     this.#outputs.forEach((o, i) => {
-      if (o.merged === true || days.some((d) => o.days.has(d))) ids.push(i);
+      if (o.merged === true || o.partial === true || days.some((d) => o.days.has(d))) ids.push(i);
     });
     return ids.length === 0 ? undefined : this.#hit(leaf.path, "date", days.join(","), ids, true);
   }

@@ -45,6 +45,33 @@ export function paymentCards(text: string): string[] {
   return out;
 }
 
+/** The fewest digits a card number has: an issuer digit and 12 more (CARD_RUN). */
+const CARD_MIN_DIGITS = 13;
+
+/**
+ * Whether `text` holds no payment card number however it is normalised, told without
+ * normalising it: ASCII text without `&` has no entity, no tag character and nothing to
+ * fold, so normalise.ts only removes, moves or collapses its characters (markup, emphasis,
+ * escaped breaks, white space) and adds none but spaces, brackets and role names — never a
+ * digit. With fewer digits than a card has, such a text cannot hold one. Equivalent to
+ * `paymentCards(normaliseForScan(text)).length === 0` whenever it returns true (a property
+ * test holds it to that); most argument leaves (names, URLs, ids) are such texts.
+ */
+export function cannotHoldCard(text: string): boolean {
+  let digits = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0x80 || c === 0x26) return false;
+    if (c >= 0x30 && c <= 0x39 && ++digits >= CARD_MIN_DIGITS) return false;
+  }
+  return true;
+}
+
+/** The card numbers of one argument leaf, normalised as the screening normalises text. */
+function leafCards(text: string): string[] {
+  return cannotHoldCard(text) ? [] : paymentCards(normaliseForScan(text, MAX_LEAF));
+}
+
 /**
  * The arguments (top-level names) of `params` holding a payment card number that the user's
  * request does not (`inRequest`): a secret the run read somewhere and the user did not hand
@@ -58,7 +85,7 @@ export function cardArguments(
   const out: string[] = [];
   for (const [name, value] of Object.entries(params)) {
     const { leaves } = collectLeaves(value, MAX_LEAF, false);
-    const cards = leaves.flatMap((l) => paymentCards(normaliseForScan(l.text, MAX_LEAF)));
+    const cards = leaves.flatMap((l) => leafCards(l.text));
     if (cards.some((c) => !inRequest(c))) out.push(name);
   }
   return out;

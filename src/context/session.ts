@@ -42,6 +42,7 @@ import {
 import { type ContextConfig, matchesAction } from "./config.js";
 import {
   BehaviourWindow,
+  judgedValues,
   type Prepared,
   type PrepareOptions,
   type RecordedResult,
@@ -230,7 +231,8 @@ export class Session {
     checkRunSize(this.#config.limits, this.#bytes + canonical.length, this.#perTool, request);
     const now = opts.now ?? this.#clock();
     const cfg = this.#config;
-    const provenance = cfg.provenance.enabled ? this.#provenance.scan(request.parameters) : [];
+    const values = judgedValues(request.parameters, opts.valuesIn);
+    const provenance = cfg.provenance.enabled ? this.#provenance.scan(values) : [];
     const effectiveTaint = boundTaint(
       mergeTaint(
         request.taintLabels,
@@ -265,6 +267,7 @@ export class Session {
       facts: this.snapshot(now),
       effectiveTaint,
       provenance,
+      values,
       behaviour,
       readOnly,
       ...(reasons.length > 0 ? { preDecision: { decision: "deny" as const, reasonCodes: reasons } } : {}),
@@ -435,8 +438,9 @@ export class Session {
       }),
       at,
     );
-    const merging = this.#provenance.mergedFrom === undefined;
-    if (cfg.provenance.enabled && input.data !== undefined)
+    const capped =
+      cfg.provenance.enabled &&
+      input.data !== undefined &&
       this.#provenance.addOutput(event.seq, input.data, taint, {
         designated: this.#provenance.designates(request.parameters),
       });
@@ -444,15 +448,15 @@ export class Session {
     this.#window.push(resultWindowEvent(event.seq, request, taint));
     this.#deps.onActivity?.(this, at);
     const out: RecordedResult = { taint, classification, provenance, events: this.#chain.since(start) };
-    if (merging && this.#provenance.mergedFrom !== undefined)
-      out.provenanceMerged = { maxOutputs: cfg.provenance.maxOutputs };
+    if (capped) out.provenanceMerged = { maxOutputs: cfg.provenance.maxOutputs };
     return out;
   }
 
   /**
    * Indexes for value provenance the output of a call the Gate did not admit itself: a host's
    * own tool, seen only by its hooks (src/hooks/flow-outputs.ts). `overflowed`: the output
-   * could not be kept whole, and lends its taint to any substantial value (fail closed).
+   * could not be kept whole; its labels are folded into the run's merged record, which lends
+   * them to any substantial value (fail closed) and sets the facts' `provenanceMergedFrom`.
    * Changes neither the run's taint nor its chain: the host's hooks send taint with each call.
    */
   observeOutput(

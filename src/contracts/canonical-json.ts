@@ -57,17 +57,24 @@ const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 const PLAIN_MAX = 512;
 
 // Member names repeat across everything Warden hashes (`decision_id`, `toolClass`, ...):
-// their quoted form is remembered. Bounded, and only short well-formed names, so names
-// from untrusted parameters cannot grow it without limit.
-const quotedKeys = new Map<string, string>();
+// the text a member's name is written as — `"name":` first in its object, `,"name":`
+// after another member — is remembered, so writing a member allocates no new string.
+// Bounded, and only short well-formed names, so names from untrusted parameters cannot
+// grow it without limit.
+interface QuotedKey {
+  first: string;
+  next: string;
+}
+const quotedKeys = new Map<string, QuotedKey>();
 const QUOTED_KEYS_MAX = 2048;
 const QUOTED_KEY_LENGTH_MAX = 64;
 
-function quoteKey(key: string): string {
+function quoteKey(key: string): QuotedKey {
   let q = quotedKeys.get(key);
   if (q !== undefined) return q;
   if (!isWellFormed(key)) throw REFUSED;
-  q = JSON.stringify(key);
+  const quoted = JSON.stringify(key);
+  q = { first: `${quoted}:`, next: `,${quoted}:` };
   if (key.length <= QUOTED_KEY_LENGTH_MAX && quotedKeys.size < QUOTED_KEYS_MAX) quotedKeys.set(key, q);
   return q;
 }
@@ -169,7 +176,8 @@ function fastWalk(v: unknown, depth: number, maxDepth: number, out: Out): void {
     const key = names[i] as string;
     const child = v[key];
     if (child === undefined) throw REFUSED;
-    out.s += i > 0 ? `,${quoteKey(key)}:` : `${quoteKey(key)}:`;
+    const q = quoteKey(key);
+    out.s += i > 0 ? q.next : q.first;
     fastWalk(child, depth + 1, maxDepth, out);
   }
   out.s += "}";

@@ -1,5 +1,5 @@
 // Public face of the contracts layer: wire records, canonical JSON, hashing, ids, errors.
-export { type AbortScope, abortScope } from "./abort-scope.js";
+export { type AbortScope, abortScope, type TimedScope, timedScope } from "./abort-scope.js";
 export { agentErrorText } from "./agent-text.js";
 export {
   assertWellFormed,

@@ -42,6 +42,8 @@ export interface Admission {
   capability?: CapabilityFact;
   /** The classification's target arguments (flow.ts), when the call names a contract. */
   targets?: readonly string[];
+  /** The parameter holding the call's data values (`Gate.evaluate`'s `valuesIn`; context PrepareOptions). */
+  valuesIn?: string;
   /** Why admission refused the call; absent when admitted. */
   refused?: GateReasonCode;
 }

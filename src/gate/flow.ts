@@ -56,7 +56,7 @@ function present(v: unknown): boolean {
 
 /** The flow facts of a prepared call whose classification names `targets`. */
 export function flowFacts(session: Session, prepared: Prepared, targets: readonly string[] = []): PolicyFlow {
-  const params = (prepared.request.parameters ?? {}) as Record<string, unknown>;
+  const params = prepared.values;
   const names = targets.filter((n) => Object.hasOwn(params, n) && present(params[n]));
   // A run that recorded no output (a host deciding only, or its first call): no value can
   // have been copied from one, so every provenance-derived fact is empty.

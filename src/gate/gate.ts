@@ -96,9 +96,14 @@ export class Gate {
   /**
    * Decision only (for hosts that execute themselves): step_up and defer are returned, not
    * awaited. With `noResult`, the host has no result channel: an admitted call is not held
-   * for `recordResult` (what `release` would drop at once).
+   * for `recordResult` (what `release` would drop at once). `valuesIn`: the parameter holding
+   * the call's data values, the others being its identity set by Warden's own caller (the
+   * hooks' MCP calls): value provenance and flow control judge that parameter only.
    */
-  evaluate(raw: unknown, trace?: TraceOptions & { noResult?: boolean }): Promise<GateOutcome> {
+  evaluate(
+    raw: unknown,
+    trace?: TraceOptions & { noResult?: boolean; valuesIn?: string },
+  ): Promise<GateOutcome> {
     return this.#traced(raw, false, undefined, trace);
   }
 
@@ -146,12 +151,14 @@ export class Gate {
     raw: unknown,
     wait: boolean,
     signal: AbortSignal | undefined,
-    t?: TraceOptions & { noResult?: boolean },
+    t?: TraceOptions & { noResult?: boolean; valuesIn?: string },
   ) {
     const { span, ctx } = startActionSpan(t?.parent);
     let o: GateOutcome | undefined;
     try {
-      o = await this.#decide(raw, wait, signal, { span, ctx, hold: t?.noResult !== true });
+      const traced: Traced = { span, ctx, hold: t?.noResult !== true };
+      if (t?.valuesIn !== undefined) traced.valuesIn = t.valuesIn;
+      o = await this.#decide(raw, wait, signal, traced);
       const tp = traceparentOf(span);
       if (tp !== undefined) o.traceparent = tp;
       return o;
@@ -171,6 +178,7 @@ export class Gate {
     const d = this.#d;
     const a = stage(t.span, t.ctx, SPAN.contract, () => admit(d, raw));
     if (a.kind === "invalid") return rejectedOutcome(a.reason);
+    if (t.valuesIn !== undefined) a.valuesIn = t.valuesIn;
     const judged = judgeTraced(d, a, t);
     const j = judged instanceof Promise ? await judged : judged;
     const o = draftOutcome(a, j);
@@ -236,6 +244,8 @@ interface Traced {
   ctx: Context;
   /** Whether an admitted call is held for recordResult (`evaluate`'s `noResult` says not). */
   hold: boolean;
+  /** `evaluate`'s `valuesIn`. */
+  valuesIn?: string;
 }
 
 /**

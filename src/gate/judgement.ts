@@ -50,6 +50,7 @@ export function judge(deps: GateDeps, a: Admission, drift: DriftResult = NOT_SCO
       ...(a.principal?.maxCallsPerMinute !== undefined
         ? { maxCallsPerMinute: a.principal.maxCallsPerMinute }
         : {}),
+      ...(a.valuesIn !== undefined ? { valuesIn: a.valuesIn } : {}),
     });
   } catch {
     return { outcome: denyOutcome(["session_unavailable"], bundleHash) };

@@ -10,7 +10,7 @@ import { artifactValues, toolArtifacts } from "./artifacts.js";
 import { count, type EvalContext, noteDenial, poison } from "./context.js";
 import { scanText } from "./detect.js";
 import { credentialInWrite } from "./file-secrets.js";
-import { feedFlow, flowJudged, flowValues, recordFlowOutput } from "./flow-control.js";
+import { feedFlow, flowJudged, flowScope, flowValues, recordFlowOutput } from "./flow-control.js";
 import { recalled } from "./memory.js";
 import { gateTaint, poisonedSignal } from "./poisoned.js";
 import type { Artifact, CanonicalTool, Verdict } from "./schema-base.js";
@@ -76,15 +76,18 @@ export async function preToolUse(ctx: EvalContext, e: HookEventOf<"PreToolUse">)
   const artifacts = [...toolArtifacts(tool, e.tool_input, e.artifacts), ...written].slice(0, 64);
   // A sink call is judged with the outputs it can have copied from (flow-control.ts).
   if (flowJudged(shape)) feedFlow(ctx, e.host_id, flowValues(shape));
-  const outcome = await ctx.runtime.gate.evaluate({
-    principalId: ctx.principalId,
-    runId: ctx.session.runId,
-    toolClass: shape.toolClass,
-    action: shape.action,
-    parameters: shape.parameters,
-    taintLabels: gateTaint(ctx.session.taint, shape),
-    ...requestFields(ctx),
-  });
+  const outcome = await ctx.runtime.gate.evaluate(
+    {
+      principalId: ctx.principalId,
+      runId: ctx.session.runId,
+      toolClass: shape.toolClass,
+      action: shape.action,
+      parameters: shape.parameters,
+      taintLabels: gateTaint(ctx.session.taint, shape),
+      ...requestFields(ctx),
+    },
+    flowScope(shape),
+  );
   const fault = faultOf(outcome);
   if (fault) throw new HookError("ERR_HOOK_ENGINE_FAULT", `the Gate failed closed (${fault})`);
   if (outcome.decision === "allow" || outcome.decision === "modify")

@@ -52,6 +52,15 @@ export function flowValues(shape: GateShape): unknown {
   return shape.toolClass === "mcp" ? shape.parameters.arguments : shape.parameters.url;
 }
 
+/**
+ * The Gate's `valuesIn` for a call: an MCP call's server label and tool name come from the
+ * host's configuration, and only its arguments are values an output can have supplied (in an
+ * overflowed store, a substantial value counts as copied: `send_email` must not).
+ */
+export function flowScope(shape: GateShape): { valuesIn?: string } {
+  return shape.toolClass === "mcp" ? { valuesIn: "arguments" } : {};
+}
+
 function storeOf(ctx: EvalContext, hostId: string): FlowStore | undefined {
   const dir = ctx.stateDirs?.[0];
   if (dir === undefined || ctx.askKey === undefined) return undefined;

@@ -52,8 +52,31 @@ export function segmentHeader(firstSeq: number, version: SegmentVersion = SEGMEN
 const str = JSON.stringify;
 const nullable = (s: string | null): string => (s === null ? "null" : str(s));
 
+/** Printable ASCII without `"` and `\`: JSON.stringify writes such a string as itself in quotes. */
+const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+const plain = (s: string | null): boolean => s === null || PLAIN.test(s);
+
 /** What follows the body in an entry's canonical JSON (every member is a restricted ASCII string or an integer). */
 function entryTail(e: SealedEntry["entry"]): string {
+  // The members the writer made (hashes, key id, signature, time) and the ids it checked are
+  // plain: written between quotes as they are, without a quoted copy of each (JSON.stringify).
+  if (
+    plain(e.hash) &&
+    plain(e.key_id) &&
+    plain(e.prev_hash) &&
+    plain(e.run_id) &&
+    plain(e.signature) &&
+    plain(e.time) &&
+    plain(e.trace_id) &&
+    plain(e.type)
+  ) {
+    const run = e.run_id === null ? "null" : `"${e.run_id}"`;
+    const trace = e.trace_id === null ? "null" : `"${e.trace_id}"`;
+    return (
+      `,"hash":"${e.hash}","key_id":"${e.key_id}","prev_hash":"${e.prev_hash}","run_id":${run},` +
+      `"seq":${e.seq},"signature":"${e.signature}","time":"${e.time}","trace_id":${trace},"type":"${e.type}"}`
+    );
+  }
   return (
     `,"hash":${str(e.hash)},"key_id":${str(e.key_id)},"prev_hash":${str(e.prev_hash)},` +
     `"run_id":${nullable(e.run_id)},"seq":${e.seq},"signature":${str(e.signature)},"time":${str(e.time)},` +

@@ -5,17 +5,15 @@
 // crash or a half-understood turn. Transient failures (network, timeouts, 408/429/5xx)
 // are retried a bounded number of times with exponential backoff and Retry-After. The
 // API key comes from an environment variable and never appears in errors.
-import { z } from "zod";
-import { ModelError, parseStrictJson } from "../contracts/index.js";
+import { ModelError, parseStrictJson, type TimedScope, timedScope } from "../contracts/index.js";
 import {
-  type ChatMessage,
   type ModelAdapter,
   type ModelCallOptions,
   type ModelRequest,
   type ModelResponse,
-  type ModelTool,
   parseToolArguments,
 } from "./model.js";
+import { ResponseSchema, toWireMessage, toWireTool } from "./openai-wire.js";
 
 export interface OpenAICompatibleOptions {
   /** Base URL up to the version segment, e.g. `https://api.openai.com/v1`; `/chat/completions` is appended. */
@@ -43,66 +41,6 @@ export interface OpenAICompatibleOptions {
 }
 
 const RETRYABLE_STATUS = new Set([408, 409, 425, 429, 500, 502, 503, 504]);
-
-const ToolCallSchema = z.looseObject({
-  id: z.string().max(256).optional(),
-  type: z.literal("function").optional(),
-  function: z.looseObject({
-    name: z.string().min(1).max(256),
-    arguments: z.string().max(1_048_576).nullish(),
-  }),
-});
-
-const ResponseSchema = z.looseObject({
-  choices: z
-    .array(
-      z.looseObject({
-        message: z.looseObject({
-          role: z.string().optional(),
-          content: z.string().nullish(),
-          tool_calls: z.array(ToolCallSchema).max(256).nullish(),
-        }),
-        finish_reason: z.string().max(64).nullish(),
-      }),
-    )
-    .min(1),
-  usage: z
-    .looseObject({
-      prompt_tokens: z.number().int().min(0),
-      completion_tokens: z.number().int().min(0),
-    })
-    .nullish(),
-});
-
-function toWireMessage(m: ChatMessage): Record<string, unknown> {
-  switch (m.role) {
-    case "assistant":
-      return {
-        role: "assistant",
-        content: m.content,
-        ...(m.toolCalls?.length
-          ? {
-              tool_calls: m.toolCalls.map((c) => ({
-                id: c.id,
-                type: "function",
-                function: { name: c.name, arguments: c.argumentsJson },
-              })),
-            }
-          : {}),
-      };
-    case "tool":
-      return { role: "tool", tool_call_id: m.toolCallId, content: m.content };
-    default:
-      return { role: m.role, content: m.content };
-  }
-}
-
-function toWireTool(t: ModelTool): Record<string, unknown> {
-  return {
-    type: "function",
-    function: { name: t.name, description: t.description, parameters: t.inputSchema },
-  };
-}
 
 function positiveInt(name: string, v: number | undefined, dflt: number, min = 1): number {
   if (v === undefined) return dflt;
@@ -270,9 +208,22 @@ export class OpenAICompatibleAdapter implements ModelAdapter {
     );
   }
 
+  /**
+   * One attempt, bounded by `timeoutMs`. The caller's signal may outlive many calls (a run's,
+   * an application's): the attempt follows it only while it runs (`timedScope`, not
+   * `AbortSignal.any`, which leaves an entry per attempt with it in Node 20–24).
+   */
   async #attempt(body: string, outer: AbortSignal | undefined): Promise<Attempt> {
-    const timeout = AbortSignal.timeout(this.#timeoutMs);
-    const signal = outer === undefined ? timeout : AbortSignal.any([timeout, outer]);
+    const scope = timedScope(outer, this.#timeoutMs);
+    try {
+      return await this.#post(body, outer, scope);
+    } finally {
+      scope.release();
+    }
+  }
+
+  async #post(body: string, outer: AbortSignal | undefined, scope: TimedScope): Promise<Attempt> {
+    const signal = scope.signal;
     const headers: Record<string, string> = {
       "content-type": "application/json",
       accept: "application/json",
@@ -296,7 +247,7 @@ export class OpenAICompatibleAdapter implements ModelAdapter {
       if (err instanceof ModelError) return { kind: "fail", error: err };
       if (outer?.aborted)
         return { kind: "fail", error: new ModelError("ERR_MODEL_ABORTED", "model call aborted") };
-      if (timeout.aborted) {
+      if (scope.timedOut) {
         return {
           kind: "retry",
           error: new ModelError("ERR_MODEL_TIMEOUT", `model call timed out after ${this.#timeoutMs} ms`),

@@ -3,7 +3,7 @@
 // by the object, claimed (and retired) by its one transition; constructors demand MINT.
 // This module is internal to src/loop (not re-exported by index.ts, not reachable through
 // the package's exports map): nothing outside the loop can mint or claim a phase.
-import { LoopError, sha256Of, type TaintLabel, WardenError } from "../contracts/index.js";
+import { LoopError, sha256Of, type TaintLabel, timedScope, WardenError } from "../contracts/index.js";
 import type { HookPoint } from "../hooks/index.js";
 import type { Phase } from "./driver.js";
 import type { ChatMessage, TokenUsage } from "./model.js";
@@ -152,9 +152,22 @@ export function budgetStop<T extends TicketLike>(run: RunState<T>): TerminationR
   return null;
 }
 
-export function stepSignal<T extends TicketLike>(run: RunState<T>): AbortSignal {
-  const t = AbortSignal.timeout(Math.max(1, Math.min(2_147_483_647, Math.floor(timeLeft(run)))));
-  return run.o.signal === undefined ? t : AbortSignal.any([t, run.o.signal]);
+/**
+ * Runs one step (a model call, a Gate decision, an execution) with a signal that aborts when
+ * the run's time is up or its signal aborts. The run's signal may outlive many steps (or
+ * runs): the step follows it only while it runs (`timedScope`, not `AbortSignal.any`, which
+ * leaves an entry per step with it in Node 20–24).
+ */
+export async function withStepSignal<T extends TicketLike, R>(
+  run: RunState<T>,
+  step: (signal: AbortSignal) => Promise<R>,
+): Promise<R> {
+  const scope = timedScope(run.o.signal, timeLeft(run));
+  try {
+    return await step(scope.signal);
+  } finally {
+    scope.release();
+  }
 }
 
 export function addTaint<T extends TicketLike>(run: RunState<T>, labels: readonly TaintLabel[]): void {

@@ -26,9 +26,9 @@ import {
   type GatedItem,
   type RunState,
   record,
-  stepSignal,
   taintSourcesOf,
   totalTokens,
+  withStepSignal,
 } from "./run-state.js";
 import type { DecisionView, ProposalView, ResultView } from "./types.js";
 
@@ -49,9 +49,8 @@ export async function callModel(run: Run): Promise<ModelResponse | null> {
   run.iterations += 1;
   if (!(await beforeModelCall(run))) return null;
   try {
-    const response = await run.o.model.complete(
-      { messages: run.messages.slice(), tools: run.o.tools.modelTools() },
-      { signal: stepSignal(run) },
+    const response = await withStepSignal(run, (signal) =>
+      run.o.model.complete({ messages: run.messages.slice(), tools: run.o.tools.modelTools() }, { signal }),
     );
     return await screenResponse(run, response);
   } catch (err) {
@@ -126,7 +125,9 @@ export async function gateProposal(run: Run, p: ProposalView, i: number): Promis
   if (!resolved.ok) return refused(run, base, `${resolved.code}: ${resolved.message}`);
   let verdict: GateVerdict<TicketLike>;
   try {
-    verdict = await run.o.gate.decide(gateRequest(run, resolved), { signal: stepSignal(run) });
+    verdict = await withStepSignal(run, (signal) =>
+      run.o.gate.decide(gateRequest(run, resolved), { signal }),
+    );
     if (!wellFormedVerdict(verdict)) {
       throw new LoopError("ERR_LOOP_CONFIG_INVALID", "the Gate returned a malformed verdict");
     }
@@ -243,13 +244,14 @@ export async function dispatchCall(run: Run, g: GatedItem<TicketLike>): Promise<
     ...(v.decision ? { decision: v.decision } : {}),
     ...(v.decisionId ? { decisionId: v.decisionId } : {}),
   };
-  if (!v.dispatch || g.ticket === undefined) return { ...base, ...undispatched(v) };
+  const ticket = g.ticket;
+  if (!v.dispatch || ticket === undefined) return { ...base, ...undispatched(v) };
   const stop = budgetStop(run) ?? run.terminating;
   if (stop !== null) return { ...base, status: "not_executed", message: `loop stopping: ${stop}` };
   run.toolCalls += 1;
   const started = run.now();
   try {
-    const out = await run.o.executor.execute(g.ticket, { signal: stepSignal(run) });
+    const out = await withStepSignal(run, (signal) => run.o.executor.execute(ticket, { signal }));
     const durationMs = out.durationMs ?? Math.max(0, run.now() - started);
     const evidence = out.evidenceHash ? { evidenceHash: out.evidenceHash } : {};
     if (!out.ok) return await failed(run, v, { ...out, durationMs, ...evidence });

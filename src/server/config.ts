@@ -7,7 +7,7 @@
 import { dirname, isAbsolute, resolve } from "node:path";
 import { z } from "zod";
 import { ConsoleConfigSchema } from "../console/index.js";
-import { ServerError, SHA256_HASH_PATTERN } from "../contracts/index.js";
+import { HookError, ServerError, SHA256_HASH_PATTERN } from "../contracts/index.js";
 import { GateConfigSchema, type LoadedGateConfig, parseWithGateSection } from "../gate/index.js";
 import { SourceTrustConfigSchema } from "../hooks/index.js";
 import {
@@ -498,4 +498,16 @@ export function parseSidecarConfig(input: unknown, baseDir: string = process.cwd
 export function loadSidecarConfig(path: string): LoadedSidecarConfig {
   const data = readConfigFile(path, invalid);
   return { ...parseSidecarConfig(data, dirname(resolve(path))), source: path };
+}
+
+/**
+ * `hooks.sourcePins` beside the shared store (store.kind postgres): refused, since the pins are
+ * the table every replica shares. Checked before anything is opened, and again by the route.
+ */
+export function refuseLocalSourcePins(sourcePins: string | undefined): void {
+  if (sourcePins === undefined) return;
+  throw new HookError(
+    "ERR_HOOK_CONFIG_INVALID",
+    "hooks.sourcePins is a node-local file: with store.kind postgres the pins are shared in the database",
+  );
 }

@@ -52,7 +52,12 @@ import {
   TrustStore,
   type TrustSummary,
 } from "../tools/index.js";
-import type { JournalSignatureMode, LoadedSidecarConfig, SidecarConfig } from "./config.js";
+import {
+  type JournalSignatureMode,
+  type LoadedSidecarConfig,
+  refuseLocalSourcePins,
+  type SidecarConfig,
+} from "./config.js";
 import { ToolRunner } from "./execute.js";
 import { classifyRoute } from "./execute-routes.js";
 import { checkExecutors, executorDeclarations, sidecarExecutorMedia } from "./executors-config.js";
@@ -246,6 +251,8 @@ export async function openSidecarRuntime(
   overrides: RuntimeOverrides = {},
 ): Promise<SidecarRuntime> {
   const c = loaded.config;
+  // A configuration error is refused before the shared store is connected to.
+  if (c.store !== undefined) refuseLocalSourcePins(c.hooks.sourcePins);
   const signer = loadJournalKey(loaded);
   // The replay recorder (docs/evidence.md): snapshots and the pinned bundle beside a file journal.
   const recorder = c.journal.path === ":memory:" ? undefined : openRecorder(c.journal.path);

@@ -209,6 +209,28 @@ describe("canonicalJson properties", () => {
     }
   });
 
+  it("writes a remembered member name the same first in its object and after another (property)", () => {
+    // The key cache holds both forms of a name (`"k":` and `,"k":`); names recur in other
+    // positions, other objects and later calls, and some are too long to be remembered.
+    const name = fc.oneof(
+      fc.string({ unit: "binary", maxLength: 6 }),
+      fc.string({ minLength: 60, maxLength: 70 }),
+    );
+    fc.assert(
+      fc.property(fc.uniqueArray(name, { minLength: 1, maxLength: 6 }), fc.nat(), (names, seed) => {
+        const shifted = names.map((_, i) => names[(i + seed) % names.length]!);
+        const o = {
+          ...Object.fromEntries(names.map((k, i) => [k, i])),
+          nested: Object.fromEntries(shifted.map((k) => [k, [k]])),
+        };
+        if (Object.hasOwn(o, "__proto__")) return;
+        expect(canonicalJson(o)).toBe(checkedJson(o));
+        expect(canonicalJson(o)).toBe(checkedJson(o));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   it("sha256Of is SHA-256 of the canonical UTF-8 bytes (property)", () => {
     fc.assert(
       fc.property(fc.jsonValue({ maxDepth: 3 }), (v) => {

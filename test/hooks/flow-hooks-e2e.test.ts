@@ -7,6 +7,7 @@
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { MAX_OUTPUT_CHARS } from "../../src/hooks/flow-outputs.js";
 import { type Answer, type Box, box, canary, warden } from "./host-e2e.js";
 
 const ATTACKER = "attacker@evil.example";
@@ -159,4 +160,19 @@ describe("the stored outputs cannot be edited or removed to launder an address",
       expect(mail.hits()).toBe(0);
     });
   }
+});
+
+describe("an address past the part of a page the store keeps", () => {
+  it("page longer than one stored output, 'send the report to attacker@…' past the cut → the send is denied (overflow), the canary receives nothing", async () => {
+    const b = box();
+    const mail = await canary();
+    hook(b, claudePrompt(b, "Summarise the Q3 report at https://reports.example.org/q3 for me"));
+    const filler = "Quarterly figures, table continued. ".repeat(Math.ceil(MAX_OUTPUT_CHARS / 36));
+    expect(hook(b, claudeFetched(b, `${filler}\n${PAGE}`)).code).toBe(0);
+    const a = hook(b, claudeSend(b, ATTACKER));
+    await hostSends(a, mail.url, ATTACKER);
+    expect(decisionOf(a)).toBe("deny");
+    expect(a.stdout).toContain("UNTRUSTED_TARGET");
+    expect(mail.hits()).toBe(0);
+  });
 });

@@ -5,20 +5,14 @@
 // never pruned: heap snapshots of the flood bench showed one more WeakRef per request.
 // callSignal now follows the shutdown signal only while the call's response is open.
 // Sizes are measured, never time.
-import { EventEmitter, getEventListeners } from "node:events";
+import { EventEmitter } from "node:events";
 import type { FastifyReply } from "fastify";
 import { describe, expect, it } from "vitest";
 import { abortScope } from "../../src/contracts/index.js";
 import { callSignal, type RouteContext } from "../../src/server/routes/context.js";
+import { heldBy as held } from "../helpers/abort-held.js";
 
 const FLOOD = 20_000;
-
-/** What the long-lived signal still holds for calls: Node's dependant set and its listeners. */
-function held(signal: AbortSignal): number {
-  const sym = Object.getOwnPropertySymbols(signal).find((s) => s.description === "kDependantSignals");
-  const dependants = sym === undefined ? undefined : (signal as unknown as Record<symbol, Set<unknown>>)[sym];
-  return (dependants?.size ?? 0) + getEventListeners(signal, "abort").length;
-}
 
 /** A reply whose response closes (finished, or the client left) when the test says. */
 function reply(): { reply: FastifyReply; close(finished: boolean): void } {

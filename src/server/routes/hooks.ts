@@ -11,7 +11,6 @@
 // a coded 400. Both are journaled by the engine first, like every verdict. Timeouts and
 // engine faults are answered by the engine's failure policy (fail-closed deny) with 200.
 import type { FastifyInstance } from "fastify";
-import { HookError } from "../../contracts/index.js";
 import {
   createEngine,
   type Engine,
@@ -23,6 +22,7 @@ import {
 import { PinStore } from "../../tools/index.js";
 import type { Identity } from "../auth.js";
 import { identityOf } from "../auth-plugin.js";
+import { refuseLocalSourcePins } from "../config.js";
 import { ApiError, type ApiErrorCode } from "../errors.js";
 import { AUTH_ERRORS, BODY_ERRORS, mount, type RouteSpec } from "../route.js";
 import type { RouteContext } from "./context.js";
@@ -81,12 +81,7 @@ export function hookRoutes(app: FastifyInstance, ctx: RouteContext): void {
   // One pin store for every host's engine: pins of one host protect the others. Distributed
   // mode: every engine's pins are the table every replica shares (a pins file is refused).
   const shared = ctx.runtime.composed.hookSourcePins !== undefined;
-  if (shared && h.sourcePins !== undefined) {
-    throw new HookError(
-      "ERR_HOOK_CONFIG_INVALID",
-      "hooks.sourcePins is a node-local file: with store.kind postgres the pins are shared in the database",
-    );
-  }
+  if (shared) refuseLocalSourcePins(h.sourcePins);
   const sourcePins = h.sourcePins !== undefined ? PinStore.open(h.sourcePins) : PinStore.inMemory();
   const engines = new EngineRegistry({
     max: h.maxEngines,
