@@ -23,6 +23,8 @@ function flow(s: StepResult): string {
     `targets [${f.targets.join(", ")}]`,
     `copied [${f.copied.join(", ")}] from [${f.copiedSources.join(", ")}]`,
     `named by [${f.namedSources.join(", ")}]`,
+    `unsourced [${f.unsourced.join(", ")}]`,
+    `dictated numbers [${f.dictatedNumbers.join(", ")}]`,
     `fromRequest ${f.fromRequest}`,
     `untargeted ${f.untargeted}`,
     `sensitive [${f.sensitive.join(", ")}]`,

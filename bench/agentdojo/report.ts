@@ -24,6 +24,10 @@ export const RULES: readonly [string, string][] = [
     "a write/send/pay/share/delete/credential whose target was copied from tool output is denied",
   ],
   [
+    "at-flow-unsourced-target",
+    "a write/send/pay/share/delete whose target is not in the user's request, not a record a tool returned and not in a document the user designated (written from a context holding tool output: an address spelled out of the matchers' reach) is denied",
+  ],
+  [
     "at-flow-flagged-target",
     "any call but a read whose target occurs whole in a flagged output (and not in the request) is denied",
   ],
@@ -38,6 +42,10 @@ export const RULES: readonly [string, string][] = [
   [
     "at-flow-untargeted-dictated",
     "an effect with no target one of whose arguments is a text an output spelled out word for word (not a record field) and the request does not hold needs a human, flagged or not",
+  ],
+  [
+    "at-flow-amount-dictated",
+    "a payment with an amount (a number that is not a target) an output's prose wrote out and neither the request nor a designated document holds needs a human",
   ],
   [
     "at-flow-link-from-page",

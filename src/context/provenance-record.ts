@@ -4,6 +4,7 @@
 // `boundTaint`) and fails closed.
 import type { TaintLabel } from "../contracts/index.js";
 import { proseDays } from "./provenance-dates.js";
+import { proseNumbers } from "./provenance-source.js";
 import { compact, type Leaf, normalize } from "./provenance-text.js";
 import type { Output, OutputOrigin } from "./provenance-types.js";
 import { readDesignated } from "./provenance-vouch.js";
@@ -56,11 +57,18 @@ export function outputRecord(o: OutputInput, spend: (chars: number) => boolean):
     structured,
     designated: o.origin.designated === true,
     days: proseDays(o.leaves.map((l) => l.text)),
+    numbers: proseNumbers(o.leaves.map((l) => l.text)),
+    ...(read.injected === undefined ? {} : { ownNumbers: numbersOutside(o.leaves, read.injected) }),
     ...(o.truncated ? { partial: true as const } : {}),
     ...(read.injected === undefined
       ? {}
       : { injected: read.injected.map((t) => compact(normalize(t))).join("\u0000") }),
   };
+}
+
+/** The prose numbers of the leaves with every injected block cut out. */
+function numbersOutside(leaves: readonly Leaf[], blocks: readonly string[]): Set<string> {
+  return proseNumbers(leaves.map((l) => blocks.reduce((t, b) => t.split(b).join("\n"), l.text)));
 }
 
 /**
@@ -77,6 +85,7 @@ export function mergedRecord(seq: number, labels: readonly TaintLabel[]): Output
     structured: true,
     designated: false,
     days: new Set(),
+    numbers: new Set(),
     merged: true,
   };
 }

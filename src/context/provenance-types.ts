@@ -72,6 +72,10 @@ export interface Output {
   designated: boolean;
   /** The days the output's prose writes out (provenance-dates.ts). */
   days: Set<DayKey>;
+  /** The numbers the output's prose writes out (`proseNumbers`, provenance-source.ts). */
+  numbers: Set<string>;
+  /** A flagged designated output's prose numbers outside its injected blocks (when located). */
+  ownNumbers?: Set<string>;
   /**
    * A flagged designated output whose injected blocks were located: their letters and digits
    * (instruction-spans.ts). Only these count as named by a flagged result (`wholeValue`);

@@ -22,6 +22,7 @@
 import type { TaintLabel } from "../contracts/index.js";
 import { type DayKey, dayOfValue, daysIn } from "./provenance-dates.js";
 import { mergedLabels, mergedRecord, outputRecord } from "./provenance-record.js";
+import { dictatedNumber, inRequest, proseNumbers, sourced, wordsOf } from "./provenance-source.js";
 import {
   clip,
   collectLeaves,
@@ -68,6 +69,8 @@ export class ProvenanceIndex {
   readonly #overflowed: number[] = [];
   #trustedText = "";
   #trustedCompact = "";
+  #trustedWords = " ";
+  #trustedNumbers = new Set<string>();
   #trustedGrams = new Set<number>();
   #textChars = 0;
   /** Outputs indexed one by one; later ones are folded into the merged record. */
@@ -127,10 +130,30 @@ export class ProvenanceIndex {
   fromRequest(value: unknown): boolean {
     const { leaves, truncated } = collectLeaves(value, this.#opts.maxScanChars, false);
     if (truncated || leaves.length === 0) return false;
-    return leaves.every((leaf) => {
-      const c = compact(normalize(leaf.text));
-      return c.length > 0 && this.#trustedCompact.includes(c);
-    });
+    const trusted = { compact: this.#trustedCompact, words: this.#trustedWords };
+    return leaves.every((leaf) => inRequest(leaf.text, trusted, this.#opts.minToken));
+  }
+
+  /**
+   * Whether a number (an amount) was dictated by an output's prose: some output writes it out
+   * in text (not as a record's field) and neither the request nor a designated output
+   * (outside its injected blocks) holds it (provenance-source.ts `dictatedNumber`).
+   */
+  dictatedNumber(value: number): boolean {
+    return dictatedNumber(value, this.#outputs, this.#trustedNumbers);
+  }
+
+  /**
+   * Whether some leaf of a target has no source the run can name: not in the request, not a
+   * record an output returned, not vouched for or held whole by a designated output
+   * (provenance-source.ts). False when the run has no output (nothing to make it up from).
+   */
+  unsourced(value: unknown): boolean {
+    if (this.#outputs.length === 0) return false;
+    const { leaves, truncated } = collectLeaves(value, this.#opts.maxScanChars, false);
+    if (truncated) return true;
+    const trusted = { compact: this.#trustedCompact, words: this.#trustedWords };
+    return !sourced(leaves, this.#outputs, trusted, this.#opts.minToken);
   }
 
   /**
@@ -185,6 +208,8 @@ export class ProvenanceIndex {
     const n = normalize(text);
     this.#trustedText = n;
     this.#trustedCompact = compact(n);
+    this.#trustedWords = wordsOf(n);
+    this.#trustedNumbers = proseNumbers([text]);
     const grams = new Set<number>();
     for (const leaf of compactRuns(n)) forEachGram(leaf, this.#k, (h) => grams.add(h));
     this.#trustedGrams = grams;

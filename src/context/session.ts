@@ -188,6 +188,16 @@ export class Session {
     return this.#config.provenance.enabled ? this.#provenance.scan(value, true, true) : [];
   }
 
+  /** A number (an amount) an output's prose dictated (provenance.ts `dictatedNumber`). */
+  dictatedNumber(value: number): boolean {
+    return this.#config.provenance.enabled && this.#provenance.dictatedNumber(value);
+  }
+
+  /** Some leaf of a target has no source the run can name (provenance.ts `unsourced`). */
+  unsourced(value: unknown): boolean {
+    return this.#config.provenance.enabled && this.#provenance.unsourced(value);
+  }
+
   /** The outputs holding the whole of `value` when the request does not (provenance.ts `wholeValue`). */
   wholeValue(path: string, value: unknown): ProvenanceHit | undefined {
     return this.#config.provenance.enabled ? this.#provenance.wholeValue(path, value) : undefined;

@@ -21,6 +21,13 @@
 //   designated   every copied value occurs in the output of a call the user designated (a
 //                link in the channel the user named, not in a listing nobody asked for).
 //   webRequested the user's request holds a URL or host, or asks for links, sites or pages.
+//   unsourced    targets with no source the run can name: not in the request, not a record
+//                an output returned, not vouched for or held by a designated document
+//                (src/context/provenance-source.ts): the model wrote them from a context
+//                holding tool output, e.g. an address spelled out of the matchers' reach.
+//   dictatedNumbers numeric arguments that are not targets (an amount) whose value an
+//                output's prose writes out and neither the request nor a designated document
+//                holds: the output chose how much.
 //   sensitive    arguments holding a value of a secret class (a payment card number,
 //                src/context/sensitive.ts) that the user's request does not hold.
 //   foundIn      the taint sources of every output holding a target's value, vouched for or
@@ -86,6 +93,11 @@ export function flowFacts(session: Session, prepared: Prepared, targets: readonl
         .flatMap((h) => h.labels),
     ),
     webRequested: asksForWeb(session.originalRequest),
+    unsourced: names.filter((n) => session.unsourced(params[n])),
+    dictatedNumbers: Object.keys(params).filter((n) => {
+      const v = params[n];
+      return !wanted.has(n) && typeof v === "number" && session.dictatedNumber(v);
+    }),
     sensitive: cardArguments(params, (digits) => session.fromRequest(digits)),
   };
 }
@@ -102,6 +114,8 @@ function unprovenanced(session: Session, names: string[], params: Record<string,
     designated: true,
     foundIn: [],
     webRequested: asksForWeb(session.originalRequest),
+    unsourced: [],
+    dictatedNumbers: [],
     sensitive: cardArguments(params, (digits) => session.fromRequest(digits)),
   };
 }

@@ -137,6 +137,18 @@ export interface PolicyFlow {
   /** The user's request holds a URL or host, or asks for links, URLs, websites, sites or pages. */
   webRequested: boolean;
   /**
+   * Targets with no source the run can name (src/context/provenance-source.ts): not in the
+   * user's request, not a record a tool returned, not vouched for or held by a document the
+   * user designated — written by the model from a context that holds untrusted output (an
+   * address spelled out of the matchers' reach). Empty when the run has read no output.
+   */
+  unsourced: string[];
+  /**
+   * Numeric arguments that are not targets (an amount) whose value an output's prose writes
+   * out and neither the request nor a designated document holds: the output chose how much.
+   */
+  dictatedNumbers: string[];
+  /**
    * Arguments holding a value of a secret class (a payment card number: issuer digit, 13–19
    * digits, Luhn check) that the user's request does not hold.
    */

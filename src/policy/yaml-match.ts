@@ -154,6 +154,14 @@ function compileFlow(m: FlowMatch): Condition[] {
     const want = m.webRequested;
     on("webRequested", (f) => f.webRequested === want);
   }
+  if (m.unsourced !== undefined) {
+    const want = m.unsourced;
+    on("unsourced", (f) => f.unsourced.length > 0 === want);
+  }
+  if (m.dictatedNumber !== undefined) {
+    const want = m.dictatedNumber;
+    on("dictatedNumber", (f) => f.dictatedNumbers.length > 0 === want);
+  }
   if (m.sensitive !== undefined) {
     const want = m.sensitive;
     on("sensitive", (f) => f.sensitive.length > 0 === want);

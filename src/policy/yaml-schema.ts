@@ -132,6 +132,10 @@ export const PolicyMatch = z.strictObject({
    * output of a call the user's request designated (true when nothing was copied). `foundIn`:
    * some target's value occurs in output carrying one of these sources, vouched for or not.
    * `webRequested`: the request holds a URL or host, or asks for links, URLs, sites or pages.
+   * `unsourced`: some target has no source the run can name (not the request, not a record,
+   * not a designated document: the model wrote it from a context holding tool output).
+   * `dictatedNumber`: a numeric argument that is not a target (an amount) is a number an
+   * output's prose wrote out and neither the request nor a designated document holds.
    * `sensitive`: some argument holds a value of a secret class (a payment card number) that
    * the request does not. `runTaintSources`: the run has seen any of
    * these taint sources. A call the Gate computed
@@ -147,6 +151,8 @@ export const PolicyMatch = z.strictObject({
       designated: z.boolean().optional(),
       foundIn: z.array(TaintSource).min(1).optional(),
       webRequested: z.boolean().optional(),
+      unsourced: z.boolean().optional(),
+      dictatedNumber: z.boolean().optional(),
       sensitive: z.boolean().optional(),
       runTaintSources: z.array(TaintSource).min(1).optional(),
     })

@@ -4,6 +4,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { afterAll, beforeAll } from "vitest";
 import { Harness } from "../../bench/agentdojo/harness.js";
 import type { Step } from "../../bench/agentdojo/protocol.js";
 import { loadSuite } from "../../bench/agentdojo/suite.js";
@@ -41,6 +42,29 @@ export async function flowWorld(
       for (const h of harnesses) await h.close();
       rmSync(dir, { recursive: true, force: true });
     },
+  };
+}
+
+/**
+ * `flowWorld` opened before the file's tests and closed after them; returns the harness of
+ * the i-th screening mode (call it inside a test).
+ */
+export function useFlowWorld(
+  tools: readonly ReturnType<typeof tool>[],
+  modes: readonly ScreeningMode[],
+): (i: number) => Harness {
+  let harnesses: Harness[] = [];
+  let close: () => Promise<void> = async () => {};
+  beforeAll(async () => {
+    const world = await flowWorld(tools, modes);
+    harnesses = world.harnesses;
+    close = world.close;
+  });
+  afterAll(() => close());
+  return (i) => {
+    const h = harnesses[i];
+    if (h === undefined) throw new Error(`no harness for mode ${i}`);
+    return h;
   };
 }
 

@@ -43,6 +43,8 @@ const flow = (over: Partial<PolicyFlow>): PolicyFlow => ({
   designated: true,
   foundIn: [],
   webRequested: false,
+  unsourced: [],
+  dictatedNumbers: [],
   sensitive: [],
   ...over,
 });
