@@ -172,18 +172,12 @@ export class Session {
     return this.#chain.held;
   }
 
-  /**
-   * Whether every string leaf of `value` occurs in the run's original request (the user named
-   * it). False when the run has no original request: nothing is vouched for by the user.
-   */
+  /** Every string leaf of `value` occurs in the run's original request (false without one). */
   fromRequest(value: unknown): boolean {
     return this.#provenance.fromRequest(value);
   }
 
-  /**
-   * Value provenance for flow control: as `prepare` computes it, except that record fields of
-   * structured outputs and values a designated output vouches for are not reported.
-   */
+  /** Provenance as `prepare` computes it, without record fields and designated outputs' vouched values. */
   vouchedProvenance(value: unknown): ProvenanceHit[] {
     return this.#config.provenance.enabled ? this.#provenance.scan(value, true, true) : [];
   }
@@ -310,11 +304,7 @@ export class Session {
     return reasons;
   }
 
-  /**
-   * Records the Gate's final decision for a prepared call; settles its reservation;
-   * applies the quarantine a behavioural match or the denial threshold calls for.
-   * Returns the appended events (the Gate journals quarantine events).
-   */
+  /** Records a call's final decision, settles its reservation, quarantines if called for; returns the events. */
   recordDecision(
     prepared: Prepared,
     decision: Decision,
