@@ -53,7 +53,8 @@ interface Out {
 // Printable ASCII without `"` and `\`: JSON.stringify writes such a string as itself in
 // quotes, so the fast walk skips the escaping pass (and the surrogate check: no
 // surrogates here). Only short strings are tried, so a long one never pays twice.
-const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+// (The journal's entry lines write such members the same way: segment-format.ts.)
+export const JSON_PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 const PLAIN_MAX = 512;
 
 // Member names repeat across everything Warden hashes (`decision_id`, `toolClass`, ...):
@@ -126,7 +127,7 @@ function sortedNames(names: string[]): string[] {
 function fastWalk(v: unknown, depth: number, maxDepth: number, out: Out): void {
   switch (typeof v) {
     case "string":
-      if (v.length <= PLAIN_MAX && PLAIN.test(v)) {
+      if (v.length <= PLAIN_MAX && JSON_PLAIN.test(v)) {
         out.s += `"${v}"`;
         return;
       }

@@ -8,6 +8,7 @@ export {
   canonicalJson,
   DEFAULT_MAX_DEPTH,
   isSha256Hash,
+  JSON_PLAIN,
   SHA256_HASH_PATTERN,
   type Sha256Hash,
   sha256Hex,

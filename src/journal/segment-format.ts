@@ -5,6 +5,7 @@
 // the batch's entry records whole. An entry record's payload is the entry's canonical
 // JSON, the very line `journal export --format jsonl` writes. Pure bytes: no files.
 import { createHash } from "node:crypto";
+import { JSON_PLAIN } from "../contracts/index.js";
 import type { SealedEntry } from "./entry.js";
 import { commitDigestOfPayloads, commitDigestOfSealed } from "./segment-commit.js";
 
@@ -52,9 +53,8 @@ export function segmentHeader(firstSeq: number, version: SegmentVersion = SEGMEN
 const str = JSON.stringify;
 const nullable = (s: string | null): string => (s === null ? "null" : str(s));
 
-/** Printable ASCII without `"` and `\`: JSON.stringify writes such a string as itself in quotes. */
-const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
-const plain = (s: string | null): boolean => s === null || PLAIN.test(s);
+/** Printable ASCII without `"` and `\` (JSON_PLAIN): JSON.stringify writes it as itself in quotes. */
+const plain = (s: string | null): boolean => s === null || JSON_PLAIN.test(s);
 
 /** What follows the body in an entry's canonical JSON (every member is a restricted ASCII string or an integer). */
 function entryTail(e: SealedEntry["entry"]): string {
