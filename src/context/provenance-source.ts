@@ -132,8 +132,8 @@ export function canonicalNumber(n: number | string): string | undefined {
  */
 export function proseNumbers(texts: readonly string[]): Set<string> {
   const out = new Set<string>();
-  for (const t of texts) {
-    const text: string = t;
+  for (const text of texts) {
+    // (as unknown: isDateValue is a type guard, and a string that is no date is still a string)
     if (NUMBER.test(text) || isDateValue(text as unknown)) continue;
     for (const m of text.normalize("NFKC").replace(DATE_LIKE, " ").matchAll(PROSE_NUMBER)) {
       const c = canonicalNumber(m[0]);

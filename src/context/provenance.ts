@@ -22,7 +22,14 @@
 import type { TaintLabel } from "../contracts/index.js";
 import { type DayKey, dayOfValue, daysIn } from "./provenance-dates.js";
 import { mergedLabels, mergedRecord, outputRecord } from "./provenance-record.js";
-import { dictatedNumber, inRequest, proseNumbers, sourced, wordsOf } from "./provenance-source.js";
+import {
+  dictatedNumber,
+  inRequest,
+  proseNumbers,
+  sourced,
+  type TrustedText,
+  wordsOf,
+} from "./provenance-source.js";
 import {
   clip,
   collectLeaves,
@@ -68,8 +75,8 @@ export class ProvenanceIndex {
   /** Outputs (ids) not fully indexed because a cap was hit. */
   readonly #overflowed: number[] = [];
   #trustedText = "";
-  #trustedCompact = "";
-  #trustedWords = " ";
+  /** The request as `inRequest` matches it (its compacted text, its words). */
+  #trusted: TrustedText = { compact: "", words: " " };
   #trustedNumbers = new Set<string>();
   #trustedGrams = new Set<number>();
   #textChars = 0;
@@ -130,8 +137,7 @@ export class ProvenanceIndex {
   fromRequest(value: unknown): boolean {
     const { leaves, truncated } = collectLeaves(value, this.#opts.maxScanChars, false);
     if (truncated || leaves.length === 0) return false;
-    const trusted = { compact: this.#trustedCompact, words: this.#trustedWords };
-    return leaves.every((leaf) => inRequest(leaf.text, trusted, this.#opts.minToken));
+    return leaves.every((leaf) => inRequest(leaf.text, this.#trusted, this.#opts.minToken));
   }
 
   /**
@@ -152,8 +158,7 @@ export class ProvenanceIndex {
     if (this.#outputs.length === 0) return false;
     const { leaves, truncated } = collectLeaves(value, this.#opts.maxScanChars, false);
     if (truncated) return true;
-    const trusted = { compact: this.#trustedCompact, words: this.#trustedWords };
-    return !sourced(leaves, this.#outputs, trusted, this.#opts.minToken);
+    return !sourced(leaves, this.#outputs, this.#trusted, this.#opts.minToken);
   }
 
   /**
@@ -167,7 +172,7 @@ export class ProvenanceIndex {
     return leaves.every((leaf) => {
       const norm = normalize(leaf.text);
       const c = compact(norm);
-      if (c.length > 0 && this.#trustedCompact.includes(c)) return true;
+      if (c.length > 0 && this.#trusted.compact.includes(c)) return true;
       const t = norm.trim().replace(TRIM, "");
       const ids = this.#tokens.get(t);
       return ids !== undefined && this.#isEndorsed(t, ids);
@@ -187,7 +192,7 @@ export class ProvenanceIndex {
     for (const leaf of leaves) {
       const norm = normalize(leaf.text);
       const c = compact(norm);
-      if (c.length < MIN_WHOLE || this.#trustedCompact.includes(c)) continue;
+      if (c.length < MIN_WHOLE || this.#trusted.compact.includes(c)) continue;
       const token = norm.trim().replace(TRIM, "");
       this.#outputs.forEach((o, i) => {
         // A whole field of a structured output is a record there, not something a stretch
@@ -207,8 +212,7 @@ export class ProvenanceIndex {
   setTrusted(text: string): void {
     const n = normalize(text);
     this.#trustedText = n;
-    this.#trustedCompact = compact(n);
-    this.#trustedWords = wordsOf(n);
+    this.#trusted = { compact: compact(n), words: wordsOf(n) };
     this.#trustedNumbers = proseNumbers([text]);
     const grams = new Set<number>();
     for (const leaf of compactRuns(n)) forEachGram(leaf, this.#k, (h) => grams.add(h));
@@ -381,7 +385,7 @@ export class ProvenanceIndex {
       }
       if (failClosed && (substantial || tokens.length > 0)) {
         const ids = this.#overflowed.filter((i) => !seen.has(i));
-        if (ids.length > 0 && !this.#trustedCompact.includes(compact(norm))) {
+        if (ids.length > 0 && !this.#trusted.compact.includes(compact(norm))) {
           hits.push(this.#hit(leaf.path, "overflow", "", ids));
         }
       }
@@ -447,7 +451,7 @@ export class ProvenanceIndex {
     if (this.#trustedText.includes(t.text)) return true;
     // The user may have written it with other spacing or punctuation ("DE89 3704 ...").
     const c = compact(t.text);
-    return c.length >= this.#opts.minToken && this.#trustedCompact.includes(c);
+    return c.length >= this.#opts.minToken && this.#trusted.compact.includes(c);
   }
 
   #hit(path: string, kind: ProvenanceKind, match: string, ids: number[], flow = false): ProvenanceHit {
